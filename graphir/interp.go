@@ -1,0 +1,76 @@
+package graphir
+
+import "fmt"
+
+// Interpret runs f's body with the reference evaluators of its ops and
+// returns the tensors passed to func.return. args must match f's inputs.
+// Errors: argument count or type mismatch, an op without an evaluator, and
+// any evaluator error, each located at the offending op.
+func Interpret(f *Func, args []*Tensor) ([]*Tensor, error) {
+	if len(args) != len(f.Type.Inputs) {
+		return nil, Errorf(f.Loc, "@%s expects %d arguments, got %d", f.Name, len(f.Type.Inputs), len(args))
+	}
+	for i, a := range args {
+		if !a.Type.Equal(f.Type.Inputs[i]) {
+			return nil, Errorf(f.Loc, "@%s argument #%d: expected %s, got %s", f.Name, i, f.Type.Inputs[i], a.Type)
+		}
+	}
+	return EvalBlock(f.Entry(), args)
+}
+
+// EvalBlock evaluates the ops of b with its arguments bound to args and
+// returns the operands of its terminator. Region-holding ops use it to
+// evaluate their bodies.
+func EvalBlock(b *Block, args []*Tensor) ([]*Tensor, error) {
+	env := make(map[*Value]*Tensor, b.Len()+len(args))
+	for i, a := range b.Args {
+		env[a] = args[i]
+	}
+	return evalOps(b, env)
+}
+
+// EvalBlockIn is EvalBlock for a region that may also read values defined
+// outside it (not isolated from above): outer supplies them.
+func EvalBlockIn(b *Block, args []*Tensor, outer map[*Value]*Tensor) ([]*Tensor, error) {
+	env := make(map[*Value]*Tensor, len(outer)+b.Len())
+	for k, v := range outer {
+		env[k] = v
+	}
+	for i, a := range b.Args {
+		env[a] = args[i]
+	}
+	return evalOps(b, env)
+}
+
+func evalOps(b *Block, env map[*Value]*Tensor) ([]*Tensor, error) {
+	for op := b.First(); op != nil; op = op.Next() {
+		ins := make([]*Tensor, op.NumOperands())
+		for i, v := range op.Operands() {
+			t, ok := env[v]
+			if !ok {
+				return nil, op.Errorf("operand #%d has no value during evaluation", i)
+			}
+			ins[i] = t
+		}
+		if op.HasTrait(Terminator) {
+			return ins, nil
+		}
+		if op.Def == nil || op.Def.Eval == nil {
+			return nil, op.Errorf("has no reference evaluator")
+		}
+		outs, err := op.Def.Eval(op, ins)
+		if err != nil {
+			if d, ok := err.(*Diagnostic); ok {
+				return nil, d
+			}
+			return nil, op.Errorf("%v", err)
+		}
+		if len(outs) != len(op.Results) {
+			return nil, op.Errorf("evaluator returned %d results, want %d", len(outs), len(op.Results))
+		}
+		for i, r := range op.Results {
+			env[r] = outs[i]
+		}
+	}
+	return nil, fmt.Errorf("block has no terminator")
+}

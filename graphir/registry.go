@@ -1,0 +1,171 @@
+package graphir
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Trait is a bit set of op properties used by generic passes.
+type Trait uint32
+
+// Op traits (names follow MLIR's).
+const (
+	// Pure ops have no side effects: CSE may merge them, DCE may drop them.
+	Pure Trait = 1 << iota
+	// Terminator ops end a block.
+	Terminator
+	// Commutative ops give the same result for permuted operands.
+	Commutative
+	// Elementwise ops map each output element from the same-index input elements.
+	Elementwise
+	// SameOperandsAndResultType ops have one type for all operands and results.
+	SameOperandsAndResultType
+	// ConstantLike ops produce a value from their attributes alone.
+	ConstantLike
+	// IsolatedFromAbove ops' regions may not use values defined outside them.
+	IsolatedFromAbove
+)
+
+// AttrKind is the expected kind of an attribute in an op's schema.
+type AttrKind uint8
+
+// Attribute kinds checked by the generic verifier.
+const (
+	KindAny AttrKind = iota
+	KindInt
+	KindFloat // accepts integer literals too
+	KindString
+	KindBool
+	KindIntArray
+	KindFloatArray
+	KindArray
+	KindDense
+	KindType
+	KindDict
+	KindUnit
+	KindEnum // a StringAttr with one of AttrSpec.Enum
+)
+
+var attrKindNames = [...]string{"any attribute", "integer", "float", "string", "bool", "integer array", "float array", "array", "dense elements", "type", "dictionary", "unit", "string enum"}
+
+func (k AttrKind) String() string { return attrKindNames[k] }
+
+// AttrSpec describes one attribute an op accepts.
+type AttrSpec struct {
+	Name     string
+	Kind     AttrKind
+	Required bool
+	// Enum lists allowed values for KindEnum.
+	Enum []string
+	// Len, when > 0, is the required length of an array attribute.
+	Len int
+}
+
+// Arity is an inclusive range of counts; Max < 0 means unbounded.
+type Arity struct{ Min, Max int }
+
+// Exactly returns the arity n..n.
+func Exactly(n int) Arity { return Arity{n, n} }
+
+// AtLeast returns the arity n..∞.
+func AtLeast(n int) Arity { return Arity{n, -1} }
+
+func (a Arity) allows(n int) bool { return n >= a.Min && (a.Max < 0 || n <= a.Max) }
+
+func (a Arity) String() string {
+	switch {
+	case a.Min == a.Max:
+		return fmt.Sprint(a.Min)
+	case a.Max < 0:
+		return fmt.Sprintf("at least %d", a.Min)
+	}
+	return fmt.Sprintf("%d to %d", a.Min, a.Max)
+}
+
+// OpDef is the registered definition of an op. Dialects register one per op
+// in an init function of the file that defines the op.
+type OpDef struct {
+	// Name is "dialect.op".
+	Name    string
+	Summary string
+	// Operands and Results give the allowed counts.
+	Operands Arity
+	Results  Arity
+	// Regions is the exact number of regions.
+	Regions int
+	Traits  Trait
+	Attrs   []AttrSpec
+	// Verify checks op-specific rules after the generic checks (arity,
+	// attribute schema, inferred result types) have passed. May be nil.
+	Verify func(op *Op) error
+	// Infer returns the result types implied by the operand types and
+	// attributes; the verifier compares them with the written types. May be nil.
+	Infer func(op *Op) ([]Type, error)
+	// Eval is the reference evaluator: inputs are operand tensors, outputs
+	// the result tensors. May be nil for ops without semantics (terminators).
+	Eval func(op *Op, args []*Tensor) ([]*Tensor, error)
+	// Pretty selects the short custom form `%r = name %a, %b {attrs} : types`.
+	Pretty bool
+	// Canonicalize lists the op's canonicalization patterns.
+	Canonicalize []*Pattern
+}
+
+var (
+	regMu    sync.RWMutex
+	registry = map[string]*OpDef{}
+)
+
+// RegisterOp adds def to the global op registry. It panics on a duplicate
+// name, which is a programming error caught at start-up.
+func RegisterOp(def *OpDef) *OpDef {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := registry[def.Name]; dup {
+		panic("graphir: op registered twice: " + def.Name)
+	}
+	registry[def.Name] = def
+	return def
+}
+
+// LookupOp returns the definition of name, or nil if it is not registered.
+func LookupOp(name string) *OpDef {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	return registry[name]
+}
+
+// RegisteredOps returns all registered op names, sorted.
+func RegisteredOps() []string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Spec returns the schema entry for attribute name, or nil.
+func (d *OpDef) Spec(name string) *AttrSpec {
+	for i := range d.Attrs {
+		if d.Attrs[i].Name == name {
+			return &d.Attrs[i]
+		}
+	}
+	return nil
+}
+
+// ReturnOpName is the function terminator.
+const ReturnOpName = "func.return"
+
+func init() {
+	RegisterOp(&OpDef{
+		Name:     ReturnOpName,
+		Summary:  "returns the function's results",
+		Operands: AtLeast(0),
+		Results:  Exactly(0),
+		Traits:   Terminator,
+	})
+}

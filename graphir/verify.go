@@ -1,0 +1,409 @@
+package graphir
+
+import (
+	"math"
+)
+
+// VerifyOptions tune the verifier.
+type VerifyOptions struct {
+	// AllowUnregistered accepts ops without a registered definition.
+	AllowUnregistered bool
+	// MaxErrors stops after this many diagnostics (0: 100).
+	MaxErrors int
+}
+
+// Verify checks m with default options; see VerifyWith.
+func Verify(m *Module) error { return VerifyWith(m, VerifyOptions{}) }
+
+// VerifyWith checks structural rules (unique function names, function
+// signatures, terminators, SSA dominance, isolated regions) and, for each
+// registered op, its operand/result/region counts, attribute schema,
+// inferred result types and op-specific verifier. It returns every error
+// found (up to MaxErrors) as Diagnostics.
+func VerifyWith(m *Module, opts VerifyOptions) error {
+	if opts.MaxErrors == 0 {
+		opts.MaxErrors = 100
+	}
+	v := &verifier{opts: opts, visible: map[*Value]bool{}}
+	seen := map[string]*Func{}
+	for _, f := range m.Funcs {
+		if prev, dup := seen[f.Name]; dup {
+			v.add(Errorf(f.Loc, "redefinition of symbol '@%s'", f.Name).AddNote(prev.Loc, "previous definition here"))
+			continue
+		}
+		seen[f.Name] = f
+		v.fn(f)
+		if v.full() {
+			break
+		}
+	}
+	return v.diags.Err()
+}
+
+type verifier struct {
+	opts    VerifyOptions
+	diags   Diagnostics
+	visible map[*Value]bool
+}
+
+func (v *verifier) add(d *Diagnostic) {
+	if !v.full() {
+		v.diags = append(v.diags, d)
+	}
+}
+
+func (v *verifier) full() bool { return len(v.diags) >= v.opts.MaxErrors }
+
+func (v *verifier) fn(f *Func) {
+	if len(f.Body.Blocks) != 1 {
+		v.add(Errorf(f.Loc, "function '@%s' must have exactly one block, has %d", f.Name, len(f.Body.Blocks)))
+		return
+	}
+	entry := f.Entry()
+	if len(entry.Args) != len(f.Type.Inputs) {
+		v.add(Errorf(f.Loc, "function '@%s' has %d arguments but its type has %d inputs", f.Name, len(entry.Args), len(f.Type.Inputs)))
+		return
+	}
+	for i, a := range entry.Args {
+		if !a.Type.Equal(f.Type.Inputs[i]) {
+			v.add(Errorf(f.Loc, "type of argument #%d of '@%s' is %s, but the function type says %s", i, f.Name, a.Type, f.Type.Inputs[i]))
+		}
+	}
+	clear(v.visible)
+	v.block(entry, false)
+	last := entry.Last()
+	if last == nil || last.Name != ReturnOpName {
+		loc := f.Loc
+		if last != nil {
+			loc = last.Loc
+		}
+		v.add(Errorf(loc, "function '@%s' must end with 'func.return'", f.Name))
+		return
+	}
+	got := valueTypes(last.Operands())
+	if !TypesEqual(got, f.Type.Results) {
+		v.add(last.Errorf("has types (%s) but the enclosing function '@%s' returns (%s)", typeListString(got), f.Name, typeListString(f.Type.Results)))
+	}
+}
+
+func typeListString(ts []Type) string {
+	s := ""
+	for i, t := range ts {
+		if i > 0 {
+			s += ", "
+		}
+		s += t.String()
+	}
+	return s
+}
+
+// block verifies the ops of b; values it defines are visible to later ops
+// and to nested regions that are not isolated from above.
+func (v *verifier) block(b *Block, needTerminator bool) {
+	var added []*Value
+	for _, a := range b.Args {
+		v.visible[a] = true
+		added = append(added, a)
+	}
+	for op := b.First(); op != nil && !v.full(); op = op.Next() {
+		if op.HasTrait(Terminator) && op.Next() != nil {
+			v.add(op.Errorf("must be the last operation in its block"))
+		}
+		v.op(op)
+		for _, r := range op.Results {
+			v.visible[r] = true
+			added = append(added, r)
+		}
+	}
+	if needTerminator && (b.Last() == nil || !b.Last().HasTrait(Terminator)) {
+		loc := Location{}
+		if b.Region != nil && b.Region.Parent != nil {
+			loc = b.Region.Parent.Loc
+		}
+		if b.Last() != nil {
+			loc = b.Last().Loc
+		}
+		v.add(Errorf(loc, "block must end with a terminator operation"))
+	}
+	for _, a := range added {
+		delete(v.visible, a)
+	}
+}
+
+func (v *verifier) op(op *Op) {
+	for i, o := range op.Operands() {
+		switch {
+		case o == nil:
+			v.add(op.Errorf("operand #%d is null", i))
+			return
+		case !v.visible[o]:
+			d := op.Errorf("operand #%d does not dominate this use", i)
+			if o.Def != nil {
+				d.AddNote(o.Def.Loc, "operand defined here")
+			}
+			v.add(d)
+			return
+		}
+	}
+	if op.Def == nil {
+		if !v.opts.AllowUnregistered && op.Name != ReturnOpName {
+			v.add(op.Errorf("is not registered (unknown dialect or op name)"))
+		}
+		v.regions(op)
+		return
+	}
+	if d := checkDef(op); d != nil {
+		v.add(d)
+		return
+	}
+	v.regions(op)
+	if v.full() {
+		return
+	}
+	if op.Def.Infer != nil {
+		tys, err := op.Def.Infer(op)
+		if err != nil {
+			v.add(asOpDiag(op, err))
+			return
+		}
+		if !TypesEqual(tys, valueTypes(op.Results)) {
+			v.add(op.Errorf("inferred result types (%s) do not match the written types (%s)", typeListString(tys), typeListString(valueTypes(op.Results))))
+			return
+		}
+	}
+	if op.Def.Verify != nil {
+		if err := op.Def.Verify(op); err != nil {
+			v.add(asOpDiag(op, err))
+		}
+	}
+}
+
+func (v *verifier) regions(op *Op) {
+	isolated := op.HasTrait(IsolatedFromAbove)
+	var saved map[*Value]bool
+	if isolated {
+		saved = v.visible
+		v.visible = map[*Value]bool{}
+	}
+	for _, r := range op.Regions {
+		for _, b := range r.Blocks {
+			v.block(b, op.Def != nil)
+		}
+	}
+	if isolated {
+		v.visible = saved
+	}
+}
+
+func asOpDiag(op *Op, err error) *Diagnostic {
+	if d, ok := err.(*Diagnostic); ok {
+		return d
+	}
+	return op.Errorf("%v", err)
+}
+
+// checkDef applies the generic schema checks of a registered op.
+func checkDef(op *Op) *Diagnostic {
+	d := op.Def
+	if !d.Operands.allows(op.NumOperands()) {
+		return op.Errorf("expects %s operands, got %d", d.Operands, op.NumOperands())
+	}
+	if !d.Results.allows(len(op.Results)) {
+		return op.Errorf("expects %s results, got %d", d.Results, len(op.Results))
+	}
+	if len(op.Regions) != d.Regions {
+		return op.Errorf("expects %d regions, got %d", d.Regions, len(op.Regions))
+	}
+	if d.Traits&SameOperandsAndResultType != 0 {
+		if uniformType(op) == nil {
+			return op.Errorf("requires the same type for all operands and results")
+		}
+	}
+	for _, na := range op.Attrs {
+		if d.Spec(na.Name) == nil && !isDiscardable(na.Name) {
+			return op.Errorf("does not accept attribute '%s'", na.Name)
+		}
+	}
+	for i := range d.Attrs {
+		if err := checkAttr(op, &d.Attrs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isDiscardable reports whether an attribute name is dialect-prefixed
+// ("tessera.note"); such attributes are allowed on any op, as in MLIR.
+func isDiscardable(name string) bool {
+	for i := 0; i < len(name); i++ {
+		if name[i] == '.' {
+			return true
+		}
+	}
+	return false
+}
+
+func checkAttr(op *Op, s *AttrSpec) *Diagnostic {
+	a := op.Attr(s.Name)
+	if a == nil {
+		if s.Required {
+			return op.Errorf("requires attribute '%s'", s.Name)
+		}
+		return nil
+	}
+	if !attrHasKind(a, s.Kind) {
+		return op.Errorf("attribute '%s' must be %s, got %s", s.Name, kindArticle(s.Kind), FormatAttr(a))
+	}
+	if s.Kind == KindEnum {
+		for _, e := range s.Enum {
+			if string(a.(StringAttr)) == e {
+				return nil
+			}
+		}
+		return op.Errorf("attribute '%s' must be one of %q, got %s", s.Name, s.Enum, FormatAttr(a))
+	}
+	if arr, ok := a.(ArrayAttr); ok && s.Len > 0 && len(arr) != s.Len {
+		return op.Errorf("attribute '%s' must have %d elements, got %d", s.Name, s.Len, len(arr))
+	}
+	return nil
+}
+
+func kindArticle(k AttrKind) string {
+	switch k {
+	case KindInt, KindArray, KindIntArray:
+		return "an " + k.String()
+	}
+	return "a " + k.String()
+}
+
+func attrHasKind(a Attribute, k AttrKind) bool {
+	switch k {
+	case KindAny:
+		return true
+	case KindInt:
+		_, ok := a.(*IntegerAttr)
+		return ok
+	case KindFloat:
+		switch a.(type) {
+		case *FloatAttr, *IntegerAttr:
+			return true
+		}
+		return false
+	case KindString, KindEnum:
+		_, ok := a.(StringAttr)
+		return ok
+	case KindBool:
+		_, ok := a.(BoolAttr)
+		return ok
+	case KindIntArray, KindFloatArray:
+		arr, ok := a.(ArrayAttr)
+		if !ok {
+			return false
+		}
+		for _, e := range arr {
+			if !attrHasKind(e, map[AttrKind]AttrKind{KindIntArray: KindInt, KindFloatArray: KindFloat}[k]) {
+				return false
+			}
+		}
+		return true
+	case KindArray:
+		_, ok := a.(ArrayAttr)
+		return ok
+	case KindDense:
+		_, ok := a.(*DenseElementsAttr)
+		return ok
+	case KindType:
+		_, ok := a.(*TypeAttr)
+		return ok
+	case KindDict:
+		_, ok := a.(DictAttr)
+		return ok
+	case KindUnit:
+		_, ok := a.(UnitAttr)
+		return ok
+	}
+	return false
+}
+
+// Attribute accessors for verifiers, evaluators and passes. Each returns
+// the default when the attribute is absent; the schema check guarantees the kind.
+
+// IntAttrOr returns integer attribute name of op, or def.
+func (op *Op) IntAttrOr(name string, def int64) int64 {
+	if a, ok := op.Attr(name).(*IntegerAttr); ok {
+		return a.Value
+	}
+	return def
+}
+
+// FloatAttrOr returns float (or integer) attribute name of op, or def.
+func (op *Op) FloatAttrOr(name string, def float64) float64 {
+	switch a := op.Attr(name).(type) {
+	case *FloatAttr:
+		return a.Value
+	case *IntegerAttr:
+		return float64(a.Value)
+	}
+	return def
+}
+
+// BoolAttrOr returns bool attribute name of op, or def.
+func (op *Op) BoolAttrOr(name string, def bool) bool {
+	if a, ok := op.Attr(name).(BoolAttr); ok {
+		return bool(a)
+	}
+	return def
+}
+
+// StringAttrOr returns string attribute name of op, or def.
+func (op *Op) StringAttrOr(name string, def string) string {
+	if a, ok := op.Attr(name).(StringAttr); ok {
+		return string(a)
+	}
+	return def
+}
+
+// IntsAttrOr returns integer-array attribute name of op, or def.
+func (op *Op) IntsAttrOr(name string, def []int64) []int64 {
+	arr, ok := op.Attr(name).(ArrayAttr)
+	if !ok {
+		return def
+	}
+	out := make([]int64, len(arr))
+	for i, e := range arr {
+		if ia, ok := e.(*IntegerAttr); ok {
+			out[i] = ia.Value
+		}
+	}
+	return out
+}
+
+// FloatsAttrOr returns float-array attribute name of op, or def.
+func (op *Op) FloatsAttrOr(name string, def []float64) []float64 {
+	arr, ok := op.Attr(name).(ArrayAttr)
+	if !ok {
+		return def
+	}
+	out := make([]float64, len(arr))
+	for i, e := range arr {
+		switch x := e.(type) {
+		case *FloatAttr:
+			out[i] = x.Value
+		case *IntegerAttr:
+			out[i] = float64(x.Value)
+		default:
+			out[i] = math.NaN()
+		}
+	}
+	return out
+}
+
+// TensorOperand returns operand i's tensor type, or an error diagnostic
+// naming the operand when it is not a tensor.
+func (op *Op) TensorOperand(i int) (*TensorType, error) {
+	t, ok := op.Operand(i).Type.(*TensorType)
+	if !ok {
+		return nil, op.Errorf("operand #%d must be a tensor, got %s", i, op.Operand(i).Type)
+	}
+	return t, nil
+}
