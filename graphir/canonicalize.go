@@ -1,0 +1,26 @@
+package graphir
+
+// The canonicalize pass: applies every registered op's canonicalization
+// patterns with the greedy driver, which also drops pure ops left unused,
+// as MLIR's -canonicalize does.
+
+func init() {
+	RegisterPass(&PassInfo{
+		Name:    "canonicalize",
+		Summary: "apply the canonicalization patterns of every registered op and remove dead pure ops",
+		New: func(map[string]string) (Pass, error) {
+			return &FuncPass{PassName: "canonicalize", Fn: Canonicalize}, nil
+		},
+	})
+}
+
+// Canonicalize rewrites f with all registered canonicalization patterns
+// until a fixed point. Errors: the rewrite did not converge.
+func Canonicalize(f *Func) error {
+	var ps []*Pattern
+	for _, name := range RegisteredOps() {
+		ps = append(ps, LookupOp(name).Canonicalize...)
+	}
+	_, err := ApplyPatternsGreedily(f, ps)
+	return err
+}

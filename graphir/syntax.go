@@ -1,0 +1,184 @@
+package graphir
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The grammar of Tessera's MLIR-syntax text form. The parse tree (p*
+// structs) is converted to IR by builder.go, which resolves SSA names,
+// checks types and reports located errors.
+
+var textLexer = lexer.MustSimple([]lexer.SimpleRule{
+	{Name: "Comment", Pattern: `//[^\n]*`},
+	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
+	{Name: "DenseRes", Pattern: `dense_resource<[^>]*>`},
+	{Name: "Dense", Pattern: `dense<[^>]*>`},
+	{Name: "Tensor", Pattern: `tensor<[^>]*>`},
+	{Name: "ValueID", Pattern: `%[A-Za-z0-9_$.\-]+(#[0-9]+)?`},
+	{Name: "SymbolRef", Pattern: `@([A-Za-z_][A-Za-z0-9_$.]*|"(\\.|[^"\\\n])*")`},
+	{Name: "BlockID", Pattern: `\^[A-Za-z0-9_$.\-]+`},
+	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
+	{Name: "Hex", Pattern: `0x[0-9a-fA-F]+`},
+	{Name: "Float", Pattern: `[-+]?[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?`},
+	{Name: "Int", Pattern: `[-+]?[0-9]+`},
+	{Name: "Arrow", Pattern: `->`},
+	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_$.]*`},
+	{Name: "Punct", Pattern: `[(){}\[\]<>:,=]`},
+})
+
+type pFile struct {
+	Ops []*pOp `parser:"@@*"`
+}
+
+type pOp struct {
+	Pos     lexer.Position
+	Results []*pResult `parser:"( @@ ( ',' @@ )* '=' )?"`
+	Module  *pModule   `parser:"( @@"`
+	Func    *pFunc     `parser:"| @@"`
+	Generic *pGeneric  `parser:"| @@"`
+	Custom  *pCustom   `parser:"| @@ )"`
+	Loc     *pLoc      `parser:"@@?"`
+}
+
+type pResult struct {
+	Pos   lexer.Position
+	Name  string `parser:"@ValueID"`
+	Count *int   `parser:"( ':' @Int )?"`
+}
+
+type pModule struct {
+	Pos   lexer.Position
+	Name  *string `parser:"'module' @SymbolRef?"`
+	Attrs *pDict  `parser:"( 'attributes' @@ )?"`
+	Ops   []*pOp  `parser:"'{' @@* '}'"`
+}
+
+type pFunc struct {
+	Pos     lexer.Position
+	Private bool       `parser:"'func.func' @'private'?"`
+	Name    string     `parser:"@SymbolRef"`
+	Args    []*pArg    `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Results *pTypeList `parser:"( Arrow @@ )?"`
+	Attrs   *pDict     `parser:"( 'attributes' @@ )?"`
+	Body    *pRegion   `parser:"@@"`
+}
+
+type pArg struct {
+	Pos   lexer.Position
+	Name  string `parser:"@ValueID ':'"`
+	Type  *pType `parser:"@@"`
+	Attrs *pDict `parser:"@@?"`
+	Loc   *pLoc  `parser:"@@?"`
+}
+
+// pTypeList is `parser:"(T, ...)"` or a single T.
+type pTypeList struct {
+	Paren bool     `parser:"( @'('"`
+	List  []*pType `parser:"  ( @@ ( ',' @@ )* )? ')'"`
+	One   *pType   `parser:"| @@ )"`
+}
+
+type pRegion struct {
+	Pos    lexer.Position
+	Ops    []*pOp    `parser:"'{' @@*"`
+	Blocks []*pBlock `parser:"@@* '}'"`
+}
+
+type pBlock struct {
+	Pos   lexer.Position
+	Label string  `parser:"@BlockID"`
+	Args  []*pArg `parser:"( '(' ( @@ ( ',' @@ )* )? ')' )? ':'"`
+	Ops   []*pOp  `parser:"@@*"`
+}
+
+type pGeneric struct {
+	Pos      lexer.Position
+	Name     string     `parser:"@String"`
+	Operands []*pUse    `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Regions  []*pRegion `parser:"( '(' @@ ( ',' @@ )* ')' )?"`
+	Attrs    *pDict     `parser:"@@?"`
+	Type     *pFuncType `parser:"':' @@"`
+}
+
+type pUse struct {
+	Pos  lexer.Position
+	Name string `parser:"@ValueID"`
+}
+
+type pCustom struct {
+	Pos      lexer.Position
+	Name     string    `parser:"@Ident"`
+	Operands []*pUse   `parser:"( @@ ( ',' @@ )* )?"`
+	Attrs    *pDict    `parser:"@@?"`
+	Types    *pOpTypes `parser:"( ':' @@ )?"`
+}
+
+type pOpTypes struct {
+	Fn   *pFuncType `parser:"  @@"`
+	List []*pType   `parser:"| @@ ( ',' @@ )*"`
+}
+
+type pFuncType struct {
+	Pos     lexer.Position
+	Inputs  []*pType   `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Results *pTypeList `parser:"Arrow @@"`
+}
+
+type pType struct {
+	Pos    lexer.Position
+	Tensor *string    `parser:"  @Tensor"`
+	Fn     *pFuncType `parser:"| @@"`
+	Name   *string    `parser:"| @Ident"`
+}
+
+type pDict struct {
+	Pos     lexer.Position
+	Entries []*pNamedAttr `parser:"'{' ( @@ ( ',' @@ )* )? '}'"`
+}
+
+type pNamedAttr struct {
+	Pos   lexer.Position
+	Name  string `parser:"( @Ident | @String )"`
+	Value *pAttr `parser:"( '=' @@ )?"`
+}
+
+type pAttr struct {
+	Pos     lexer.Position
+	Dense   *pDense  `parser:"  @@"`
+	IsArray bool     `parser:"| ( @'['"`
+	Elems   []*pAttr `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
+	Dict    *pDict   `parser:"| @@"`
+	Str     *string  `parser:"| @String"`
+	Bool    *string  `parser:"| @( 'true' | 'false' )"`
+	Unit    bool     `parser:"| @'unit'"`
+	Num     *pNumber `parser:"| @@"`
+	Type    *pType   `parser:"| @@"`
+}
+
+type pDense struct {
+	Pos      lexer.Position
+	Body     *string `parser:"( @Dense"`
+	Resource *string `parser:"| @DenseRes )"`
+	Type     *pType  `parser:"':' @@"`
+}
+
+type pNumber struct {
+	Pos  lexer.Position
+	Text string `parser:"@( Float | Int | Hex )"`
+	Type *pType `parser:"( ':' @@ )?"`
+}
+
+type pLoc struct {
+	Pos     lexer.Position
+	File    *string `parser:"'loc' '(' ( @String"`
+	Line    int     `parser:"  ( ':' @Int"`
+	Col     int     `parser:"    ':' @Int )?"`
+	Unknown bool    `parser:"| @'unknown' ) ')'"`
+}
+
+var textParser = participle.MustBuild[pFile](
+	participle.Lexer(textLexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(2),
+)
