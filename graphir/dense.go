@@ -239,7 +239,7 @@ func parseFloatLit(lit string, dt DType) (float64, error) {
 		}
 		return 0, fmt.Errorf("invalid float literal %s", lit)
 	}
-	return v, nil
+	return RoundTo(dt, v), nil
 }
 
 // parseIntLit parses a decimal or hex integer literal and checks that it

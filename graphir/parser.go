@@ -449,7 +449,11 @@ func (b *builder) customOp(o *pOp) (*Op, error) {
 	if len(outs) != len(names) {
 		return nil, b.errorf(c.Pos, "operation defines %d results but %d were bound", len(outs), len(names))
 	}
-	vals, err := b.operands(c.Operands, ins, c.Name)
+	uses := make([]*pUse, len(c.Operands))
+	for i, u := range c.Operands {
+		uses[i] = &pUse{Pos: u.Pos, Name: u.Name}
+	}
+	vals, err := b.operands(uses, ins, c.Name)
 	if err != nil {
 		return nil, b.wrap(c.Pos, err)
 	}

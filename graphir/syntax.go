@@ -108,10 +108,18 @@ type pUse struct {
 
 type pCustom struct {
 	Pos      lexer.Position
-	Name     string    `parser:"@Ident"`
-	Operands []*pUse   `parser:"( @@ ( ',' @@ )* )?"`
-	Attrs    *pDict    `parser:"@@?"`
-	Types    *pOpTypes `parser:"( ':' @@ )?"`
+	Name     string        `parser:"@Ident"`
+	Operands []*pCustomUse `parser:"( @@ ( ',' @@ )* )?"`
+	Attrs    *pDict        `parser:"@@?"`
+	Types    *pOpTypes     `parser:"( ':' @@ )?"`
+}
+
+// pCustomUse is an operand of a custom-form op; the negative lookahead
+// stops an operand-less op (func.return) from taking the results of the
+// next op ("%0 =" or "%0:2 =") as its operands.
+type pCustomUse struct {
+	Pos  lexer.Position
+	Name string `parser:"@ValueID (?! '=' | ':' Int )"`
 }
 
 type pOpTypes struct {

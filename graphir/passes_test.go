@@ -1,0 +1,206 @@
+package graphir_test
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+const negChain = `func.func @f(%a: tensor<3xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+  %0 = test.neg %a : tensor<3xf32>
+  %1 = test.neg %0 : tensor<3xf32>
+  %2 = test.add %1, %b : tensor<3xf32>
+  %3 = test.add %1, %b : tensor<3xf32>
+  %4 = test.add %2, %3 : tensor<3xf32>
+  %5 = test.neg %4 : tensor<3xf32>
+  func.return %4 : tensor<3xf32>
+}`
+
+func evalF(t *testing.T, m *graphir.Module, args ...[]float64) []float64 {
+	t.Helper()
+	f := m.Funcs[0]
+	var ins []*graphir.Tensor
+	for i, a := range args {
+		ins = append(ins, &graphir.Tensor{Type: f.Type.Inputs[i].(*graphir.TensorType), Data: a})
+	}
+	out, err := graphir.Interpret(f, ins)
+	require.NoError(t, err)
+	return out[0].Data
+}
+
+func runPipeline(t *testing.T, m *graphir.Module, pipeline string) *graphir.PassManager {
+	t.Helper()
+	pm := graphir.NewPassManager()
+	require.NoError(t, pm.AddPipeline(pipeline))
+	require.NoError(t, pm.Run(m))
+	return pm
+}
+
+func TestCanonicalizeCSEDCEPreserveResults(t *testing.T) {
+	a, b := []float64{1, -2, 3.5}, []float64{0.25, 4, -1}
+	for _, pipeline := range []string{"canonicalize", "cse", "dce", "canonicalize,cse,dce", "builtin.module(func.func(cse),canonicalize)"} {
+		m := mustParse(t, negChain)
+		want := evalF(t, m, a, b)
+		runPipeline(t, m, pipeline)
+		assert.Equal(t, want, evalF(t, m, a, b), pipeline)
+	}
+}
+
+func TestCanonicalizeFoldsAndDropsDeadOps(t *testing.T) {
+	m := mustParse(t, negChain)
+	runPipeline(t, m, "canonicalize")
+	out := graphir.Print(m)
+	assert.NotContains(t, out, "test.neg", "neg(neg(x)) must fold and the dead neg must go")
+	assert.Equal(t, 4, m.Funcs[0].Entry().Len())
+}
+
+func TestCSEMergesDuplicates(t *testing.T) {
+	m := mustParse(t, negChain)
+	removed := graphir.CSE(m.Funcs[0])
+	assert.Equal(t, 1, removed)
+	assert.Equal(t, 1, strings.Count(graphir.Print(m), "test.add %1, %arg1"))
+}
+
+func TestCSEKeepsDifferentConstants(t *testing.T) {
+	m := mustParse(t, `func.func @f() -> tensor<2xf32> {
+  %0 = test.const {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
+  %1 = test.const {value = dense<[1.0, 3.0]> : tensor<2xf32>} : tensor<2xf32>
+  %2 = test.const {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
+  %3 = test.add %0, %1 : tensor<2xf32>
+  %4 = test.add %3, %2 : tensor<2xf32>
+  func.return %4 : tensor<2xf32>
+}`)
+	assert.Equal(t, 1, graphir.CSE(m.Funcs[0]))
+	assert.Equal(t, []float64{3, 7}, evalF(t, m))
+}
+
+func TestCSEDoesNotCrossIsolatedRegions(t *testing.T) {
+	m := mustParse(t, `func.func @f(%a: tensor<f32>) -> tensor<f32> {
+  %0 = test.neg %a : tensor<f32>
+  %1 = "test.region"(%a) ({
+  ^bb0(%x: tensor<f32>):
+    %2 = test.neg %x : tensor<f32>
+    %3 = test.neg %x : tensor<f32>
+    %4 = test.add %2, %3 : tensor<f32>
+    test.yield %4 : tensor<f32>
+  }) : (tensor<f32>) -> tensor<f32>
+  %5 = test.add %0, %1 : tensor<f32>
+  func.return %5 : tensor<f32>
+}`)
+	assert.Equal(t, 1, graphir.CSE(m.Funcs[0]))
+	require.NoError(t, graphir.Verify(m))
+	assert.Equal(t, []float64{-6}, evalF(t, m, []float64{2}))
+}
+
+func TestDCEKeepsImpureAndTerminators(t *testing.T) {
+	m := mustParse(t, `func.func @f(%a: tensor<2xf32>) {
+  %0 = test.neg %a : tensor<2xf32>
+  %1 = test.neg %0 : tensor<2xf32>
+  %2 = test.neg %a : tensor<2xf32>
+  test.print %2 : (tensor<2xf32>) -> ()
+  func.return
+}`)
+	assert.Equal(t, 2, graphir.DCE(m.Funcs[0]))
+	assert.Equal(t, 3, m.Funcs[0].Entry().Len())
+}
+
+func TestPipelineErrors(t *testing.T) {
+	for text, want := range map[string]string{
+		"cse,nope":              "unknown pass 'nope'",
+		"cse,,dce":              "empty pass name",
+		"canonicalize{bogus=1}": "pass 'canonicalize' has no option 'bogus'",
+		"func.func(cse":         "unbalanced",
+		"cse)":                  "unbalanced",
+	} {
+		_, err := graphir.ParsePipeline(text)
+		require.Error(t, err, text)
+		assert.Contains(t, err.Error(), want, text)
+	}
+	ps, err := graphir.ParsePipeline("")
+	require.NoError(t, err)
+	assert.Empty(t, ps)
+}
+
+func TestPassManagerDumpsAndTiming(t *testing.T) {
+	m := mustParse(t, negChain)
+	var dump, timing bytes.Buffer
+	pm := graphir.NewPassManager()
+	require.NoError(t, pm.AddPipeline("cse,canonicalize"))
+	pm.PrintAfter["canonicalize"] = true
+	pm.Timing = true
+	pm.IRDump = &dump
+	require.NoError(t, pm.Run(m))
+	pm.WriteTiming(&timing)
+	assert.Contains(t, dump.String(), "// -----// IR Dump After canonicalize //----- //")
+	assert.NotContains(t, dump.String(), "After cse")
+	assert.Contains(t, timing.String(), "Total Execution Time")
+	assert.Contains(t, timing.String(), "cse")
+
+	dump.Reset()
+	pm = graphir.NewPassManager()
+	require.NoError(t, pm.AddPipeline("cse,dce"))
+	pm.PrintAfterAll, pm.IRDump = true, &dump
+	require.NoError(t, pm.Run(mustParse(t, negChain)))
+	assert.Equal(t, 2, strings.Count(dump.String(), "IR Dump After"))
+}
+
+type breakingPass struct{}
+
+func (breakingPass) Name() string { return "break-ir" }
+func (breakingPass) Run(m *graphir.Module) error {
+	ret := m.Funcs[0].Entry().Last()
+	ret.Erase()
+	return nil
+}
+
+func TestVerifyAfterEachPass(t *testing.T) {
+	m := mustParse(t, negChain)
+	pm := graphir.NewPassManager()
+	pm.Add(breakingPass{})
+	err := pm.Run(m)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "must end with 'func.return'")
+	assert.Contains(t, err.Error(), "note: the IR is invalid after pass 'break-ir'")
+}
+
+func TestRewriterCreateAndConvergence(t *testing.T) {
+	m := mustParse(t, negChain)
+	f := m.Funcs[0]
+	// add(x, y) -> neg(neg(add(x,y))) would loop forever; the driver must stop.
+	loop := &graphir.Pattern{Name: "grow", Root: "test.add", Rewrite: func(op *graphir.Op, rw *graphir.Rewriter) bool {
+		n, err := rw.Create(op, "test.neg", []*graphir.Value{op.Operand(0)}, nil)
+		require.NoError(t, err)
+		op.SetOperand(0, n.Result(0))
+		rw.Modified(op)
+		return true
+	}}
+	_, err := graphir.ApplyPatternsGreedily(f, []*graphir.Pattern{loop})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "did not converge")
+}
+
+func TestInterpretChecksArguments(t *testing.T) {
+	m := mustParse(t, negChain)
+	_, err := graphir.Interpret(m.Funcs[0], nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "expects 2 arguments, got 0")
+	bad := &graphir.Tensor{Type: graphir.NewTensor(graphir.F32, 4), Data: make([]float64, 4)}
+	_, err = graphir.Interpret(m.Funcs[0], []*graphir.Tensor{bad, bad})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "argument #0: expected tensor<3xf32>, got tensor<4xf32>")
+}
+
+func TestRoundToDTypes(t *testing.T) {
+	assert.Equal(t, float64(float32(0.1)), graphir.RoundTo(graphir.F32, 0.1))
+	assert.Equal(t, 0.0999755859375, graphir.RoundTo(graphir.F16, 0.1))
+	assert.Equal(t, 65504.0, graphir.RoundTo(graphir.F16, 65504))
+	assert.Equal(t, 0.10009765625, graphir.RoundTo(graphir.BF16, 0.1))
+	assert.Equal(t, -128.0, graphir.RoundTo(graphir.I8, 128))
+	assert.Equal(t, 1.0, graphir.RoundTo(graphir.I1, -3))
+	assert.Equal(t, -2.0, graphir.RoundTo(graphir.I32, -2.7))
+}
