@@ -9,24 +9,6 @@ import (
 // structs) is converted to IR by builder.go, which resolves SSA names,
 // checks types and reports located errors.
 
-var textLexer = lexer.MustSimple([]lexer.SimpleRule{
-	{Name: "Comment", Pattern: `//[^\n]*`},
-	{Name: "Whitespace", Pattern: `[ \t\r\n]+`},
-	{Name: "DenseRes", Pattern: `dense_resource<[^>]*>`},
-	{Name: "Dense", Pattern: `dense<[^>]*>`},
-	{Name: "Tensor", Pattern: `tensor<[^>]*>`},
-	{Name: "ValueID", Pattern: `%[A-Za-z0-9_$.\-]+(#[0-9]+)?`},
-	{Name: "SymbolRef", Pattern: `@([A-Za-z_][A-Za-z0-9_$.]*|"(\\.|[^"\\\n])*")`},
-	{Name: "BlockID", Pattern: `\^[A-Za-z0-9_$.\-]+`},
-	{Name: "String", Pattern: `"(\\.|[^"\\\n])*"`},
-	{Name: "Hex", Pattern: `0x[0-9a-fA-F]+`},
-	{Name: "Float", Pattern: `[-+]?[0-9]+\.[0-9]*([eE][-+]?[0-9]+)?`},
-	{Name: "Int", Pattern: `[-+]?[0-9]+`},
-	{Name: "Arrow", Pattern: `->`},
-	{Name: "Ident", Pattern: `[A-Za-z_][A-Za-z0-9_$.]*`},
-	{Name: "Punct", Pattern: `[(){}\[\]<>:,=]`},
-})
-
 type pFile struct {
 	Ops []*pOp `parser:"@@*"`
 }
