@@ -335,7 +335,7 @@ func (b *builder) defineResults(o *pOp, op *Op, names []string, poss []lexer.Pos
 }
 
 func (b *builder) operands(uses []*pUse, want []Type, opName string) ([]*Value, error) {
-	if want != nil && len(want) != len(uses) {
+	if len(want) != len(uses) {
 		return nil, fmt.Errorf("'%s' op has %d operands but its type lists %d", opName, len(uses), len(want))
 	}
 	vals := make([]*Value, len(uses))
@@ -344,7 +344,7 @@ func (b *builder) operands(uses []*pUse, want []Type, opName string) ([]*Value, 
 		if err != nil {
 			return nil, err
 		}
-		if want != nil && !v.Type.Equal(want[i]) {
+		if !v.Type.Equal(want[i]) {
 			return nil, b.errorf(u.Pos, "use of value '%s' expects different type than prior uses: '%s' vs '%s'", u.Name, want[i], v.Type)
 		}
 		vals[i] = v

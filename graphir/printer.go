@@ -271,7 +271,7 @@ func opFunctionType(op *Op) *FunctionType {
 }
 
 func (p *printer) genericOp(op *Op, depth int) {
-	p.b.WriteString(strconv.Quote(op.Name))
+	p.b.WriteString(quoteString(op.Name))
 	p.b.WriteByte('(')
 	p.operandList(op)
 	p.b.WriteByte(')')
