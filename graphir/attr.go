@@ -129,24 +129,25 @@ func (d DictAttr) Get(name string) Attribute {
 	return nil
 }
 
-// Set returns d with name bound to v, keeping the dictionary sorted.
+// Set returns a copy of d with name bound to v, keeping the dictionary
+// sorted; d itself is never modified, so dictionaries may be shared.
 func (d DictAttr) Set(name string, v Attribute) DictAttr {
 	i := sort.Search(len(d), func(i int) bool { return d[i].Name >= name })
 	if i < len(d) && d[i].Name == name {
-		d[i].Value = v
-		return d
+		out := append(DictAttr(nil), d...)
+		out[i].Value = v
+		return out
 	}
-	d = append(d, NamedAttr{})
-	copy(d[i+1:], d[i:])
-	d[i] = NamedAttr{name, v}
-	return d
+	out := make(DictAttr, 0, len(d)+1)
+	out = append(append(append(out, d[:i]...), NamedAttr{name, v}), d[i:]...)
+	return out
 }
 
-// Delete returns d without name.
+// Delete returns a copy of d without name (d is not modified).
 func (d DictAttr) Delete(name string) DictAttr {
 	i := sort.Search(len(d), func(i int) bool { return d[i].Name >= name })
 	if i < len(d) && d[i].Name == name {
-		return append(d[:i], d[i+1:]...)
+		return append(append(DictAttr(nil), d[:i]...), d[i+1:]...)
 	}
 	return d
 }

@@ -423,7 +423,7 @@ func (b *builder) customOp(o *pOp) (*Op, error) {
 			return nil, err
 		}
 		ins, outs = fty.Inputs, fty.Results
-	case c.Name == ReturnOpName:
+	case isReturnLike(def):
 		for _, pt := range c.Types.List {
 			t, err := b.typ(pt)
 			if err != nil {

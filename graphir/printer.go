@@ -216,7 +216,7 @@ func (p *printer) prettyOp(op *Op) {
 		p.b.WriteByte(' ')
 		writeDict(&p.b, op.Attrs, p.opts)
 	}
-	if op.Name == ReturnOpName {
+	if isReturnLike(op.Def) {
 		if op.NumOperands() > 0 {
 			p.b.WriteString(" : ")
 			writeTypeList(&p.b, valueTypes(op.Operands()))
@@ -229,6 +229,12 @@ func (p *printer) prettyOp(op *Op) {
 		return
 	}
 	p.b.WriteString(opFunctionType(op).String())
+}
+
+// isReturnLike reports whether ops of def print their pretty form like
+// func.return: `name %a, %b : T1, T2` (terminators without results).
+func isReturnLike(def *OpDef) bool {
+	return def.Traits&Terminator != 0 && def.Results.Max == 0
 }
 
 // uniformType returns the single type shared by all operands and results of
