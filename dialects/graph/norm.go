@@ -1,0 +1,170 @@
+package graph
+
+import (
+	"math"
+
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// BatchNormOp is graph.batch_norm(x, scale, bias, mean, var) {epsilon = 1e-5}:
+// inference-mode batch normalization over channel axis 1 (ONNX
+// BatchNormalization, training_mode = 0). x is N×C×... (rank ≥ 2); the four
+// parameters are [C]. y = (x − mean) / sqrt(var + epsilon) · scale + bias.
+const BatchNormOp = "graph.batch_norm"
+
+// SoftmaxOp is graph.softmax(x) {axis = -1}: exp(x) / sum(exp(x)) along one
+// axis (ONNX Softmax, opset 13 semantics), computed with the maximum
+// subtracted for stability.
+const SoftmaxOp = "graph.softmax"
+
+// DefaultBatchNormEpsilon is the epsilon of a batch_norm without the attribute.
+const DefaultBatchNormEpsilon = 1e-5
+
+func init() {
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     BatchNormOp,
+		Summary:  "inference batch normalization over axis 1 (ONNX BatchNormalization)",
+		Operands: graphir.Exactly(5),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure,
+		Attrs:    []graphir.AttrSpec{{Name: "epsilon", Kind: graphir.KindFloat}},
+		Infer:    inferBatchNorm,
+		Verify: func(op *graphir.Op) error {
+			t, err := op.TensorOperand(0)
+			if err != nil {
+				return err
+			}
+			if err := requireFloat(op, t); err != nil {
+				return err
+			}
+			eps, err := floatAttr(op, "epsilon", DefaultBatchNormEpsilon)
+			if err != nil {
+				return err
+			}
+			if !(eps >= 0) || math.IsInf(eps, 0) {
+				return op.Errorf("epsilon %g must be finite and non-negative", eps)
+			}
+			return nil
+		},
+		Eval:   evalBatchNorm,
+		Pretty: true,
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     SoftmaxOp,
+		Summary:  "softmax along one axis (ONNX Softmax, opset 13)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
+		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt}},
+		Infer:    inferSoftmax,
+		Verify: func(op *graphir.Op) error {
+			t, err := op.TensorOperand(0)
+			if err != nil {
+				return err
+			}
+			return requireFloat(op, t)
+		},
+		Eval:   evalSoftmax,
+		Pretty: true,
+	})
+}
+
+func inferBatchNorm(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 5 {
+		return nil, op.Errorf("expects 5 operands, got %d", len(ts))
+	}
+	if err := sameElem(op, ts); err != nil {
+		return nil, err
+	}
+	x := ts[0]
+	if x.Rank() < 2 {
+		return nil, op.Errorf("input must have rank at least 2 (N×C×...), got %s", x)
+	}
+	c := x.Shape[1]
+	names := [...]string{"", "scale", "bias", "mean", "var"}
+	for i := 1; i < 5; i++ {
+		if ts[i].Rank() != 1 || ts[i].Shape[0] != c {
+			return nil, op.Errorf("%s must have shape [%d] (channels of %s), got %s", names[i], c, x, ts[i])
+		}
+	}
+	return one(x), nil
+}
+
+func evalBatchNorm(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := floatAttr(op, "epsilon", DefaultBatchNormEpsilon)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	c := x.Shape()[1]
+	inner := product(x.Shape()[2:])
+	scale, bias, mean, vr := args[1].Data, args[2].Data, args[3].Data, args[4].Data
+	for i, v := range x.Data {
+		ch := (int64(i) / inner) % c
+		out.Data[i] = (v-mean[ch])/math.Sqrt(vr[ch]+eps)*scale[ch] + bias[ch]
+	}
+	return []*graphir.Tensor{out.Round()}, nil
+}
+
+func inferSoftmax(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := intAttr(op, "axis", -1)
+	if err != nil {
+		return nil, err
+	}
+	if ts[0].Rank() == 0 {
+		return nil, op.Errorf("input must have rank at least 1, got %s", ts[0])
+	}
+	if _, err := normAxis(op, axis, ts[0].Rank()); err != nil {
+		return nil, err
+	}
+	return one(ts[0]), nil
+}
+
+func evalSoftmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := intAttr(op, "axis", -1)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	ax, err := normAxis(op, axis, x.Type.Rank())
+	if err != nil {
+		return nil, err
+	}
+	shape := x.Shape()
+	outer, n, inner := product(shape[:ax]), shape[ax], product(shape[ax+1:])
+	for o := int64(0); o < outer; o++ {
+		for in := int64(0); in < inner; in++ {
+			base := o*n*inner + in
+			m := math.Inf(-1)
+			for k := int64(0); k < n; k++ {
+				m = math.Max(m, x.Data[base+k*inner])
+			}
+			sum := 0.0
+			for k := int64(0); k < n; k++ {
+				e := math.Exp(x.Data[base+k*inner] - m)
+				out.Data[base+k*inner] = e
+				sum += e
+			}
+			for k := int64(0); k < n; k++ {
+				out.Data[base+k*inner] /= sum
+			}
+		}
+	}
+	return []*graphir.Tensor{out.Round()}, nil
+}

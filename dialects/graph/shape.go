@@ -1,0 +1,311 @@
+package graph
+
+import (
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Shape-manipulation op names.
+//
+//	graph.flatten(x) {axis = 1}: ONNX Flatten, → [prod(dims[:axis]), prod(dims[axis:])],
+//	  axis in [-rank, rank].
+//	graph.reshape(x) {shape = [...] (required)}: ONNX Reshape (allowzero = 0):
+//	  0 copies the input dimension at that index, one -1 is inferred.
+//	graph.transpose(x) {perm = [...]}: ONNX Transpose, result dim i = input
+//	  dim perm[i]; default reverses the dimensions.
+//	graph.concat(xs...) {axis (required)}: ONNX Concat, axis in [-rank, rank-1].
+const (
+	FlattenOp   = "graph.flatten"
+	ReshapeOp   = "graph.reshape"
+	TransposeOp = "graph.transpose"
+	ConcatOp    = "graph.concat"
+)
+
+func init() {
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:         FlattenOp,
+		Summary:      "flatten to 2-D at axis (ONNX Flatten)",
+		Operands:     graphir.Exactly(1),
+		Results:      graphir.Exactly(1),
+		Traits:       graphir.Pure,
+		Attrs:        []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt}},
+		Infer:        inferFlatten,
+		Eval:         evalCopy,
+		Pretty:       true,
+		Canonicalize: []*graphir.Pattern{dropIdentity(FlattenOp), foldReshapeChain(FlattenOp)},
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:         ReshapeOp,
+		Summary:      "reshape to a static shape; 0 copies a dim, one -1 is inferred (ONNX Reshape)",
+		Operands:     graphir.Exactly(1),
+		Results:      graphir.Exactly(1),
+		Traits:       graphir.Pure,
+		Attrs:        []graphir.AttrSpec{{Name: "shape", Kind: graphir.KindIntArray, Required: true}},
+		Infer:        inferReshape,
+		Eval:         evalCopy,
+		Pretty:       true,
+		Canonicalize: []*graphir.Pattern{dropIdentity(ReshapeOp), foldReshapeChain(ReshapeOp)},
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:         TransposeOp,
+		Summary:      "permute dimensions: result dim i = input dim perm[i] (ONNX Transpose)",
+		Operands:     graphir.Exactly(1),
+		Results:      graphir.Exactly(1),
+		Traits:       graphir.Pure,
+		Attrs:        []graphir.AttrSpec{{Name: "perm", Kind: graphir.KindIntArray}},
+		Infer:        inferTranspose,
+		Eval:         evalTranspose,
+		Pretty:       true,
+		Canonicalize: []*graphir.Pattern{dropIdentityTranspose(), foldTransposeChain()},
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:         ConcatOp,
+		Summary:      "concatenate along axis (ONNX Concat)",
+		Operands:     graphir.AtLeast(1),
+		Results:      graphir.Exactly(1),
+		Traits:       graphir.Pure,
+		Attrs:        []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Required: true}},
+		Infer:        inferConcat,
+		Eval:         evalConcat,
+		Pretty:       true,
+		Canonicalize: []*graphir.Pattern{concatSingle()},
+	})
+}
+
+// flattenShape returns the 2-D shape of ONNX Flatten of shape at axis
+// (axis in [-rank, rank]; negative counts from the end).
+func flattenShape(op *graphir.Op, shape []int64, axis int64) ([]int64, error) {
+	r := int64(len(shape))
+	if axis < -r || axis > r {
+		return nil, op.Errorf("axis %d is out of range for rank %d (expected [%d, %d])", axis, r, -r, r)
+	}
+	if axis < 0 {
+		axis += r
+	}
+	return []int64{product(shape[:axis]), product(shape[axis:])}, nil
+}
+
+func inferFlatten(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := intAttr(op, "axis", 1)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := flattenShape(op, ts[0].Shape, axis)
+	if err != nil {
+		return nil, err
+	}
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+// ReshapeShape resolves an ONNX Reshape target (allowzero = 0) against the
+// input shape: 0 copies the input dimension at the same index, a single -1
+// takes the remaining element count. It errors on other negative entries,
+// more than one -1, a 0 past the input rank, an ambiguous -1 (other
+// dimensions with product 0) and an element count mismatch.
+func ReshapeShape(in, target []int64) ([]int64, error) {
+	out := make([]int64, len(target))
+	infer := -1
+	known := int64(1)
+	for i, d := range target {
+		switch {
+		case d == -1:
+			if infer >= 0 {
+				return nil, errorf("shape %s has more than one -1", shapeString(target))
+			}
+			infer = i
+			continue
+		case d == 0:
+			if i >= len(in) {
+				return nil, errorf("shape %s copies dimension %d (0) but the input %s has rank %d", shapeString(target), i, shapeString(in), len(in))
+			}
+			d = in[i]
+		case d < 0:
+			return nil, errorf("shape %s has invalid dimension %d", shapeString(target), d)
+		}
+		out[i] = d
+		known *= d
+	}
+	total := product(in)
+	if infer >= 0 {
+		if known == 0 || total%known != 0 {
+			return nil, errorf("cannot infer -1 in shape %s for input %s (%d elements)", shapeString(target), shapeString(in), total)
+		}
+		out[infer] = total / known
+		known = total
+	}
+	if known != total {
+		return nil, errorf("shape %s has %d elements, input %s has %d", shapeString(out), known, shapeString(in), total)
+	}
+	return out, nil
+}
+
+func inferReshape(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if op.Attr("shape") == nil {
+		return nil, op.Errorf("requires attribute 'shape'")
+	}
+	target, err := intsAttr(op, "shape", nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	shape, err := ReshapeShape(ts[0].Shape, target)
+	if err != nil {
+		return nil, op.Errorf("%v", err)
+	}
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+// evalCopy evaluates ops that keep the row-major data (reshape, flatten).
+func evalCopy(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	copy(out.Data, args[0].Data)
+	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// transposePerm returns the validated permutation of op for an input of rank r.
+func transposePerm(op *graphir.Op, r int) ([]int64, error) {
+	def := make([]int64, r)
+	for i := range def {
+		def[i] = int64(r - 1 - i)
+	}
+	perm, err := intsAttr(op, "perm", def, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(perm) != r {
+		return nil, op.Errorf("perm %s must have %d entries (the input rank)", shapeString(perm), r)
+	}
+	seen := make([]bool, r)
+	for _, p := range perm {
+		if p < 0 || p >= int64(r) || seen[p] {
+			return nil, op.Errorf("perm %s is not a permutation of [0, %d)", shapeString(perm), r)
+		}
+		seen[p] = true
+	}
+	return perm, nil
+}
+
+func inferTranspose(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	perm, err := transposePerm(op, ts[0].Rank())
+	if err != nil {
+		return nil, err
+	}
+	shape := make([]int64, len(perm))
+	for i, p := range perm {
+		shape[i] = ts[0].Shape[p]
+	}
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+func evalTranspose(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	perm, err := transposePerm(op, x.Type.Rank())
+	if err != nil {
+		return nil, err
+	}
+	inStrides := graphir.Strides(x.Shape())
+	// st[i] is the input stride of output dimension i.
+	st := make([]int64, len(perm))
+	for i, p := range perm {
+		st[i] = inStrides[p]
+	}
+	oshape := out.Shape()
+	pos := make([]int64, len(oshape))
+	off := int64(0)
+	for k := range out.Data {
+		out.Data[k] = x.Data[off]
+		for d := len(oshape) - 1; d >= 0; d-- {
+			pos[d]++
+			off += st[d]
+			if pos[d] < oshape[d] {
+				break
+			}
+			off -= st[d] * pos[d]
+			pos[d] = 0
+		}
+	}
+	return []*graphir.Tensor{out.Round()}, nil
+}
+
+func inferConcat(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) == 0 {
+		return nil, op.Errorf("expects at least 1 operand")
+	}
+	if err := sameElem(op, ts); err != nil {
+		return nil, err
+	}
+	if op.Attr("axis") == nil {
+		return nil, op.Errorf("requires attribute 'axis'")
+	}
+	axis, err := intAttr(op, "axis", 0)
+	if err != nil {
+		return nil, err
+	}
+	r := ts[0].Rank()
+	if r == 0 {
+		return nil, op.Errorf("operands must have rank at least 1, got %s", ts[0])
+	}
+	ax, err := normAxis(op, axis, r)
+	if err != nil {
+		return nil, err
+	}
+	shape := append([]int64(nil), ts[0].Shape...)
+	for i := 1; i < len(ts); i++ {
+		t := ts[i]
+		if t.Rank() != r {
+			return nil, op.Errorf("operand #%d %s has rank %d, operand #0 %s has rank %d", i, t, t.Rank(), ts[0], r)
+		}
+		for d := range t.Shape {
+			if d != ax && t.Shape[d] != shape[d] {
+				return nil, op.Errorf("operand #%d %s differs from operand #0 %s in dimension %d (concatenating along %d)", i, t, ts[0], d, ax)
+			}
+		}
+		shape[ax] += t.Shape[ax]
+	}
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+func evalConcat(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	axis, _ := intAttr(op, "axis", 0)
+	ax, err := normAxis(op, axis, out.Type.Rank())
+	if err != nil {
+		return nil, err
+	}
+	shape := out.Shape()
+	outer, inner := product(shape[:ax]), product(shape[ax+1:])
+	rowOut := shape[ax] * inner
+	at := int64(0) // offset of the current operand's slab within an output row
+	for _, a := range args {
+		rowIn := a.Shape()[ax] * inner
+		for o := int64(0); o < outer; o++ {
+			copy(out.Data[o*rowOut+at:o*rowOut+at+rowIn], a.Data[o*rowIn:(o+1)*rowIn])
+		}
+		at += rowIn
+	}
+	return []*graphir.Tensor{out.Round()}, nil
+}

@@ -1,0 +1,234 @@
+package hlo
+
+import (
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// hlo.convolution(lhs, rhs) {window_strides, padding, lhs_dilation,
+// rhs_dilation, feature_group_count} (StableHLO §convolution) with the fixed
+// dimension numbers [b, f, 0, 1, ...]x[o, i, 0, 1, ...]->[b, f, 0, 1, ...]:
+// lhs is N×C×S0×S1…, rhs is O×(C/feature_group_count)×K0×K1…, the result
+// is N×O×R0×R1…, with any number ≥ 1 of spatial dims.
+//
+// Attributes (one entry per spatial dim): window_strides (default 1s, > 0),
+// padding [[lo, hi], ...] (default 0s, may be negative), lhs_dilation
+// (default 1s, > 0; the input is dilated with zeros, a transposed
+// convolution), rhs_dilation (default 1s, > 0; atrous convolution),
+// feature_group_count (default 1, divides C and O).
+//
+// Per spatial dim: dilated input = (S−1)·lhs_dilation+1 (0 when S = 0),
+// padded = lo + dilated input + hi (must be ≥ 0), dilated window =
+// (K−1)·rhs_dilation+1, R = 0 if the dilated window is empty or larger than
+// padded, else ⌊(padded − dilated window)/stride⌋ + 1. Products accumulate
+// in float64 and round once to the result element type.
+
+// ConvConfig holds hlo.convolution's attributes; nil slices mean defaults.
+type ConvConfig struct {
+	WindowStrides     []int64
+	PadLow, PadHigh   []int64
+	LhsDilation       []int64
+	RhsDilation       []int64
+	FeatureGroupCount int64
+}
+
+// Attrs returns the configuration as op attributes, omitting defaults.
+func (c ConvConfig) Attrs() g.DictAttr {
+	var a g.DictAttr
+	if c.WindowStrides != nil {
+		a = a.Set("window_strides", g.I64Array(c.WindowStrides...))
+	}
+	if c.PadLow != nil || c.PadHigh != nil {
+		lo, hi := c.PadLow, c.PadHigh
+		n := max(len(lo), len(hi))
+		lo, hi = append(lo, make([]int64, n-len(lo))...), append(hi, make([]int64, n-len(hi))...)
+		a = a.Set("padding", PaddingAttr(lo, hi))
+	}
+	if c.LhsDilation != nil {
+		a = a.Set("lhs_dilation", g.I64Array(c.LhsDilation...))
+	}
+	if c.RhsDilation != nil {
+		a = a.Set("rhs_dilation", g.I64Array(c.RhsDilation...))
+	}
+	if c.FeatureGroupCount > 1 {
+		a = a.Set("feature_group_count", g.IntAttr(c.FeatureGroupCount))
+	}
+	return a
+}
+
+// Convolution builds a detached hlo.convolution with inferred result type.
+func Convolution(lhs, rhs *g.Value, c ConvConfig, loc g.Location) (*g.Op, error) {
+	return g.Build(ConvolutionOp, []*g.Value{lhs, rhs}, c.Attrs(), loc)
+}
+
+func init() {
+	g.RegisterOp(&g.OpDef{
+		Name:     ConvolutionOp,
+		Summary:  "N-d convolution, layout [b, f, spatial]x[o, i, spatial]->[b, f, spatial]",
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Attrs: []g.AttrSpec{
+			{Name: "window_strides", Kind: g.KindIntArray},
+			{Name: "padding", Kind: g.KindArray},
+			{Name: "lhs_dilation", Kind: g.KindIntArray},
+			{Name: "rhs_dilation", Kind: g.KindIntArray},
+			{Name: "feature_group_count", Kind: g.KindInt},
+		},
+		Infer: func(op *g.Op) ([]g.Type, error) {
+			c, err := convConfig(op)
+			if err != nil {
+				return nil, err
+			}
+			return []g.Type{c.result}, nil
+		},
+		Eval: evalConv,
+	})
+}
+
+type convCfg struct {
+	lhs, rhs                        *g.TensorType
+	strides, lo, hi, lhsDil, rhsDil []int64
+	groups                          int64
+	dilatedIn                       []int64
+	result                          *g.TensorType
+}
+
+func convConfig(op *g.Op) (*convCfg, error) {
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return nil, err
+	}
+	c := &convCfg{lhs: ts[0], rhs: ts[1]}
+	if c.lhs.Elem != c.rhs.Elem {
+		return nil, op.Errorf("operands must have the same element type, got %s and %s", c.lhs, c.rhs)
+	}
+	if c.lhs.Rank() < 3 {
+		return nil, op.Errorf("lhs must have rank >= 3 (N×C×spatial...), got %s", c.lhs)
+	}
+	if c.rhs.Rank() != c.lhs.Rank() {
+		return nil, op.Errorf("rhs must have the rank of lhs (%d), got %s", c.lhs.Rank(), c.rhs)
+	}
+	ns := c.lhs.Rank() - 2
+	if c.strides, err = intsAttrLen(op, "window_strides", ns, 1); err != nil {
+		return nil, err
+	}
+	if c.lo, c.hi, err = padPairs(op, "padding", ns); err != nil {
+		return nil, err
+	}
+	if c.lhsDil, err = intsAttrLen(op, "lhs_dilation", ns, 1); err != nil {
+		return nil, err
+	}
+	if c.rhsDil, err = intsAttrLen(op, "rhs_dilation", ns, 1); err != nil {
+		return nil, err
+	}
+	for i := 0; i < ns; i++ {
+		if c.strides[i] <= 0 {
+			return nil, op.Errorf("window_strides must be positive, got %d", c.strides[i])
+		}
+		if c.lhsDil[i] <= 0 {
+			return nil, op.Errorf("lhs_dilation must be positive, got %d", c.lhsDil[i])
+		}
+		if c.rhsDil[i] <= 0 {
+			return nil, op.Errorf("rhs_dilation must be positive, got %d", c.rhsDil[i])
+		}
+	}
+	c.groups = 1
+	if a := op.Attr("feature_group_count"); a != nil {
+		ia, ok := a.(*g.IntegerAttr)
+		if !ok {
+			return nil, op.Errorf("attribute 'feature_group_count' must be an integer, got %s", g.FormatAttr(a))
+		}
+		c.groups = ia.Value
+	}
+	if c.groups <= 0 {
+		return nil, op.Errorf("feature_group_count must be positive, got %d", c.groups)
+	}
+	C, O := c.lhs.Shape[1], c.rhs.Shape[0]
+	if C%c.groups != 0 {
+		return nil, op.Errorf("input feature dimension %d is not divisible by feature_group_count %d", C, c.groups)
+	}
+	if c.rhs.Shape[1]*c.groups != C {
+		return nil, op.Errorf("rhs input feature dimension must be %d (input features %d / feature_group_count %d), got %d", C/c.groups, C, c.groups, c.rhs.Shape[1])
+	}
+	if O%c.groups != 0 {
+		return nil, op.Errorf("output feature dimension %d is not divisible by feature_group_count %d", O, c.groups)
+	}
+	shape := []int64{c.lhs.Shape[0], O}
+	c.dilatedIn = make([]int64, ns)
+	for i := 0; i < ns; i++ {
+		in, k := c.lhs.Shape[2+i], c.rhs.Shape[2+i]
+		if in > 0 {
+			c.dilatedIn[i] = (in-1)*c.lhsDil[i] + 1
+		}
+		padded := c.lo[i] + c.dilatedIn[i] + c.hi[i]
+		if padded < 0 {
+			return nil, op.Errorf("padding [%d, %d] makes spatial dimension %d negative (%d)", c.lo[i], c.hi[i], i, padded)
+		}
+		shape = append(shape, windowOutput(padded, k, c.rhsDil[i], c.strides[i]))
+	}
+	c.result = g.NewTensor(c.lhs.Elem, shape...)
+	return c, nil
+}
+
+// windowOutput is the number of window positions of a window of size k
+// dilated by dil, moved by stride over padded elements.
+func windowOutput(padded, k, dil, stride int64) int64 {
+	if k <= 0 {
+		return 0
+	}
+	dw := (k-1)*dil + 1
+	if dw > padded {
+		return 0
+	}
+	return (padded-dw)/stride + 1
+}
+
+func evalConv(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+	if err := checkArgSizes(op, args); err != nil {
+		return nil, err
+	}
+	c, err := convConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	lhs, rhs := args[0], args[1]
+	ns := c.lhs.Rank() - 2
+	ls, rs := g.Strides(c.lhs.Shape), g.Strides(c.rhs.Shape)
+	cg := c.rhs.Shape[1]
+	og := c.rhs.Shape[0] / c.groups
+	kShape := c.rhs.Shape[2:]
+	nk := g.NewTensor(g.F64, kShape...).NumElements()
+	kIdx := make([][]int64, nk)
+	for k := range kIdx {
+		kIdx[k] = make([]int64, ns)
+		unravel(int64(k), kShape, kIdx[k])
+	}
+	out := g.NewZeroTensor(c.result)
+	idx := make([]int64, c.result.Rank())
+	for o := range out.Data {
+		unravel(int64(o), c.result.Shape, idx)
+		n, oc := idx[0], idx[1]
+		grp := oc / og
+		var acc float64
+		for _, kk := range kIdx {
+			// input offset of this window position, without the channel
+			inOff := n * ls[0]
+			ok := true
+			for d := 0; d < ns; d++ {
+				pos := idx[2+d]*c.strides[d] + kk[d]*c.rhsDil[d] - c.lo[d]
+				if pos < 0 || pos >= c.dilatedIn[d] || pos%c.lhsDil[d] != 0 {
+					ok = false
+					break
+				}
+				inOff += pos / c.lhsDil[d] * ls[2+d]
+			}
+			if !ok {
+				continue
+			}
+			kOff := oc*rs[0] + offset(kk, rs[2:])
+			for ci := int64(0); ci < cg; ci++ {
+				acc += lhs.Data[inOff+(grp*cg+ci)*ls[1]] * rhs.Data[kOff+ci*rs[1]]
+			}
+		}
+		out.Data[o] = acc
+	}
+	return []*g.Tensor{out.Round()}, nil
+}

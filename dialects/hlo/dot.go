@@ -1,0 +1,186 @@
+package hlo
+
+import (
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// hlo.dot_general(lhs, rhs) {lhs_batching_dimensions, rhs_batching_dimensions,
+// lhs_contracting_dimensions, rhs_contracting_dimensions} (StableHLO
+// §dot_general). All four attributes are integer arrays, default [].
+// The result shape is the batch dims (sizes from lhs, in the order of
+// lhs_batching_dimensions) ++ the lhs free dims ++ the rhs free dims (free
+// dims in increasing order). Operands share an element type, which is the
+// result's; products accumulate in float64 and round once.
+//
+// Errors: batching/contracting lists of different lengths, dimensions out
+// of range or repeated (within and across the batching and contracting
+// lists of one side), mismatched batch or contracting sizes.
+
+// DotDims holds the dimension numbers of hlo.dot_general.
+type DotDims struct {
+	LhsBatch, RhsBatch             []int64
+	LhsContracting, RhsContracting []int64
+}
+
+// Attrs returns the dimension numbers as op attributes (empty lists omitted).
+func (d DotDims) Attrs() g.DictAttr {
+	var a g.DictAttr
+	set := func(name string, vs []int64) {
+		if len(vs) > 0 {
+			a = a.Set(name, g.I64Array(vs...))
+		}
+	}
+	set("lhs_batching_dimensions", d.LhsBatch)
+	set("rhs_batching_dimensions", d.RhsBatch)
+	set("lhs_contracting_dimensions", d.LhsContracting)
+	set("rhs_contracting_dimensions", d.RhsContracting)
+	return a
+}
+
+// DotGeneral builds a detached hlo.dot_general with inferred result type.
+func DotGeneral(lhs, rhs *g.Value, dims DotDims, loc g.Location) (*g.Op, error) {
+	return g.Build(DotGeneralOp, []*g.Value{lhs, rhs}, dims.Attrs(), loc)
+}
+
+func init() {
+	arr := func(n string) g.AttrSpec { return g.AttrSpec{Name: n, Kind: g.KindIntArray} }
+	g.RegisterOp(&g.OpDef{
+		Name:     DotGeneralOp,
+		Summary:  "generalized tensor contraction with batch and contracting dimensions",
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Attrs: []g.AttrSpec{arr("lhs_batching_dimensions"), arr("rhs_batching_dimensions"),
+			arr("lhs_contracting_dimensions"), arr("rhs_contracting_dimensions")},
+		Infer: func(op *g.Op) ([]g.Type, error) {
+			c, err := dotConfig(op)
+			if err != nil {
+				return nil, err
+			}
+			return []g.Type{c.result}, nil
+		},
+		Eval: evalDot,
+	})
+}
+
+type dotCfg struct {
+	lhs, rhs         *g.TensorType
+	dims             DotDims
+	lhsFree, rhsFree []int64
+	result           *g.TensorType
+}
+
+func dotConfig(op *g.Op) (*dotCfg, error) {
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return nil, err
+	}
+	c := &dotCfg{lhs: ts[0], rhs: ts[1]}
+	if c.lhs.Elem != c.rhs.Elem {
+		return nil, op.Errorf("operands must have the same element type, got %s and %s", c.lhs, c.rhs)
+	}
+	for _, p := range []struct {
+		name string
+		dst  *[]int64
+	}{
+		{"lhs_batching_dimensions", &c.dims.LhsBatch}, {"rhs_batching_dimensions", &c.dims.RhsBatch},
+		{"lhs_contracting_dimensions", &c.dims.LhsContracting}, {"rhs_contracting_dimensions", &c.dims.RhsContracting},
+	} {
+		if *p.dst, err = intsAttr(op, p.name, nil); err != nil {
+			return nil, err
+		}
+	}
+	d := c.dims
+	if len(d.LhsBatch) != len(d.RhsBatch) {
+		return nil, op.Errorf("lhs_batching_dimensions and rhs_batching_dimensions must have the same length, got %d and %d", len(d.LhsBatch), len(d.RhsBatch))
+	}
+	if len(d.LhsContracting) != len(d.RhsContracting) {
+		return nil, op.Errorf("lhs_contracting_dimensions and rhs_contracting_dimensions must have the same length, got %d and %d", len(d.LhsContracting), len(d.RhsContracting))
+	}
+	if err := checkDims(op, "lhs batching and contracting dimensions", append(append([]int64{}, d.LhsBatch...), d.LhsContracting...), c.lhs.Rank()); err != nil {
+		return nil, err
+	}
+	if err := checkDims(op, "rhs batching and contracting dimensions", append(append([]int64{}, d.RhsBatch...), d.RhsContracting...), c.rhs.Rank()); err != nil {
+		return nil, err
+	}
+	for i := range d.LhsBatch {
+		if l, r := c.lhs.Shape[d.LhsBatch[i]], c.rhs.Shape[d.RhsBatch[i]]; l != r {
+			return nil, op.Errorf("batching dimension %d has size %d on lhs (dim %d) but %d on rhs (dim %d)", i, l, d.LhsBatch[i], r, d.RhsBatch[i])
+		}
+	}
+	for i := range d.LhsContracting {
+		if l, r := c.lhs.Shape[d.LhsContracting[i]], c.rhs.Shape[d.RhsContracting[i]]; l != r {
+			return nil, op.Errorf("contracting dimension %d has size %d on lhs (dim %d) but %d on rhs (dim %d)", i, l, d.LhsContracting[i], r, d.RhsContracting[i])
+		}
+	}
+	var shape []int64
+	for _, b := range d.LhsBatch {
+		shape = append(shape, c.lhs.Shape[b])
+	}
+	for i := 0; i < c.lhs.Rank(); i++ {
+		if !containsDim(d.LhsBatch, i) && !containsDim(d.LhsContracting, i) {
+			c.lhsFree = append(c.lhsFree, int64(i))
+			shape = append(shape, c.lhs.Shape[i])
+		}
+	}
+	for i := 0; i < c.rhs.Rank(); i++ {
+		if !containsDim(d.RhsBatch, i) && !containsDim(d.RhsContracting, i) {
+			c.rhsFree = append(c.rhsFree, int64(i))
+			shape = append(shape, c.rhs.Shape[i])
+		}
+	}
+	c.result = g.NewTensor(c.lhs.Elem, shape...)
+	return c, nil
+}
+
+func evalDot(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+	if err := checkArgSizes(op, args); err != nil {
+		return nil, err
+	}
+	c, err := dotConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	lhs, rhs := args[0], args[1]
+	ls, rs := g.Strides(c.lhs.Shape), g.Strides(c.rhs.Shape)
+	// Offsets of every contracting multi-index in lhs and rhs.
+	kShape := make([]int64, len(c.dims.LhsContracting))
+	for i, d := range c.dims.LhsContracting {
+		kShape[i] = c.lhs.Shape[d]
+	}
+	nk := g.NewTensor(g.F64, kShape...).NumElements()
+	lk, rk := make([]int64, nk), make([]int64, nk)
+	kidx := make([]int64, len(kShape))
+	for k := int64(0); k < nk; k++ {
+		unravel(k, kShape, kidx)
+		for i, x := range kidx {
+			lk[k] += x * ls[c.dims.LhsContracting[i]]
+			rk[k] += x * rs[c.dims.RhsContracting[i]]
+		}
+	}
+	out := g.NewZeroTensor(c.result)
+	idx := make([]int64, c.result.Rank())
+	nb := len(c.dims.LhsBatch)
+	nl := len(c.lhsFree)
+	for o := range out.Data {
+		unravel(int64(o), c.result.Shape, idx)
+		var lb, rb int64
+		for i := 0; i < nb; i++ {
+			lb += idx[i] * ls[c.dims.LhsBatch[i]]
+			rb += idx[i] * rs[c.dims.RhsBatch[i]]
+		}
+		for i, d := range c.lhsFree {
+			lb += idx[nb+i] * ls[d]
+		}
+		for i, d := range c.rhsFree {
+			rb += idx[nb+nl+i] * rs[d]
+		}
+		var acc float64
+		for k := range lk {
+			acc += lhs.Data[lb+lk[k]] * rhs.Data[rb+rk[k]]
+		}
+		out.Data[o] = acc
+	}
+	if rt, err := evalResultType(op); err == nil && !rt.Equal(c.result) {
+		return nil, op.Errorf("written result type %s differs from the inferred %s", rt, c.result)
+	}
+	return []*g.Tensor{out.Round()}, nil
+}

@@ -1,0 +1,412 @@
+package hlo
+
+import (
+	"sort"
+
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// The `fuse` pass groups the top-level hlo ops of every function into
+// hlo.fusion ops, in the manner of XLA's instruction fusion:
+//
+//   - First, each dot_general/convolution seeds an "output" group that
+//     takes its chain of elementwise arithmetic consumers while each link
+//     has a single user (bias add, relu, ...; not data movement), so an epilogue joins the contraction that
+//     produces it rather than a later reduction's input fusion (XLA fuses
+//     such epilogues into the GEMM/convolution as output fusions).
+//   - Ops are visited in reverse program order. An op that is not yet in a
+//     group starts one (it is the group's root). The group then absorbs
+//     producers of its members, visiting candidate producers in decreasing
+//     program order, when every user of the producer is already in the group
+//     and the producer may take that position:
+//   - elementwise-like ops (Elementwise trait, broadcast_in_dim, reshape,
+//     transpose, convert, compare, select, slice, pad, concatenate) join on
+//     the epilogue side of any group;
+//   - a dot_general/convolution joins a group that has no hero yet, which
+//     becomes an "output" fusion (e.g. relu(add(dot, broadcast(bias))));
+//   - on the operand side of a dot/convolution hero only layout-only ops
+//     (reshape, transpose, broadcast_in_dim) join: arithmetic there would be
+//     recomputed for every output element;
+//   - a reduce/reduce_window is a hero only as the root: its group is an
+//     "input" fusion that absorbs elementwise-like producers;
+//   - at most one hero per fusion; a group without a hero is a "loop"
+//     fusion, a dot/convolution root alone is an "output" fusion.
+//   - Constants holding one stored element (splats and scalars) are cloned
+//     into every fusion that uses them and never become fusion operands;
+//     other constants (weights) stay outside as operands.
+//   - Each group becomes an hlo.fusion at its root's position (and with the
+//     root's location): operands are the values defined outside and used
+//     inside, in first-use order; the region clones the members in program
+//     order and returns the root's results.
+//
+// Why no cycle (and no dominance violation) can arise: a producer joins a
+// group only when all of its users are already members, so every value
+// defined by a non-root member is used only inside its group; the root's
+// results are the only values that leave a group. Every member is a
+// transitive producer of the root through in-group edges, hence precedes
+// the root in program order. Suppose a cycle G → X → … → G through an op X
+// outside G: X (transitively) uses a value leaving G, which can only be the
+// root's result, so X comes after the root; and a member M of G
+// (transitively) uses X's result, so M comes after X — after the root,
+// contradicting that members precede the root. The same argument places
+// every fusion operand before the fusion: it is a function argument, a
+// constant, or the root result of another group H used by some member M of
+// G, so H's root (where H's fusion goes) precedes M, which precedes G's
+// root (where G's fusion goes).
+//
+// Because candidate producers are taken in decreasing program order and
+// every new candidate precedes the member that uses it, when a producer P
+// is examined every op after P that will ever join the group already has:
+// the "all users inside" test (users come after P) is final, so the
+// grouping does not depend on the order members were added.
+
+func init() {
+	g.RegisterPass(&g.PassInfo{
+		Name:    "fuse",
+		Summary: "XLA-style fusion of top-level hlo ops into hlo.fusion (loop, input, output)",
+		New: func(map[string]string) (g.Pass, error) {
+			return &g.FuncPass{PassName: "fuse", Fn: FuseFunc}, nil
+		},
+	})
+}
+
+// role of a member in its group
+type role uint8
+
+const (
+	epilogue role = iota // computed once per output element, after the hero
+	hero                 // dot_general, convolution, reduce, reduce_window
+	prologue             // feeds the hero's operands
+)
+
+type group struct {
+	root    *g.Op
+	hero    *g.Op
+	members map[*g.Op]role
+	grown   bool
+}
+
+func (gr *group) kind() string {
+	if gr.hero == nil {
+		return "loop"
+	}
+	switch gr.hero.Name {
+	case ReduceOp, ReduceWindowOp:
+		return "input"
+	}
+	return "output"
+}
+
+func isHero(op *g.Op) bool {
+	switch op.Name {
+	case DotGeneralOp, ConvolutionOp, ReduceOp, ReduceWindowOp:
+		return true
+	}
+	return false
+}
+
+func isContractionHero(op *g.Op) bool { return op.Name == DotGeneralOp || op.Name == ConvolutionOp }
+
+// isLayoutOnly: ops that move data without arithmetic.
+func isLayoutOnly(op *g.Op) bool {
+	switch op.Name {
+	case ReshapeOp, TransposeOp, BroadcastInDimOp:
+		return true
+	}
+	return false
+}
+
+// isElementwiseLike: ops computable per output element with O(1) work.
+func isElementwiseLike(op *g.Op) bool {
+	if op.Dialect() != "hlo" || len(op.Regions) > 0 {
+		return false
+	}
+	if op.HasTrait(g.Elementwise) {
+		return true
+	}
+	switch op.Name {
+	case BroadcastInDimOp, ReshapeOp, TransposeOp, ConvertOp, CompareOp, SelectOp, SliceOp, PadOp, ConcatenateOp:
+		return true
+	}
+	return false
+}
+
+// isFusible reports whether op is a compute op the pass puts into a fusion.
+func isFusible(op *g.Op) bool {
+	if op.Def == nil || op.Dialect() != "hlo" {
+		return false
+	}
+	switch op.Name {
+	case ConstantOp, FusionOp, ReturnOp:
+		return false
+	}
+	return isHero(op) || isElementwiseLike(op)
+}
+
+// FuseFunc runs the fusion pass on one function.
+func FuseFunc(f *g.Func) error {
+	block := f.Entry()
+	if block == nil {
+		return nil
+	}
+	ops := block.Ops()
+	pos := make(map[*g.Op]int, len(ops))
+	for i, op := range ops {
+		pos[op] = i
+	}
+	owner := map[*g.Op]*group{}
+	var groups []*group
+	for _, op := range ops {
+		if isContractionHero(op) && owner[op] == nil {
+			groups = append(groups, seedEpilogue(op, owner))
+		}
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		op := ops[i]
+		if gr := owner[op]; gr != nil && gr.root == op && !gr.grown {
+			gr.grown = true
+			grow(gr, pos, owner)
+			continue
+		}
+		if owner[op] != nil || !isFusible(op) {
+			continue
+		}
+		gr := &group{root: op, members: map[*g.Op]role{}}
+		if isHero(op) {
+			gr.hero = op
+			gr.members[op] = hero
+		} else {
+			gr.members[op] = epilogue
+		}
+		owner[op] = gr
+		grow(gr, pos, owner)
+		groups = append(groups, gr)
+	}
+	for _, gr := range groups {
+		if err := materialize(gr, pos); err != nil {
+			return err
+		}
+	}
+	// Splat constants were cloned into their fusions; erase the originals,
+	// or give the ones still used outside any fusion a loop fusion of their own.
+	for _, op := range block.Ops() {
+		if !isSplatConstant(op) {
+			continue
+		}
+		if op.IsUnused() {
+			op.Erase()
+			continue
+		}
+		gr := &group{root: op, members: map[*g.Op]role{op: epilogue}}
+		if err := materialize(gr, pos); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// seedEpilogue starts an output group at the contraction hero and extends
+// its root along single-user elementwise consumers. Each link's result has
+// exactly one user, so no op outside the chain depends on a non-root
+// member, and the other operands of the chain (bias, splat constants) are
+// defined before the op that uses them: the group stays acyclic.
+func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group) *group {
+	gr := &group{root: heroOp, hero: heroOp, members: map[*g.Op]role{heroOp: hero}}
+	owner[heroOp] = gr
+	for len(gr.root.Results) == 1 {
+		u := soleUser(gr.root.Results[0])
+		if u == nil || owner[u] != nil || !isElementwiseLike(u) || isDataMovement(u) || u.Block != gr.root.Block {
+			break
+		}
+		gr.members[u] = epilogue
+		owner[u] = gr
+		gr.root = u
+	}
+	return gr
+}
+
+// isDataMovement: elementwise-like ops that only move data (layout ops,
+// slice, pad, concatenate). The epilogue chain leaves them to the
+// consumer's fusion, where they can be read in place.
+func isDataMovement(op *g.Op) bool {
+	switch op.Name {
+	case ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp, PadOp, ConcatenateOp:
+		return true
+	}
+	return false
+}
+
+// soleUser returns the only op using v (possibly in several operand
+// slots), or nil.
+func soleUser(v *g.Value) *g.Op {
+	var u *g.Op
+	for _, x := range v.Uses() {
+		if u != nil && x != u {
+			return nil
+		}
+		u = x
+	}
+	return u
+}
+
+// grow absorbs producers into gr; see the comment at the top of the file.
+func grow(gr *group, pos map[*g.Op]int, owner map[*g.Op]*group) {
+	cands := map[*g.Op]bool{}
+	addCands := func(m *g.Op) {
+		for _, v := range m.Operands() {
+			if v != nil && v.Def != nil && v.Def.Block == m.Block && owner[v.Def] == nil && isFusible(v.Def) {
+				cands[v.Def] = true
+			}
+		}
+	}
+	for m := range gr.members {
+		addCands(m)
+	}
+	for len(cands) > 0 {
+		// the candidate latest in program order
+		var p *g.Op
+		for c := range cands {
+			if p == nil || pos[c] > pos[p] {
+				p = c
+			}
+		}
+		delete(cands, p)
+		r, ok := admit(gr, p, owner)
+		if !ok {
+			continue
+		}
+		gr.members[p] = r
+		owner[p] = gr
+		if r == hero {
+			gr.hero = p
+		}
+		addCands(p)
+	}
+}
+
+// admit decides whether producer p may join gr, and in which role.
+func admit(gr *group, p *g.Op, owner map[*g.Op]*group) (role, bool) {
+	operandSide := false
+	for _, res := range p.Results {
+		for _, u := range res.Uses() {
+			if owner[u] != gr {
+				return 0, false
+			}
+			if r := gr.members[u]; r == prologue || r == hero {
+				operandSide = true
+			}
+		}
+	}
+	switch {
+	case isContractionHero(p):
+		if gr.hero != nil || operandSide {
+			return 0, false
+		}
+		return hero, true
+	case isHero(p): // reduce / reduce_window: only as a root
+		return 0, false
+	case !isElementwiseLike(p):
+		return 0, false
+	case !operandSide:
+		return epilogue, true
+	case isContractionHero(gr.hero) && !isLayoutOnly(p):
+		return 0, false
+	}
+	return prologue, true
+}
+
+// materialize replaces the members of gr with one hlo.fusion at the root.
+func materialize(gr *group, pos map[*g.Op]int) error {
+	members := make([]*g.Op, 0, len(gr.members))
+	for m := range gr.members {
+		members = append(members, m)
+	}
+	sort.Slice(members, func(i, j int) bool { return pos[members[i]] < pos[members[j]] })
+	root := gr.root
+	body := g.NewBlock()
+	mapping := map[*g.Value]*g.Value{}
+	var inputs []*g.Value
+	var splats []*g.Op
+	for _, m := range members {
+		for _, v := range m.Operands() {
+			if v == nil || mapping[v] != nil {
+				continue
+			}
+			if _, in := gr.members[v.Def]; in && v.Def != nil {
+				continue
+			}
+			if isSplatConstant(v.Def) {
+				c := cloneOp(v.Def, mapping)
+				splats = append(splats, c)
+				mapping[v] = c.Results[0]
+				continue
+			}
+			inputs = append(inputs, v)
+			mapping[v] = body.AddArg(v.Type, v.Loc)
+		}
+	}
+	for _, c := range splats {
+		body.Append(c)
+	}
+	for _, m := range members {
+		body.Append(cloneOp(m, mapping))
+	}
+	var rets []*g.Value
+	types := make([]g.Type, len(root.Results))
+	for i, r := range root.Results {
+		rets = append(rets, mapping[r])
+		types[i] = r.Type
+	}
+	body.Append(g.NewOp(ReturnOp, rets, nil, nil, root.Loc))
+	fusion := g.NewOp(FusionOp, inputs, types, g.DictAttr{{Name: "kind", Value: g.StringAttr(gr.kind())}}, root.Loc)
+	fusion.AddRegion(g.NewRegion(body))
+	root.Block.InsertBefore(root, fusion)
+	for i, r := range root.Results {
+		r.ReplaceAllUsesWith(fusion.Results[i])
+	}
+	for i := len(members) - 1; i >= 0; i-- {
+		if !members[i].IsUnused() {
+			return members[i].Errorf("is still used outside its fusion (internal error of the fuse pass)")
+		}
+		members[i].Erase()
+	}
+	return nil
+}
+
+// cloneOp deep-copies op (attributes, regions) with operands remapped
+// through mapping; the clone's results are recorded in mapping.
+func cloneOp(op *g.Op, mapping map[*g.Value]*g.Value) *g.Op {
+	operands := make([]*g.Value, op.NumOperands())
+	for i, v := range op.Operands() {
+		if w, ok := mapping[v]; ok {
+			operands[i] = w
+		} else {
+			operands[i] = v
+		}
+	}
+	types := make([]g.Type, len(op.Results))
+	for i, r := range op.Results {
+		types[i] = r.Type
+	}
+	c := g.NewOp(op.Name, operands, types, append(g.DictAttr(nil), op.Attrs...), op.Loc)
+	for i, r := range op.Results {
+		mapping[r] = c.Results[i]
+	}
+	for _, reg := range op.Regions {
+		nr := g.NewRegion()
+		for _, b := range reg.Blocks {
+			nb := g.NewBlock()
+			for _, a := range b.Args {
+				mapping[a] = nb.AddArg(a.Type, a.Loc)
+			}
+			nr.AddBlock(nb)
+		}
+		for bi, b := range reg.Blocks {
+			for o := b.First(); o != nil; o = o.Next() {
+				nr.Blocks[bi].Append(cloneOp(o, mapping))
+			}
+		}
+		c.AddRegion(nr)
+	}
+	return c
+}

@@ -1,0 +1,328 @@
+package hlo
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// fuseAndCheck verifies b's function, interprets it on random inputs, runs
+// the fusion pass, verifies again, checks the top level holds only
+// non-splat constants, fusions and func.return, and checks the results
+// agree bit for bit. It returns the fusions in program order.
+func fuseAndCheck(t *testing.T, b *fb, seed int64) []*g.Op {
+	t.Helper()
+	require.NoError(t, b.verify())
+	r := rand.New(rand.NewSource(seed))
+	args := randArgs(r, b.f)
+	before := interpret(t, b.f, args)
+	require.NoError(t, FuseFunc(b.f))
+	require.NoError(t, b.verify(), g.Print(b.m))
+	after := interpret(t, b.f, args)
+	require.Len(t, after, len(before))
+	for i := range before {
+		require.True(t, before[i].Type.Equal(after[i].Type))
+		for j := range before[i].Data {
+			x, y := before[i].Data[j], after[i].Data[j]
+			require.True(t, x == y || (math.IsNaN(x) && math.IsNaN(y)), "result %d element %d: %v before, %v after", i, j, x, y)
+		}
+	}
+	var fusions []*g.Op
+	for _, op := range b.f.Entry().Ops() {
+		switch {
+		case op.Name == FusionOp:
+			fusions = append(fusions, op)
+		case op.Name == ConstantOp:
+			assert.False(t, isSplatConstant(op), "splat constant left at top level")
+		case op.Name == g.ReturnOpName:
+		default:
+			t.Errorf("unexpected top-level op %s after fusion", op.Name)
+		}
+	}
+	// running the pass again changes nothing
+	text := g.Print(b.m)
+	require.NoError(t, FuseFunc(b.f))
+	assert.Equal(t, text, g.Print(b.m))
+	return fusions
+}
+
+// bodyNames lists the op names inside a fusion, without the terminator.
+func bodyNames(f *g.Op) []string {
+	var names []string
+	for _, op := range f.Regions[0].Blocks[0].Ops() {
+		if op.Name != ReturnOp {
+			names = append(names, op.Name)
+		}
+	}
+	return names
+}
+
+func kindOf(f *g.Op) string { return f.StringAttrOr("kind", "") }
+
+func (b *fb) constant(r *rand.Rand, t *g.TensorType) *g.Value {
+	c := Constant(randTensor(r, t), loc())
+	b.f.Entry().Append(c)
+	return c.Results[0]
+}
+
+func (b *fb) splat(v float64, t *g.TensorType) *g.Value {
+	c := Splat(t.Elem, t.Shape, v, loc())
+	b.f.Entry().Append(c)
+	return c.Results[0]
+}
+
+func (b *fb) bin(name string, x, y *g.Value) *g.Value {
+	return b.build(name, []*g.Value{x, y}, nil).Results[0]
+}
+
+func (b *fb) un(name string, x *g.Value) *g.Value {
+	return b.build(name, []*g.Value{x}, nil).Results[0]
+}
+
+func (b *fb) bcast(x *g.Value, rt *g.TensorType, dims ...int64) *g.Value {
+	return b.add(BroadcastInDim(x, rt, dims, loc())).Results[0]
+}
+
+// dense: x[M×K] · w[N×K]ᵀ + bias[N]
+func (b *fb) dense(r *rand.Rand, x *g.Value, n int64) *g.Value {
+	xt := x.Type.(*g.TensorType)
+	m, k := xt.Shape[0], xt.Shape[1]
+	w := b.constant(r, f32(n, k))
+	bias := b.constant(r, f32(n))
+	d := b.add(DotGeneral(x, w, DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}, loc())).Results[0]
+	return b.bin(AddOp, d, b.bcast(bias, f32(m, n), 1))
+}
+
+func TestFuseMLPTwoOutputFusions(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	b := newFB(t, f32(2, 1, 4, 4))
+	x := b.add(Reshape(b.arg(0), f32(2, 16), loc())).Results[0]
+	h := b.dense(r, x, 8)
+	h = b.bin(MaximumOp, h, b.splat(0, f32(2, 8)))
+	y := b.dense(r, h, 4)
+	b.ret(y)
+	fs := fuseAndCheck(t, b, 1)
+	require.Len(t, fs, 2)
+	assert.Equal(t, "output", kindOf(fs[0]))
+	assert.Equal(t, "output", kindOf(fs[1]))
+	assert.Equal(t, []string{ConstantOp, ReshapeOp, DotGeneralOp, BroadcastInDimOp, AddOp, MaximumOp}, bodyNames(fs[0]))
+	assert.Equal(t, []string{DotGeneralOp, BroadcastInDimOp, AddOp}, bodyNames(fs[1]))
+	// operands in first-use order: x, w1, b1 / h, w2, b2
+	require.Equal(t, 3, fs[0].NumOperands())
+	assert.Equal(t, b.arg(0), fs[0].Operand(0))
+	assert.Equal(t, fs[0].Results[0], fs[1].Operand(0))
+	for _, f := range fs {
+		for _, o := range f.Operands()[1:] {
+			assert.Equal(t, ConstantOp, o.Def.Name)
+		}
+	}
+}
+
+func TestFuseSoftmax(t *testing.T) {
+	b := newFB(t, f32(3, 5))
+	x := b.arg(0)
+	m := b.add(Reduce(x, b.splat(math.Inf(-1), f32()), []int64{1}, MaximumOp, loc())).Results[0]
+	s := b.bin(SubtractOp, x, b.bcast(m, f32(3, 5), 0))
+	e := b.un(ExponentialOp, s)
+	sum := b.add(Reduce(e, b.splat(0, f32()), []int64{1}, AddOp, loc())).Results[0]
+	y := b.bin(DivideOp, e, b.bcast(sum, f32(3, 5), 0))
+	b.ret(y)
+	fs := fuseAndCheck(t, b, 2)
+	require.Len(t, fs, 4)
+	kinds := []string{kindOf(fs[0]), kindOf(fs[1]), kindOf(fs[2]), kindOf(fs[3])}
+	assert.Equal(t, []string{"input", "loop", "input", "loop"}, kinds)
+	assert.Equal(t, []string{ConstantOp, ReduceOp}, bodyNames(fs[0]))
+	assert.Equal(t, []string{BroadcastInDimOp, SubtractOp, ExponentialOp}, bodyNames(fs[1]))
+	assert.Equal(t, []string{BroadcastInDimOp, DivideOp}, bodyNames(fs[3]))
+	// exp has two users in different groups: its fusion result feeds both
+	assert.Len(t, fs[1].Results[0].Uses(), 2)
+}
+
+func TestFuseConvBiasRelu(t *testing.T) {
+	r := rand.New(rand.NewSource(22))
+	b := newFB(t, f32(1, 3, 8, 8))
+	w := b.constant(r, f32(4, 3, 3, 3))
+	bias := b.constant(r, f32(4))
+	c := b.add(Convolution(b.arg(0), w, ConvConfig{PadLow: []int64{1, 1}, PadHigh: []int64{1, 1}}, loc())).Results[0]
+	y := b.bin(AddOp, c, b.bcast(bias, f32(1, 4, 8, 8), 1))
+	y = b.bin(MaximumOp, y, b.splat(0, f32(1, 4, 8, 8)))
+	b.ret(y)
+	fs := fuseAndCheck(t, b, 3)
+	require.Len(t, fs, 1)
+	assert.Equal(t, "output", kindOf(fs[0]))
+	assert.Equal(t, []string{ConstantOp, ConvolutionOp, BroadcastInDimOp, AddOp, MaximumOp}, bodyNames(fs[0]))
+	assert.Equal(t, 3, fs[0].NumOperands())
+}
+
+func TestFuseReduceWithElementwiseProducers(t *testing.T) {
+	b := newFB(t, f32(4, 6))
+	sq := b.bin(MultiplyOp, b.arg(0), b.arg(0))
+	e := b.un(ExponentialOp, b.un(NegateOp, sq))
+	s := b.add(Reduce(e, b.splat(0, f32()), []int64{0}, AddOp, loc())).Results[0]
+	b.ret(s)
+	fs := fuseAndCheck(t, b, 4)
+	require.Len(t, fs, 1)
+	assert.Equal(t, "input", kindOf(fs[0]))
+	assert.Equal(t, []string{ConstantOp, MultiplyOp, NegateOp, ExponentialOp, ReduceOp}, bodyNames(fs[0]))
+	assert.Equal(t, 1, fs[0].NumOperands(), "x is passed once although used twice")
+}
+
+func TestFuseProducerWithTwoUsers(t *testing.T) {
+	b := newFB(t, f32(5))
+	e := b.un(ExponentialOp, b.arg(0))
+	r1 := b.un(NegateOp, e)
+	r2 := b.un(AbsOp, e)
+	sq := b.bin(MultiplyOp, r2, r2) // two uses by one op: still fusible
+	b.ret(r1, sq)
+	fs := fuseAndCheck(t, b, 5)
+	require.Len(t, fs, 3)
+	assert.Equal(t, []string{ExponentialOp}, bodyNames(fs[0]))
+	assert.Equal(t, []string{NegateOp}, bodyNames(fs[1]))
+	assert.Equal(t, []string{AbsOp, MultiplyOp}, bodyNames(fs[2]))
+	for _, f := range fs {
+		assert.Equal(t, "loop", kindOf(f))
+	}
+}
+
+func TestFuseDotOperandSide(t *testing.T) {
+	r := rand.New(rand.NewSource(23))
+	b := newFB(t, f32(3, 4), f32(4, 3))
+	w := b.constant(r, f32(5, 4))
+	// arithmetic on a dot operand stays outside; layout-only ops join
+	ex := b.un(ExponentialOp, b.arg(0))
+	tr := b.add(Transpose(b.arg(1), []int64{1, 0}, loc())).Results[0]
+	x := b.bin(AddOp, ex, tr)
+	d := b.add(DotGeneral(x, w, DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}, loc())).Results[0]
+	d2 := b.add(DotGeneral(b.add(Transpose(d, []int64{1, 0}, loc())).Results[0], w, DotDims{LhsContracting: []int64{0}, RhsContracting: []int64{0}}, loc())).Results[0]
+	b.ret(b.un(TanhOp, d2))
+	fs := fuseAndCheck(t, b, 6)
+	require.Len(t, fs, 3)
+	assert.Equal(t, "loop", kindOf(fs[0]))
+	assert.Equal(t, []string{ExponentialOp, TransposeOp, AddOp}, bodyNames(fs[0]))
+	assert.Equal(t, []string{DotGeneralOp}, bodyNames(fs[1]))
+	assert.Equal(t, "output", kindOf(fs[1]))
+	// the second dot cannot absorb the first (one hero per fusion), but takes the transpose
+	assert.Equal(t, []string{TransposeOp, DotGeneralOp, TanhOp}, bodyNames(fs[2]))
+	assert.Equal(t, "output", kindOf(fs[2]))
+}
+
+func TestFuseSplatReturnedAndLocations(t *testing.T) {
+	b := newFB(t, f32(2))
+	c := b.splat(3, f32(2))
+	y := b.bin(AddOp, b.arg(0), c)
+	yl := y.Def.Loc
+	b.ret(y, c)
+	fs := fuseAndCheck(t, b, 7)
+	require.Len(t, fs, 2)
+	// the splat's own loop fusion stays where the constant was
+	assert.Equal(t, []string{ConstantOp}, bodyNames(fs[0]))
+	assert.Equal(t, 0, fs[0].NumOperands())
+	assert.Equal(t, "loop", kindOf(fs[0]))
+	assert.Equal(t, []string{ConstantOp, AddOp}, bodyNames(fs[1]))
+	assert.Equal(t, yl, fs[1].Loc)
+}
+
+func TestFusionOpVerify(t *testing.T) {
+	mk := func(kind string, argTy g.Type, retTy g.Type) *fb {
+		b := newFB(t, f32(2))
+		blk := g.NewBlock(argTy)
+		var rv *g.Value = blk.Args[0]
+		if !retTy.Equal(argTy) {
+			c := Splat(retTy.(*g.TensorType).Elem, retTy.(*g.TensorType).Shape, 1, loc())
+			blk.Append(c)
+			rv = c.Results[0]
+		}
+		blk.Append(g.NewOp(ReturnOp, []*g.Value{rv}, nil, nil, loc()))
+		op := b.op(FusionOp, b.f.Args(), []g.Type{f32(2)}, attrs("kind", g.StringAttr(kind)))
+		op.AddRegion(g.NewRegion(blk))
+		b.ret(op.Results...)
+		return b
+	}
+	require.NoError(t, mk("loop", f32(2), f32(2)).verify())
+	assert.Contains(t, mk("fancy", f32(2), f32(2)).verifyErr(), `attribute 'kind' must be one of ["loop" "input" "output"]`)
+	assert.Contains(t, mk("loop", f32(3), f32(3)).verifyErr(), "region argument #0 has type tensor<3xf32> but operand #0 has type tensor<2xf32>")
+	assert.Contains(t, mk("loop", f32(2), f32(4)).verifyErr(), "region returns tensor<4xf32> as value #0 but result #0 has type tensor<2xf32>")
+
+	// isolated from above
+	b := newFB(t, f32(2))
+	blk := g.NewBlock()
+	blk.Append(g.NewOp(ReturnOp, []*g.Value{b.arg(0)}, nil, nil, loc()))
+	op := b.op(FusionOp, nil, []g.Type{f32(2)}, attrs("kind", g.StringAttr("loop")))
+	op.AddRegion(g.NewRegion(blk))
+	b.ret(op.Results...)
+	assert.Contains(t, b.verifyErr(), "does not dominate")
+
+	// hlo.return outside a region op
+	b2 := newFB(t, f32(2))
+	b2.op(ReturnOp, b2.f.Args(), nil, nil)
+	b2.ret(b2.arg(0))
+	assert.Contains(t, b2.verifyErr(), "expects parent op to be one of")
+}
+
+// TestFuseRandomPrograms fuses random DAGs mixing elementwise ops, dots,
+// reductions, layout ops and constants, and checks verification, identical
+// results, at most one hero per fusion and the kind it implies.
+func TestFuseRandomPrograms(t *testing.T) {
+	for seed := int64(0); seed < 150; seed++ {
+		r := rand.New(rand.NewSource(seed))
+		ty := f32(4, 6)
+		b := newFB(t, ty, ty, f32(6, 6))
+		pool := []*g.Value{b.arg(0), b.arg(1)}
+		pick := func() *g.Value { return pool[r.Intn(len(pool))] }
+		weights := []*g.Value{b.arg(2), b.constant(r, f32(6, 6))}
+		for step := 0; step < 4+r.Intn(10); step++ {
+			var v *g.Value
+			switch r.Intn(8) {
+			case 0:
+				v = b.un([]string{TanhOp, NegateOp, AbsOp, LogisticOp}[r.Intn(4)], pick())
+			case 1:
+				v = b.bin([]string{AddOp, SubtractOp, MultiplyOp, MaximumOp, MinimumOp}[r.Intn(5)], pick(), pick())
+			case 2:
+				v = b.add(DotGeneral(pick(), weights[r.Intn(2)], DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{r.Int63n(2)}}, loc())).Results[0]
+			case 3:
+				init := b.splat(0, f32())
+				red := b.add(Reduce(pick(), init, []int64{1}, []string{AddOp, MaximumOp}[r.Intn(2)], loc())).Results[0]
+				v = b.bcast(red, ty, 0)
+			case 4:
+				tr := b.add(Transpose(pick(), []int64{1, 0}, loc())).Results[0]
+				v = b.add(Reshape(tr, ty, loc())).Results[0]
+			case 5:
+				v = b.bin(AddOp, pick(), b.splat(float64(r.Intn(5))-2, ty))
+			case 6:
+				x, y := pick(), pick()
+				c := b.build(CompareOp, []*g.Value{x, y}, attrs("comparison_direction", g.StringAttr("LT"))).Results[0]
+				v = b.build(SelectOp, []*g.Value{c, x, y}, nil).Results[0]
+			case 7:
+				conv := b.add(Convolution(b.add(Reshape(pick(), f32(1, 4, 6), loc())).Results[0], b.constant(r, f32(4, 4, 3)),
+					ConvConfig{PadLow: []int64{1}, PadHigh: []int64{1}}, loc())).Results[0]
+				v = b.add(Reshape(conv, ty, loc())).Results[0]
+			}
+			pool = append(pool, v)
+		}
+		var rets []*g.Value
+		for k := 0; k <= r.Intn(3); k++ {
+			rets = append(rets, pool[len(pool)-1-r.Intn(min(3, len(pool)))])
+		}
+		b.ret(rets...)
+		for _, f := range fuseAndCheck(t, b, seed) {
+			heroes := 0
+			want := "loop"
+			for _, n := range bodyNames(f) {
+				switch n {
+				case DotGeneralOp, ConvolutionOp:
+					heroes++
+					want = "output"
+				case ReduceOp, ReduceWindowOp:
+					heroes++
+					want = "input"
+				}
+			}
+			require.LessOrEqual(t, heroes, 1, "seed %d:\n%s", seed, g.Print(b.m))
+			require.Equal(t, want, kindOf(f), "seed %d", seed)
+		}
+	}
+}

@@ -1,0 +1,395 @@
+package hlo
+
+import (
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// Reductions with a body region (StableHLO §reduce, §reduce_window), in
+// Tessera's single-input form:
+//
+//	%r = "hlo.reduce"(%input, %init) ({
+//	^bb0(%acc: tensor<f32>, %x: tensor<f32>):
+//	  %s = hlo.add %acc, %x : tensor<f32>
+//	  hlo.return %s : (tensor<f32>) -> ()
+//	}) {dimensions = [1]} : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+//
+// The body takes two rank-0 tensors of the input's element type (the
+// accumulator, then the next element) and returns one. The reference
+// evaluator folds elements in row-major order starting from init: a body
+// that is a single hlo.add/maximum/minimum/multiply of its two arguments
+// takes a fast path with identical rounding; any other body runs through
+// graphir.EvalBlock per pair.
+
+// fastOps are the body ops the evaluator applies directly.
+var fastOps = map[string]func(a, b float64) float64{
+	AddOp:      func(a, b float64) float64 { return a + b },
+	MultiplyOp: func(a, b float64) float64 { return a * b },
+	MaximumOp:  func(a, b float64) float64 { return fmax(a, b, 0) },
+	MinimumOp:  func(a, b float64) float64 { return fmin(a, b, 0) },
+}
+
+func init() {
+	g.RegisterOp(&g.OpDef{
+		Name:     ReduceOp,
+		Summary:  "reduces the given dimensions of input with the body computation, starting from init",
+		Operands: g.Exactly(2), Results: g.Exactly(1), Regions: 1,
+		Traits: g.Pure | g.IsolatedFromAbove,
+		Attrs:  []g.AttrSpec{{Name: "dimensions", Kind: g.KindIntArray, Required: true}},
+		Infer: func(op *g.Op) ([]g.Type, error) {
+			t, _, err := reduceConfig(op)
+			if err != nil {
+				return nil, err
+			}
+			return []g.Type{t}, nil
+		},
+		Verify: func(op *g.Op) error {
+			ts, err := tensorOperands(op)
+			if err != nil {
+				return err
+			}
+			return verifyBody(op, ts[0].Elem)
+		},
+		Eval: evalReduce,
+	})
+	g.RegisterOp(&g.OpDef{
+		Name:     ReduceWindowOp,
+		Summary:  "reduces sliding windows of input with the body computation, padding with init",
+		Operands: g.Exactly(2), Results: g.Exactly(1), Regions: 1,
+		Traits: g.Pure | g.IsolatedFromAbove,
+		Attrs: []g.AttrSpec{
+			{Name: "window_dimensions", Kind: g.KindIntArray, Required: true},
+			{Name: "window_strides", Kind: g.KindIntArray},
+			{Name: "base_dilations", Kind: g.KindIntArray},
+			{Name: "window_dilations", Kind: g.KindIntArray},
+			{Name: "padding", Kind: g.KindArray},
+		},
+		Infer: func(op *g.Op) ([]g.Type, error) {
+			c, err := windowConfig(op)
+			if err != nil {
+				return nil, err
+			}
+			return []g.Type{c.result}, nil
+		},
+		Verify: func(op *g.Op) error {
+			ts, err := tensorOperands(op)
+			if err != nil {
+				return err
+			}
+			return verifyBody(op, ts[0].Elem)
+		},
+		Eval: evalReduceWindow,
+	})
+}
+
+// checkInit verifies that init is a rank-0 tensor of input's element type.
+func checkInit(op *g.Op, in, init *g.TensorType) error {
+	if init.Rank() != 0 || init.Elem != in.Elem {
+		return op.Errorf("init value must be a rank-0 tensor<%s>, got %s", in.Elem, init)
+	}
+	return nil
+}
+
+func reduceConfig(op *g.Op) (*g.TensorType, []int64, error) {
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkInit(op, ts[0], ts[1]); err != nil {
+		return nil, nil, err
+	}
+	dims, err := intsAttr(op, "dimensions", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	if op.Attr("dimensions") == nil {
+		return nil, nil, op.Errorf("requires attribute 'dimensions'")
+	}
+	if err := checkDims(op, "dimensions", dims, ts[0].Rank()); err != nil {
+		return nil, nil, err
+	}
+	var shape []int64
+	for i, d := range ts[0].Shape {
+		if !containsDim(dims, i) {
+			shape = append(shape, d)
+		}
+	}
+	return g.NewTensor(ts[0].Elem, shape...), dims, nil
+}
+
+// verifyBody checks a reduction body: one block, two rank-0 arguments of
+// element type elem, ending in hlo.return of one rank-0 elem value.
+func verifyBody(op *g.Op, elem g.DType) error {
+	if len(op.Regions) != 1 || len(op.Regions[0].Blocks) != 1 {
+		return op.Errorf("body must be a region with exactly one block")
+	}
+	b := op.Regions[0].Blocks[0]
+	scalar := g.NewTensor(elem)
+	if len(b.Args) != 2 {
+		return op.Errorf("body must have 2 arguments (accumulator, element), got %d", len(b.Args))
+	}
+	for i, a := range b.Args {
+		if !a.Type.Equal(scalar) {
+			return op.Errorf("body argument #%d must be %s, got %s", i, scalar, a.Type)
+		}
+	}
+	ret := b.Last()
+	if ret == nil || ret.Name != ReturnOp {
+		return op.Errorf("body must end with '%s'", ReturnOp)
+	}
+	if ret.NumOperands() != 1 || ret.Operand(0) == nil || !ret.Operand(0).Type.Equal(scalar) {
+		return op.Errorf("body must return exactly one %s value", scalar)
+	}
+	return nil
+}
+
+// combiner returns the function applying the body to (acc, x).
+func combiner(op *g.Op, elem g.DType) (func(acc, x float64) (float64, error), error) {
+	if err := verifyBody(op, elem); err != nil {
+		return nil, err
+	}
+	b := op.Regions[0].Blocks[0]
+	if f := fastBody(b); f != nil {
+		return func(acc, x float64) (float64, error) { return g.RoundTo(elem, f(acc, x)), nil }, nil
+	}
+	st := g.NewTensor(elem)
+	return func(acc, x float64) (float64, error) {
+		outs, err := g.EvalBlock(b, []*g.Tensor{{Type: st, Data: []float64{acc}}, {Type: st, Data: []float64{x}}})
+		if err != nil {
+			return 0, err
+		}
+		if len(outs) != 1 || len(outs[0].Data) != 1 {
+			return 0, op.Errorf("body must return one scalar")
+		}
+		return outs[0].Data[0], nil
+	}, nil
+}
+
+// fastBody recognises a body `r = op(arg0, arg1); return r` (either argument
+// order) with op in fastOps.
+func fastBody(b *g.Block) func(a, c float64) float64 {
+	if b.Len() != 2 {
+		return nil
+	}
+	first, ret := b.First(), b.Last()
+	f := fastOps[first.Name]
+	if f == nil || first.NumOperands() != 2 || ret.NumOperands() != 1 || ret.Operand(0) != first.Result(0) {
+		return nil
+	}
+	x, y := first.Operand(0), first.Operand(1)
+	if (x == b.Args[0] && y == b.Args[1]) || (x == b.Args[1] && y == b.Args[0]) {
+		return f
+	}
+	return nil
+}
+
+func evalReduce(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+	if err := checkArgSizes(op, args); err != nil {
+		return nil, err
+	}
+	rt, dims, err := reduceConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	in := args[0]
+	comb, err := combiner(op, in.Type.Elem)
+	if err != nil {
+		return nil, err
+	}
+	out := g.NewZeroTensor(rt)
+	for i := range out.Data {
+		out.Data[i] = args[1].Data[0]
+	}
+	// output strides laid over the input's dims (0 for reduced dims)
+	os := g.Strides(rt.Shape)
+	inOut := make([]int64, in.Type.Rank())
+	k := 0
+	for d := range inOut {
+		if !containsDim(dims, d) {
+			inOut[d] = os[k]
+			k++
+		}
+	}
+	idx := make([]int64, in.Type.Rank())
+	for i, x := range in.Data {
+		unravel(int64(i), in.Type.Shape, idx)
+		o := offset(idx, inOut)
+		if out.Data[o], err = comb(out.Data[o], x); err != nil {
+			return nil, err
+		}
+	}
+	return []*g.Tensor{out.Round()}, nil
+}
+
+// Reduce builds a detached hlo.reduce of input over dims whose body applies
+// the binary op bodyOp (e.g. AddOp, MaximumOp) to its two arguments.
+func Reduce(input, init *g.Value, dims []int64, bodyOp string, loc g.Location) (*g.Op, error) {
+	op, err := g.Build(ReduceOp, []*g.Value{input, init}, g.DictAttr{{Name: "dimensions", Value: g.I64Array(dims...)}}, loc)
+	if err != nil {
+		return nil, err
+	}
+	return op, attachBody(op, init.Type, bodyOp, loc)
+}
+
+// attachBody adds the region ^bb0(%a: T, %b: T): %r = bodyOp %a, %b; hlo.return %r.
+func attachBody(op *g.Op, t g.Type, bodyOp string, loc g.Location) error {
+	b := g.NewBlock(t, t)
+	inner, err := g.Build(bodyOp, []*g.Value{b.Args[0], b.Args[1]}, nil, loc)
+	if err != nil {
+		op.SetOperands(nil)
+		return err
+	}
+	b.Append(inner)
+	b.Append(g.NewOp(ReturnOp, inner.Results, nil, nil, loc))
+	op.AddRegion(g.NewRegion(b))
+	return nil
+}
+
+// WindowConfig holds hlo.reduce_window's attributes; nil slices mean defaults.
+type WindowConfig struct {
+	WindowDimensions []int64
+	WindowStrides    []int64
+	BaseDilations    []int64
+	WindowDilations  []int64
+	PadLow, PadHigh  []int64
+}
+
+// Attrs returns the configuration as op attributes, omitting defaults.
+func (c WindowConfig) Attrs() g.DictAttr {
+	a := g.DictAttr{{Name: "window_dimensions", Value: g.I64Array(c.WindowDimensions...)}}
+	if c.WindowStrides != nil {
+		a = a.Set("window_strides", g.I64Array(c.WindowStrides...))
+	}
+	if c.BaseDilations != nil {
+		a = a.Set("base_dilations", g.I64Array(c.BaseDilations...))
+	}
+	if c.WindowDilations != nil {
+		a = a.Set("window_dilations", g.I64Array(c.WindowDilations...))
+	}
+	if c.PadLow != nil || c.PadHigh != nil {
+		lo, hi := c.PadLow, c.PadHigh
+		n := max(len(lo), len(hi))
+		lo, hi = append(lo, make([]int64, n-len(lo))...), append(hi, make([]int64, n-len(hi))...)
+		a = a.Set("padding", PaddingAttr(lo, hi))
+	}
+	return a
+}
+
+// ReduceWindow builds a detached hlo.reduce_window whose body applies bodyOp.
+func ReduceWindow(input, init *g.Value, c WindowConfig, bodyOp string, loc g.Location) (*g.Op, error) {
+	op, err := g.Build(ReduceWindowOp, []*g.Value{input, init}, c.Attrs(), loc)
+	if err != nil {
+		return nil, err
+	}
+	return op, attachBody(op, init.Type, bodyOp, loc)
+}
+
+type windowCfg struct {
+	in                                     *g.TensorType
+	dims, strides, baseDil, winDil, lo, hi []int64
+	dilatedIn                              []int64
+	result                                 *g.TensorType
+}
+
+func windowConfig(op *g.Op) (*windowCfg, error) {
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkInit(op, ts[0], ts[1]); err != nil {
+		return nil, err
+	}
+	c := &windowCfg{in: ts[0]}
+	r := c.in.Rank()
+	if op.Attr("window_dimensions") == nil {
+		return nil, op.Errorf("requires attribute 'window_dimensions'")
+	}
+	if c.dims, err = intsAttrLen(op, "window_dimensions", r, 1); err != nil {
+		return nil, err
+	}
+	if c.strides, err = intsAttrLen(op, "window_strides", r, 1); err != nil {
+		return nil, err
+	}
+	if c.baseDil, err = intsAttrLen(op, "base_dilations", r, 1); err != nil {
+		return nil, err
+	}
+	if c.winDil, err = intsAttrLen(op, "window_dilations", r, 1); err != nil {
+		return nil, err
+	}
+	if c.lo, c.hi, err = padPairs(op, "padding", r); err != nil {
+		return nil, err
+	}
+	shape := make([]int64, r)
+	c.dilatedIn = make([]int64, r)
+	for i := 0; i < r; i++ {
+		switch {
+		case c.dims[i] <= 0:
+			return nil, op.Errorf("window_dimensions must be positive, got %d", c.dims[i])
+		case c.strides[i] <= 0:
+			return nil, op.Errorf("window_strides must be positive, got %d", c.strides[i])
+		case c.baseDil[i] <= 0:
+			return nil, op.Errorf("base_dilations must be positive, got %d", c.baseDil[i])
+		case c.winDil[i] <= 0:
+			return nil, op.Errorf("window_dilations must be positive, got %d", c.winDil[i])
+		}
+		if n := c.in.Shape[i]; n > 0 {
+			c.dilatedIn[i] = (n-1)*c.baseDil[i] + 1
+		}
+		padded := c.lo[i] + c.dilatedIn[i] + c.hi[i]
+		if padded < 0 {
+			return nil, op.Errorf("padding [%d, %d] makes dimension %d negative (%d)", c.lo[i], c.hi[i], i, padded)
+		}
+		shape[i] = windowOutput(padded, c.dims[i], c.winDil[i], c.strides[i])
+	}
+	c.result = g.NewTensor(c.in.Elem, shape...)
+	return c, nil
+}
+
+func evalReduceWindow(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+	if err := checkArgSizes(op, args); err != nil {
+		return nil, err
+	}
+	c, err := windowConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	in, init := args[0], args[1].Data[0]
+	comb, err := combiner(op, c.in.Elem)
+	if err != nil {
+		return nil, err
+	}
+	r := c.in.Rank()
+	is := g.Strides(c.in.Shape)
+	nw := g.NewTensor(g.F64, c.dims...).NumElements()
+	widx := make([][]int64, nw)
+	for k := range widx {
+		widx[k] = make([]int64, r)
+		unravel(int64(k), c.dims, widx[k])
+	}
+	out := g.NewZeroTensor(c.result)
+	idx := make([]int64, r)
+	for o := range out.Data {
+		unravel(int64(o), c.result.Shape, idx)
+		acc := init
+		for _, w := range widx {
+			x := init
+			var off int64
+			inside := true
+			for d := 0; d < r; d++ {
+				pos := idx[d]*c.strides[d] + w[d]*c.winDil[d] - c.lo[d]
+				if pos < 0 || pos >= c.dilatedIn[d] || pos%c.baseDil[d] != 0 {
+					inside = false
+					break
+				}
+				off += pos / c.baseDil[d] * is[d]
+			}
+			if inside {
+				x = in.Data[off]
+			}
+			if acc, err = comb(acc, x); err != nil {
+				return nil, err
+			}
+		}
+		out.Data[o] = acc
+	}
+	return []*g.Tensor{out.Round()}, nil
+}

@@ -1,0 +1,244 @@
+// Package hlo is Tessera's fusion-level dialect: StableHLO-named tensor
+// primitives (no implicit broadcasting, static shapes) and hlo.fusion, a
+// region op grouping primitives into one kernel (kind loop, input or output).
+// Every op has a verifier, result type inference where the result type is
+// implied by operands and attributes, and a reference evaluator used by
+// graphir.Interpret. The fusion pass `fuse` lives in fusion_pass.go.
+//
+// Semantics follow the StableHLO specification
+// (https://github.com/openxla/stablehlo/blob/main/docs/spec.md); the
+// README.md beside this file lists every op, its attributes and defaults.
+package hlo
+
+import (
+	"fmt"
+
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// Op names of the dialect.
+const (
+	AddOp            = "hlo.add"
+	SubtractOp       = "hlo.subtract"
+	MultiplyOp       = "hlo.multiply"
+	DivideOp         = "hlo.divide"
+	MaximumOp        = "hlo.maximum"
+	MinimumOp        = "hlo.minimum"
+	PowerOp          = "hlo.power"
+	NegateOp         = "hlo.negate"
+	ExponentialOp    = "hlo.exponential"
+	LogOp            = "hlo.log"
+	TanhOp           = "hlo.tanh"
+	LogisticOp       = "hlo.logistic"
+	RsqrtOp          = "hlo.rsqrt"
+	SqrtOp           = "hlo.sqrt"
+	AbsOp            = "hlo.abs"
+	CompareOp        = "hlo.compare"
+	SelectOp         = "hlo.select"
+	ConvertOp        = "hlo.convert"
+	ConstantOp       = "hlo.constant"
+	DotGeneralOp     = "hlo.dot_general"
+	ConvolutionOp    = "hlo.convolution"
+	ReduceOp         = "hlo.reduce"
+	ReduceWindowOp   = "hlo.reduce_window"
+	BroadcastInDimOp = "hlo.broadcast_in_dim"
+	ReshapeOp        = "hlo.reshape"
+	TransposeOp      = "hlo.transpose"
+	PadOp            = "hlo.pad"
+	SliceOp          = "hlo.slice"
+	ConcatenateOp    = "hlo.concatenate"
+	FusionOp         = "hlo.fusion"
+	ReturnOp         = "hlo.return"
+)
+
+// tensorOperands returns the tensor types of all operands, or a diagnostic
+// naming the first non-tensor operand.
+func tensorOperands(op *g.Op) ([]*g.TensorType, error) {
+	if d := op.Def; d != nil {
+		if n := op.NumOperands(); n < d.Operands.Min || (d.Operands.Max >= 0 && n > d.Operands.Max) {
+			return nil, op.Errorf("expects %s operands, got %d", d.Operands, n)
+		}
+	}
+	ts := make([]*g.TensorType, op.NumOperands())
+	for i := range ts {
+		if op.Operand(i) == nil {
+			return nil, op.Errorf("operand #%d is null", i)
+		}
+		t, err := op.TensorOperand(i)
+		if err != nil {
+			return nil, err
+		}
+		ts[i] = t
+	}
+	return ts, nil
+}
+
+// resultTensor returns result i's tensor type or a diagnostic.
+func resultTensor(op *g.Op, i int) (*g.TensorType, error) {
+	if i >= len(op.Results) {
+		return nil, op.Errorf("expects at least %d results, got %d", i+1, len(op.Results))
+	}
+	t, ok := op.Results[i].Type.(*g.TensorType)
+	if !ok {
+		return nil, op.Errorf("result #%d must be a tensor, got %s", i, op.Results[i].Type)
+	}
+	return t, nil
+}
+
+// intsAttr reads an integer-array attribute. Absent: def (may be nil).
+// Present but not an array of integers: an error (Infer may run before the
+// schema check, through graphir.Build).
+func intsAttr(op *g.Op, name string, def []int64) ([]int64, error) {
+	a := op.Attr(name)
+	if a == nil {
+		return def, nil
+	}
+	arr, ok := a.(g.ArrayAttr)
+	if !ok {
+		return nil, op.Errorf("attribute '%s' must be an integer array, got %s", name, g.FormatAttr(a))
+	}
+	out := make([]int64, len(arr))
+	for i, e := range arr {
+		ia, ok := e.(*g.IntegerAttr)
+		if !ok {
+			return nil, op.Errorf("attribute '%s' must be an integer array, got %s", name, g.FormatAttr(a))
+		}
+		out[i] = ia.Value
+	}
+	return out, nil
+}
+
+// intsAttrLen is intsAttr with a required length n; the default is n copies of fill.
+func intsAttrLen(op *g.Op, name string, n int, fill int64) ([]int64, error) {
+	def := make([]int64, n)
+	for i := range def {
+		def[i] = fill
+	}
+	vs, err := intsAttr(op, name, def)
+	if err != nil {
+		return nil, err
+	}
+	if len(vs) != n {
+		return nil, op.Errorf("attribute '%s' must have %d elements (one per %s), got %d", name, n, lenWhat(op), len(vs))
+	}
+	return vs, nil
+}
+
+func lenWhat(op *g.Op) string {
+	if op.Name == ConvolutionOp {
+		return "spatial dimension"
+	}
+	return "dimension"
+}
+
+// padPairs reads an attribute written [[lo, hi], ...] with n pairs; absent
+// means all zeros.
+func padPairs(op *g.Op, name string, n int) (lo, hi []int64, err error) {
+	lo, hi = make([]int64, n), make([]int64, n)
+	a := op.Attr(name)
+	if a == nil {
+		return lo, hi, nil
+	}
+	bad := op.Errorf("attribute '%s' must be an array of %d [low, high] integer pairs, got %s", name, n, g.FormatAttr(a))
+	arr, ok := a.(g.ArrayAttr)
+	if !ok || len(arr) != n {
+		return nil, nil, bad
+	}
+	for i, e := range arr {
+		pair, ok := e.(g.ArrayAttr)
+		if !ok || len(pair) != 2 {
+			return nil, nil, bad
+		}
+		l, ok1 := pair[0].(*g.IntegerAttr)
+		h, ok2 := pair[1].(*g.IntegerAttr)
+		if !ok1 || !ok2 {
+			return nil, nil, bad
+		}
+		lo[i], hi[i] = l.Value, h.Value
+	}
+	return lo, hi, nil
+}
+
+// PaddingAttr builds a [[lo, hi], ...] attribute as used by
+// hlo.convolution's and hlo.reduce_window's padding.
+func PaddingAttr(lo, hi []int64) g.ArrayAttr {
+	out := make(g.ArrayAttr, len(lo))
+	for i := range lo {
+		out[i] = g.I64Array(lo[i], hi[i])
+	}
+	return out
+}
+
+// checkDims verifies that dims are distinct and in [0, rank).
+func checkDims(op *g.Op, what string, dims []int64, rank int) error {
+	seen := make(map[int64]bool, len(dims))
+	for _, d := range dims {
+		if d < 0 || d >= int64(rank) {
+			return op.Errorf("%s: dimension %d is out of range for rank %d", what, d, rank)
+		}
+		if seen[d] {
+			return op.Errorf("%s: dimension %d appears more than once", what, d)
+		}
+		seen[d] = true
+	}
+	return nil
+}
+
+func containsDim(dims []int64, d int) bool {
+	for _, x := range dims {
+		if x == int64(d) {
+			return true
+		}
+	}
+	return false
+}
+
+// unravel writes the multi-index of linear index i for shape into idx.
+func unravel(i int64, shape []int64, idx []int64) {
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+}
+
+// offset is the row-major linear index of idx given strides.
+func offset(idx, strides []int64) int64 {
+	var o int64
+	for d, x := range idx {
+		o += x * strides[d]
+	}
+	return o
+}
+
+// evalResultType returns the written tensor type of result 0 for evaluators.
+func evalResultType(op *g.Op) (*g.TensorType, error) {
+	if len(op.Results) != 1 {
+		return nil, op.Errorf("expects 1 result, got %d", len(op.Results))
+	}
+	return resultTensor(op, 0)
+}
+
+// checkArgs makes sure evaluator inputs match the operand count.
+func checkArgs(op *g.Op, args []*g.Tensor, n int) error {
+	if len(args) != n {
+		return fmt.Errorf("'%s' op evaluator expects %d inputs, got %d", op.Name, n, len(args))
+	}
+	return nil
+}
+
+// checkArgSizes makes sure each evaluator input has as many elements as its
+// operand's type says, so that evaluators index safely.
+func checkArgSizes(op *g.Op, args []*g.Tensor) error {
+	if err := checkArgs(op, args, op.NumOperands()); err != nil {
+		return err
+	}
+	for i, a := range args {
+		t, ok := op.Operand(i).Type.(*g.TensorType)
+		if !ok || a == nil || int64(len(a.Data)) != t.NumElements() {
+			return op.Errorf("evaluator input #%d does not match the operand type %s", i, op.Operand(i).Type)
+		}
+	}
+	return nil
+}
