@@ -94,6 +94,22 @@ func (d *DenseElementsAttr) Len() int {
 	return len(d.Ints)
 }
 
+// wellFormed reports whether the stored elements fit the type: all of
+// them, one splat element, or none when elided; and in the right slice.
+func (d *DenseElementsAttr) wellFormed() bool {
+	if d.Type == nil {
+		return false
+	}
+	if d.Elided {
+		return true
+	}
+	if d.Type.Elem.IsFloat() != (d.Ints == nil) {
+		return false
+	}
+	n := d.Len()
+	return int64(n) == d.Type.NumElements() || (n == 1 && d.Type.NumElements() > 0)
+}
+
 // IsSplat reports whether one stored element stands for all.
 func (d *DenseElementsAttr) IsSplat() bool {
 	return !d.Elided && d.Len() == 1 && d.Type.NumElements() != 1

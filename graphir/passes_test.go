@@ -204,3 +204,31 @@ func TestRoundToDTypes(t *testing.T) {
 	assert.Equal(t, 1.0, graphir.RoundTo(graphir.I1, -3))
 	assert.Equal(t, -2.0, graphir.RoundTo(graphir.I32, -2.7))
 }
+
+func TestCloneRemapsOperandsAndRegions(t *testing.T) {
+	m := mustParse(t, `func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %0 = "test.region"(%a, %b) ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %1 = test.add %x, %y : tensor<f32>
+    test.yield %1 : tensor<f32>
+  }) : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}`)
+	f := m.Funcs[0]
+	orig := f.Entry().First()
+	mapping := map[*graphir.Value]*graphir.Value{f.Args()[0]: f.Args()[1]}
+	c := orig.Clone(mapping)
+	f.Entry().InsertBefore(f.Entry().Last(), c)
+	f.Entry().Last().SetOperand(0, c.Result(0))
+	require.NoError(t, graphir.Verify(m))
+	assert.Equal(t, []float64{6}, evalF(t, m, []float64{1}, []float64{3}), "clone computes b+b")
+	assert.NotSame(t, orig.Regions[0].Entry(), c.Regions[0].Entry())
+	assert.Same(t, c.Result(0), mapping[orig.Result(0)])
+}
+
+func TestBuildChecksOperandCount(t *testing.T) {
+	m := mustParse(t, negChain)
+	_, err := graphir.Build("test.neg", m.Funcs[0].Args(), nil, graphir.Location{File: "b.mlir", Line: 1, Col: 1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "b.mlir:1:1: error: 'test.neg' op expects 1 operands, got 2")
+}

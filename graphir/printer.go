@@ -454,6 +454,13 @@ func writeAttr(b *strings.Builder, a Attribute, opts PrintOptions) {
 }
 
 func writeDense(b *strings.Builder, d *DenseElementsAttr, opts PrintOptions) {
+	if !d.wellFormed() {
+		b.WriteString("dense<\"<malformed: " + strconv.Itoa(d.Len()) + " elements>\">")
+		if d.Type != nil {
+			b.WriteString(" : " + d.Type.String())
+		}
+		return
+	}
 	n := d.Type.NumElements()
 	if d.Elided || (opts.ElideLargerThan > 0 && n > opts.ElideLargerThan && !d.IsSplat()) {
 		b.WriteString("dense_resource<__elided__> : " + d.Type.String())

@@ -98,6 +98,9 @@ func Build(name string, operands []*Value, attrs DictAttr, loc Location) (*Op, e
 	if def.Infer == nil {
 		return nil, Errorf(loc, "op '%s' has no result type inference", name)
 	}
+	if !def.Operands.allows(len(operands)) {
+		return nil, Errorf(loc, "'%s' op expects %s operands, got %d", name, def.Operands, len(operands))
+	}
 	op := NewOp(name, operands, nil, attrs, loc)
 	tys, err := def.Infer(op)
 	if err != nil {

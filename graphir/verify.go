@@ -223,6 +223,9 @@ func checkDef(op *Op) *Diagnostic {
 		if d.Spec(na.Name) == nil && !isDiscardable(na.Name) {
 			return op.Errorf("does not accept attribute '%s'", na.Name)
 		}
+		if dense, ok := na.Value.(*DenseElementsAttr); ok && !dense.wellFormed() {
+			return op.Errorf("attribute '%s' holds %d elements, but %s has %d", na.Name, dense.Len(), dense.Type, dense.Type.NumElements())
+		}
 	}
 	for i := range d.Attrs {
 		if err := checkAttr(op, &d.Attrs[i]); err != nil {

@@ -37,7 +37,7 @@ func TestConstantOp(t *testing.T) {
 
 	bad := &graphir.DenseElementsAttr{Type: tt(3), Floats: []float64{1, 2}}
 	err = checkOp(ConstantOp, nil, attrs("value", bad))
-	assert.ErrorContains(t, err, "'graph.constant' op value holds 2 elements, but tensor<3xf32> has 3")
+	assert.ErrorContains(t, err, "'graph.constant' op attribute 'value' holds 2 elements, but tensor<3xf32> has 3")
 	err = checkOp(ConstantOp, nil, nil)
 	assert.ErrorContains(t, err, "requires a dense elements attribute 'value'")
 }

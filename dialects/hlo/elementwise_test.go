@@ -152,5 +152,5 @@ func TestConstant(t *testing.T) {
 	bad2 := newFB(t)
 	op = bad2.op(ConstantOp, nil, []g.Type{f32(3)}, attrs("value", &g.DenseElementsAttr{Type: f32(3), Floats: []float64{1, 2}}))
 	bad2.ret(op.Results...)
-	assert.Contains(t, bad2.verifyErr(), "value holds 2 elements but its type tensor<3xf32> has 3")
+	assert.Contains(t, bad2.verifyErr(), "attribute 'value' holds 2 elements, but tensor<3xf32> has 3")
 }

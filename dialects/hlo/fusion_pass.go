@@ -336,7 +336,7 @@ func materialize(gr *group, pos map[*g.Op]int) error {
 				continue
 			}
 			if isSplatConstant(v.Def) {
-				c := cloneOp(v.Def, mapping)
+				c := v.Def.Clone(mapping)
 				splats = append(splats, c)
 				mapping[v] = c.Results[0]
 				continue
@@ -349,7 +349,7 @@ func materialize(gr *group, pos map[*g.Op]int) error {
 		body.Append(c)
 	}
 	for _, m := range members {
-		body.Append(cloneOp(m, mapping))
+		body.Append(m.Clone(mapping))
 	}
 	var rets []*g.Value
 	types := make([]g.Type, len(root.Results))
@@ -371,42 +371,4 @@ func materialize(gr *group, pos map[*g.Op]int) error {
 		members[i].Erase()
 	}
 	return nil
-}
-
-// cloneOp deep-copies op (attributes, regions) with operands remapped
-// through mapping; the clone's results are recorded in mapping.
-func cloneOp(op *g.Op, mapping map[*g.Value]*g.Value) *g.Op {
-	operands := make([]*g.Value, op.NumOperands())
-	for i, v := range op.Operands() {
-		if w, ok := mapping[v]; ok {
-			operands[i] = w
-		} else {
-			operands[i] = v
-		}
-	}
-	types := make([]g.Type, len(op.Results))
-	for i, r := range op.Results {
-		types[i] = r.Type
-	}
-	c := g.NewOp(op.Name, operands, types, append(g.DictAttr(nil), op.Attrs...), op.Loc)
-	for i, r := range op.Results {
-		mapping[r] = c.Results[i]
-	}
-	for _, reg := range op.Regions {
-		nr := g.NewRegion()
-		for _, b := range reg.Blocks {
-			nb := g.NewBlock()
-			for _, a := range b.Args {
-				mapping[a] = nb.AddArg(a.Type, a.Loc)
-			}
-			nr.AddBlock(nb)
-		}
-		for bi, b := range reg.Blocks {
-			for o := b.First(); o != nil; o = o.Next() {
-				nr.Blocks[bi].Append(cloneOp(o, mapping))
-			}
-		}
-		c.AddRegion(nr)
-	}
-	return c
 }
