@@ -85,6 +85,8 @@ type PassManager struct {
 	Passes []Pass
 	// VerifyEach verifies the module after every pass (default true via NewPassManager).
 	VerifyEach bool
+	// Verify are the options of those verifications.
+	Verify VerifyOptions
 	// PrintAfterAll dumps the IR after every pass to IRDump.
 	PrintAfterAll bool
 	// PrintAfter dumps the IR after the passes with these names.
@@ -134,7 +136,7 @@ func (pm *PassManager) Run(m *Module) error {
 			return err
 		}
 		if pm.VerifyEach {
-			if verr := Verify(m); verr != nil {
+			if verr := VerifyWith(m, pm.Verify); verr != nil {
 				ds := AsDiagnostics(verr)
 				ds[0].AddNote(Location{}, "the IR is invalid after pass '%s'", p.Name())
 				return ds

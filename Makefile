@@ -1,0 +1,75 @@
+# Tessera build and test entry points.
+#
+#   make test    install LLVM 16 when missing, then gofmt check, go vet and
+#                go test -race ./... (unit tests, lit suite, mlir-opt check)
+#   make build   go build ./... and bin/tessera-opt
+#   make lit     the lit suite only (go test ./lit/...)
+#   make fuzz    a short run of every parser fuzz target
+#   make deps    install LLVM 16 (llc-16, FileCheck-16, mlir-opt-16) when missing
+
+SHELL := /bin/bash
+.SHELLFLAGS := -o pipefail -c
+GO ?= go
+
+# Debian packages that provide llc-16, FileCheck-16 and mlir-opt-16.
+LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools
+
+# Fuzz targets as package:FuzzName; FUZZTIME per target.
+FUZZ_TARGETS := ./graphir:FuzzParse ./tools/tessera-opt:FuzzOpt
+FUZZTIME ?= 30s
+
+.PHONY: all build test deps fmt-check vet gotest lit fuzz clean
+
+all: build
+
+build:
+	$(GO) build ./...
+	$(GO) build -o bin/tessera-opt ./tools/tessera-opt
+
+# deps installs LLVM 16 only when one of its tools is missing; as root it
+# runs apt-get, otherwise through sudo when available, else it stops and
+# prints the command to run.
+deps:
+	@have() { command -v "$$1" >/dev/null 2>&1 || [ -x "/usr/lib/llvm-16/bin/$$2" ]; }; \
+	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt; then \
+		exit 0; \
+	fi; \
+	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS)"; \
+	if [ "$$(id -u)" = 0 ]; then \
+		echo "installing LLVM 16: $$cmd"; \
+		bash -c "$$cmd"; \
+	elif command -v sudo >/dev/null 2>&1; then \
+		echo "installing LLVM 16: sudo sh -c '$$cmd'"; \
+		sudo sh -c "$$cmd"; \
+	else \
+		echo "LLVM 16 tools (llc-16, FileCheck-16, mlir-opt-16) are missing and this user cannot install them." >&2; \
+		echo "Run as root:  $$cmd" >&2; \
+		exit 1; \
+	fi
+
+fmt-check:
+	@files="$$(git ls-files --cached --others --exclude-standard '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')"; \
+	[ -n "$$files" ] || { echo "no Go files found" >&2; exit 1; }; \
+	out="$$(gofmt -l $$files)"; \
+	if [ -n "$$out" ]; then echo "gofmt -l lists files that need formatting (run gofmt -w):" >&2; echo "$$out" >&2; exit 1; fi
+
+vet:
+	$(GO) vet ./...
+
+gotest:
+	$(GO) test -race ./...
+
+test: deps fmt-check vet gotest
+
+lit: deps
+	$(GO) test ./lit/...
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg="$${t%%:*}"; name="$${t##*:}"; \
+		echo "fuzzing $$name in $$pkg for $(FUZZTIME)"; \
+		$(GO) test "$$pkg" -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=10s; \
+	done
+
+clean:
+	rm -rf bin

@@ -1,0 +1,31 @@
+// Command tessera-opt is the mlir-opt of Tessera: it parses graph- and
+// hlo-level IR in MLIR syntax, verifies it, runs the requested passes and
+// prints the result. The lit test suite (lit/) drives it with FileCheck.
+//
+// Usage:
+//
+//	tessera-opt [flags] [file|-] [flags]
+//
+// Passes run in command-line order; each registered pass has its own flag
+// (`--canonicalize`, `--legalize-to-hlo`, `--constant-fold=max-elements=64`)
+// and `--pass-pipeline='canonicalize,cse'` adds a whole pipeline at its
+// position. Flags may come before or after the input file.
+//
+// Exit status: 0 on success, 1 when the input or the command line is
+// invalid (diagnostics `file:line:col: error: message` on stderr) or when
+// --verify-diagnostics finds a mismatch, 2 on an internal error (a bug in
+// Tessera: a Go panic turned into a report).
+package main
+
+import (
+	"os"
+
+	// Dialects and passes register themselves in init functions.
+	_ "github.com/tessera-ml/tessera/dialects/graph"
+	_ "github.com/tessera-ml/tessera/dialects/hlo"
+	_ "github.com/tessera-ml/tessera/lowering"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
