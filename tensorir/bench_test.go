@@ -1,0 +1,49 @@
+package tensorir_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/tensorir"
+)
+
+// bigFunc returns a function of n loop nests, each with a block.
+func bigFunc(n int) string {
+	var b strings.Builder
+	b.WriteString("tir.func @big(%A: buffer<64x64xf32>, out %B: buffer<64x64xf32>) {\n")
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, `  tir.for %%i%d = 0 to 64 parallel {
+    tir.for %%j%d = 0 to 64 {
+      tir.block "b%d"(%%vi%d = spatial(0:64, %%i%d), %%vj%d = spatial(0:64, %%j%d)) reads(%%A[%%vi%d, %%vj%d]) writes(%%B[%%vi%d, %%vj%d]) {
+        %%B[%%vi%d, %%vj%d] = %%A[%%vi%d, %%vj%d] * 2.0 + exp(%%A[%%vj%d, %%vi%d])
+      }
+    }
+  }
+`, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i, i)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func TestBigRoundTrip(t *testing.T) {
+	src := bigFunc(200)
+	m := mustParse(t, src)
+	require.Equal(t, src, tensorir.Print(m))
+}
+
+func BenchmarkParseVerify(b *testing.B) {
+	src := []byte(bigFunc(1000))
+	b.SetBytes(int64(len(src)))
+	for i := 0; i < b.N; i++ {
+		m, err := tensorir.Parse("big.tir", src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := tensorir.Verify(m); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

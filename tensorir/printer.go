@@ -1,0 +1,664 @@
+package tensorir
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// PrintOptions control the text form.
+type PrintOptions struct {
+	// DebugInfo prints statement, parameter and function locations as a
+	// trailing loc("file":line:col).
+	DebugInfo bool
+}
+
+// Print renders m in the canonical text form documented in README.md.
+// Parse(Print(m)) prints back to the same text for every verified module.
+func Print(m *Module) string { return PrintWith(m, PrintOptions{}) }
+
+// PrintWith renders m with the given options.
+func PrintWith(m *Module, opts PrintOptions) string {
+	var b strings.Builder
+	for i, f := range m.Funcs {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(PrintFunc(f, opts))
+	}
+	return b.String()
+}
+
+// PrintFunc renders one function.
+func PrintFunc(f *PrimFunc, opts PrintOptions) string {
+	p := newPrinter(opts)
+	p.fn(f)
+	return p.b.String()
+}
+
+// PrintStmt renders a statement (names of variables not defined in it are
+// printed as they are); for debugging and diagnostics.
+func PrintStmt(s Stmt) string {
+	p := newPrinter(PrintOptions{})
+	p.stmt(s, 0)
+	return strings.TrimSuffix(p.b.String(), "\n")
+}
+
+// ExprString renders an expression as it appears in the text form.
+func ExprString(e Expr) string {
+	p := newPrinter(PrintOptions{})
+	p.expr(e, precLowest)
+	return p.b.String()
+}
+
+type printer struct {
+	b       strings.Builder
+	opts    PrintOptions
+	names   map[any]string
+	live    map[string]int // names of definitions in scope
+	pending map[*Var]string
+}
+
+func newPrinter(opts PrintOptions) *printer {
+	return &printer{opts: opts, names: map[any]string{}, live: map[string]int{}, pending: map[*Var]string{}}
+}
+
+// define names a variable or buffer, renaming it when its name is not a
+// valid identifier or is already taken by a definition in scope. The
+// caller undefines it when the scope ends.
+func (p *printer) define(obj any, name string) string {
+	name = sanitizeName(name)
+	cand := name
+	for i := 1; p.live[cand] > 0; i++ {
+		cand = name + "_" + strconv.Itoa(i)
+	}
+	p.live[cand]++
+	p.names[obj] = cand
+	return cand
+}
+
+func (p *printer) undefine(obj any) {
+	if n, ok := p.names[obj]; ok {
+		p.live[n]--
+		delete(p.names, obj)
+	}
+}
+
+func (p *printer) name(obj any, fallback string) string {
+	if n, ok := p.names[obj]; ok {
+		return n
+	}
+	return sanitizeName(fallback)
+}
+
+// vname and bname are the names of possibly nil variables and buffers
+// (nil only in IR built incorrectly through the API).
+func vname(v *Var) string {
+	if v == nil {
+		return "<nil>"
+	}
+	return v.Name
+}
+
+func bname(b *Buffer) string {
+	if b == nil {
+		return "<nil>"
+	}
+	return b.Name
+}
+
+func sanitizeName(s string) string {
+	if s == "" {
+		return "v"
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; isSuffixChar(c) {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	return string(b)
+}
+
+func (p *printer) indent(n int) {
+	for i := 0; i < n; i++ {
+		p.b.WriteString("  ")
+	}
+}
+
+func (p *printer) loc(l Location) {
+	if !p.opts.DebugInfo {
+		return
+	}
+	p.b.WriteString(" ")
+	p.b.WriteString(FormatLoc(l))
+}
+
+// FormatLoc renders a location as loc("file":line:col) or loc(unknown).
+func FormatLoc(l Location) string {
+	if !l.Known() {
+		return "loc(unknown)"
+	}
+	return "loc(" + strconv.Quote(l.File) + ":" + strconv.Itoa(l.Line) + ":" + strconv.Itoa(l.Col) + ")"
+}
+
+func (p *printer) fn(f *PrimFunc) {
+	p.b.WriteString("tir.func @")
+	p.b.WriteString(symbolText(f.Name))
+	p.b.WriteString("(")
+	for i, a := range f.Params {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		if a.Role != RoleIn {
+			p.b.WriteString(a.Role.String())
+			p.b.WriteString(" ")
+		}
+		if a.Buffer != nil {
+			p.b.WriteString("%" + p.define(a.Buffer, a.Buffer.Name) + ": ")
+			p.bufType(a.Buffer)
+		} else if a.Var != nil {
+			p.b.WriteString("%" + p.define(a.Var, a.Var.Name) + ": " + a.Var.Type.String())
+		}
+		p.loc(a.Loc)
+	}
+	p.b.WriteString(")")
+	if len(f.Attrs) > 0 {
+		p.b.WriteString(" attributes ")
+		p.dict(f.Attrs)
+	}
+	p.b.WriteString(" ")
+	p.body(f.Body, 0)
+	p.loc(f.Loc)
+	p.b.WriteString("\n")
+}
+
+func symbolText(s string) string {
+	if s != "" && isIdentStart(s[0]) {
+		ok := true
+		for i := 0; i < len(s); i++ {
+			ok = ok && isIdentChar(s[i])
+		}
+		if ok {
+			return s
+		}
+	}
+	return strconv.Quote(s)
+}
+
+// bufType prints buffer<128x64xf32, "shared", strides = [64, 1], offset = 0, align = 64>.
+func (p *printer) bufType(b *Buffer) {
+	if b == nil {
+		p.b.WriteString("<nil>")
+		return
+	}
+	p.b.WriteString("buffer<")
+	for _, d := range b.Shape {
+		if c, ok := d.(*IntImm); ok && c.Type == DIndex && c.Value >= 0 {
+			p.b.WriteString(strconv.FormatInt(c.Value, 10))
+		} else {
+			p.b.WriteString("(")
+			p.expr(d, precLowest)
+			p.b.WriteString(")")
+		}
+		p.b.WriteString("x")
+	}
+	p.b.WriteString(b.DType.String())
+	if b.Scope != "" && b.Scope != ScopeGlobal {
+		p.b.WriteString(", " + strconv.Quote(b.Scope))
+	}
+	if b.Strides != nil {
+		p.b.WriteString(", strides = [")
+		p.exprList(b.Strides)
+		p.b.WriteString("]")
+	}
+	if b.ElemOffset != nil {
+		p.b.WriteString(", offset = ")
+		p.expr(b.ElemOffset, precPrimary)
+	}
+	if b.Align != 0 {
+		p.b.WriteString(", align = " + strconv.FormatInt(b.Align, 10))
+	}
+	p.b.WriteString(">")
+}
+
+func (p *printer) dict(a Attrs) {
+	p.b.WriteString("{")
+	for i, k := range a.Keys() {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString(keyText(k))
+		if _, unit := a[k].(UnitAttr); !unit {
+			p.b.WriteString(" = ")
+			p.attr(a[k])
+		}
+	}
+	p.b.WriteString("}")
+}
+
+func keyText(k string) string {
+	if k != "" && isIdentStart(k[0]) {
+		ok := true
+		for i := 0; i < len(k); i++ {
+			ok = ok && isIdentChar(k[i])
+		}
+		if ok && !reservedAttrWord[k] {
+			return k
+		}
+	}
+	return strconv.Quote(k)
+}
+
+var reservedAttrWord = map[string]bool{"true": true, "false": true, "loc": true}
+
+func (p *printer) attr(a Attr) {
+	switch v := a.(type) {
+	case UnitAttr:
+		p.b.WriteString("unit")
+	case BoolAttr:
+		p.b.WriteString(strconv.FormatBool(bool(v)))
+	case IntAttr:
+		p.b.WriteString(strconv.FormatInt(int64(v), 10))
+	case FloatAttr:
+		f := float64(v)
+		switch {
+		case math.IsNaN(f):
+			p.b.WriteString("nan")
+		case math.IsInf(f, 1):
+			p.b.WriteString("inf")
+		case math.IsInf(f, -1):
+			p.b.WriteString("-inf")
+		default:
+			p.b.WriteString(formatFloat(f, 64))
+		}
+	case StringAttr:
+		p.b.WriteString(strconv.Quote(string(v)))
+	case ArrayAttr:
+		p.b.WriteString("[")
+		for i, e := range v {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.attr(e)
+		}
+		p.b.WriteString("]")
+	default:
+		p.b.WriteString("unit")
+	}
+}
+
+// formatFloat is the shortest decimal that reads back to v at the given
+// precision, always with a '.' (1.0, 2.5e-08, 1.0e+30).
+func formatFloat(v float64, bits int) string {
+	s := strconv.FormatFloat(v, 'g', -1, bits)
+	if strings.ContainsAny(s, ".") {
+		return s
+	}
+	if i := strings.IndexByte(s, 'e'); i >= 0 {
+		return s[:i] + ".0" + s[i:]
+	}
+	return s + ".0"
+}
+
+// body prints { stmts } starting at the current position; the closing
+// brace is indented to depth.
+func (p *printer) body(s Stmt, depth int) {
+	p.b.WriteString("{\n")
+	p.stmts(s, depth+1)
+	p.indent(depth)
+	p.b.WriteString("}")
+}
+
+func (p *printer) stmts(s Stmt, depth int) {
+	if q, ok := s.(*SeqStmt); ok {
+		for _, x := range q.Stmts {
+			p.stmts(x, depth)
+		}
+		return
+	}
+	if s != nil {
+		p.stmt(s, depth)
+	}
+}
+
+func (p *printer) stmt(s Stmt, depth int) {
+	if q, ok := s.(*SeqStmt); ok {
+		p.stmts(q, depth)
+		return
+	}
+	p.indent(depth)
+	switch x := s.(type) {
+	case *For:
+		p.b.WriteString("tir.for %" + p.define(x.Var, vname(x.Var)) + " = ")
+		p.rangeText(x.Min, x.Extent, " to ")
+		switch x.Kind {
+		case Serial:
+		case ThreadBinding:
+			p.b.WriteString(" thread_binding(" + strconv.Quote(x.Thread) + ")")
+		default:
+			p.b.WriteString(" " + x.Kind.String())
+		}
+		if len(x.Annotations) > 0 {
+			p.b.WriteString(" annotations ")
+			p.dict(x.Annotations)
+		}
+		p.b.WriteString(" ")
+		p.body(x.Body, depth)
+		p.undefine(x.Var)
+	case *BlockRealize:
+		p.block(x.Block, x.Values, x.Predicate, depth)
+	case *Block:
+		p.block(x, nil, nil, depth)
+	case *BufferStore:
+		p.b.WriteString("%" + p.name(x.Buffer, bname(x.Buffer)) + "[")
+		p.exprList(x.Indices)
+		p.b.WriteString("] = ")
+		p.expr(x.Value, precLowest)
+	case *Allocate:
+		p.b.WriteString("tir.allocate %" + p.define(x.Buffer, bname(x.Buffer)) + ": ")
+		p.bufType(x.Buffer)
+		p.b.WriteString(" ")
+		p.body(x.Body, depth)
+		p.undefine(x.Buffer)
+	case *IfThenElse:
+		p.b.WriteString("tir.if ")
+		p.expr(x.Cond, precLowest)
+		p.b.WriteString(" ")
+		p.body(x.Then, depth)
+		if x.Else != nil {
+			p.b.WriteString(" else ")
+			p.body(x.Else, depth)
+		}
+	case *LetStmt:
+		p.b.WriteString("tir.let %" + p.define(x.Var, vname(x.Var)) + " = ")
+		p.expr(x.Value, precLowest)
+		p.b.WriteString(" ")
+		p.body(x.Body, depth)
+		p.undefine(x.Var)
+	case *Evaluate:
+		p.b.WriteString("tir.evaluate ")
+		p.expr(x.Value, precLowest)
+	default:
+		p.b.WriteString(fmt.Sprintf("tir.evaluate 0 // unknown statement %T", s))
+	}
+	p.loc(s.Location())
+	p.b.WriteString("\n")
+}
+
+func (p *printer) block(b *Block, values []Expr, pred Expr, depth int) {
+	if b == nil {
+		p.b.WriteString("tir.block <nil>")
+		return
+	}
+	p.b.WriteString("tir.block " + strconv.Quote(b.Name) + "(")
+	for i, iv := range b.IterVars {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		if iv == nil {
+			p.b.WriteString("<nil>")
+			continue
+		}
+		// Iteration domains and bindings are outside the block's scope.
+		p.b.WriteString("%" + p.predefine(iv.Var) + " = " + iv.Kind.String() + "(")
+		p.rangeText(iv.Dom.Min, iv.Dom.Extent, ":")
+		if i < len(values) {
+			p.b.WriteString(", ")
+			p.expr(values[i], precLowest)
+		}
+		p.b.WriteString(")")
+	}
+	p.b.WriteString(")")
+	for _, iv := range b.IterVars {
+		if iv != nil {
+			p.activate(iv.Var)
+		}
+	}
+	if pred != nil {
+		p.b.WriteString(" where(")
+		p.expr(pred, precLowest)
+		p.b.WriteString(")")
+	}
+	for _, a := range b.Allocs {
+		p.define(a, a.Name)
+	}
+	p.regions(" reads", b.Reads)
+	p.regions(" writes", b.Writes)
+	if len(b.Allocs) > 0 {
+		p.b.WriteString(" alloc(")
+		for i, a := range b.Allocs {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.b.WriteString("%" + p.name(a, a.Name) + ": ")
+			p.bufType(a)
+		}
+		p.b.WriteString(")")
+	}
+	if len(b.Annotations) > 0 {
+		p.b.WriteString(" annotations ")
+		p.dict(b.Annotations)
+	}
+	p.b.WriteString(" {\n")
+	if b.Init != nil {
+		p.indent(depth + 1)
+		p.b.WriteString("tir.init ")
+		p.body(b.Init, depth+1)
+		p.b.WriteString("\n")
+	}
+	p.stmts(b.Body, depth+1)
+	p.indent(depth)
+	p.b.WriteString("}")
+	for _, a := range b.Allocs {
+		p.undefine(a)
+	}
+	for _, iv := range b.IterVars {
+		if iv != nil {
+			p.undefine(iv.Var)
+		}
+	}
+}
+
+// predefine chooses v's name (unique among the names in scope, which it
+// reserves) without making v resolvable; activate does that.
+func (p *printer) predefine(v *Var) string {
+	n := p.define(v, vname(v))
+	delete(p.names, v)
+	p.pending[v] = n
+	return n
+}
+
+func (p *printer) activate(v *Var) {
+	if n, ok := p.pending[v]; ok {
+		p.names[v] = n
+		delete(p.pending, v)
+	}
+}
+
+func (p *printer) regions(kw string, rs []BufferRegion) {
+	if len(rs) == 0 {
+		return
+	}
+	p.b.WriteString(kw + "(")
+	for i, r := range rs {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString("%" + p.name(r.Buffer, bname(r.Buffer)) + "[")
+		for j, rg := range r.Region {
+			if j > 0 {
+				p.b.WriteString(", ")
+			}
+			if c, ok := rg.Extent.(*IntImm); ok && c.Value == 1 && rg.Min != nil && c.Type == rg.Min.DType() {
+				p.expr(rg.Min, precLowest)
+			} else {
+				p.rangeText(rg.Min, rg.Extent, ":")
+			}
+		}
+		p.b.WriteString("]")
+	}
+	p.b.WriteString(")")
+}
+
+// rangeText prints [lo, lo+extent) as "lo SEP end". The parser recovers
+// the extent exactly (see rangeExtent): constants fold, a zero minimum
+// makes end the extent, otherwise end is printed as lo + extent.
+func (p *printer) rangeText(lo, extent Expr, sep string) {
+	p.expr(lo, precLowest)
+	p.b.WriteString(sep)
+	l, ok1 := lo.(*IntImm)
+	e, ok2 := extent.(*IntImm)
+	switch {
+	case ok1 && ok2 && l.Type == e.Type && l.Type.IsInt() && !l.Type.IsBool() && addExact(l.Type, l.Value, e.Value):
+		p.expr(IntOf(l.Type, l.Value+e.Value), precLowest)
+	case ok1 && l.Value == 0:
+		p.expr(extent, precLowest)
+	default:
+		p.expr(Add(lo, extent), precLowest)
+	}
+}
+
+func (p *printer) exprList(es []Expr) {
+	for i, e := range es {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.expr(e, precLowest)
+	}
+}
+
+// Operator precedences, lowest first.
+const (
+	precLowest = iota
+	precOr
+	precAnd
+	precCmp
+	precAdd
+	precMul
+	precUnary
+	precPrimary
+)
+
+var infix = map[BinOp]struct {
+	text string
+	prec int
+}{
+	OpOr: {"||", precOr}, OpAnd: {"&&", precAnd},
+	OpEQ: {"==", precCmp}, OpNE: {"!=", precCmp}, OpLT: {"<", precCmp}, OpLE: {"<=", precCmp},
+	OpGT: {">", precCmp}, OpGE: {">=", precCmp},
+	OpAdd: {"+", precAdd}, OpSub: {"-", precAdd}, OpMul: {"*", precMul}, OpDiv: {"/", precMul},
+}
+
+// expr prints e, parenthesized when its precedence is below min.
+func (p *printer) expr(e Expr, min int) {
+	switch x := e.(type) {
+	case *Binary:
+		op, ok := infix[x.Op]
+		if !ok {
+			p.call(x.Op.String(), x.A, x.B)
+			return
+		}
+		if op.prec < min {
+			p.b.WriteString("(")
+		}
+		right := op.prec + 1
+		left := op.prec
+		if op.prec == precCmp {
+			left = op.prec + 1
+		}
+		p.expr(x.A, left)
+		p.b.WriteString(" " + op.text + " ")
+		p.expr(x.B, right)
+		if op.prec < min {
+			p.b.WriteString(")")
+		}
+	case *Not:
+		if precUnary < min {
+			p.b.WriteString("(")
+		}
+		p.b.WriteString("!")
+		p.expr(x.X, precUnary)
+		if precUnary < min {
+			p.b.WriteString(")")
+		}
+	case *IntImm:
+		p.b.WriteString(intText(x))
+	case *FloatImm:
+		p.b.WriteString(floatText(x))
+	case *Var:
+		p.b.WriteString("%" + p.name(x, vname(x)))
+	case *BufferLoad:
+		p.b.WriteString("%" + p.name(x.Buffer, bname(x.Buffer)) + "[")
+		p.exprList(x.Indices)
+		p.b.WriteString("]")
+	case *Select:
+		p.call("select", x.Cond, x.T, x.F)
+	case *Cast:
+		p.b.WriteString("cast<" + x.Type.String() + ">(")
+		p.expr(x.X, precLowest)
+		p.b.WriteString(")")
+	case *Call:
+		p.call(x.Name, x.Args...)
+	case nil:
+		p.b.WriteString("<nil>")
+	default:
+		p.b.WriteString(fmt.Sprintf("<%T>", e))
+	}
+}
+
+func (p *printer) call(name string, args ...Expr) {
+	p.b.WriteString(name + "(")
+	p.exprList(args)
+	p.b.WriteString(")")
+}
+
+// intText prints an integer constant: true/false for i1, otherwise the
+// decimal value with a ": dtype" suffix unless the dtype is index.
+func intText(x *IntImm) string {
+	if x.Type == DBool {
+		if x.Value != 0 {
+			return "true"
+		}
+		return "false"
+	}
+	s := strconv.FormatInt(x.Value, 10)
+	if x.Type != DIndex {
+		s += " : " + x.Type.String()
+	}
+	return s
+}
+
+// floatText prints a float constant as the shortest decimal that reads
+// back exactly, with a ": dtype" suffix unless the dtype is f32;
+// non-finite values print as their bit pattern in hex (0x7F800000 : f32).
+func floatText(x *FloatImm) string {
+	if math.IsInf(x.Value, 0) || math.IsNaN(x.Value) || !x.Type.IsFloat() {
+		digits := x.Type.Bits() / 4
+		if digits == 0 {
+			digits = 16
+		}
+		return fmt.Sprintf("0x%0*X : %s", digits, floatToBits(x.Type, x.Value), x.Type)
+	}
+	bits := 32
+	if x.Type.Kind == F64 {
+		bits = 64
+	}
+	s := formatFloat(x.Value, bits)
+	if x.Type != DF32 {
+		s += " : " + x.Type.String()
+	}
+	return s
+}
+
+// addExact reports whether a+b fits dtype t without wrapping.
+func addExact(t DType, a, b int64) bool {
+	s := a + b
+	if (b >= 0) != (s >= a) {
+		return false
+	}
+	return WrapInt(t, s) == s
+}

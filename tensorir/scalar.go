@@ -1,0 +1,138 @@
+package tensorir
+
+import (
+	"errors"
+	"math"
+)
+
+// Scalar semantics shared by the interpreter and the simplifier's
+// constant folding, so that folding is exactly what execution computes.
+
+var errDivZero = errors.New("integer division by zero")
+
+// evalIntBinary applies op to integers of dtype t (results wrap to t;
+// comparisons and logic give 0 or 1).
+func evalIntBinary(op BinOp, t DType, a, b int64) (int64, error) {
+	var r int64
+	switch op {
+	case OpAdd:
+		r = a + b
+	case OpSub:
+		r = a - b
+	case OpMul:
+		r = a * b
+	case OpFloorDiv:
+		if b == 0 {
+			return 0, errDivZero
+		}
+		if a == math.MinInt64 && b == -1 {
+			r = a // wraps
+		} else {
+			r = floorDiv(a, b)
+		}
+	case OpFloorMod:
+		if b == 0 {
+			return 0, errDivZero
+		}
+		if b == -1 {
+			r = 0
+		} else {
+			r = floorMod(a, b)
+		}
+	case OpMin:
+		r = min(a, b)
+	case OpMax:
+		r = max(a, b)
+	case OpEQ:
+		return b2i(a == b), nil
+	case OpNE:
+		return b2i(a != b), nil
+	case OpLT:
+		return b2i(a < b), nil
+	case OpLE:
+		return b2i(a <= b), nil
+	case OpGT:
+		return b2i(a > b), nil
+	case OpGE:
+		return b2i(a >= b), nil
+	case OpAnd:
+		return b2i(a != 0 && b != 0), nil
+	case OpOr:
+		return b2i(a != 0 || b != 0), nil
+	case OpDiv:
+		return 0, errors.New("true division '/' of integers; use floordiv")
+	}
+	return WrapInt(t, r), nil
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// evalFloatBinary applies an arithmetic op to floats of dtype t, rounding
+// the result to t (so f32 arithmetic is exactly float32 arithmetic).
+// min and max follow Go's math.Min/Max (NaN if either is NaN).
+func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
+	var r float64
+	switch op {
+	case OpAdd:
+		r = a + b
+	case OpSub:
+		r = a - b
+	case OpMul:
+		r = a * b
+	case OpDiv:
+		r = a / b
+	case OpMin:
+		r = math.Min(a, b)
+	case OpMax:
+		r = math.Max(a, b)
+	default:
+		return math.NaN()
+	}
+	return RoundFloat(t, r)
+}
+
+// evalFloatCompare compares floats (IEEE: any comparison with NaN is
+// false except !=).
+func evalFloatCompare(op BinOp, a, b float64) int64 {
+	switch op {
+	case OpEQ:
+		return b2i(a == b)
+	case OpNE:
+		return b2i(a != b)
+	case OpLT:
+		return b2i(a < b)
+	case OpLE:
+		return b2i(a <= b)
+	case OpGT:
+		return b2i(a > b)
+	}
+	return b2i(a >= b)
+}
+
+// castIntToFloat converts an integer to float dtype t.
+func castIntToFloat(t DType, v int64) float64 { return RoundFloat(t, float64(v)) }
+
+// castFloatToInt converts a float to integer dtype t: truncation toward
+// zero, saturating at t's range; NaN becomes 0; i1 tests for non-zero.
+func castFloatToInt(t DType, v float64) int64 {
+	if t.Kind == Bool {
+		return b2i(v != 0)
+	}
+	if math.IsNaN(v) {
+		return 0
+	}
+	lo, hi := dtypeRange(t)
+	v = math.Trunc(v)
+	if v <= float64(lo) {
+		return lo
+	}
+	if v >= float64(hi) {
+		return hi
+	}
+	return int64(v)
+}

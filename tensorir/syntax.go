@@ -1,0 +1,244 @@
+package tensorir
+
+import (
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+)
+
+// The grammar of the tensor IR text form (README.md documents it with
+// examples). The parse tree (p* structs) is converted to IR by parser.go,
+// which resolves names, computes ranges and reports located errors.
+
+type pFile struct {
+	Funcs []*pFunc `parser:"@@*"`
+}
+
+type pFunc struct {
+	Pos    lexer.Position
+	Name   string    `parser:"'tir.func' @SymbolRef"`
+	Params []*pParam `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Attrs  *pDict    `parser:"( 'attributes' @@ )?"`
+	Body   *pBody    `parser:"@@"`
+	Loc    *pLoc     `parser:"@@?"`
+}
+
+type pParam struct {
+	Pos    lexer.Position
+	Role   *string   `parser:"@( 'out' | 'inout' | 'in' )?"`
+	Name   string    `parser:"@ValueID ':'"`
+	Buffer *pBufType `parser:"( @@"`
+	Scalar *string   `parser:"| @Ident )"`
+	Loc    *pLoc     `parser:"@@?"`
+}
+
+type pBufType struct {
+	Pos   lexer.Position
+	Dims  []*pDim    `parser:"'buffer' '<' ( @@ 'x' )*"`
+	DType string     `parser:"@Ident"`
+	Opts  []*pBufOpt `parser:"( ',' @@ )* '>'"`
+}
+
+type pDim struct {
+	Pos  lexer.Position
+	Int  *string `parser:"  @Int"`
+	Expr *pExpr  `parser:"| '(' @@ ')'"`
+}
+
+type pBufOpt struct {
+	Pos        lexer.Position
+	Scope      *string   `parser:"  @String"`
+	HasStrides bool      `parser:"| ( @'strides' '=' '['"`
+	Strides    []*pExpr  `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
+	Offset     *pPrimary `parser:"| 'offset' '=' @@"`
+	Align      *string   `parser:"| 'align' '=' @Int"`
+}
+
+type pBody struct {
+	Pos   lexer.Position
+	Stmts []*pStmt `parser:"'{' @@* '}'"`
+}
+
+type pStmt struct {
+	Pos      lexer.Position
+	For      *pFor      `parser:"( @@"`
+	Block    *pBlock    `parser:"| @@"`
+	If       *pIf       `parser:"| @@"`
+	Let      *pLet      `parser:"| @@"`
+	Allocate *pAllocate `parser:"| @@"`
+	Evaluate *pExpr     `parser:"| 'tir.evaluate' @@"`
+	Store    *pStore    `parser:"| @@ )"`
+	Loc      *pLoc      `parser:"@@?"`
+}
+
+type pFor struct {
+	Pos    lexer.Position
+	Var    string  `parser:"'tir.for' @ValueID '='"`
+	Lo     *pExpr  `parser:"@@ 'to'"`
+	Hi     *pExpr  `parser:"@@"`
+	Kind   *string `parser:"( @( 'serial' | 'parallel' | 'vectorized' | 'unrolled' )"`
+	Thread *string `parser:"| 'thread_binding' '(' @String ')' )?"`
+	Annots *pDict  `parser:"( 'annotations' @@ )?"`
+	Body   *pBody  `parser:"@@"`
+}
+
+type pBlock struct {
+	Pos    lexer.Position
+	Name   string      `parser:"'tir.block' @String"`
+	Iters  []*pIterVar `parser:"'(' ( @@ ( ',' @@ )* )? ')'"`
+	Where  *pExpr      `parser:"( 'where' '(' @@ ')' )?"`
+	Reads  []*pRegion  `parser:"( 'reads' '(' ( @@ ( ',' @@ )* )? ')' )?"`
+	Writes []*pRegion  `parser:"( 'writes' '(' ( @@ ( ',' @@ )* )? ')' )?"`
+	Allocs []*pBufDecl `parser:"( 'alloc' '(' ( @@ ( ',' @@ )* )? ')' )?"`
+	Annots *pDict      `parser:"( 'annotations' @@ )?"`
+	Init   *pBody      `parser:"'{' ( 'tir.init' @@ )?"`
+	Stmts  []*pStmt    `parser:"@@* '}'"`
+}
+
+type pIterVar struct {
+	Pos   lexer.Position
+	Name  string `parser:"@ValueID '='"`
+	Kind  string `parser:"@( 'spatial' | 'reduce' ) '('"`
+	Lo    *pExpr `parser:"@@ ':'"`
+	Hi    *pExpr `parser:"@@"`
+	Value *pExpr `parser:"( ',' @@ )? ')'"`
+}
+
+type pRegion struct {
+	Pos    lexer.Position
+	Buffer string    `parser:"@ValueID '['"`
+	Dims   []*pRange `parser:"( @@ ( ',' @@ )* )? ']'"`
+}
+
+type pRange struct {
+	Pos lexer.Position
+	Lo  *pExpr `parser:"@@"`
+	Hi  *pExpr `parser:"( ':' @@ )?"`
+}
+
+type pBufDecl struct {
+	Pos  lexer.Position
+	Name string    `parser:"@ValueID ':'"`
+	Type *pBufType `parser:"@@"`
+}
+
+type pIf struct {
+	Pos  lexer.Position
+	Cond *pExpr `parser:"'tir.if' @@"`
+	Then *pBody `parser:"@@"`
+	Else *pBody `parser:"( 'else' @@ )?"`
+}
+
+type pLet struct {
+	Pos   lexer.Position
+	Var   string `parser:"'tir.let' @ValueID '='"`
+	Value *pExpr `parser:"@@"`
+	Body  *pBody `parser:"@@"`
+}
+
+type pAllocate struct {
+	Pos  lexer.Position
+	Name string    `parser:"'tir.allocate' @ValueID ':'"`
+	Type *pBufType `parser:"@@"`
+	Body *pBody    `parser:"@@"`
+}
+
+type pStore struct {
+	Pos     lexer.Position
+	Buffer  string   `parser:"@ValueID '['"`
+	Indices []*pExpr `parser:"( @@ ( ',' @@ )* )? ']' '='"`
+	Value   *pExpr   `parser:"@@"`
+}
+
+// An expression is a flat list of operands and binary operators; the
+// builder applies precedence (|| < && < comparisons < + - < * /, all
+// left-associative except comparisons, which do not chain), which keeps
+// the parse tree shallow and the parser fast.
+
+type pExpr struct {
+	Pos  lexer.Position
+	Left *pUnary     `parser:"@@"`
+	Rest []*pOpUnary `parser:"@@*"`
+}
+
+type pOpUnary struct {
+	Pos   lexer.Position
+	Op    string  `parser:"@( '||' | '&&' | '==' | '!=' | '<=' | '>=' | '<' | '>' | '+' | '-' | '*' | '/' )"`
+	Right *pUnary `parser:"@@"`
+}
+
+type pUnary struct {
+	Pos  lexer.Position
+	Not  *pUnary   `parser:"  '!' @@"`
+	Prim *pPrimary `parser:"| @@"`
+}
+
+type pPrimary struct {
+	Pos   lexer.Position
+	Num   *pNumber `parser:"  @@"`
+	Bool  *string  `parser:"| @( 'true' | 'false' )"`
+	Cast  *pCast   `parser:"| @@"`
+	Call  *pCall   `parser:"| @@"`
+	Ref   *pRef    `parser:"| @@"`
+	Paren *pExpr   `parser:"| '(' @@ ')'"`
+}
+
+type pNumber struct {
+	Pos   lexer.Position
+	Neg   bool    `parser:"@'-'?"`
+	Text  string  `parser:"@( Float | Int | Hex )"`
+	DType *string `parser:"( ':' @Ident )?"`
+}
+
+type pCast struct {
+	Pos   lexer.Position
+	DType string `parser:"'cast' '<' @Ident '>'"`
+	X     *pExpr `parser:"'(' @@ ')'"`
+}
+
+type pCall struct {
+	Pos  lexer.Position
+	Name string   `parser:"@Ident '('"`
+	Args []*pExpr `parser:"( @@ ( ',' @@ )* )? ')'"`
+}
+
+type pRef struct {
+	Pos     lexer.Position
+	Name    string   `parser:"@ValueID"`
+	Load    bool     `parser:"( @'['"`
+	Indices []*pExpr `parser:"  ( @@ ( ',' @@ )* )? ']' )?"`
+}
+
+type pDict struct {
+	Pos     lexer.Position
+	Entries []*pNamedAttr `parser:"'{' ( @@ ( ',' @@ )* )? '}'"`
+}
+
+type pNamedAttr struct {
+	Pos   lexer.Position
+	Name  string `parser:"( @Ident | @String )"`
+	Value *pAttr `parser:"( '=' @@ )?"`
+}
+
+type pAttr struct {
+	Pos     lexer.Position
+	IsArray bool     `parser:"  ( @'['"`
+	Elems   []*pAttr `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
+	Str     *string  `parser:"| @String"`
+	Word    *string  `parser:"| @( 'true' | 'false' | 'unit' | 'nan' )"`
+	Neg     bool     `parser:"| @'-'?"`
+	Num     *string  `parser:"  @( Float | Int | 'inf' )"`
+}
+
+type pLoc struct {
+	Pos     lexer.Position
+	File    *string `parser:"'loc' '(' ( @String"`
+	Line    int     `parser:"  ':' @Int"`
+	Col     int     `parser:"  ':' @Int"`
+	Unknown bool    `parser:"| @'unknown' ) ')'"`
+}
+
+var textParser = participle.MustBuild[pFile](
+	participle.Lexer(textLexer),
+	participle.Elide("Comment", "Whitespace"),
+	participle.UseLookahead(4),
+)
