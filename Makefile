@@ -2,36 +2,50 @@
 #
 #   make test    install LLVM 16 when missing, then gofmt check, go vet and
 #                go test -race ./... (unit tests, lit suite, mlir-opt check)
-#   make build   go build ./... and bin/tessera-opt
+#   make demo    the main job: compile LeNet-5 and the MLP, run them on the
+#                held-out digits, print accuracy and max deviation from PyTorch
+#   make build   go build ./... and bin/tessera-opt, bin/tessera
 #   make lit     the lit suite only (go test ./lit/...)
 #   make fuzz    a short run of every parser fuzz target
-#   make deps    install LLVM 16 (llc-16, FileCheck-16, mlir-opt-16) when missing
+#   make deps    install LLVM 16 (llc-16, FileCheck-16, mlir-opt-16, ld.lld-16,
+#                clang-16) when missing
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 GO ?= go
 
-# Debian packages that provide llc-16, FileCheck-16 and mlir-opt-16.
-LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools
+# Debian packages that provide llc-16/opt-16, FileCheck-16, mlir-opt-16,
+# ld.lld-16 (linking shared objects) and clang-16 (the C ABI test).
+LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools lld-16 clang-16
 
 # Fuzz targets as package:FuzzName; FUZZTIME per target.
 FUZZ_TARGETS := ./graphir:FuzzParse ./tools/tessera-opt:FuzzOpt
 FUZZTIME ?= 30s
 
-.PHONY: all build test deps fmt-check vet gotest lit fuzz clean
+.PHONY: all build test deps fmt-check vet gotest lit fuzz clean demo
 
 all: build
 
 build:
 	$(GO) build ./...
 	$(GO) build -o bin/tessera-opt ./tools/tessera-opt
+	$(GO) build -o bin/tessera ./cmd/tessera
+
+# demo is the main job: compile LeNet-5 (trained on the digits data) to
+# x86-64, run it on the 360 held-out images, and print the accuracy and
+# the largest deviation from PyTorch's logits; then the same for the MLP.
+demo: deps build
+	bin/tessera run examples/lenet5.mlir --input examples/digits_x.npy --output lenet5_y.npy \
+		--reference examples/lenet5_logits.npy --labels examples/digits_y.npy
+	bin/tessera run examples/mlp.mlir --input examples/digits28_x.npy --output mlp_y.npy \
+		--reference examples/mlp_logits.npy --labels examples/digits_y.npy
 
 # deps installs LLVM 16 only when one of its tools is missing; as root it
 # runs apt-get, otherwise through sudo when available, else it stops and
 # prints the command to run.
 deps:
 	@have() { command -v "$$1" >/dev/null 2>&1 || [ -x "/usr/lib/llvm-16/bin/$$2" ]; }; \
-	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt; then \
+	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.lld-16 ld.lld && have clang-16 clang; then \
 		exit 0; \
 	fi; \
 	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS)"; \

@@ -122,7 +122,12 @@ func RunArgs(f *PrimFunc, args Args) (err error) {
 	if err := VerifyFunc(f); err != nil {
 		return err
 	}
-	in := &interp{vals: map[*Var]scalar{}, bufs: map[*Buffer]*boundBuf{}, loc: f.Loc}
+	return runFunc(nil, f, args)
+}
+
+// runFunc executes a verified f; m resolves tir.call (nil: calls fail).
+func runFunc(m *Module, f *PrimFunc, args Args) error {
+	in := &interp{vals: map[*Var]scalar{}, bufs: map[*Buffer]*boundBuf{}, loc: f.Loc, mod: m}
 	for _, p := range f.Params {
 		in.loc = p.Loc
 		if p.Var != nil {
@@ -168,6 +173,13 @@ type boundBuf struct {
 	shape   []int64
 	strides []int64
 	offset  int64
+	// Arena views (tir.arena) have no arr: their elements live in mem
+	// from byte base on, n elements of dtype.
+	mem      []byte
+	base     int64
+	n        int64
+	dtype    DType
+	readOnly bool // tir.constant buffers
 }
 
 type interp struct {
@@ -175,6 +187,8 @@ type interp struct {
 	bufs   map[*Buffer]*boundBuf
 	blocks []string
 	loc    Location
+	mod    *Module // resolves tir.call; nil outside RunModule
+	depth  int     // tir.call nesting
 }
 
 func (in *interp) errorf(format string, args ...any) error {
@@ -298,8 +312,8 @@ func (in *interp) address(b *Buffer, idx []Expr) (*boundBuf, int, error) {
 		}
 		off += v * bb.strides[i]
 	}
-	if off < 0 || off >= int64(bb.arr.Len()) {
-		return nil, 0, in.errorf("index %s of buffer %%%s addresses element %d outside its %d stored elements", shapeText(vals), b.Name, off, bb.arr.Len())
+	if off < 0 || off >= bb.length() {
+		return nil, 0, in.errorf("index %s of buffer %%%s addresses element %d outside its %d stored elements", shapeText(vals), b.Name, off, bb.length())
 	}
 	return bb, int(off), nil
 }
@@ -343,18 +357,21 @@ func (in *interp) stmt(s Stmt) error {
 		if err != nil {
 			return err
 		}
+		if bb.readOnly {
+			return in.errorf("store to constant buffer %%%s", x.Buffer.Name)
+		}
 		if x.Buffer.DType.IsFloat() {
 			v, err := in.evalFloat(x.Value)
 			if err != nil {
 				return err
 			}
-			bb.arr.Floats[off] = v
+			bb.storeFloat(off, v)
 		} else {
 			v, err := in.evalInt(x.Value)
 			if err != nil {
 				return err
 			}
-			bb.arr.Ints[off] = v
+			bb.storeInt(off, v)
 		}
 	case *Allocate:
 		if err := in.alloc(x.Buffer); err != nil {
@@ -385,7 +402,7 @@ func (in *interp) stmt(s Stmt) error {
 		_, err := in.eval(x.Value)
 		return err
 	default:
-		return in.errorf("cannot execute %T", s)
+		return in.hostStmt(s)
 	}
 	return nil
 }
@@ -554,7 +571,7 @@ func (in *interp) evalInt(e Expr) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return bb.arr.Ints[off], nil
+		return bb.loadInt(off), nil
 	}
 	return 0, in.errorf("cannot evaluate %T as an integer", e)
 }
@@ -628,7 +645,7 @@ func (in *interp) evalFloat(e Expr) (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		return bb.arr.Floats[off], nil
+		return bb.loadFloat(off), nil
 	}
 	return math.NaN(), in.errorf("cannot evaluate %T as a float", e)
 }

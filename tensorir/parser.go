@@ -61,6 +61,7 @@ var grammarNames = strings.NewReplacer(
 	"PNamedAttr", "attribute", "PRange", "range", "PDim", "dimension", "PBufOpt", "buffer option",
 	"PPrimary", "expression", "PUnary", "expression", "PTerm", "expression", "PSum", "expression",
 	"PCmp", "expression", "PAnd", "expression", "POpTerm", "operator", "POpUnary", "operator",
+	"PConstElem", "number", "PArenaBuf", "arena buffer", "PCallK", "tir.call",
 	"PNumber", "number", "PCast", "cast", "PCall", "call", "PRef", "value",
 )
 
@@ -390,6 +391,12 @@ func (b *builder) stmt(ps *pStmt) (Stmt, error) {
 			return nil, err
 		}
 		return &Allocate{Buffer: buf, Body: body, Loc: loc}, nil
+	case ps.Const != nil:
+		return b.constStmt(ps.Const, loc)
+	case ps.Arena != nil:
+		return b.arenaStmt(ps.Arena, loc)
+	case ps.Call != nil:
+		return b.callKernel(ps.Call, loc)
 	case ps.Evaluate != nil:
 		e, err := b.expr(ps.Evaluate)
 		if err != nil {
@@ -809,4 +816,116 @@ func (b *builder) number(n *pNumber) (Expr, error) {
 		return nil, b.errorf(n.Pos, "integer literal %s is out of range for %s", text, t)
 	}
 	return &IntImm{Type: t, Value: v}, nil
+}
+
+func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
+	buf, err := b.bufType(pc.Name[1:], pc.Type)
+	if err != nil {
+		return nil, err
+	}
+	buf.Loc = loc
+	s := &AllocateConst{Buffer: buf, Elided: pc.Elided, Loc: loc}
+	if !pc.Elided {
+		t := buf.DType
+		if t.IsFloat() {
+			s.Floats = make([]float64, 0, len(pc.Elems))
+		} else {
+			s.Ints = make([]int64, 0, len(pc.Elems))
+		}
+		for _, e := range pc.Elems {
+			text := e.Text
+			switch {
+			case t.IsFloat() && strings.HasPrefix(text, "0x"):
+				if e.Neg || len(text)-2 > t.Bits()/4 {
+					return nil, b.errorf(e.Pos, "malformed %s bit pattern %s", t, text)
+				}
+				bits, err := strconv.ParseUint(text[2:], 16, 64)
+				if err != nil {
+					return nil, b.errorf(e.Pos, "malformed %s bit pattern %s", t, text)
+				}
+				s.Floats = append(s.Floats, floatFromBits(t, bits))
+			case t.IsFloat():
+				if e.Neg {
+					text = "-" + text
+				}
+				bits := 32
+				if t.Kind == F64 {
+					bits = 64
+				}
+				v, err := strconv.ParseFloat(text, bits)
+				if err != nil || RoundFloat(t, v) != v {
+					return nil, b.errorf(e.Pos, "constant element %s is not a value of %s", text, t)
+				}
+				s.Floats = append(s.Floats, v)
+			default:
+				if e.Neg {
+					text = "-" + text
+				}
+				v, err := strconv.ParseInt(text, 10, 64)
+				if err != nil || WrapInt(t, v) != v {
+					return nil, b.errorf(e.Pos, "constant element %s is not a value of %s", text, t)
+				}
+				s.Ints = append(s.Ints, v)
+			}
+		}
+	}
+	b.push()
+	defer b.pop()
+	if err := b.define(pc.Name, buf, pc.Pos); err != nil {
+		return nil, err
+	}
+	if s.Body, err = b.body(pc.Body); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (b *builder) arenaStmt(pa *pArena, loc Location) (Stmt, error) {
+	size, err := strconv.ParseInt(pa.Size, 10, 64)
+	if err != nil {
+		return nil, b.errorf(pa.Pos, "arena size %s is out of range", pa.Size)
+	}
+	s := &ArenaAlloc{Size: size, Loc: loc}
+	b.push()
+	defer b.pop()
+	for _, pb := range pa.Bufs {
+		buf, err := b.bufType(pb.Name[1:], pb.Type)
+		if err != nil {
+			return nil, err
+		}
+		buf.Loc = b.loc(pb.Pos)
+		off, err := strconv.ParseInt(pb.Offset, 10, 64)
+		if err != nil {
+			return nil, b.errorf(pb.Pos, "arena offset %s is out of range", pb.Offset)
+		}
+		if err := b.define(pb.Name, buf, pb.Pos); err != nil {
+			return nil, err
+		}
+		s.Buffers = append(s.Buffers, buf)
+		s.Offsets = append(s.Offsets, off)
+	}
+	if s.Body, err = b.body(pa.Body); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (b *builder) callKernel(pc *pCallK, loc Location) (Stmt, error) {
+	name := pc.Callee[1:]
+	if strings.HasPrefix(name, `"`) {
+		u, err := strconv.Unquote(name)
+		if err != nil {
+			return nil, b.errorf(pc.Pos, "malformed function name %s", pc.Callee)
+		}
+		name = u
+	}
+	s := &CallKernel{Callee: name, Args: []*Buffer{}, Loc: loc}
+	for _, a := range pc.Args {
+		buf, err := b.bufferRef(a, pc.Pos)
+		if err != nil {
+			return nil, err
+		}
+		s.Args = append(s.Args, buf)
+	}
+	return s, nil
 }

@@ -12,6 +12,10 @@ type PrintOptions struct {
 	// DebugInfo prints statement, parameter and function locations as a
 	// trailing loc("file":line:col).
 	DebugInfo bool
+	// ElideConstantsLargerThan prints the data of tir.constant buffers
+	// with more elements than this as dense_resource<__elided__>
+	// (0: never elide).
+	ElideConstantsLargerThan int64
 }
 
 // Print renders m in the canonical text form documented in README.md.
@@ -382,6 +386,40 @@ func (p *printer) stmt(s Stmt, depth int) {
 	case *Evaluate:
 		p.b.WriteString("tir.evaluate ")
 		p.expr(x.Value, precLowest)
+	case *CallKernel:
+		p.b.WriteString("tir.call @" + symbolText(x.Callee) + "(")
+		for i, a := range x.Args {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.b.WriteString("%" + p.name(a, bname(a)))
+		}
+		p.b.WriteString(")")
+	case *AllocateConst:
+		p.b.WriteString("tir.constant %" + p.define(x.Buffer, bname(x.Buffer)) + ": ")
+		p.bufType(x.Buffer)
+		p.b.WriteString(" = ")
+		p.constData(x)
+		p.b.WriteString(" ")
+		p.body(x.Body, depth)
+		p.undefine(x.Buffer)
+	case *ArenaAlloc:
+		p.b.WriteString("tir.arena " + strconv.FormatInt(x.Size, 10) + " (")
+		for i, b := range x.Buffers {
+			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.b.WriteString("%" + p.define(b, bname(b)) + ": ")
+			p.bufType(b)
+			if i < len(x.Offsets) {
+				p.b.WriteString(" at " + strconv.FormatInt(x.Offsets[i], 10))
+			}
+		}
+		p.b.WriteString(") ")
+		p.body(x.Body, depth)
+		for _, b := range x.Buffers {
+			p.undefine(b)
+		}
 	default:
 		p.b.WriteString(fmt.Sprintf("tir.evaluate 0 // unknown statement %T", s))
 	}
@@ -661,4 +699,47 @@ func addExact(t DType, a, b int64) bool {
 		return false
 	}
 	return WrapInt(t, s) == s
+}
+
+// constData prints the data of a tir.constant: dense<[v, ...]> row-major
+// (floats as the shortest decimal of their dtype, non-finite values as
+// their bit pattern in hex), or dense_resource<__elided__>.
+func (p *printer) constData(x *AllocateConst) {
+	n := len(x.Floats) + len(x.Ints)
+	if x.Elided || p.opts.ElideConstantsLargerThan > 0 && int64(n) > p.opts.ElideConstantsLargerThan {
+		p.b.WriteString("dense_resource<__elided__>")
+		return
+	}
+	t := DF32
+	if x.Buffer != nil {
+		t = x.Buffer.DType
+	}
+	p.b.WriteString("dense<[")
+	for i, v := range x.Floats {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString(constFloatText(t, v))
+	}
+	for i, v := range x.Ints {
+		if i > 0 {
+			p.b.WriteString(", ")
+		}
+		p.b.WriteString(strconv.FormatInt(v, 10))
+	}
+	p.b.WriteString("]>")
+}
+
+func constFloatText(t DType, v float64) string {
+	if !t.IsFloat() {
+		t = DF64
+	}
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return fmt.Sprintf("0x%0*X", t.Bits()/4, floatToBits(t, v))
+	}
+	bits := 32
+	if t.Kind == F64 {
+		bits = 64
+	}
+	return formatFloat(v, bits)
 }

@@ -65,6 +65,9 @@ type pStmt struct {
 	If       *pIf       `parser:"| @@"`
 	Let      *pLet      `parser:"| @@"`
 	Allocate *pAllocate `parser:"| @@"`
+	Const    *pConst    `parser:"| @@"`
+	Arena    *pArena    `parser:"| @@"`
+	Call     *pCallK    `parser:"| @@"`
 	Evaluate *pExpr     `parser:"| 'tir.evaluate' @@"`
 	Store    *pStore    `parser:"| @@ )"`
 	Loc      *pLoc      `parser:"@@?"`
@@ -140,6 +143,42 @@ type pAllocate struct {
 	Name string    `parser:"'tir.allocate' @ValueID ':'"`
 	Type *pBufType `parser:"@@"`
 	Body *pBody    `parser:"@@"`
+}
+
+type pConst struct {
+	Pos    lexer.Position
+	Name   string        `parser:"'tir.constant' @ValueID ':'"`
+	Type   *pBufType     `parser:"@@ '='"`
+	Elided bool          `parser:"( @( 'dense_resource' '<' '__elided__' '>' )"`
+	Dense  bool          `parser:"| ( @'dense' '<' '['"`
+	Elems  []*pConstElem `parser:"    ( @@ ( ',' @@ )* )? ']' '>' ) )"`
+	Body   *pBody        `parser:"@@"`
+}
+
+type pConstElem struct {
+	Pos  lexer.Position
+	Neg  bool   `parser:"@'-'?"`
+	Text string `parser:"@( Float | Int | Hex )"`
+}
+
+type pArena struct {
+	Pos  lexer.Position
+	Size string       `parser:"'tir.arena' @Int '('"`
+	Bufs []*pArenaBuf `parser:"( @@ ( ',' @@ )* )? ')'"`
+	Body *pBody       `parser:"@@"`
+}
+
+type pArenaBuf struct {
+	Pos    lexer.Position
+	Name   string    `parser:"@ValueID ':'"`
+	Type   *pBufType `parser:"@@"`
+	Offset string    `parser:"'at' @Int"`
+}
+
+type pCallK struct {
+	Pos    lexer.Position
+	Callee string   `parser:"'tir.call' @SymbolRef '('"`
+	Args   []string `parser:"( @ValueID ( ',' @ValueID )* )? ')'"`
 }
 
 type pStore struct {

@@ -16,7 +16,7 @@ func Verify(m *Module) error {
 			ds = append(ds, Errorf(f.Loc, "redefinition of function @%s", f.Name))
 		}
 		names[f.Name] = true
-		ds = append(ds, verifyFunc(f)...)
+		ds = append(ds, verifyFuncIn(m, f)...)
 	}
 	return ds.Err()
 }
@@ -46,10 +46,23 @@ func Verify(m *Module) error {
 //
 // Diagnostics are located at the offending statement or parameter and
 // name the loop, block or buffer.
+//
+// Host statements: a tir.call passes buffers in scope; with the module
+// (Verify) its callee exists, is not the caller, has only buffer
+// parameters, as many as arguments, each of the argument's dtype and
+// constant shape, and a constant buffer is not passed as an out or inout
+// parameter. tir.constant holds one value of its dtype per element of its
+// constant shape and is never stored to; tir.arena buffers have constant
+// shapes and lie inside the arena at offsets that are multiples of
+// ArenaAlign.
 func VerifyFunc(f *PrimFunc) error { return verifyFunc(f).Err() }
+
+func verifyFunc(f *PrimFunc) Diagnostics { return verifyFuncIn(nil, f) }
 
 type verifier struct {
 	f      *PrimFunc
+	mod    *Module          // resolves tir.call callees; nil in VerifyFunc
+	consts map[*Buffer]bool // tir.constant buffers in scope
 	ds     Diagnostics
 	vars   map[*Var]varInfo // in scope
 	seen   map[*Var]bool    // ever defined
@@ -72,8 +85,8 @@ type varInfo struct {
 	kind varKind
 }
 
-func verifyFunc(f *PrimFunc) Diagnostics {
-	v := &verifier{f: f, vars: map[*Var]varInfo{}, seen: map[*Var]bool{}, bufs: map[*Buffer]bool{},
+func verifyFuncIn(m *Module, f *PrimFunc) Diagnostics {
+	v := &verifier{f: f, mod: m, consts: map[*Buffer]bool{}, vars: map[*Var]varInfo{}, seen: map[*Var]bool{}, bufs: map[*Buffer]bool{},
 		blocks: map[string]bool{}, env: BoundEnv{}, where: f.Loc}
 	names := map[string]bool{}
 	for _, p := range f.Params {
@@ -218,6 +231,9 @@ func (v *verifier) stmt(s Stmt, blk *blockCtx) {
 		if x.Buffer == nil {
 			return
 		}
+		if v.consts[x.Buffer] {
+			v.errorf("store to constant buffer %%%s", x.Buffer.Name)
+		}
 		if blk != nil {
 			for _, e := range x.Indices {
 				VisitExpr(e, func(e Expr) bool {
@@ -262,6 +278,8 @@ func (v *verifier) stmt(s Stmt, blk *blockCtx) {
 		delete(v.vars, x.Var)
 	case *Evaluate:
 		v.expr(x.Value)
+	case *CallKernel, *AllocateConst, *ArenaAlloc:
+		v.hostStmt(s, blk)
 	default:
 		v.errorf("unknown statement %T", s)
 	}

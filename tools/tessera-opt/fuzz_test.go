@@ -18,7 +18,7 @@ func FuzzOpt(f *testing.F) {
 	f.Add(relu)
 	f.Add(threeChunks)
 	_ = filepath.WalkDir(filepath.Join("..", "..", "lit"), func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(p, ".mlir") {
+		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".mlir") || strings.HasSuffix(p, ".tir")) {
 			if src, err := os.ReadFile(p); err == nil {
 				f.Add(string(src))
 			}
@@ -29,6 +29,8 @@ func FuzzOpt(f *testing.F) {
 		{"--split-input-file"},
 		{"--split-input-file", "--allow-unregistered-dialect", "--mlir-print-op-generic", "--mlir-print-debuginfo"},
 		{"--split-input-file", "--canonicalize", "--constant-fold", "--fold-batch-norm", "--cse", "--legalize-to-hlo", "--canonicalize", "--fuse", "--dce"},
+		{"--split-input-file", "--legalize-to-hlo", "--fuse", "--lower-to-tir", "--inline-elementwise", "--simplify"},
+		{"--split-input-file", "--inline-elementwise", "--simplify"},
 	}
 	f.Fuzz(func(t *testing.T, src string) {
 		for _, args := range pipelines {

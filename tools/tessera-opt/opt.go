@@ -38,6 +38,8 @@ type options struct {
 	allowUnregistered  bool
 	splitInputFile     bool
 	verifyDiagnostics  bool
+	emitLLVM           bool // print LLVM IR of the tensor IR module (targets/cpu)
+	tirInput           bool // the input is tensor IR (.tir)
 	showHelp           bool
 	inputName, display string // path to read ("" or "-" = stdin), name used in diagnostics
 }
@@ -98,7 +100,12 @@ func newFlagSet(o *options) (fs, toolFlags *pflag.FlagSet, passNames []string) {
 	toolFlags.BoolVar(&o.allowUnregistered, "allow-unregistered-dialect", false, "accept ops that no dialect registers (they are kept and printed, not verified)")
 	toolFlags.BoolVar(&o.splitInputFile, "split-input-file", false, "split the input on lines '// -----' and process each chunk separately (diagnostics keep the file's line numbers); outputs are joined with '// -----'")
 	toolFlags.BoolVar(&o.verifyDiagnostics, "verify-diagnostics", false, "match the diagnostics against '// expected-error[@+N|@-N|@above|@below] {{message}}' comments (and expected-warning, -note, -remark) instead of printing them; the IR of chunks without errors is printed")
+	toolFlags.BoolVar(&o.emitLLVM, "emit-llvm", false, "print the LLVM IR of the tensor IR module (targets/cpu) instead of tensor IR; needs --lower-to-tir or a .tir input")
 	toolFlags.BoolVarP(&o.showHelp, "help", "h", false, "show this help")
+	for _, st := range tirSteps {
+		toolFlags.Var(tirStepFlag{st.name, &o.pipeline}, st.name, st.summary)
+		toolFlags.Lookup(st.name).NoOptDefVal = "true"
+	}
 
 	fs = pflag.NewFlagSet("tessera-opt", pflag.ContinueOnError)
 	fs.SortFlags = false
@@ -119,8 +126,11 @@ func newFlagSet(o *options) (fs, toolFlags *pflag.FlagSet, passNames []string) {
 func usage(w io.Writer, toolFlags *pflag.FlagSet, passNames []string) {
 	fmt.Fprintf(w, `Usage: tessera-opt [flags] [file|-] [flags]
 
-Parses Tessera IR (MLIR syntax: graph and hlo dialects), verifies it, runs
-the requested passes in command-line order and prints the result.
+Parses Tessera IR (MLIR syntax: graph and hlo dialects; or tensor IR, a
+.tir file or text starting with tir.), verifies it, runs the requested
+passes in command-line order and prints the result. --lower-to-tir moves a
+fused hlo module to tensor IR; the tensor-level flags after it
+(--simplify, --inline-elementwise, --emit-llvm) apply to that.
 
 Flags:
 %s
@@ -177,13 +187,13 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return exitFailure
 	}
 	for _, n := range o.printIRAfter {
-		if graphir.LookupPass(n) == nil {
+		if graphir.LookupPass(n) == nil && !isTIRStepName(n) {
 			fmt.Fprintf(stderr, "tessera-opt: --print-ir-after: unknown pass '%s'\n", n)
 			return exitFailure
 		}
 	}
 	// Check the pipeline once before reading any input.
-	if _, err := graphir.ParsePipeline(strings.Join(o.pipeline, ",")); err != nil {
+	if _, err := graphir.ParsePipeline(o.graphPipeline()); err != nil {
 		fmt.Fprintf(stderr, "tessera-opt: invalid pass pipeline: %v\n", err)
 		return exitFailure
 	}
@@ -191,6 +201,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	src, err := readInput(&o, stdin)
 	if err != nil {
 		fmt.Fprintf(stderr, "tessera-opt: %v\n", err)
+		return exitFailure
+	}
+	o.tirInput = isTIRInput(o.display, src)
+	if err := o.checkLevels(o.tirInput); err != nil {
+		fmt.Fprintf(stderr, "%s: error: %v\n", o.display, err)
 		return exitFailure
 	}
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/tessera-ml/tessera/graphir"
+	"github.com/tessera-ml/tessera/lowering"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // chunk is a piece of the input processed on its own: the whole file, or
@@ -94,6 +96,14 @@ func processChunk(o *options, c chunk, stderr io.Writer) (res result) {
 			res = result{internal: true}
 		}
 	}()
+	if o.tirInput {
+		tm, err := tir.Parse(o.display, []byte(c.source()))
+		if err != nil {
+			res.diags = tirDiagnostics(err)
+			return res
+		}
+		return processTIR(o, tm, stderr)
+	}
 	m, err := graphir.Parse(o.display, []byte(c.source()))
 	if err != nil {
 		res.diags = graphir.AsDiagnostics(err)
@@ -106,7 +116,7 @@ func processChunk(o *options, c chunk, stderr io.Writer) (res result) {
 			return res
 		}
 	}
-	passes, err := graphir.ParsePipeline(strings.Join(o.pipeline, ","))
+	passes, err := graphir.ParsePipeline(o.graphPipeline())
 	if err != nil {
 		res.diags = graphir.Diagnostics{graphir.Errorf(graphir.Location{}, "invalid pass pipeline: %v", err)}
 		return res
@@ -130,6 +140,14 @@ func processChunk(o *options, c chunk, stderr io.Writer) (res result) {
 	if err != nil {
 		res.diags = graphir.AsDiagnostics(err)
 		return res
+	}
+	if o.lowersToTIR() {
+		tm, err := lowering.LowerToTIR(m)
+		if err != nil {
+			res.diags = graphir.AsDiagnostics(err)
+			return res
+		}
+		return processTIR(o, tm, stderr)
 	}
 	res.ok = true
 	res.out = graphir.PrintWith(m, po)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+)
+
+func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o compileOptions
+	var inputs []string
+	var threads, warmup, repeats int
+	var minTime time.Duration
+	cmd := &cobra.Command{
+		Use:   "bench MODEL.mlir [--input X.npy ...]",
+		Short: "compile a model for this CPU and report its median latency",
+		Long: `bench compiles MODEL.mlir, runs @main warmup times untimed, then at least
+--repeats times and for at least --min-time, and prints the median latency
+(milliseconds) with the spread. Inputs are the given .npy files, or
+uniform random values in [-1, 1) when none are given.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			l, err := loadCompiled(args[0], o, threads)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			defer l.Close()
+			ins, err := benchInputs(l, inputs)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			outs, err := l.newOutputs()
+			if err != nil {
+				return fail(stderr, err)
+			}
+			tm, err := l.entry.Bench(ins, outs, warmup, repeats, minTime)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			lo, hi := tm.Seconds[0], tm.Seconds[0]
+			for _, s := range tm.Seconds {
+				lo, hi = min(lo, s), max(hi, s)
+			}
+			fmt.Fprintf(stdout, "%s: median %.3f ms over %d runs (min %.3f, max %.3f) on %d threads\n",
+				args[0], tm.Median*1e3, len(tm.Seconds), lo*1e3, hi*1e3, rt.NumThreads())
+			return nil
+		},
+	}
+	addCompileFlags(cmd, &o)
+	cmd.Flags().StringArrayVar(&inputs, "input", nil, "input .npy file (default: random inputs)")
+	cmd.Flags().IntVar(&threads, "threads", 0, "threads for parallel loops (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
+	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed warm-up runs")
+	cmd.Flags().IntVar(&repeats, "repeats", 10, "minimum timed runs")
+	cmd.Flags().DurationVar(&minTime, "min-time", time.Second, "minimum total timed duration")
+	return cmd
+}
+
+// benchInputs reads the given inputs or makes random ones.
+func benchInputs(l *loaded, paths []string) ([]*rt.Tensor, error) {
+	if len(paths) > 0 {
+		return l.readInputs(paths)
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	ins := make([]*rt.Tensor, len(l.inputs))
+	for i, s := range l.inputs {
+		t, err := rt.NewTensor(s.DType, s.Shape)
+		if err != nil {
+			return nil, err
+		}
+		if v, err := t.Float32s(); err == nil {
+			for j := range v {
+				v[j] = float32(r.Float64()*2 - 1)
+			}
+		}
+		ins[i] = t
+	}
+	return ins, nil
+}

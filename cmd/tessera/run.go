@@ -1,0 +1,317 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/tensorir"
+)
+
+// loaded is a compiled model loaded into this process.
+type loaded struct {
+	lib     *rt.Library
+	entry   *rt.Entry
+	inputs  []rt.TensorSpec
+	outputs []rt.TensorSpec
+	dir     string
+}
+
+func (l *loaded) Close() {
+	if l.lib != nil {
+		l.lib.Close()
+	}
+	os.RemoveAll(l.dir)
+}
+
+// loadCompiled compiles model to a shared object in a fresh temporary
+// directory (a unique path: dlopen caches by path) and opens its entry.
+func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) {
+	if threads > 0 {
+		if err := rt.SetNumThreads(threads); err != nil {
+			return nil, err
+		}
+	}
+	o.name = "model"
+	c, err := compileModel(model, o, stageLLVM)
+	if err != nil {
+		return nil, err
+	}
+	l := &loaded{}
+	if l.dir, err = os.MkdirTemp("", "tessera-run-"); err != nil {
+		return nil, err
+	}
+	so := filepath.Join(l.dir, "model.so")
+	if err := c.cpu.WriteShared(so); err != nil {
+		l.Close()
+		return nil, err
+	}
+	for _, p := range c.entry.Params {
+		spec, err := specOf(p)
+		if err != nil {
+			l.Close()
+			return nil, err
+		}
+		if p.Role == tensorir.RoleIn {
+			l.inputs = append(l.inputs, spec)
+		} else {
+			l.outputs = append(l.outputs, spec)
+		}
+	}
+	if l.lib, err = rt.Open(so); err != nil {
+		l.Close()
+		return nil, err
+	}
+	if l.entry, err = l.lib.Func(rt.EntrySymbol(o.name, c.entry.Name), l.inputs, l.outputs); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// specOf converts a host-function buffer parameter to a runtime spec.
+func specOf(p *tensorir.Param) (rt.TensorSpec, error) {
+	if p.Buffer == nil {
+		return rt.TensorSpec{}, fmt.Errorf("entry parameter %%%s is a scalar; only tensor parameters are supported", p.Name())
+	}
+	shape, ok := p.Buffer.ConstShape()
+	if !ok {
+		return rt.TensorSpec{}, fmt.Errorf("entry parameter %%%s has a symbolic shape", p.Name())
+	}
+	dt, err := rt.ParseDType(p.Buffer.DType.String())
+	if err != nil {
+		return rt.TensorSpec{}, fmt.Errorf("entry parameter %%%s: %v", p.Name(), err)
+	}
+	return rt.TensorSpec{Name: p.Name(), DType: dt, Shape: shape}, nil
+}
+
+// readInputs reads one .npy per entry input and checks it against the spec.
+func (l *loaded) readInputs(paths []string) ([]*rt.Tensor, error) {
+	if len(paths) != len(l.inputs) {
+		return nil, fmt.Errorf("the model takes %d inputs (%s), got %d --input files", len(l.inputs), specList(l.inputs), len(paths))
+	}
+	ins := make([]*rt.Tensor, len(paths))
+	for i, p := range paths {
+		t, err := rt.ReadNPY(p)
+		if err != nil {
+			return nil, err
+		}
+		if !sameSpec(t.Spec(), l.inputs[i]) {
+			return nil, fmt.Errorf("%s holds %s, but input #%d of the model is %s", p, t, i, l.inputs[i])
+		}
+		ins[i] = t
+	}
+	return ins, nil
+}
+
+func (l *loaded) newOutputs() ([]*rt.Tensor, error) {
+	outs := make([]*rt.Tensor, len(l.outputs))
+	for i, s := range l.outputs {
+		t, err := rt.NewTensor(s.DType, s.Shape)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = t
+	}
+	return outs, nil
+}
+
+func sameSpec(a, b rt.TensorSpec) bool {
+	if a.DType != b.DType || len(a.Shape) != len(b.Shape) {
+		return false
+	}
+	for i := range a.Shape {
+		if a.Shape[i] != b.Shape[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func specList(ss []rt.TensorSpec) string {
+	s := ""
+	for i, x := range ss {
+		if i > 0 {
+			s += ", "
+		}
+		s += x.String()
+	}
+	return s
+}
+
+type runFlags struct {
+	inputs, outputs []string
+	reference       string
+	labels          string
+	threads         int
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o compileOptions
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run MODEL.mlir --input X.npy [--input ...] [--output Y.npy ...]",
+		Short: "compile a model for this CPU and run it on .npy inputs",
+		Long: `run compiles MODEL.mlir to a shared object, loads it and runs @main on the
+given inputs (one --input per function argument, in order), writing each
+result to an --output file.
+
+  tessera run examples/lenet5.mlir --input examples/digits_x.npy --output y.npy \
+      --reference examples/lenet5_logits.npy --labels examples/digits_y.npy
+
+--reference prints the largest absolute difference of the first output from
+a reference .npy; --labels prints the accuracy of the first output's argmax
+over its last dimension against integer labels.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runModel(args[0], o, f, stdout); err != nil {
+				return fail(stderr, err)
+			}
+			return nil
+		},
+	}
+	addCompileFlags(cmd, &o)
+	cmd.Flags().StringArrayVar(&f.inputs, "input", nil, "input .npy file (repeat for each argument of @main)")
+	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "output .npy file (repeat for each result of @main)")
+	cmd.Flags().StringVar(&f.reference, "reference", "", "reference .npy for the first output: print max |Δ|")
+	cmd.Flags().StringVar(&f.labels, "labels", "", "integer labels .npy: print the accuracy of the first output's argmax")
+	cmd.Flags().IntVar(&f.threads, "threads", 0, "threads for parallel loops (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
+	return cmd
+}
+
+func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) error {
+	l, err := loadCompiled(model, o, f.threads)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	if len(f.outputs) > len(l.outputs) {
+		return fmt.Errorf("the model has %d results, got %d --output files", len(l.outputs), len(f.outputs))
+	}
+	ins, err := l.readInputs(f.inputs)
+	if err != nil {
+		return err
+	}
+	outs, err := l.newOutputs()
+	if err != nil {
+		return err
+	}
+	if err := l.entry.Call(ins, outs); err != nil {
+		return err
+	}
+	for i, p := range f.outputs {
+		if err := rt.WriteNPY(p, outs[i]); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "wrote %s (%s)\n", p, outs[i])
+	}
+	return report(outs[0], f, stdout)
+}
+
+// report prints the comparison with --reference and the accuracy against --labels.
+func report(out *rt.Tensor, f runFlags, stdout io.Writer) error {
+	got, err := asFloat64(out)
+	if err != nil {
+		return err
+	}
+	if f.reference != "" {
+		ref, err := rt.ReadNPY(f.reference)
+		if err != nil {
+			return err
+		}
+		if !sameSpec(ref.Spec(), out.Spec()) {
+			return fmt.Errorf("reference %s holds %s, but the output is %s", f.reference, ref, out)
+		}
+		want, err := asFloat64(ref)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "max |Δ| vs %s: %.3g\n", f.reference, maxAbsDiff(got, want))
+	}
+	if f.labels != "" {
+		lt, err := rt.ReadNPY(f.labels)
+		if err != nil {
+			return err
+		}
+		labels, err := asFloat64(lt)
+		if err != nil {
+			return err
+		}
+		acc, err := accuracy(got, out.Shape(), labels)
+		if err != nil {
+			return fmt.Errorf("%s: %v", f.labels, err)
+		}
+		fmt.Fprintf(stdout, "accuracy: %s (%d images)\n", strconv.FormatFloat(acc, 'f', 4, 64), len(labels))
+	}
+	return nil
+}
+
+func asFloat64(t *rt.Tensor) ([]float64, error) {
+	out := make([]float64, t.NumElements())
+	switch t.DType() {
+	case rt.Float32:
+		v, _ := t.Float32s()
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+	case rt.Float64:
+		v, _ := t.Float64s()
+		copy(out, v)
+	case rt.Int64:
+		v, _ := t.Int64s()
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+	case rt.Int32:
+		v, _ := t.Int32s()
+		for i, x := range v {
+			out[i] = float64(x)
+		}
+	default:
+		return nil, fmt.Errorf("cannot compare tensors of %s", t.DType())
+	}
+	return out, nil
+}
+
+func maxAbsDiff(a, b []float64) float64 {
+	m := 0.0
+	for i := range a {
+		d := math.Abs(a[i] - b[i])
+		if d > m || math.IsNaN(d) {
+			m = d
+		}
+	}
+	return m
+}
+
+// accuracy is the fraction of rows whose argmax over the last dimension
+// equals the label.
+func accuracy(logits []float64, shape []int64, labels []float64) (float64, error) {
+	if len(shape) == 0 {
+		return 0, fmt.Errorf("the output is a scalar")
+	}
+	classes := int(shape[len(shape)-1])
+	if classes == 0 || len(logits)/classes != len(labels) {
+		return 0, fmt.Errorf("%d labels for %d rows of the output", len(labels), len(logits)/max(classes, 1))
+	}
+	right := 0
+	for r := range labels {
+		row := logits[r*classes : (r+1)*classes]
+		best := 0
+		for j, v := range row {
+			if v > row[best] {
+				best = j
+			}
+		}
+		if float64(best) == labels[r] {
+			right++
+		}
+	}
+	return float64(right) / float64(len(labels)), nil
+}

@@ -1,0 +1,357 @@
+package lowering
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/graphir"
+	"github.com/tessera-ml/tessera/schedule"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// opCase is a one-op (or few-op) hlo function checked end to end: fuse,
+// LowerToTIR, interpret the host function, compare with graphir.Interpret.
+type opCase struct {
+	name   string
+	src    string
+	lo, hi float64 // range of random float inputs (default [-2, 2))
+}
+
+func binaryCases() []opCase {
+	var cs []opCase
+	for _, op := range []string{"add", "subtract", "multiply", "divide", "maximum", "minimum", "power"} {
+		for _, dt := range []string{"f32", "i32", "i8", "f64", "i1"} {
+			if dt == "i1" && op != "add" && op != "multiply" && op != "maximum" && op != "minimum" {
+				continue
+			}
+			if op == "power" && dt != "f32" && dt != "f64" {
+				continue
+			}
+			t := "tensor<3x5x" + dt + ">"
+			c := opCase{name: op + "_" + dt, src: fmt.Sprintf(`func.func @main(%%a: %s, %%b: %s) -> %s {
+  %%0 = hlo.%s %%a, %%b : %s
+  func.return %%0 : %s
+}`, t, t, t, op, t, t)}
+			if op == "power" {
+				c.lo, c.hi = 0.1, 3
+			}
+			cs = append(cs, c)
+		}
+	}
+	// Integer power with a constant exponent (negative bases included).
+	cs = append(cs, opCase{name: "power_i32", src: `func.func @main(%a: tensor<7xi32>) -> tensor<7xi32> {
+  %e = hlo.constant {value = dense<3> : tensor<7xi32>} : tensor<7xi32>
+  %0 = hlo.power %a, %e : tensor<7xi32>
+  func.return %0 : tensor<7xi32>
+}`})
+	return cs
+}
+
+func unaryCases() []opCase {
+	var cs []opCase
+	for _, op := range []string{"negate", "abs", "exponential", "log", "tanh", "logistic", "rsqrt", "sqrt"} {
+		for _, dt := range []string{"f32", "f16", "i32"} {
+			if dt == "i32" && op != "negate" && op != "abs" {
+				continue
+			}
+			t := "tensor<2x3x4x" + dt + ">"
+			c := opCase{name: op + "_" + dt, src: fmt.Sprintf(`func.func @main(%%a: %s) -> %s {
+  %%0 = hlo.%s %%a : %s
+  func.return %%0 : %s
+}`, t, t, op, t, t)}
+			if op == "log" || op == "rsqrt" || op == "sqrt" {
+				c.lo, c.hi = 0.05, 4
+			}
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+func reduceBody(t, body string) string {
+	return fmt.Sprintf(`({
+  ^bb0(%%acc: %s, %%x: %s):
+%s
+  })`, t, t, body)
+}
+
+func otherCases() []opCase {
+	var cs []opCase
+	add := func(name, src string) { cs = append(cs, opCase{name: name, src: src}) }
+	for _, dir := range []string{"EQ", "NE", "LT", "LE", "GT", "GE"} {
+		add("compare_select_"+dir, fmt.Sprintf(`func.func @main(%%a: tensor<4x5xi32>, %%b: tensor<4x5xi32>, %%x: tensor<4x5xf32>, %%y: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  %%c = hlo.compare %%a, %%b {comparison_direction = "%s"} : (tensor<4x5xi32>, tensor<4x5xi32>) -> tensor<4x5xi1>
+  %%0 = hlo.select %%c, %%x, %%y : (tensor<4x5xi1>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  func.return %%0 : tensor<4x5xf32>
+}`, dir))
+	}
+	add("compare_f32", `func.func @main(%a: tensor<6xf32>, %b: tensor<6xf32>) -> tensor<6xi1> {
+  %0 = hlo.compare %a, %b {comparison_direction = "LT"} : (tensor<6xf32>, tensor<6xf32>) -> tensor<6xi1>
+  func.return %0 : tensor<6xi1>
+}`)
+	add("select_scalar_pred", `func.func @main(%p: tensor<i1>, %x: tensor<3x2xf32>, %y: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %0 = hlo.select %p, %x, %y : (tensor<i1>, tensor<3x2xf32>, tensor<3x2xf32>) -> tensor<3x2xf32>
+  func.return %0 : tensor<3x2xf32>
+}`)
+	for _, pair := range [][2]string{{"f32", "i32"}, {"f32", "i8"}, {"i32", "f32"}, {"f32", "f16"}, {"f32", "bf16"}, {"i1", "f32"}, {"f32", "i1"}, {"i32", "i8"}, {"f32", "f64"}, {"i8", "i64"}} {
+		add("convert_"+pair[0]+"_"+pair[1], fmt.Sprintf(`func.func @main(%%a: tensor<3x4x%s>) -> tensor<3x4x%s> {
+  %%0 = hlo.convert %%a : (tensor<3x4x%s>) -> tensor<3x4x%s>
+  func.return %%0 : tensor<3x4x%s>
+}`, pair[0], pair[1], pair[0], pair[1], pair[1]))
+	}
+	// dot_general: matmul, transposed operands, batch dims in odd places, no contraction.
+	add("dot_matmul", `func.func @main(%a: tensor<5x7xf32>, %b: tensor<7x3xf32>) -> tensor<5x3xf32> {
+  %0 = hlo.dot_general %a, %b {lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]} : (tensor<5x7xf32>, tensor<7x3xf32>) -> tensor<5x3xf32>
+  func.return %0 : tensor<5x3xf32>
+}`)
+	add("dot_transposed", `func.func @main(%a: tensor<7x5xf32>, %b: tensor<3x7xf32>) -> tensor<5x3xf32> {
+  %0 = hlo.dot_general %a, %b {lhs_contracting_dimensions = [0], rhs_contracting_dimensions = [1]} : (tensor<7x5xf32>, tensor<3x7xf32>) -> tensor<5x3xf32>
+  func.return %0 : tensor<5x3xf32>
+}`)
+	add("dot_batch", `func.func @main(%a: tensor<4x2x3x5xf32>, %b: tensor<5x2x4x6xf32>) -> tensor<2x4x3x6xf32> {
+  %0 = hlo.dot_general %a, %b {lhs_batching_dimensions = [1, 0], rhs_batching_dimensions = [1, 2], lhs_contracting_dimensions = [3], rhs_contracting_dimensions = [0]} : (tensor<4x2x3x5xf32>, tensor<5x2x4x6xf32>) -> tensor<2x4x3x6xf32>
+  func.return %0 : tensor<2x4x3x6xf32>
+}`)
+	add("dot_two_contracting", `func.func @main(%a: tensor<3x4x5xf32>, %b: tensor<5x2x3xf32>) -> tensor<4x2xf32> {
+  %0 = hlo.dot_general %a, %b {lhs_contracting_dimensions = [0, 2], rhs_contracting_dimensions = [2, 0]} : (tensor<3x4x5xf32>, tensor<5x2x3xf32>) -> tensor<4x2xf32>
+  func.return %0 : tensor<4x2xf32>
+}`)
+	add("dot_outer_i32", `func.func @main(%a: tensor<3xi32>, %b: tensor<4xi32>) -> tensor<3x4xi32> {
+  %0 = hlo.dot_general %a, %b : (tensor<3xi32>, tensor<4xi32>) -> tensor<3x4xi32>
+  func.return %0 : tensor<3x4xi32>
+}`)
+	// convolution variants.
+	add("conv_basic", `func.func @main(%x: tensor<2x3x7x6xf32>, %w: tensor<4x3x3x2xf32>) -> tensor<2x4x5x5xf32> {
+  %0 = hlo.convolution %x, %w : (tensor<2x3x7x6xf32>, tensor<4x3x3x2xf32>) -> tensor<2x4x5x5xf32>
+  func.return %0 : tensor<2x4x5x5xf32>
+}`)
+	add("conv_stride_pad", `func.func @main(%x: tensor<1x3x8x7xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x4x3xf32> {
+  %0 = hlo.convolution %x, %w {window_strides = [2, 3], padding = [[1, 1], [2, 0]]} : (tensor<1x3x8x7xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x3xf32>
+  func.return %0 : tensor<1x4x4x3xf32>
+}`)
+	add("conv_groups_dilation", `func.func @main(%x: tensor<1x3x8x8xf32>, %w: tensor<6x1x3x3xf32>) -> tensor<1x6x8x8xf32> {
+  %0 = hlo.convolution %x, %w {feature_group_count = 3, rhs_dilation = [2, 2], padding = [[2, 2], [2, 2]]} : (tensor<1x3x8x8xf32>, tensor<6x1x3x3xf32>) -> tensor<1x6x8x8xf32>
+  func.return %0 : tensor<1x6x8x8xf32>
+}`)
+	add("conv_lhs_dilation_1d", `func.func @main(%x: tensor<2x2x5xf32>, %w: tensor<3x2x3xf32>) -> tensor<2x3x9xf32> {
+  %0 = hlo.convolution %x, %w {lhs_dilation = [2], padding = [[1, 1]]} : (tensor<2x2x5xf32>, tensor<3x2x3xf32>) -> tensor<2x3x9xf32>
+  func.return %0 : tensor<2x3x9xf32>
+}`)
+	add("conv_negative_padding_groups2", `func.func @main(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x2x2xf32>) -> tensor<1x6x3x3xf32> {
+  %0 = hlo.convolution %x, %w {feature_group_count = 2, window_strides = [3, 3], padding = [[-1, 0], [0, -1]]} : (tensor<1x4x9x9xf32>, tensor<6x2x2x2xf32>) -> tensor<1x6x3x3xf32>
+  func.return %0 : tensor<1x6x3x3xf32>
+}`)
+	// reduce over each dim with add/max/min/mul and multi-op bodies.
+	for _, d := range []string{"[0]", "[1]", "[2]", "[0, 2]", "[0, 1, 2]"} {
+		for _, b := range []struct{ name, op, init string }{{"add", "add", "0.0"}, {"max", "maximum", "0xFF800000"}, {"min", "minimum", "0x7F800000"}, {"mul", "multiply", "1.0"}} {
+			rt := map[string]string{"[0]": "tensor<4x5xf32>", "[1]": "tensor<3x5xf32>", "[2]": "tensor<3x4xf32>", "[0, 2]": "tensor<4xf32>", "[0, 1, 2]": "tensor<f32>"}[d]
+			body := fmt.Sprintf("    %%r = hlo.%s %%acc, %%x : tensor<f32>\n    hlo.return %%r : tensor<f32>", b.op)
+			add("reduce_"+b.name+"_"+d, fmt.Sprintf(`func.func @main(%%a: tensor<3x4x5xf32>) -> %s {
+  %%init = hlo.constant {value = dense<%s> : tensor<f32>} : tensor<f32>
+  %%0 = "hlo.reduce"(%%a, %%init) %s {dimensions = %s} : (tensor<3x4x5xf32>, tensor<f32>) -> %s
+  func.return %%0 : %s
+}`, rt, b.init, reduceBody("tensor<f32>", body), d, rt, rt))
+		}
+	}
+	add("reduce_sum_of_squares_init_arg", `func.func @main(%a: tensor<3x6xf32>, %init: tensor<f32>) -> tensor<3xf32> {
+  %0 = "hlo.reduce"(%a, %init) `+reduceBody("tensor<f32>", `    %s = hlo.multiply %x, %x : tensor<f32>
+    %h = hlo.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+    %t = hlo.multiply %s, %h : tensor<f32>
+    %r = hlo.add %acc, %t : tensor<f32>
+    hlo.return %r : tensor<f32>`)+` {dimensions = [1]} : (tensor<3x6xf32>, tensor<f32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}`)
+	add("reduce_max_abs_i32", `func.func @main(%a: tensor<5x3xi32>) -> tensor<3xi32> {
+  %init = hlo.constant {value = dense<0> : tensor<i32>} : tensor<i32>
+  %0 = "hlo.reduce"(%a, %init) `+reduceBody("tensor<i32>", `    %m = hlo.abs %x : tensor<i32>
+    %r = hlo.maximum %acc, %m : tensor<i32>
+    hlo.return %r : tensor<i32>`)+` {dimensions = [0]} : (tensor<5x3xi32>, tensor<i32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}`)
+	add("reduce_any_i1", `func.func @main(%a: tensor<4x3xi1>) -> tensor<4xi1> {
+  %init = hlo.constant {value = dense<false> : tensor<i1>} : tensor<i1>
+  %0 = "hlo.reduce"(%a, %init) `+reduceBody("tensor<i1>", `    %r = hlo.add %acc, %x : tensor<i1>
+    hlo.return %r : tensor<i1>`)+` {dimensions = [1]} : (tensor<4x3xi1>, tensor<i1>) -> tensor<4xi1>
+  func.return %0 : tensor<4xi1>
+}`)
+	// reduce_window: pooling, padding, dilations, strides.
+	maxBody := reduceBody("tensor<f32>", "    %r = hlo.maximum %acc, %x : tensor<f32>\n    hlo.return %r : tensor<f32>")
+	addBody := reduceBody("tensor<f32>", "    %r = hlo.add %acc, %x : tensor<f32>\n    hlo.return %r : tensor<f32>")
+	add("reduce_window_maxpool", `func.func @main(%a: tensor<2x3x8x7xf32>) -> tensor<2x3x4x3xf32> {
+  %init = hlo.constant {value = dense<0xFF800000> : tensor<f32>} : tensor<f32>
+  %0 = "hlo.reduce_window"(%a, %init) `+maxBody+` {window_dimensions = [1, 1, 2, 2], window_strides = [1, 1, 2, 2]} : (tensor<2x3x8x7xf32>, tensor<f32>) -> tensor<2x3x4x3xf32>
+  func.return %0 : tensor<2x3x4x3xf32>
+}`)
+	add("reduce_window_sum_padded", `func.func @main(%a: tensor<5x6xf32>) -> tensor<3x4xf32> {
+  %init = hlo.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+  %0 = "hlo.reduce_window"(%a, %init) `+addBody+` {window_dimensions = [3, 3], window_strides = [2, 2], padding = [[1, 1], [1, 2]]} : (tensor<5x6xf32>, tensor<f32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}`)
+	add("reduce_window_dilated", `func.func @main(%a: tensor<9x8xf32>) -> tensor<2x5xf32> {
+  %init = hlo.constant {value = dense<0xFF800000> : tensor<f32>} : tensor<f32>
+  %0 = "hlo.reduce_window"(%a, %init) `+maxBody+` {window_dimensions = [3, 2], window_strides = [3, 1], window_dilations = [2, 3], padding = [[1, 0], [0, 0]]} : (tensor<9x8xf32>, tensor<f32>) -> tensor<2x5xf32>
+  func.return %0 : tensor<2x5xf32>
+}`)
+	add("reduce_window_base_dilation", `func.func @main(%a: tensor<4x3xf32>) -> tensor<6x5xf32> {
+  %init = hlo.constant {value = dense<0.0> : tensor<f32>} : tensor<f32>
+  %0 = "hlo.reduce_window"(%a, %init) `+addBody+` {window_dimensions = [2, 2], base_dilations = [2, 2], padding = [[0, 0], [1, 0]]} : (tensor<4x3xf32>, tensor<f32>) -> tensor<6x5xf32>
+  func.return %0 : tensor<6x5xf32>
+}`)
+	// shape ops.
+	add("broadcast_vector", `func.func @main(%a: tensor<3xf32>) -> tensor<2x3x4xf32> {
+  %0 = hlo.broadcast_in_dim %a {broadcast_dimensions = [1]} : (tensor<3xf32>) -> tensor<2x3x4xf32>
+  func.return %0 : tensor<2x3x4xf32>
+}`)
+	add("broadcast_size1_dims", `func.func @main(%a: tensor<1x4x1xf32>) -> tensor<3x4x5xf32> {
+  %0 = hlo.broadcast_in_dim %a {broadcast_dimensions = [0, 1, 2]} : (tensor<1x4x1xf32>) -> tensor<3x4x5xf32>
+  func.return %0 : tensor<3x4x5xf32>
+}`)
+	add("broadcast_scalar_permuted", `func.func @main(%a: tensor<f32>, %b: tensor<5x2xi32>) -> (tensor<3x2xf32>, tensor<2x4x5xi32>) {
+  %0 = hlo.broadcast_in_dim %a {broadcast_dimensions = []} : (tensor<f32>) -> tensor<3x2xf32>
+  %1 = hlo.broadcast_in_dim %b {broadcast_dimensions = [2, 0]} : (tensor<5x2xi32>) -> tensor<2x4x5xi32>
+  func.return %0, %1 : tensor<3x2xf32>, tensor<2x4x5xi32>
+}`)
+	add("reshape", `func.func @main(%a: tensor<2x3x5xf32>) -> tensor<5x6xf32> {
+  %0 = hlo.reshape %a : (tensor<2x3x5xf32>) -> tensor<5x6xf32>
+  func.return %0 : tensor<5x6xf32>
+}`)
+	add("reshape_rank0_and_up", `func.func @main(%a: tensor<1x1xf32>, %b: tensor<6xi32>) -> (tensor<f32>, tensor<3x1x2xi32>) {
+  %0 = hlo.reshape %a : (tensor<1x1xf32>) -> tensor<f32>
+  %1 = hlo.reshape %b : (tensor<6xi32>) -> tensor<3x1x2xi32>
+  func.return %0, %1 : tensor<f32>, tensor<3x1x2xi32>
+}`)
+	add("transpose", `func.func @main(%a: tensor<2x3x5xf32>) -> tensor<5x2x3xf32> {
+  %0 = hlo.transpose %a {permutation = [2, 0, 1]} : (tensor<2x3x5xf32>) -> tensor<5x2x3xf32>
+  func.return %0 : tensor<5x2x3xf32>
+}`)
+	add("pad_edge_interior", `func.func @main(%a: tensor<3x4xf32>, %v: tensor<f32>) -> tensor<8x6xf32> {
+  %0 = hlo.pad %a, %v {edge_padding_low = [1, 2], edge_padding_high = [2, 0], interior_padding = [1, 0]} : (tensor<3x4xf32>, tensor<f32>) -> tensor<8x6xf32>
+  func.return %0 : tensor<8x6xf32>
+}`)
+	add("pad_negative", `func.func @main(%a: tensor<5x6xi32>) -> tensor<4x10xi32> {
+  %v = hlo.constant {value = dense<-7> : tensor<i32>} : tensor<i32>
+  %0 = hlo.pad %a, %v {edge_padding_low = [-1, 1], edge_padding_high = [0, -2], interior_padding = [0, 1]} : (tensor<5x6xi32>, tensor<i32>) -> tensor<4x10xi32>
+  func.return %0 : tensor<4x10xi32>
+}`)
+	add("slice_strides", `func.func @main(%a: tensor<7x9xf32>) -> tensor<3x3xf32> {
+  %0 = hlo.slice %a {start_indices = [1, 2], limit_indices = [7, 9], strides = [2, 3]} : (tensor<7x9xf32>) -> tensor<3x3xf32>
+  func.return %0 : tensor<3x3xf32>
+}`)
+	add("concatenate", `func.func @main(%a: tensor<2x3xf32>, %b: tensor<2x1xf32>, %c: tensor<2x4xf32>) -> tensor<2x8xf32> {
+  %0 = hlo.concatenate %a, %b, %c {dimension = 1} : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
+  func.return %0 : tensor<2x8xf32>
+}`)
+	add("concatenate_dim0_i32", `func.func @main(%a: tensor<1x3xi32>, %b: tensor<4x3xi32>) -> tensor<5x3xi32> {
+  %0 = hlo.concatenate %a, %b {dimension = 0} : (tensor<1x3xi32>, tensor<4x3xi32>) -> tensor<5x3xi32>
+  func.return %0 : tensor<5x3xi32>
+}`)
+	// Zero-sized operands: an empty concatenation piece, a reduction over an
+	// empty dim (the result is the init), a zero-sized result.
+	add("empty_pieces", `func.func @main(%a: tensor<2x0xf32>, %b: tensor<2x3xf32>, %c: tensor<0x4xf32>) -> (tensor<2x3xf32>, tensor<4xf32>, tensor<0x4xf32>) {
+  %0 = hlo.concatenate %a, %b {dimension = 1} : (tensor<2x0xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %init = hlo.constant {value = dense<1.5> : tensor<f32>} : tensor<f32>
+  %1 = "hlo.reduce"(%c, %init) `+reduceBody("tensor<f32>", "    %r = hlo.add %acc, %x : tensor<f32>\n    hlo.return %r : tensor<f32>")+` {dimensions = [0]} : (tensor<0x4xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = hlo.exponential %c : tensor<0x4xf32>
+  func.return %0, %1, %2 : tensor<2x3xf32>, tensor<4xf32>, tensor<0x4xf32>
+}`)
+	add("reduce_no_dims", `func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %init = hlo.constant {value = dense<0.25> : tensor<f32>} : tensor<f32>
+  %0 = "hlo.reduce"(%a, %init) `+reduceBody("tensor<f32>", "    %r = hlo.add %acc, %x : tensor<f32>\n    hlo.return %r : tensor<f32>")+` {dimensions = []} : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+  func.return %0 : tensor<2x3xf32>
+}`)
+	// A hand-written fusion: a non-splat constant inside it becomes a
+	// kernel-level tir.constant; results that are a region argument or a
+	// value returned twice are copied inside the kernel.
+	add("fusion_constant_and_copies", `func.func @main(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) {
+  %0:3 = "hlo.fusion"(%a) ({
+  ^bb0(%x: tensor<3xf32>):
+    %c = hlo.constant {value = dense<[1.0, 2.0, 3.5]> : tensor<3xf32>} : tensor<3xf32>
+    %s = hlo.add %x, %c : tensor<3xf32>
+    %e = hlo.exponential %s : tensor<3xf32>
+    hlo.return %e, %x, %e : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+  }) {kind = "loop"} : (tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  func.return %0#0, %0#1, %0#2 : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+}`)
+	// Constants, results that are arguments, constants or duplicates (copy kernels).
+	add("results_need_copies", `func.func @main(%a: tensor<2x2xf32>) -> (tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %w = hlo.constant {value = dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>} : tensor<2x2xf32>
+  %0 = hlo.add %a, %w : tensor<2x2xf32>
+  func.return %0, %a, %w, %0 : tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}`)
+	add("fusion_returning_intermediate", `func.func @main(%a: tensor<3x4xf32>, %w: tensor<4x2xf32>) -> (tensor<3x4xf32>, tensor<3x2xf32>) {
+  %0 = hlo.tanh %a : tensor<3x4xf32>
+  %1 = hlo.dot_general %0, %w {lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]} : (tensor<3x4xf32>, tensor<4x2xf32>) -> tensor<3x2xf32>
+  func.return %0, %1 : tensor<3x4xf32>, tensor<3x2xf32>
+}`)
+	return cs
+}
+
+// lowerAndCompare runs the case end to end (with and without
+// InlineElementwise) on random inputs.
+func lowerAndCompare(t *testing.T, m *graphir.Module, rng *rand.Rand, lo, hi float64, inline bool) {
+	t.Helper()
+	f := m.Funcs[0]
+	args := make([]*graphir.Tensor, len(f.Type.Inputs))
+	for i, in := range f.Type.Inputs {
+		args[i] = randomTensor(rng, graphir.AsTensor(in), lo, hi)
+	}
+	want, err := graphir.Interpret(f, args)
+	require.NoError(t, err)
+	runPasses(t, m, "fuse")
+	tm, err := LowerToTIR(m)
+	require.NoError(t, err)
+	if inline {
+		require.NoError(t, schedule.InlineElementwiseModule(tm))
+		require.NoError(t, tir.Verify(tm))
+	}
+	// The printed module parses back to the same text.
+	text := tir.Print(tm)
+	back, err := tir.ParseString("lowered.tir", text)
+	require.NoError(t, err, text)
+	require.Equal(t, text, tir.Print(back))
+	got := runHost(t, tm, f.Name, args)
+	require.Len(t, got, len(want))
+	for i := range want {
+		requireTIRClose(t, want[i], got[i], 1e-5, "result #%d of\n%s", i, text)
+	}
+}
+
+func TestLowerEveryHLOOp(t *testing.T) {
+	cases := append(append(binaryCases(), unaryCases()...), otherCases()...)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, inline := range []bool{false, true} {
+				m, err := graphir.Parse(c.name+".mlir", []byte(c.src))
+				require.NoError(t, err)
+				lo, hi := c.lo, c.hi
+				if lo == 0 && hi == 0 {
+					lo, hi = -2, 2
+				}
+				lowerAndCompare(t, m, rand.New(rand.NewSource(int64(len(c.name)))), lo, hi, inline)
+			}
+		})
+	}
+}
+
+// TestLowerEveryOpCovered makes sure the table above exercises every hlo
+// op that has a lowering.
+func TestLowerEveryOpCovered(t *testing.T) {
+	seen := map[string]bool{}
+	for _, c := range append(append(binaryCases(), unaryCases()...), otherCases()...) {
+		for _, w := range strings.Fields(strings.NewReplacer("\"", " ", "(", " ").Replace(c.src)) {
+			if strings.HasPrefix(w, "hlo.") {
+				seen[w] = true
+			}
+		}
+	}
+	for _, op := range []string{"hlo.add", "hlo.subtract", "hlo.multiply", "hlo.divide", "hlo.maximum", "hlo.minimum", "hlo.power",
+		"hlo.negate", "hlo.exponential", "hlo.log", "hlo.tanh", "hlo.logistic", "hlo.rsqrt", "hlo.sqrt", "hlo.abs",
+		"hlo.compare", "hlo.select", "hlo.convert", "hlo.constant", "hlo.dot_general", "hlo.convolution", "hlo.reduce",
+		"hlo.reduce_window", "hlo.broadcast_in_dim", "hlo.reshape", "hlo.transpose", "hlo.pad", "hlo.slice", "hlo.concatenate"} {
+		require.True(t, seen[op], "no case uses %s", op)
+	}
+}

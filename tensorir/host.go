@@ -1,0 +1,461 @@
+package tensorir
+
+// Host-level statements: what a model's entry function is made of once
+// every fused kernel is a PrimFunc of its own. The host function calls the
+// kernels (CallKernel) over weights embedded as constant buffers
+// (AllocateConst, TVM's tir::AllocateConst) and intermediate tensors
+// placed in one planned memory arena (ArenaAlloc, the shape of TVM's
+// "workspace" pools and TFLite's arena planner output).
+
+// CallKernel calls the PrimFunc named Callee of the same module with Args,
+// one buffer per parameter of the callee (which must have only buffer
+// parameters); the callee runs on the caller's memory: writes through an
+// out/inout parameter land in the argument buffer. Printed as
+//
+//	tir.call @fused_0(%a, %w0, %t1)
+type CallKernel struct {
+	Callee string
+	Args   []*Buffer
+	Loc    Location
+}
+
+// AllocateConst makes Buffer a read-only buffer holding constant Data for
+// the duration of Body (weights embedded in the program). The data is
+// row-major, in Floats for a float dtype and in Ints for an integer dtype,
+// each value exactly representable in the dtype. Elided data (printed as
+// dense_resource<__elided__> when asked to elide large constants) keeps
+// the IR printable but cannot be executed or compiled. Printed as
+//
+//	tir.constant %w0: buffer<2x3xf32> = dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> { ... }
+type AllocateConst struct {
+	Buffer *Buffer
+	Floats []float64
+	Ints   []int64
+	Elided bool
+	Body   Stmt
+	Loc    Location
+}
+
+// ArenaAlloc places Buffers at byte Offsets of one arena of Size bytes for
+// the duration of Body. Buffers have constant shapes and the default
+// row-major layout; an element occupies ElemBytes of its dtype (i1: one
+// byte). Offsets are multiples of ArenaAlign and each buffer lies inside
+// the arena. Buffers may share bytes (a memory plan reuses the storage of
+// tensors that are no longer live); the interpreter gives them exactly
+// that aliasing. Printed as
+//
+//	tir.arena 4096 (%t0: buffer<8x16xf32> at 0, %t1: buffer<8x16xf32> at 512) { ... }
+type ArenaAlloc struct {
+	Size    int64
+	Buffers []*Buffer
+	Offsets []int64
+	Body    Stmt
+	Loc     Location
+}
+
+// ArenaAlign is the byte alignment of every buffer placed in an arena (a
+// cache line, and what AVX-512 loads want).
+const ArenaAlign = 64
+
+// AttrHost marks a function as a host function: it calls kernels with
+// tir.call and holds the model's constants and arena (a UnitAttr).
+const AttrHost = "tessera.host"
+
+func (s *CallKernel) Location() Location    { return s.Loc }
+func (s *AllocateConst) Location() Location { return s.Loc }
+func (s *ArenaAlloc) Location() Location    { return s.Loc }
+
+func (*CallKernel) stmtNode()    {}
+func (*AllocateConst) stmtNode() {}
+func (*ArenaAlloc) stmtNode()    {}
+
+// ElemBytes is the storage size of one element of scalar dtype t in
+// bytes (i1 takes a whole byte, index is 8).
+func ElemBytes(t DType) int64 {
+	if t.Kind == Bool {
+		return int64(t.Lanes)
+	}
+	return int64(t.Bits()/8) * int64(t.Lanes)
+}
+
+// BufferBytes is the size of a dense buffer with a constant shape in
+// bytes; ok is false when the shape is not constant or the size does not
+// fit in an int64.
+func BufferBytes(b *Buffer) (int64, bool) {
+	shape, ok := b.ConstShape()
+	if !ok {
+		return 0, false
+	}
+	n := ElemBytes(b.DType)
+	for _, d := range shape {
+		if d < 0 || d > 0 && n > (1<<62)/d {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
+}
+
+// numElements is the element count of a constant shape, or -1.
+func numElements(b *Buffer) int64 {
+	shape, ok := b.ConstShape()
+	if !ok {
+		return -1
+	}
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 || d > 0 && n > (1<<62)/d {
+			return -1
+		}
+		n *= d
+	}
+	return n
+}
+
+// RunModule verifies m and executes its function named name on args (see
+// RunArgs); tir.call statements run their callees from m on the same
+// memory.
+func RunModule(m *Module, name string, args Args) error {
+	if err := Verify(m); err != nil {
+		return err
+	}
+	f := m.Func(name)
+	if f == nil {
+		return Diagnostics{Errorf(Location{}, "module has no function @%s", name)}
+	}
+	return runFunc(m, f, args)
+}
+
+// hostStmt checks the host-level statements (called by the
+// verifier's statement switch).
+func (v *verifier) hostStmt(s Stmt, blk *blockCtx) {
+	switch x := s.(type) {
+	case *CallKernel:
+		v.call(x)
+	case *AllocateConst:
+		b := x.Buffer
+		if b == nil {
+			v.errorf("tir.constant without a buffer")
+			return
+		}
+		v.bufferDecl(b)
+		n := numElements(b)
+		switch {
+		case n < 0:
+			v.errorf("constant buffer %%%s must have a constant shape", b.Name)
+		case b.Strides != nil || b.ElemOffset != nil:
+			v.errorf("constant buffer %%%s must have the default row-major layout", b.Name)
+		case x.Elided:
+		case b.DType.IsFloat():
+			if x.Ints != nil || int64(len(x.Floats)) != n {
+				v.errorf("constant buffer %%%s of %d elements of %s holds %d float values", b.Name, n, b.DType, len(x.Floats))
+				break
+			}
+			for i, f := range x.Floats {
+				if r := RoundFloat(b.DType, f); r != f && r == r {
+					v.errorf("constant buffer %%%s: element %d (%v) is not a value of %s", b.Name, i, f, b.DType)
+					break
+				}
+			}
+		default:
+			if x.Floats != nil || int64(len(x.Ints)) != n {
+				v.errorf("constant buffer %%%s of %d elements of %s holds %d integer values", b.Name, n, b.DType, len(x.Ints))
+				break
+			}
+			for i, k := range x.Ints {
+				if WrapInt(b.DType, k) != k {
+					v.errorf("constant buffer %%%s: element %d (%d) is out of range for %s", b.Name, i, k, b.DType)
+					break
+				}
+			}
+		}
+		if v.bufs[b] {
+			v.errorf("buffer %%%s is allocated twice", b.Name)
+		}
+		v.bufs[b] = true
+		v.consts[b] = true
+		v.stmt(x.Body, blk)
+		delete(v.bufs, b)
+		delete(v.consts, b)
+	case *ArenaAlloc:
+		if x.Size < 0 {
+			v.errorf("tir.arena: negative size %d", x.Size)
+		}
+		if len(x.Offsets) != len(x.Buffers) {
+			v.errorf("tir.arena: %d buffers but %d offsets", len(x.Buffers), len(x.Offsets))
+			return
+		}
+		for i, b := range x.Buffers {
+			if b == nil {
+				v.errorf("tir.arena: buffer #%d is missing", i)
+				return
+			}
+			v.bufferDecl(b)
+			size, ok := BufferBytes(b)
+			off := x.Offsets[i]
+			switch {
+			case !ok:
+				v.errorf("tir.arena: buffer %%%s must have a constant shape", b.Name)
+			case b.Strides != nil || b.ElemOffset != nil:
+				v.errorf("tir.arena: buffer %%%s must have the default row-major layout", b.Name)
+			case off < 0 || off%ArenaAlign != 0:
+				v.errorf("tir.arena: buffer %%%s at offset %d: offsets must be non-negative multiples of %d", b.Name, off, ArenaAlign)
+			case off > x.Size-size:
+				v.errorf("tir.arena: buffer %%%s of %d bytes at offset %d ends at %d, past the arena's %d bytes", b.Name, size, off, off+size, x.Size)
+			}
+			if v.bufs[b] {
+				v.errorf("buffer %%%s is allocated twice", b.Name)
+			}
+			v.bufs[b] = true
+		}
+		v.stmt(x.Body, blk)
+		for _, b := range x.Buffers {
+			delete(v.bufs, b)
+		}
+	}
+}
+
+func (v *verifier) call(x *CallKernel) {
+	for i, a := range x.Args {
+		if a == nil {
+			v.errorf("tir.call @%s: argument #%d is missing", x.Callee, i)
+			return
+		}
+		if !v.bufs[a] {
+			v.errorf("tir.call @%s: argument %%%s is not a parameter or allocated in scope", x.Callee, a.Name)
+		}
+	}
+	if v.mod == nil {
+		return // VerifyFunc alone cannot resolve callees; Verify(m) does.
+	}
+	callee := v.mod.Func(x.Callee)
+	if callee == nil {
+		v.errorf("tir.call: no function @%s in the module", x.Callee)
+		return
+	}
+	if callee == v.f {
+		v.errorf("tir.call: @%s calls itself", x.Callee)
+		return
+	}
+	if len(x.Args) != len(callee.Params) {
+		v.errorf("tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(callee.Params))
+		return
+	}
+	for i, p := range callee.Params {
+		a := x.Args[i]
+		if p.Buffer == nil {
+			v.errorf("tir.call @%s: parameter #%d (%%%s) is a scalar; tir.call passes buffers only", x.Callee, i, p.Name())
+			continue
+		}
+		if a.DType != p.Buffer.DType {
+			v.errorf("tir.call @%s: argument %%%s has dtype %s but parameter %%%s has %s", x.Callee, a.Name, a.DType, p.Buffer.Name, p.Buffer.DType)
+		}
+		if !sameShape(a.Shape, p.Buffer.Shape) {
+			v.errorf("tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, a.Name, shapeString(a.Shape), p.Buffer.Name, shapeString(p.Buffer.Shape))
+		}
+		if p.Role != RoleIn && v.consts[a] {
+			v.errorf("tir.call @%s: constant buffer %%%s is passed as %s parameter %%%s", x.Callee, a.Name, p.Role, p.Buffer.Name)
+		}
+	}
+}
+
+func sameShape(a, b []Expr) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, ok1 := a[i].(*IntImm)
+		y, ok2 := b[i].(*IntImm)
+		if !(ok1 && ok2 && x.Value == y.Value) {
+			return false
+		}
+	}
+	return true
+}
+
+func shapeString(s []Expr) string {
+	out := "["
+	for i, d := range s {
+		if i > 0 {
+			out += ", "
+		}
+		out += ExprString(d)
+	}
+	return out + "]"
+}
+
+// hostStmt executes the host-level statements.
+func (in *interp) hostStmt(s Stmt) error {
+	switch x := s.(type) {
+	case *CallKernel:
+		if in.mod == nil {
+			return in.errorf("tir.call @%s needs the module; run the function with RunModule", x.Callee)
+		}
+		callee := in.mod.Func(x.Callee)
+		if callee == nil {
+			return in.errorf("tir.call: no function @%s in the module", x.Callee)
+		}
+		if in.depth >= maxCallDepth {
+			return in.errorf("tir.call @%s: calls nested more than %d deep", x.Callee, maxCallDepth)
+		}
+		if len(x.Args) != len(callee.Params) {
+			return in.errorf("tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(callee.Params))
+		}
+		sub := &interp{vals: map[*Var]scalar{}, bufs: map[*Buffer]*boundBuf{}, loc: callee.Loc, mod: in.mod, depth: in.depth + 1}
+		for i, p := range callee.Params {
+			bb, ok := in.bufs[x.Args[i]]
+			if !ok || p.Buffer == nil {
+				return in.errorf("tir.call @%s: argument #%d is not bound to a buffer", x.Callee, i)
+			}
+			shape, ok := p.Buffer.ConstShape()
+			if !ok || p.Buffer.Strides != nil || p.Buffer.ElemOffset != nil || len(shape) != len(bb.shape) {
+				return in.errorf("tir.call @%s: parameter %%%s needs a constant shape and the default layout", x.Callee, p.Buffer.Name)
+			}
+			for j := range shape {
+				if shape[j] != bb.shape[j] {
+					return in.errorf("tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, x.Args[i].Name, shapeText(bb.shape), p.Buffer.Name, shapeText(shape))
+				}
+			}
+			if p.Role != RoleIn && bb.readOnly {
+				return in.errorf("tir.call @%s: constant buffer %%%s passed as %s parameter", x.Callee, x.Args[i].Name, p.Role)
+			}
+			sub.bufs[p.Buffer] = bb
+		}
+		if err := sub.stmt(callee.Body); err != nil {
+			return err
+		}
+	case *AllocateConst:
+		if x.Elided {
+			return in.errorf("constant buffer %%%s: its data was elided when printed; reprint without eliding constants", x.Buffer.Name)
+		}
+		shape, _ := x.Buffer.ConstShape()
+		arr := &Array{DType: x.Buffer.DType, Shape: shape}
+		if arr.DType.IsFloat() {
+			arr.Floats = append([]float64(nil), x.Floats...)
+		} else {
+			arr.Ints = append([]int64(nil), x.Ints...)
+		}
+		if err := in.bind(x.Buffer, arr); err != nil {
+			return err
+		}
+		in.bufs[x.Buffer].readOnly = true
+		err := in.stmt(x.Body)
+		delete(in.bufs, x.Buffer)
+		return err
+	case *ArenaAlloc:
+		if x.Size > 1<<31 {
+			return in.errorf("tir.arena of %d bytes is too large for the interpreter", x.Size)
+		}
+		mem := make([]byte, x.Size)
+		for i, b := range x.Buffers {
+			shape, _ := b.ConstShape()
+			bb := &boundBuf{shape: shape, strides: make([]int64, len(shape)), mem: mem, base: x.Offsets[i], n: 1}
+			st := int64(1)
+			for j := len(shape) - 1; j >= 0; j-- {
+				bb.strides[j] = st
+				st *= shape[j]
+			}
+			bb.n = st
+			bb.dtype = b.DType
+			in.bufs[b] = bb
+		}
+		err := in.stmt(x.Body)
+		for _, b := range x.Buffers {
+			delete(in.bufs, b)
+		}
+		return err
+	default:
+		return in.errorf("cannot execute %T", s)
+	}
+	return nil
+}
+
+// maxCallDepth bounds tir.call nesting in the interpreter.
+const maxCallDepth = 64
+
+// Byte-backed (arena) storage of a bound buffer: elements are stored
+// little-endian in the dtype's storage format (f16/bf16 bit patterns, i1
+// as one byte).
+
+func (bb *boundBuf) loadFloat(off int) float64 {
+	if bb.mem == nil {
+		return bb.arr.Floats[off]
+	}
+	p := bb.base + int64(off)*ElemBytes(bb.dtype)
+	switch bb.dtype.Kind {
+	case F16:
+		return float64(F16ToFloat32(uint16(le(bb.mem[p:], 2))))
+	case BF16:
+		return float64(BF16ToFloat32(uint16(le(bb.mem[p:], 2))))
+	case F32:
+		return floatFromBits(DF32, le(bb.mem[p:], 4))
+	}
+	return floatFromBits(DF64, le(bb.mem[p:], 8))
+}
+
+func (bb *boundBuf) storeFloat(off int, v float64) {
+	if bb.mem == nil {
+		bb.arr.Floats[off] = v
+		return
+	}
+	p := bb.base + int64(off)*ElemBytes(bb.dtype)
+	switch bb.dtype.Kind {
+	case F16:
+		putLE(bb.mem[p:], 2, uint64(Float32ToF16(float32(v))))
+	case BF16:
+		putLE(bb.mem[p:], 2, uint64(Float32ToBF16(float32(v))))
+	case F32:
+		putLE(bb.mem[p:], 4, floatToBits(DF32, v))
+	default:
+		putLE(bb.mem[p:], 8, floatToBits(DF64, v))
+	}
+}
+
+func (bb *boundBuf) loadInt(off int) int64 {
+	if bb.mem == nil {
+		return bb.arr.Ints[off]
+	}
+	w := ElemBytes(bb.dtype)
+	u := le(bb.mem[bb.base+int64(off)*w:], int(w))
+	switch w {
+	case 1:
+		if bb.dtype.Kind == Bool {
+			return int64(u & 1)
+		}
+		return int64(int8(u))
+	case 4:
+		return int64(int32(u))
+	}
+	return int64(u)
+}
+
+func (bb *boundBuf) storeInt(off int, v int64) {
+	if bb.mem == nil {
+		bb.arr.Ints[off] = v
+		return
+	}
+	w := ElemBytes(bb.dtype)
+	putLE(bb.mem[bb.base+int64(off)*w:], int(w), uint64(v))
+}
+
+// length is the number of elements the storage holds.
+func (bb *boundBuf) length() int64 {
+	if bb.mem == nil {
+		return int64(bb.arr.Len())
+	}
+	return bb.n
+}
+
+func le(b []byte, n int) uint64 {
+	var u uint64
+	for i := n - 1; i >= 0; i-- {
+		u = u<<8 | uint64(b[i])
+	}
+	return u
+}
+
+func putLE(b []byte, n int, u uint64) {
+	for i := 0; i < n; i++ {
+		b[i] = byte(u >> (8 * i))
+	}
+}
