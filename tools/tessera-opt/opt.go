@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tessera-ml/tessera/graphir"
+	"github.com/tessera-ml/tessera/targets/cpu"
 )
 
 // Exit statuses.
@@ -26,6 +27,7 @@ const stdinName = "<stdin>"
 // options are the parsed command-line flags.
 type options struct {
 	output             string
+	cpuVectorBits      int      // SIMD width for --cpu-default-schedule
 	pipeline           []string // pass pipeline fragments in command-line order
 	verifyEach         bool
 	printIRAfterAll    bool
@@ -101,6 +103,7 @@ func newFlagSet(o *options) (fs, toolFlags *pflag.FlagSet, passNames []string) {
 	toolFlags.BoolVar(&o.splitInputFile, "split-input-file", false, "split the input on lines '// -----' and process each chunk separately (diagnostics keep the file's line numbers); outputs are joined with '// -----'")
 	toolFlags.BoolVar(&o.verifyDiagnostics, "verify-diagnostics", false, "match the diagnostics against '// expected-error[@+N|@-N|@above|@below] {{message}}' comments (and expected-warning, -note, -remark) instead of printing them; the IR of chunks without errors is printed")
 	toolFlags.BoolVar(&o.emitLLVM, "emit-llvm", false, "print the LLVM IR of the tensor IR module (targets/cpu) instead of tensor IR; needs --lower-to-tir or a .tir input")
+	toolFlags.IntVar(&o.cpuVectorBits, "cpu-vector-bits", cpu.HostVectorBits(), "SIMD register width in bits for --cpu-default-schedule (default: this CPU's)")
 	toolFlags.BoolVarP(&o.showHelp, "help", "h", false, "show this help")
 	for _, st := range tirSteps {
 		toolFlags.Var(tirStepFlag{st.name, &o.pipeline}, st.name, st.summary)

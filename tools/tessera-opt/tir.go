@@ -29,11 +29,17 @@ var tirSteps = []struct{ name, summary string }{
 	{lowering.LowerToTIRPassName, "convert the fused hlo module (after the graph/hlo passes before it) to tensor IR: a kernel per hlo.fusion and a host function per function; later flags run on tensor IR"},
 	{"simplify", "tensor IR: simplify every expression (tensorir.SimplifyFunc)"},
 	{"inline-elementwise", "tensor IR: inline every spatial, injective intermediate block into its consumers (compute_inline)"},
+	{"cpu-default-schedule", "tensor IR: the CPU default schedule (vectorize the innermost spatial loop at --cpu-vector-bits, parallelize the outermost)"},
 }
 
 // tirStepFunc applies one tensor-level step (not lower-to-tir) to m.
-func tirStepFunc(name string) func(m *tir.Module) error {
+func tirStepFunc(name string, o *options) func(m *tir.Module) error {
 	switch name {
+	case "cpu-default-schedule":
+		return func(m *tir.Module) error {
+			*m = *cpu.DefaultScheduleModule(m, o.cpuVectorBits)
+			return nil
+		}
 	case "simplify":
 		return func(m *tir.Module) error {
 			for i, f := range m.Funcs {
@@ -190,7 +196,7 @@ func processTIR(o *options, m *tir.Module, stderr io.Writer) (res result) {
 		}
 		name := strings.TrimPrefix(s, tirStepPrefix)
 		start := time.Now()
-		if err := tirStepFunc(name)(m); err != nil {
+		if err := tirStepFunc(name, o)(m); err != nil {
 			res.diags = tirDiagnostics(err)
 			return res
 		}
