@@ -340,3 +340,12 @@ func TestEveryGraphOpCompiledMatchesInterpreter(t *testing.T) {
 		}
 	}
 }
+
+func TestBench(t *testing.T) {
+	stdout, stderr, code := tessera("bench", filepath.Join(examples, "mlp.mlir"), "--warmup", "1", "--repeats", "3", "--min-time", "10ms", "--threads", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `mlp.mlir: median [0-9.]+ ms over [0-9]+ runs \(min [0-9.]+, max [0-9.]+\) on 1 threads`, stdout)
+	stdout, stderr, code = tessera("bench", filepath.Join(examples, "mlp.mlir"), "--input", filepath.Join(examples, "digits28_x.npy"), "--repeats", "2", "--min-time", "1ms")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "median")
+}
