@@ -138,17 +138,8 @@ func prefixFor(name, output string) string {
 	if i := strings.IndexByte(base, '.'); i > 0 {
 		base = base[:i]
 	}
-	var b strings.Builder
-	for i, r := range base {
-		ok := r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || i > 0 && r >= '0' && r <= '9'
-		if ok {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('_')
-		}
-	}
-	if b.Len() == 0 {
+	if base == "" {
 		return "model"
 	}
-	return b.String()
+	return cpu.CIdentifier(base)
 }
