@@ -360,6 +360,12 @@ func TestLegalizeAgreement(t *testing.T) {
 		})
 	}
 	// Every registered graph op has a rule and at least one case.
+	for _, c := range elementwiseExtCases() {
+		covered[c.op] = true
+	}
+	for _, c := range append(sliceCases(), reduceCases()...) {
+		covered[c.op] = true
+	}
 	for _, name := range graphir.RegisteredOps() {
 		if !strings.HasPrefix(name, "graph.") || name == noneOpName {
 			continue

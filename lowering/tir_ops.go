@@ -31,7 +31,7 @@ func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) 
 	if err != nil {
 		return err
 	}
-	if isElementwiseOp(op.Name) {
+	if isElementwiseOp(op.Name) || extElementwise[op.Name] {
 		return k.elementwise(op, ins, out, rt)
 	}
 	switch op.Name {
@@ -71,7 +71,11 @@ func (k *kernel) elementwise(op *graphir.Op, ins []*operand, out *tir.Buffer, rt
 				args[i] = o.at(idx...)
 			}
 		}
-		e, err := scalarOp(op, args, out.DType)
+		scalar := scalarOp
+		if extElementwise[op.Name] {
+			scalar = extScalarOp
+		}
+		e, err := scalar(op, args, out.DType)
 		if err != nil {
 			ferr = err
 			return tir.IntOf(out.DType, 0)
@@ -592,4 +596,63 @@ func (k *kernel) reduceWindow(op *graphir.Op, ins []*operand, out *tir.Buffer, r
 			return e
 		})
 	return nil
+}
+
+// Scalar semantics of the hlo ops of dialects/hlo/elementwise_ext.go, as
+// their reference evaluators compute them:
+//   - erf, floor, ceil are the intrinsics of the same name (floats);
+//   - sign is select(x > 0, 1, select(x < 0, -1, x)): NaN and ±0 pass through;
+//   - clamp(lo, x, hi) is min(max(x, lo), hi) (NaN propagates; a rank-0
+//     bound is read at []);
+//   - and / or / not on i1 are &&, || and !.
+var extElementwise = map[string]bool{
+	"hlo.erf": true, "hlo.floor": true, "hlo.ceil": true, "hlo.sign": true,
+	"hlo.clamp": true, "hlo.and": true, "hlo.or": true, "hlo.not": true,
+}
+
+func extScalarOp(op *graphir.Op, args []tir.Expr, res tir.DType) (tir.Expr, error) {
+	want := map[string]int{"hlo.clamp": 3, "hlo.and": 2, "hlo.or": 2}[op.Name]
+	if want == 0 {
+		want = 1
+	}
+	if len(args) != want {
+		return nil, errorAt(op, "expects %d operands, got %d", want, len(args))
+	}
+	switch op.Name {
+	case "hlo.erf", "hlo.floor", "hlo.ceil":
+		if !res.IsFloat() {
+			return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+		}
+		return &tir.Call{Name: op.Name[len("hlo."):], Args: []tir.Expr{args[0]}}, nil
+	case "hlo.sign":
+		if res.IsBool() {
+			return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+		}
+		x := args[0]
+		var zero, one, minus tir.Expr
+		if res.IsFloat() {
+			zero, one, minus = tir.Float(res, 0), tir.Float(res, 1), tir.Float(res, -1)
+		} else {
+			zero, one, minus = tir.IntOf(res, 0), tir.IntOf(res, 1), tir.IntOf(res, -1)
+		}
+		neg := &tir.Select{Cond: tir.LT(x, zero), T: minus, F: x}
+		return &tir.Select{Cond: tir.Bin(tir.OpGT, x, zero), T: one, F: neg}, nil
+	case "hlo.clamp":
+		if res.IsBool() {
+			return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+		}
+		return tir.Min(tir.Max(args[1], args[0]), args[2]), nil
+	case "hlo.and", "hlo.or", "hlo.not":
+		if !res.IsBool() {
+			return nil, errorAt(op, "'%s' takes i1, got %s", op.Name, res)
+		}
+		switch op.Name {
+		case "hlo.and":
+			return tir.Bin(tir.OpAnd, args[0], args[1]), nil
+		case "hlo.or":
+			return tir.Bin(tir.OpOr, args[0], args[1]), nil
+		}
+		return &tir.Not{X: args[0]}, nil
+	}
+	return nil, errorAt(op, "'%s' is not an elementwise op", op.Name)
 }

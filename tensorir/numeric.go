@@ -5,7 +5,8 @@ import "math"
 // Intrinsics lists the math intrinsics a Call may name, with their arity.
 // Compute evaluates one in float64 (the interpreter rounds the result to
 // the call's dtype). sigmoid is the logistic function 1/(1+e^-x); fma(a, b,
-// c) is a*b+c with one rounding.
+// c) is a*b+c with one rounding; floor and ceil round to an integral value
+// toward -inf / +inf (±0, ±inf and NaN unchanged).
 var Intrinsics = map[string]Intrinsic{
 	"exp":     {Arity: 1, Compute: func(a []float64) float64 { return math.Exp(a[0]) }},
 	"log":     {Arity: 1, Compute: func(a []float64) float64 { return math.Log(a[0]) }},
@@ -17,6 +18,8 @@ var Intrinsics = map[string]Intrinsic{
 	"abs":     {Arity: 1, IntOK: true, Compute: func(a []float64) float64 { return math.Abs(a[0]) }},
 	"pow":     {Arity: 2, Compute: func(a []float64) float64 { return math.Pow(a[0], a[1]) }},
 	"fma":     {Arity: 3, Compute: func(a []float64) float64 { return math.FMA(a[0], a[1], a[2]) }},
+	"floor":   {Arity: 1, Compute: func(a []float64) float64 { return math.Floor(a[0]) }},
+	"ceil":    {Arity: 1, Compute: func(a []float64) float64 { return math.Ceil(a[0]) }},
 }
 
 func floatBits(v float64) uint64 { return math.Float64bits(v) }

@@ -216,6 +216,9 @@ func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) erro
 
 // report prints the comparison with --reference and the accuracy against --labels.
 func report(out *rt.Tensor, f runFlags, stdout io.Writer) error {
+	if f.reference == "" && f.labels == "" {
+		return nil
+	}
 	got, err := asFloat64(out)
 	if err != nil {
 		return err
@@ -272,6 +275,14 @@ func asFloat64(t *rt.Tensor) ([]float64, error) {
 		v, _ := t.Int32s()
 		for i, x := range v {
 			out[i] = float64(x)
+		}
+	case rt.Bool, rt.Uint8, rt.Int8:
+		for i, b := range t.Bytes() {
+			if t.DType() == rt.Int8 {
+				out[i] = float64(int8(b))
+			} else {
+				out[i] = float64(b)
+			}
 		}
 	default:
 		return nil, fmt.Errorf("cannot compare tensors of %s", t.DType())

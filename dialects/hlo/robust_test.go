@@ -67,7 +67,7 @@ func TestNoPanicOnMalformedOps(t *testing.T) {
 			names = append(names, n)
 		}
 	}
-	require.Len(t, names, 31)
+	require.NotEmpty(t, names)
 	evaluated := 0
 	for iter := 0; iter < 20000; iter++ {
 		name := names[r.Intn(len(names))]

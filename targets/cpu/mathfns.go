@@ -21,8 +21,9 @@ import (
 // measured there are exp 0.93, tanh 1.19, sigmoid 2.07, erf 2.37 ulp. f16 computes in f32 and
 // rounds. f64 calls libm (exp, tanh, erf; sigmoid as 1/(1+exp(-x))) one
 // lane at a time. log and pow call libm logf/powf (log/pow for f64) one
-// lane at a time. sqrt, fabs and fma are LLVM intrinsics (single
-// instructions with -mcpu=native); rsqrt is 1/sqrt(x) (correctly rounded
+// lane at a time. sqrt, fabs, fma, floor and ceil are LLVM intrinsics
+// (single instructions with -mcpu=native: vroundps/vrndscaleps for floor
+// and ceil); rsqrt is 1/sqrt(x) (correctly rounded
 // division, not the approximate rsqrtps); integer abs wraps (abs(MinInt)
 // = MinInt).
 const (
@@ -69,6 +70,10 @@ func (g *fgen) call(x *tir.Call) (value.Value, error) {
 		return c.NewFDiv(constOf(a.Type(), 1), g.callIntrinsic("llvm.sqrt", a)), nil
 	case "fma":
 		return g.callIntrinsic("llvm.fma", args...), nil
+	case "floor":
+		return g.callIntrinsic("llvm.floor", a), nil
+	case "ceil":
+		return g.callIntrinsic("llvm.ceil", a), nil
 	}
 	// The rest compute in f32 (f16 widened) or call libm (f64).
 	if t.Kind == tir.F64 {

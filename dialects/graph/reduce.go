@@ -1,0 +1,344 @@
+package graph
+
+import (
+	"math"
+
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Reductions and log_softmax.
+//
+//	graph.reduce_sum / reduce_mean / reduce_max / reduce_min / reduce_prod /
+//	reduce_l2 / reduce_log_sum_exp (x) {axes = [...], keepdims = true,
+//	noop_with_empty_axes = false}
+//
+// ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2 and
+// ReduceLogSumExp (opset 18, axes as an attribute): x of any rank; axes in
+// [-r, r-1], distinct after normalization; an absent or empty axes reduces
+// every axis, or with noop_with_empty_axes none (the reduction of each
+// element alone: x for sum/mean/max/min/prod/log_sum_exp, |x| for l2). With keepdims the reduced dimensions
+// stay as 1s, without they are dropped (a full reduction gives rank 0).
+// sum/max/min/prod take float or integer (not i1) elements; mean, l2 and
+// log_sum_exp take floats. Accumulation is in float64 and the result is
+// rounded to the element type. Reductions over an empty domain give the
+// identity: sum 0, prod 1, max −inf, min +inf, l2 0, log_sum_exp −inf, mean
+// NaN (0/0). log_sum_exp is computed stably as m + log(Σ exp(x − m)) with m
+// the maximum (m replaced by 0 when it is ±inf or NaN, as SciPy's logsumexp).
+//
+//	graph.log_softmax(x) {axis = -1}
+//
+// ONNX LogSoftmax (opset 13): x rank ≥ 1, float; axis in [-r, r-1];
+// y = (x − m) − log(Σ exp(x − m)) along axis, m the maximum along axis.
+const (
+	ReduceSumOp       = "graph.reduce_sum"
+	ReduceMeanOp      = "graph.reduce_mean"
+	ReduceMaxOp       = "graph.reduce_max"
+	ReduceMinOp       = "graph.reduce_min"
+	ReduceProdOp      = "graph.reduce_prod"
+	ReduceL2Op        = "graph.reduce_l2"
+	ReduceLogSumExpOp = "graph.reduce_log_sum_exp"
+	LogSoftmaxOp      = "graph.log_softmax"
+)
+
+// reduceKinds lists every reduction op with whether it needs floats and
+// its ONNX name.
+var reduceKinds = []struct {
+	name, onnx string
+	float      bool
+}{
+	{ReduceSumOp, "ReduceSum", false},
+	{ReduceMeanOp, "ReduceMean", true},
+	{ReduceMaxOp, "ReduceMax", false},
+	{ReduceMinOp, "ReduceMin", false},
+	{ReduceProdOp, "ReduceProd", false},
+	{ReduceL2Op, "ReduceL2", true},
+	{ReduceLogSumExpOp, "ReduceLogSumExp", true},
+}
+
+func init() {
+	for _, k := range reduceKinds {
+		needFloat := k.float
+		graphir.RegisterOp(&graphir.OpDef{
+			Name:     k.name,
+			Summary:  "reduce over axes, keepdims (ONNX " + k.onnx + ")",
+			Operands: graphir.Exactly(1),
+			Results:  graphir.Exactly(1),
+			Traits:   graphir.Pure,
+			Attrs: []graphir.AttrSpec{
+				{Name: "axes", Kind: graphir.KindIntArray},
+				{Name: "keepdims", Kind: graphir.KindBool},
+				{Name: "noop_with_empty_axes", Kind: graphir.KindBool},
+			},
+			Infer: inferReduce,
+			Verify: func(op *graphir.Op) error {
+				t, err := op.TensorOperand(0)
+				if err != nil {
+					return err
+				}
+				if needFloat {
+					return requireFloat(op, t)
+				}
+				if t.Elem == graphir.I1 {
+					return op.Errorf("requires a numeric element type, got %s", t)
+				}
+				return nil
+			},
+			Eval:   evalReduce,
+			Pretty: true,
+		})
+	}
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     LogSoftmaxOp,
+		Summary:  "log of softmax along one axis (ONNX LogSoftmax, opset 13)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
+		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt}},
+		Infer:    inferSoftmax,
+		Verify: func(op *graphir.Op) error {
+			t, err := op.TensorOperand(0)
+			if err != nil {
+				return err
+			}
+			return requireFloat(op, t)
+		},
+		Eval:   evalLogSoftmax,
+		Pretty: true,
+	})
+}
+
+// ReduceAxes returns, for a reduction op on an input of rank r, which
+// dimensions are reduced (absent or empty axes: all) and the keepdims flag.
+// Errors: malformed attributes, an axis outside [-r, r-1], a repeated axis.
+func ReduceAxes(op *graphir.Op, r int) ([]bool, bool, error) {
+	axes, err := intsAttr(op, "axes", nil, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	keep, err := boolAttr(op, "keepdims", true)
+	if err != nil {
+		return nil, false, err
+	}
+	noop, err := boolAttr(op, "noop_with_empty_axes", false)
+	if err != nil {
+		return nil, false, err
+	}
+	red := make([]bool, r)
+	if len(axes) == 0 && noop {
+		return red, keep, nil
+	}
+	if len(axes) == 0 {
+		for i := range red {
+			red[i] = true
+		}
+		return red, keep, nil
+	}
+	for _, a := range axes {
+		ax, err := normAxis(op, a, r)
+		if err != nil {
+			return nil, false, err
+		}
+		if red[ax] {
+			return nil, false, op.Errorf("axes %s names dimension %d more than once", shapeString(axes), ax)
+		}
+		red[ax] = true
+	}
+	return red, keep, nil
+}
+
+// reducedShape is the result shape of a reduction of shape over red.
+func reducedShape(shape []int64, red []bool, keep bool) []int64 {
+	out := []int64{}
+	for i, d := range shape {
+		switch {
+		case !red[i]:
+			out = append(out, d)
+		case keep:
+			out = append(out, 1)
+		}
+	}
+	return out
+}
+
+func inferReduce(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	red, keep, err := ReduceAxes(op, ts[0].Rank())
+	if err != nil {
+		return nil, err
+	}
+	return one(&graphir.TensorType{Shape: reducedShape(ts[0].Shape, red, keep), Elem: ts[0].Elem}), nil
+}
+
+// reduceLowest and reduceHighest are the identities of max and min for dtype dt.
+func reduceLowest(dt graphir.DType) float64 {
+	switch dt {
+	case graphir.I8:
+		return math.MinInt8
+	case graphir.I32:
+		return math.MinInt32
+	case graphir.I64:
+		return math.MinInt64
+	}
+	return math.Inf(-1)
+}
+
+func reduceHighest(dt graphir.DType) float64 {
+	switch dt {
+	case graphir.I8:
+		return math.MaxInt8
+	case graphir.I32:
+		return math.MaxInt32
+	case graphir.I64:
+		return math.MaxInt64
+	}
+	return math.Inf(1)
+}
+
+// reduceOffsets returns, for every element of x (row-major), the offset of
+// the output element it reduces into.
+func reduceOffsets(shape []int64, red []bool) []int64 {
+	// outStride[i] is the output stride of input dim i (0 when reduced).
+	outStride := make([]int64, len(shape))
+	acc := int64(1)
+	for i := len(shape) - 1; i >= 0; i-- {
+		if !red[i] {
+			outStride[i] = acc
+			acc *= shape[i]
+		}
+	}
+	n := product(shape)
+	offs := make([]int64, n)
+	pos := make([]int64, len(shape))
+	off := int64(0)
+	for k := int64(0); k < n; k++ {
+		offs[k] = off
+		for d := len(shape) - 1; d >= 0; d-- {
+			pos[d]++
+			off += outStride[d]
+			if pos[d] < shape[d] {
+				break
+			}
+			off -= outStride[d] * pos[d]
+			pos[d] = 0
+		}
+	}
+	return offs
+}
+
+func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	red, _, err := ReduceAxes(op, x.Type.Rank())
+	if err != nil {
+		return nil, err
+	}
+	offs := reduceOffsets(x.Shape(), red)
+	acc := out.Data
+	fill := func(v float64) {
+		for i := range acc {
+			acc[i] = v
+		}
+	}
+	elem := x.Type.Elem
+	switch op.Name {
+	case ReduceSumOp, ReduceMeanOp:
+		for k, v := range x.Data {
+			acc[offs[k]] += v
+		}
+		if op.Name == ReduceMeanOp {
+			n := float64(len(x.Data))
+			if len(acc) > 0 {
+				n /= float64(len(acc))
+			}
+			for i := range acc {
+				acc[i] /= n
+			}
+		}
+	case ReduceProdOp:
+		fill(1)
+		for k, v := range x.Data {
+			acc[offs[k]] *= v
+		}
+	case ReduceMaxOp:
+		fill(reduceLowest(elem))
+		for k, v := range x.Data {
+			acc[offs[k]] = math.Max(acc[offs[k]], v)
+		}
+	case ReduceMinOp:
+		fill(reduceHighest(elem))
+		for k, v := range x.Data {
+			acc[offs[k]] = math.Min(acc[offs[k]], v)
+		}
+	case ReduceL2Op:
+		for k, v := range x.Data {
+			acc[offs[k]] += v * v
+		}
+		for i := range acc {
+			acc[i] = math.Sqrt(acc[i])
+		}
+	case ReduceLogSumExpOp:
+		m := make([]float64, len(acc))
+		for i := range m {
+			m[i] = math.Inf(-1)
+		}
+		for k, v := range x.Data {
+			m[offs[k]] = math.Max(m[offs[k]], v)
+		}
+		for i := range m {
+			if math.IsInf(m[i], 0) || math.IsNaN(m[i]) {
+				m[i] = 0
+			}
+		}
+		for k, v := range x.Data {
+			acc[offs[k]] += math.Exp(v - m[offs[k]])
+		}
+		for i := range acc {
+			acc[i] = m[i] + math.Log(acc[i])
+		}
+	default:
+		return nil, op.Errorf("is not a reduction")
+	}
+	return []*graphir.Tensor{out.Round()}, nil
+}
+
+func evalLogSoftmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	axis, err := intAttr(op, "axis", -1)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	ax, err := normAxis(op, axis, x.Type.Rank())
+	if err != nil {
+		return nil, err
+	}
+	shape := x.Shape()
+	outer, n, inner := product(shape[:ax]), shape[ax], product(shape[ax+1:])
+	for o := int64(0); o < outer; o++ {
+		for in := int64(0); in < inner; in++ {
+			base := o*n*inner + in
+			m := math.Inf(-1)
+			for k := int64(0); k < n; k++ {
+				m = math.Max(m, x.Data[base+k*inner])
+			}
+			sum := 0.0
+			for k := int64(0); k < n; k++ {
+				sum += math.Exp(x.Data[base+k*inner] - m)
+			}
+			ls := math.Log(sum)
+			for k := int64(0); k < n; k++ {
+				out.Data[base+k*inner] = (x.Data[base+k*inner] - m) - ls
+			}
+		}
+	}
+	return []*graphir.Tensor{out.Round()}, nil
+}

@@ -1,0 +1,694 @@
+package graph
+
+import (
+	"math"
+
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Data-movement ops with static attributes (ONNX opset 18 semantics, the
+// tensor-valued inputs of ONNX given as attributes).
+//
+//	graph.split(x) {axis = 0, split = [s0, s1, ...], num_outputs = n}
+//	  → one result per piece (ONNX Split). With split, the sizes are ≥ 0
+//	  and sum to dim(axis). Without it the piece count is num_outputs, else
+//	  the number of written results; pieces have ⌈d/n⌉ elements, the last
+//	  one the remainder (≥ 0).
+//	graph.slice(x) {starts, ends (required), axes = [0..k-1], steps = [1...]}
+//	  (ONNX Slice): negative starts/ends add dim(axis); then for step > 0
+//	  start and end clamp to [0, d], for step < 0 start to [0, d−1] and end
+//	  to [−1, d−1]; size = max(0, ⌈(end − start)/step⌉). steps ≠ 0; axes in
+//	  [−r, r−1], distinct.
+//	graph.gather(x) {axis = 0, indices = dense<...> : tensor<...xi64>}
+//	  (ONNX Gather with constant indices of any integer type and rank):
+//	  indices in [−d, d−1], negative ones wrap; result shape
+//	  x.shape[:axis] ++ indices.shape ++ x.shape[axis+1:].
+//	graph.pad(x) {pads = [b0, ..., b(r−1), e0, ..., e(r−1)] (required),
+//	  mode = "constant" | "reflect" | "edge", value = 0.0} (ONNX Pad):
+//	  dim i becomes d + b_i + e_i. Negative pads crop; cropping happens
+//	  first (as ONNX Runtime), then reflect/edge pad from the cropped
+//	  tensor. The crop may not exceed d, and reflect and edge need a
+//	  non-empty cropped dimension where they pad. Reflect mirrors without
+//	  repeating the edge, and keeps mirroring when a pad exceeds d' − 1
+//	  (NumPy's pad, which ONNX's reference uses: the periodic extension of
+//	  x0 … x(d'−1) x(d'−2) … x1); a dimension of size 1 repeats its element.
+//	graph.expand(x) {shape = [...] (required)} (ONNX Expand): result =
+//	  NumPy broadcast of x's shape with shape (bidirectional: a 1 in shape
+//	  keeps x's dim); entries ≥ 0.
+//	graph.tile(x) {repeats = [...] (required)} (ONNX Tile): one entry ≥ 0
+//	  per dim, dim i becomes d_i · repeats_i.
+//
+// All accept any element type; results keep it.
+const (
+	SplitOp  = "graph.split"
+	SliceOp  = "graph.slice"
+	GatherOp = "graph.gather"
+	PadOp    = "graph.pad"
+	ExpandOp = "graph.expand"
+	TileOp   = "graph.tile"
+)
+
+// PadModes are the values of graph.pad's mode attribute.
+var PadModes = []string{"constant", "reflect", "edge"}
+
+func init() {
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     SplitOp,
+		Summary:  "split along axis into pieces (ONNX Split)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.AtLeast(1),
+		Traits:   graphir.Pure,
+		Attrs: []graphir.AttrSpec{
+			{Name: "axis", Kind: graphir.KindInt},
+			{Name: "split", Kind: graphir.KindIntArray},
+			{Name: "num_outputs", Kind: graphir.KindInt},
+		},
+		Infer:  inferSplit,
+		Eval:   evalSplit,
+		Pretty: true,
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     SliceOp,
+		Summary:  "strided slice with ONNX clamping and negative indices (ONNX Slice)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure,
+		Attrs: []graphir.AttrSpec{
+			{Name: "starts", Kind: graphir.KindIntArray, Required: true},
+			{Name: "ends", Kind: graphir.KindIntArray, Required: true},
+			{Name: "axes", Kind: graphir.KindIntArray},
+			{Name: "steps", Kind: graphir.KindIntArray},
+		},
+		Infer:  inferSlice,
+		Eval:   evalSlice,
+		Pretty: true,
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     GatherOp,
+		Summary:  "take constant indices along axis (ONNX Gather)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure,
+		Attrs: []graphir.AttrSpec{
+			{Name: "axis", Kind: graphir.KindInt},
+			{Name: "indices", Kind: graphir.KindDense, Required: true},
+		},
+		Infer:  inferGather,
+		Eval:   evalGather,
+		Pretty: true,
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     PadOp,
+		Summary:  "pad or crop each dimension, constant/reflect/edge (ONNX Pad)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure,
+		Attrs: []graphir.AttrSpec{
+			{Name: "pads", Kind: graphir.KindIntArray, Required: true},
+			{Name: "mode", Kind: graphir.KindEnum, Enum: PadModes},
+			{Name: "value", Kind: graphir.KindFloat},
+		},
+		Infer:  inferPad,
+		Eval:   evalPad,
+		Pretty: true,
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     ExpandOp,
+		Summary:  "bidirectional broadcast to a shape (ONNX Expand)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure,
+		Attrs:    []graphir.AttrSpec{{Name: "shape", Kind: graphir.KindIntArray, Required: true}},
+		Infer:    inferExpand,
+		Eval:     evalExpand,
+		Pretty:   true,
+	})
+	graphir.RegisterOp(&graphir.OpDef{
+		Name:     TileOp,
+		Summary:  "repeat the tensor along every dimension (ONNX Tile)",
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure,
+		Attrs:    []graphir.AttrSpec{{Name: "repeats", Kind: graphir.KindIntArray, Required: true}},
+		Infer:    inferTile,
+		Eval:     evalTile,
+		Pretty:   true,
+	})
+}
+
+// ---- split
+
+// SplitSizes returns the normalized axis and the piece sizes of a
+// graph.split of shape (see the op's comment for the rules).
+func SplitSizes(op *graphir.Op, shape []int64) (int, []int64, error) {
+	if len(shape) == 0 {
+		return 0, nil, op.Errorf("input must have rank at least 1")
+	}
+	axis, err := intAttr(op, "axis", 0)
+	if err != nil {
+		return 0, nil, err
+	}
+	ax, err := normAxis(op, axis, len(shape))
+	if err != nil {
+		return 0, nil, err
+	}
+	d := shape[ax]
+	if op.Attr("split") != nil {
+		if op.Attr("num_outputs") != nil {
+			return 0, nil, op.Errorf("takes 'split' or 'num_outputs', not both")
+		}
+		sizes, err := intsAttr(op, "split", nil, 0)
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(sizes) == 0 {
+			return 0, nil, op.Errorf("'split' must have at least one entry")
+		}
+		sum := int64(0)
+		for _, s := range sizes {
+			if s < 0 {
+				return 0, nil, op.Errorf("split sizes %s must be non-negative", shapeString(sizes))
+			}
+			sum += s
+		}
+		if sum != d {
+			return 0, nil, op.Errorf("split sizes %s sum to %d, but dimension %d has size %d", shapeString(sizes), sum, ax, d)
+		}
+		return ax, sizes, nil
+	}
+	n := int64(len(op.Results))
+	if op.Attr("num_outputs") != nil {
+		if n, err = intAttr(op, "num_outputs", 0); err != nil {
+			return 0, nil, err
+		}
+	}
+	if n < 1 {
+		return 0, nil, op.Errorf("needs 'split', 'num_outputs' or at least one result to know the pieces")
+	}
+	if n > 1<<20 {
+		return 0, nil, op.Errorf("cannot split dimension %d of size %d into %d pieces", ax, d, n)
+	}
+	chunk := (d + n - 1) / n
+	sizes := make([]int64, n)
+	for i := range sizes {
+		sizes[i] = chunk
+	}
+	sizes[n-1] = d - chunk*(n-1)
+	if sizes[n-1] < 0 {
+		return 0, nil, op.Errorf("cannot split dimension %d of size %d into %d pieces of %d", ax, d, n, chunk)
+	}
+	return ax, sizes, nil
+}
+
+func inferSplit(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	ax, sizes, err := SplitSizes(op, ts[0].Shape)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]graphir.Type, len(sizes))
+	for i, s := range sizes {
+		shape := append([]int64(nil), ts[0].Shape...)
+		shape[ax] = s
+		out[i] = &graphir.TensorType{Shape: shape, Elem: ts[0].Elem}
+	}
+	return out, nil
+}
+
+func evalSplit(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	if err := checkArgs(op, args); err != nil {
+		return nil, err
+	}
+	x := args[0]
+	ax, sizes, err := SplitSizes(op, x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	tys, err := inferSplit(op)
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*graphir.Tensor, len(sizes))
+	at := int64(0)
+	for i, t := range tys {
+		out := graphir.NewZeroTensor(graphir.AsTensor(t))
+		off := at
+		mapElements(out, x, func(o, in []int64) bool {
+			copy(in, o)
+			in[ax] += off
+			return true
+		}, 0)
+		outs[i] = out
+		at += sizes[i]
+	}
+	return outs, nil
+}
+
+// mapElements fills out from x: for each output index o, src sets the
+// input index in and returns true, or returns false for a padding element,
+// which gets pad.
+func mapElements(out, x *graphir.Tensor, src func(o, in []int64) bool, pad float64) {
+	oshape := out.Shape()
+	st := graphir.Strides(x.Shape())
+	o := make([]int64, len(oshape))
+	in := make([]int64, x.Type.Rank())
+	for k := range out.Data {
+		rem := int64(k)
+		for d := len(oshape) - 1; d >= 0; d-- {
+			o[d] = rem % oshape[d]
+			rem /= oshape[d]
+		}
+		if !src(o, in) {
+			out.Data[k] = pad
+			continue
+		}
+		off := int64(0)
+		for d, i := range in {
+			off += i * st[d]
+		}
+		out.Data[k] = x.Data[off]
+	}
+}
+
+// ---- slice
+
+// SliceParams resolves a graph.slice on shape into per-dimension start,
+// step and size after ONNX clamping (dims not in axes: 0, 1, full size).
+func SliceParams(op *graphir.Op, shape []int64) (start, step, size []int64, err error) {
+	r := len(shape)
+	for _, n := range []string{"starts", "ends"} {
+		if op.Attr(n) == nil {
+			return nil, nil, nil, op.Errorf("requires attribute '%s'", n)
+		}
+	}
+	starts, err := intsAttr(op, "starts", nil, 0)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	k := len(starts)
+	ends, err := intsAttr(op, "ends", nil, 0)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(ends) != k {
+		return nil, nil, nil, op.Errorf("starts %s and ends %s must have the same length", shapeString(starts), shapeString(ends))
+	}
+	axes, err := intsAttr(op, "axes", iota64n(k), 0)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(axes) != k {
+		return nil, nil, nil, op.Errorf("axes %s must have %d entries (the length of starts)", shapeString(axes), k)
+	}
+	ones := make([]int64, k)
+	for i := range ones {
+		ones[i] = 1
+	}
+	steps, err := intsAttr(op, "steps", ones, 0)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if len(steps) != k {
+		return nil, nil, nil, op.Errorf("steps %s must have %d entries (the length of starts)", shapeString(steps), k)
+	}
+	start, step, size = make([]int64, r), make([]int64, r), append([]int64(nil), shape...)
+	for i := range step {
+		step[i] = 1
+	}
+	seen := make([]bool, r)
+	for i, a := range axes {
+		ax, err := normAxis(op, a, r)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if seen[ax] {
+			return nil, nil, nil, op.Errorf("axes %s names dimension %d more than once", shapeString(axes), ax)
+		}
+		seen[ax] = true
+		if steps[i] == 0 {
+			return nil, nil, nil, op.Errorf("steps %s must be non-zero", shapeString(steps))
+		}
+		start[ax], step[ax], size[ax] = clampSlice(starts[i], ends[i], steps[i], shape[ax])
+	}
+	return start, step, size, nil
+}
+
+// clampSlice applies ONNX Slice's rules to one axis of size d.
+func clampSlice(s, e, st, d int64) (start, step, size int64) {
+	if s < 0 {
+		s += d
+	}
+	if e < 0 {
+		e += d
+	}
+	if st > 0 {
+		s, e = min(max(s, 0), d), min(max(e, 0), d)
+		if e <= s {
+			return 0, st, 0
+		}
+		return s, st, (e - s + st - 1) / st
+	}
+	if d == 0 {
+		return 0, st, 0
+	}
+	s, e = min(max(s, 0), d-1), min(max(e, -1), d-1)
+	if s <= e {
+		return 0, st, 0
+	}
+	return s, st, (s - e - st - 1) / -st
+}
+
+func iota64n(n int) []int64 {
+	out := make([]int64, n)
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+}
+
+func inferSlice(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	_, _, size, err := SliceParams(op, ts[0].Shape)
+	if err != nil {
+		return nil, err
+	}
+	return one(&graphir.TensorType{Shape: size, Elem: ts[0].Elem}), nil
+}
+
+func evalSlice(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	start, step, _, err := SliceParams(op, args[0].Shape())
+	if err != nil {
+		return nil, err
+	}
+	mapElements(out, args[0], func(o, in []int64) bool {
+		for d := range o {
+			in[d] = start[d] + o[d]*step[d]
+		}
+		return true
+	}, 0)
+	return []*graphir.Tensor{out}, nil
+}
+
+// ---- gather
+
+// GatherIndices returns the normalized axis, the indices (wrapped into
+// [0, d)) in row-major order and the indices' shape of a graph.gather on shape.
+func GatherIndices(op *graphir.Op, shape []int64) (int, []int64, []int64, error) {
+	if len(shape) == 0 {
+		return 0, nil, nil, op.Errorf("input must have rank at least 1")
+	}
+	axis, err := intAttr(op, "axis", 0)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	ax, err := normAxis(op, axis, len(shape))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	a := op.Attr("indices")
+	if a == nil {
+		return 0, nil, nil, op.Errorf("requires attribute 'indices'")
+	}
+	dense, ok := a.(*graphir.DenseElementsAttr)
+	if !ok || dense.Type == nil {
+		return 0, nil, nil, op.Errorf("attribute 'indices' must be dense integer elements, got %s", graphir.FormatAttr(a))
+	}
+	if !dense.Type.Elem.IsInt() || dense.Type.Elem == graphir.I1 {
+		return 0, nil, nil, op.Errorf("indices must have an integer element type, got %s", dense.Type)
+	}
+	if dense.Elided {
+		return 0, nil, nil, op.Errorf("indices data was elided when printed; reprint with --print-large-constants")
+	}
+	if int64(dense.Len()) != dense.Type.NumElements() && !dense.IsSplat() {
+		return 0, nil, nil, op.Errorf("indices hold %d values for %s", dense.Len(), dense.Type)
+	}
+	d := shape[ax]
+	n := dense.Type.NumElements()
+	idx := make([]int64, n)
+	for i := range idx {
+		v := int64(dense.At(int(i)))
+		if v < -d || v >= d {
+			return 0, nil, nil, op.Errorf("index %d is out of range for dimension %d of size %d (expected [%d, %d])", v, ax, d, -d, d-1)
+		}
+		if v < 0 {
+			v += d
+		}
+		idx[i] = v
+	}
+	return ax, idx, dense.Type.Shape, nil
+}
+
+func inferGather(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	ax, _, ishape, err := GatherIndices(op, ts[0].Shape)
+	if err != nil {
+		return nil, err
+	}
+	s := ts[0].Shape
+	shape := append(append(append([]int64{}, s[:ax]...), ishape...), s[ax+1:]...)
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+func evalGather(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	ax, idx, ishape, err := GatherIndices(op, x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	q := len(ishape)
+	ist := graphir.Strides(ishape)
+	mapElements(out, x, func(o, in []int64) bool {
+		copy(in[:ax], o[:ax])
+		k := int64(0)
+		for j := 0; j < q; j++ {
+			k += o[ax+j] * ist[j]
+		}
+		in[ax] = idx[k]
+		copy(in[ax+1:], o[ax+q:])
+		return true
+	}, 0)
+	return []*graphir.Tensor{out}, nil
+}
+
+// ---- pad
+
+// PadConfig is a resolved graph.pad: per-dimension begin and end pads,
+// the mode and the constant value.
+type PadConfig struct {
+	Begin, End []int64
+	Mode       string
+	Value      float64
+}
+
+// PadParams validates a graph.pad on shape.
+func PadParams(op *graphir.Op, shape []int64) (*PadConfig, error) {
+	r := len(shape)
+	if op.Attr("pads") == nil {
+		return nil, op.Errorf("requires attribute 'pads'")
+	}
+	pads, err := intsAttr(op, "pads", nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(pads) != 2*r {
+		return nil, op.Errorf("pads %s must have %d entries (2 × rank %d)", shapeString(pads), 2*r, r)
+	}
+	c := &PadConfig{Begin: pads[:r], End: pads[r:], Mode: "constant"}
+	if a := op.Attr("mode"); a != nil {
+		s, ok := a.(graphir.StringAttr)
+		if !ok || (s != "constant" && s != "reflect" && s != "edge") {
+			return nil, op.Errorf("mode must be \"constant\", \"reflect\" or \"edge\", got %s", graphir.FormatAttr(a))
+		}
+		c.Mode = string(s)
+	}
+	if c.Value, err = floatAttr(op, "value", 0); err != nil {
+		return nil, err
+	}
+	for i, d := range shape {
+		b, e := c.Begin[i], c.End[i]
+		if b < -math.MaxInt32 || e < -math.MaxInt32 || b > math.MaxInt32 || e > math.MaxInt32 {
+			return nil, op.Errorf("pads %s are too large", shapeString(pads))
+		}
+		crop := -min(b, 0) - min(e, 0)
+		if crop > d {
+			return nil, op.Errorf("pads crop %d elements from dimension %d of size %d", crop, i, d)
+		}
+		dc := d - crop
+		if c.Mode != "constant" && max(b, e) > 0 && dc == 0 {
+			return nil, op.Errorf("%s pad of dimension %d needs a non-empty dimension", c.Mode, i)
+		}
+	}
+	return c, nil
+}
+
+func inferPad(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	c, err := PadParams(op, ts[0].Shape)
+	if err != nil {
+		return nil, err
+	}
+	shape := make([]int64, ts[0].Rank())
+	for i, d := range ts[0].Shape {
+		shape[i] = d + c.Begin[i] + c.End[i]
+	}
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+// PadSource maps position o of the padded dimension (begin b, end e) of
+// an input dimension of size d to the input index, or −1 for a constant
+// element: crop first, then pad the cropped range [c0, c0 + dc).
+func PadSource(o, b, e, d int64, mode string) int64 {
+	c0 := -min(b, 0)
+	dc := d - c0 + min(e, 0)
+	p := o - max(b, 0)
+	switch {
+	case p >= 0 && p < dc:
+	case mode == "reflect" && dc > 1:
+		period := 2 * (dc - 1)
+		if p = p % period; p < 0 {
+			p += period
+		}
+		if p >= dc {
+			p = period - p
+		}
+	case mode == "reflect":
+		p = 0
+	case mode == "edge":
+		p = min(max(p, 0), dc-1)
+	default:
+		return -1
+	}
+	return c0 + p
+}
+
+func evalPad(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	c, err := PadParams(op, x.Shape())
+	if err != nil {
+		return nil, err
+	}
+	mapElements(out, x, func(o, in []int64) bool {
+		for d := range o {
+			s := PadSource(o[d], c.Begin[d], c.End[d], x.Shape()[d], c.Mode)
+			if s < 0 {
+				return false
+			}
+			in[d] = s
+		}
+		return true
+	}, graphir.RoundTo(x.Type.Elem, c.Value))
+	return []*graphir.Tensor{out}, nil
+}
+
+// ---- expand
+
+func inferExpand(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if op.Attr("shape") == nil {
+		return nil, op.Errorf("requires attribute 'shape'")
+	}
+	shape, err := intsAttr(op, "shape", nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range shape {
+		if d < 0 {
+			return nil, op.Errorf("shape %s must not have negative entries", shapeString(shape))
+		}
+	}
+	out, err := BroadcastShapes(ts[0].Shape, shape)
+	if err != nil {
+		return nil, op.Errorf("cannot expand %s to shape %s: %v", ts[0], shapeString(shape), err)
+	}
+	return one(&graphir.TensorType{Shape: out, Elem: ts[0].Elem}), nil
+}
+
+func evalExpand(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	x := args[0]
+	xs := x.Shape()
+	off := out.Type.Rank() - len(xs)
+	mapElements(out, x, func(o, in []int64) bool {
+		for d := range in {
+			if xs[d] != 1 {
+				in[d] = o[off+d]
+			} else {
+				in[d] = 0
+			}
+		}
+		return true
+	}, 0)
+	return []*graphir.Tensor{out}, nil
+}
+
+// ---- tile
+
+func inferTile(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if op.Attr("repeats") == nil {
+		return nil, op.Errorf("requires attribute 'repeats'")
+	}
+	reps, err := intsAttr(op, "repeats", nil, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(reps) != ts[0].Rank() {
+		return nil, op.Errorf("repeats %s must have %d entries (the input rank)", shapeString(reps), ts[0].Rank())
+	}
+	shape := make([]int64, len(reps))
+	for i, r := range reps {
+		if r < 0 || r > math.MaxInt32 {
+			return nil, op.Errorf("repeats %s must be in [0, 2^31)", shapeString(reps))
+		}
+		shape[i] = ts[0].Shape[i] * r
+	}
+	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+}
+
+func evalTile(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	out, err := evalPrologue(op, args)
+	if err != nil {
+		return nil, err
+	}
+	xs := args[0].Shape()
+	mapElements(out, args[0], func(o, in []int64) bool {
+		for d := range in {
+			in[d] = o[d] % xs[d]
+		}
+		return true
+	}, 0)
+	return []*graphir.Tensor{out}, nil
+}
