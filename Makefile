@@ -40,23 +40,25 @@ demo: deps build
 	bin/tessera run examples/mlp.mlir --input examples/digits28_x.npy --output mlp_y.npy \
 		--reference examples/mlp_logits.npy --labels examples/digits_y.npy
 
-# deps installs LLVM 16 only when one of its tools is missing; as root it
+# deps installs LLVM 16 and libonnx-testdata (the ONNX node tests of
+# cmd/tessera's TestONNXConformance) only when one of them is missing; as root it
 # runs apt-get, otherwise through sudo when available, else it stops and
 # prints the command to run.
 deps:
 	@have() { command -v "$$1" >/dev/null 2>&1 || [ -x "/usr/lib/llvm-16/bin/$$2" ]; }; \
-	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.lld-16 ld.lld && have clang-16 clang; then \
+	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.lld-16 ld.lld && have clang-16 clang \
+		&& [ -d /usr/share/libonnx-testdata/data/node ]; then \
 		exit 0; \
 	fi; \
-	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS)"; \
+	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS) libonnx-testdata"; \
 	if [ "$$(id -u)" = 0 ]; then \
-		echo "installing LLVM 16: $$cmd"; \
+		echo "installing LLVM 16 and the ONNX test data: $$cmd"; \
 		bash -c "$$cmd"; \
 	elif command -v sudo >/dev/null 2>&1; then \
-		echo "installing LLVM 16: sudo sh -c '$$cmd'"; \
+		echo "installing LLVM 16 and the ONNX test data: sudo sh -c '$$cmd'"; \
 		sudo sh -c "$$cmd"; \
 	else \
-		echo "LLVM 16 tools (llc-16, FileCheck-16, mlir-opt-16) are missing and this user cannot install them." >&2; \
+		echo "LLVM 16 tools (llc-16, FileCheck-16, mlir-opt-16) or libonnx-testdata are missing and this user cannot install them." >&2; \
 		echo "Run as root:  $$cmd" >&2; \
 		exit 1; \
 	fi

@@ -23,4 +23,5 @@ require (
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/tools v0.52.0 // indirect
 	gonum.org/v1/gonum v0.9.3 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )

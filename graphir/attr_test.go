@@ -1,9 +1,12 @@
 package graphir_test
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/graphir"
 )
@@ -18,4 +21,43 @@ func TestDictAttrIsPersistent(t *testing.T) {
 	assert.Equal(t, `{a = 1, b = 20, c = 3}`, graphir.FormatAttr(y))
 	assert.Equal(t, `{a = 10}`, graphir.FormatAttr(z))
 	assert.Nil(t, x.Get("zz"))
+}
+
+func TestHexConstantsRoundTrip(t *testing.T) {
+	src := `func.func @f() {
+  "x.c"() {a = dense<[[1.5, -2.0, 3.25e-30], [0.1, 7.0, -0.0]]> : tensor<2x3xf32>, b = dense<[1, -2, 9007199254740993]> : tensor<3xi64>,
+    c = dense<[true, false, true]> : tensor<3xi1>, d = dense<[0.1, 0.2]> : tensor<2xf64>, e = dense<[-128, 127]> : tensor<2xi8>,
+    f = dense<[1.0, 0.5]> : tensor<2xf16>, g = dense<4.0> : tensor<3xf32>} : () -> ()
+  func.return
+}`
+	m := mustParse(t, src)
+	hexText := graphir.PrintWith(m, graphir.PrintOptions{HexLargerThan: 1})
+	assert.Contains(t, hexText, `a = dense<"0x0000C03F000000C0`)
+	assert.Contains(t, hexText, `c = dense<[true, false, true]> : tensor<3xi1>`, "i1 stays decimal")
+	assert.Contains(t, hexText, `f = dense<[1.0, 0.5]> : tensor<2xf16>`, "f16 stays decimal")
+	assert.Contains(t, hexText, `g = dense<4.0> : tensor<3xf32>`, "splats stay decimal")
+	assert.Equal(t, graphir.Print(m), graphir.Print(mustParse(t, hexText)), "hex form parses back to the same values")
+	if opt := mlirOpt(); opt != "" {
+		gen := graphir.PrintWith(m, graphir.PrintOptions{Generic: true, HexLargerThan: 1})
+		cmd := exec.Command(opt, "--allow-unregistered-dialect", "-")
+		cmd.Stdin = strings.NewReader(gen)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "mlir-opt rejected:\n%s\n%s", gen, out)
+	}
+}
+
+func TestHexBoolsAreBitPacked(t *testing.T) {
+	m := mustParse(t, `func.func @f() {
+  "x.c"() {a = dense<"0x0501"> : tensor<9xi1>, b = dense<"0x01"> : tensor<12xi1>} : () -> ()
+  func.return
+}`)
+	op := m.Funcs[0].Entry().First()
+	assert.Equal(t, []float64{1, 0, 1, 0, 0, 0, 0, 0, 1}, op.Attr("a").(*graphir.DenseElementsAttr).Values())
+	assert.True(t, op.Attr("b").(*graphir.DenseElementsAttr).IsSplat())
+	_, err := graphir.ParseString("x.mlir", `func.func @f() {
+  "x.c"() {a = dense<"0x050100"> : tensor<9xi1>} : () -> ()
+  func.return
+}`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "one bit per element")
 }

@@ -163,6 +163,9 @@ func (s *denseScanner) hexBlob() (*DenseElementsAttr, error) {
 	}
 	s.pos += end + 2
 	el := s.t.Elem
+	if el == I1 {
+		return s.hexBits(raw)
+	}
 	width := max(1, el.Bits()/8)
 	n := len(raw) / width
 	if len(raw)%width != 0 || (int64(n) != s.t.NumElements() && n != 1) {
@@ -179,13 +182,30 @@ func (s *denseScanner) hexBlob() (*DenseElementsAttr, error) {
 			s.d.Floats = append(s.d.Floats, halfToFloat(binary.LittleEndian.Uint16(b)))
 		case BF16:
 			s.d.Floats = append(s.d.Floats, float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b))<<16)))
-		case I1, I8:
+		case I8:
 			s.d.Ints = append(s.d.Ints, int64(int8(b[0])))
 		case I32:
 			s.d.Ints = append(s.d.Ints, int64(int32(binary.LittleEndian.Uint32(b))))
 		case I64:
 			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint64(b)))
 		}
+	}
+	return s.end()
+}
+
+// hexBits decodes MLIR's hex form of i1 elements: bits packed LSB first,
+// ⌈n/8⌉ bytes, or one byte for a splat (non-zero is true).
+func (s *denseScanner) hexBits(raw []byte) (*DenseElementsAttr, error) {
+	n := s.t.NumElements()
+	switch {
+	case len(raw) == 1 && n != 1 && n > 8:
+		s.d.Ints = append(s.d.Ints, min(int64(raw[0]), 1))
+	case int64(len(raw)) == (n+7)/8:
+		for i := int64(0); i < n; i++ {
+			s.d.Ints = append(s.d.Ints, int64(raw[i/8]>>(i%8)&1))
+		}
+	default:
+		return nil, s.fail("hex dense literal has %d bytes; %s needs %d (one bit per element) or 1 for a splat", len(raw), s.t, (n+7)/8)
 	}
 	return s.end()
 }

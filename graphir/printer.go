@@ -1,6 +1,8 @@
 package graphir
 
 import (
+	"encoding/binary"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -14,6 +16,12 @@ type PrintOptions struct {
 	// ElideLargerThan elides dense constants with more elements than this
 	// as dense_resource<__elided__>; 0 prints everything.
 	ElideLargerThan int64
+	// HexLargerThan prints dense constants with more elements than this
+	// in MLIR's hexadecimal form dense<"0x..."> (little-endian element
+	// bytes; exact and much faster to print and parse than decimals, as
+	// mlir-opt's --mlir-print-elementsattrs-with-hex-if-larger); 0 never.
+	// f16, bf16 and i1 constants always print in decimal.
+	HexLargerThan int64
 }
 
 type printOptions = PrintOptions
@@ -467,6 +475,10 @@ func writeDense(b *strings.Builder, d *DenseElementsAttr, opts PrintOptions) {
 		return
 	}
 	b.WriteString("dense<")
+	if opts.HexLargerThan > 0 && n > opts.HexLargerThan && d.Len() > 1 && writeHexElems(b, d) {
+		b.WriteString("> : " + d.Type.String())
+		return
+	}
 	if d.Len() == 1 || n == 0 {
 		if n > 0 {
 			writeElem(b, d, 0)
@@ -505,4 +517,39 @@ func writeElem(b *strings.Builder, d *DenseElementsAttr, i int) {
 	default:
 		b.WriteString(strconv.FormatInt(d.Ints[i], 10))
 	}
+}
+
+// writeHexElems writes the elements as "0x..." little-endian bytes of the
+// element type; it reports false (writing nothing) for f16/bf16 and for
+// i1 (whose MLIR hex form is bit-packed; true/false is printed instead).
+func writeHexElems(b *strings.Builder, d *DenseElementsAttr) bool {
+	el := d.Type.Elem
+	if el == F16 || el == BF16 || el == I1 {
+		return false
+	}
+	width := max(1, el.Bits()/8)
+	raw := make([]byte, d.Len()*width)
+	for i := 0; i < d.Len(); i++ {
+		p := raw[i*width:]
+		switch el {
+		case F32:
+			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(d.Floats[i])))
+		case F64:
+			binary.LittleEndian.PutUint64(p, math.Float64bits(d.Floats[i]))
+		case I8:
+			p[0] = byte(d.Ints[i])
+		case I32:
+			binary.LittleEndian.PutUint32(p, uint32(d.Ints[i]))
+		case I64:
+			binary.LittleEndian.PutUint64(p, uint64(d.Ints[i]))
+		}
+	}
+	const digits = "0123456789ABCDEF"
+	out := make([]byte, 0, len(raw)*2+4)
+	out = append(out, '"', '0', 'x')
+	for _, c := range raw {
+		out = append(out, digits[c>>4], digits[c&15])
+	}
+	b.Write(append(out, '"'))
+	return true
 }

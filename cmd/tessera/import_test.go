@@ -1,0 +1,128 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
+)
+
+// writeImportModel writes a model y = Relu(Gemm(x, W, B)) with x of shape
+// [1, k] (dims as given: an int is static, a string symbolic), W k×n,
+// plus extra nodes appended after the Relu (reading "y0", writing "y").
+func writeImportModel(t *testing.T, path string, batch any, k, n int, tail ...*pb.NodeProto) {
+	t.Helper()
+	dim := func(d any) *pb.TensorShapeProto_Dimension {
+		if s, ok := d.(string); ok {
+			return &pb.TensorShapeProto_Dimension{Value: &pb.TensorShapeProto_Dimension_DimParam{DimParam: s}}
+		}
+		return &pb.TensorShapeProto_Dimension{Value: &pb.TensorShapeProto_Dimension_DimValue{DimValue: int64(d.(int))}}
+	}
+	w := make([]float32, k*n)
+	for i := range w {
+		w[i] = float32(i%7) - 3
+	}
+	b := make([]float32, n)
+	nodes := []*pb.NodeProto{
+		{OpType: proto.String("Gemm"), Input: []string{"x", "W", "B"}, Output: []string{"h"}},
+		{OpType: proto.String("Relu"), Input: []string{"h"}, Output: []string{"y0"}},
+	}
+	if len(tail) == 0 {
+		tail = []*pb.NodeProto{{OpType: proto.String("Identity"), Input: []string{"y0"}, Output: []string{"y"}}}
+	}
+	m := &pb.ModelProto{
+		IrVersion:   proto.Int64(8),
+		OpsetImport: []*pb.OperatorSetIdProto{{Version: proto.Int64(13)}},
+		Graph: &pb.GraphProto{
+			Name: proto.String("mlp"),
+			Node: append(nodes, tail...),
+			Input: []*pb.ValueInfoProto{{Name: proto.String("x"), Type: &pb.TypeProto{Value: &pb.TypeProto_TensorType{TensorType: &pb.TypeProto_Tensor{
+				ElemType: proto.Int32(int32(pb.TensorProto_FLOAT)), Shape: &pb.TensorShapeProto{Dim: []*pb.TensorShapeProto_Dimension{dim(batch), dim(k)}}}}}}},
+			Output: []*pb.ValueInfoProto{{Name: proto.String("y")}},
+			Initializer: []*pb.TensorProto{
+				{Name: proto.String("W"), Dims: []int64{int64(k), int64(n)}, DataType: proto.Int32(int32(pb.TensorProto_FLOAT)), FloatData: w},
+				{Name: proto.String("B"), Dims: []int64{int64(n)}, DataType: proto.Int32(int32(pb.TensorProto_FLOAT)), FloatData: b},
+			},
+		},
+	}
+	data, err := proto.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+}
+
+func TestImportCLI(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "mlp.onnx")
+	writeImportModel(t, model, 1, 20, 16) // W has 320 elements: above the elision threshold
+
+	stdout, stderr, code := tessera("import", model)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stderr)
+	assert.Contains(t, stdout, "func.func @main(%arg0: tensor<1x20xf32>) -> tensor<1x16xf32>")
+	assert.Contains(t, stdout, `graph.gemm %arg0, %0, %1 : (tensor<1x20xf32>, tensor<20x16xf32>, tensor<16xf32>) -> tensor<1x16xf32> loc("`+model+`":1:1)`)
+	assert.Contains(t, stdout, "graph.relu")
+	assert.NotContains(t, stdout, "__elided__", "large constants must be printed in full")
+	assert.Contains(t, stdout, "dense<[[-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0, -3.0,")
+
+	// -o writes the same text and nothing to stdout
+	out := filepath.Join(dir, "mlp.mlir")
+	stdout2, stderr, code := tessera("import", model, "-o", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Empty(t, stdout2)
+	written, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, stdout, string(written))
+
+	// the output is a model the compiler reads
+	hlo, stderr, code := tessera("compile", out, "--emit", "hlo")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, hlo, "hlo.")
+
+	// --locations=false drops loc(...)
+	plain, _, code := tessera("import", model, "--locations=false")
+	require.Equal(t, 0, code)
+	assert.NotContains(t, plain, "loc(")
+}
+
+func TestImportCLIErrors(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.onnx")
+	writeImportModel(t, good, 1, 4, 3)
+	data, err := os.ReadFile(good)
+	require.NoError(t, err)
+	truncated := filepath.Join(dir, "truncated.onnx")
+	require.NoError(t, os.WriteFile(truncated, data[:len(data)/2], 0o644))
+	garbage := filepath.Join(dir, "garbage.onnx")
+	require.NoError(t, os.WriteFile(garbage, []byte("\x00\xff this is not a protobuf \xff\xff\xff"), 0o644))
+	dynamic := filepath.Join(dir, "dynamic.onnx")
+	writeImportModel(t, dynamic, "batch_size", 4, 3)
+	unsupported := filepath.Join(dir, "unsupported.onnx")
+	writeImportModel(t, unsupported, 1, 4, 3, &pb.NodeProto{Name: proto.String("rnn"), OpType: proto.String("GRU"), Input: []string{"y0"}, Output: []string{"y"}})
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", filepath.Join(dir, "missing.onnx")}, filepath.Join(dir, "missing.onnx") + ": error: cannot read model: open "},
+		{[]string{"import", truncated}, truncated + ": error: not a valid ONNX model: "},
+		{[]string{"import", garbage}, garbage + ": error: not a valid ONNX model: "},
+		{[]string{"import", dynamic}, dynamic + ": error: dynamic shape: input 'x' dimension 0 is 'batch_size'; Tessera needs static shapes"},
+		{[]string{"import", unsupported}, unsupported + ":3:1: error: node #2 'rnn' (GRU, opset 13): unsupported op 'GRU'"},
+		{[]string{"import"}, "accepts 1 arg(s), received 0"},
+	} {
+		out := filepath.Join(dir, "out.mlir")
+		stdout, stderr, code := tessera(append(c.args, "-o", out)...)
+		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+		assert.Empty(t, stdout)
+		assert.True(t, strings.Count(stderr, "\n") <= 1, "one diagnostic line: %q", stderr)
+		_, err := os.Stat(out)
+		assert.True(t, os.IsNotExist(err), "%v: no output file on error", c.args)
+	}
+}

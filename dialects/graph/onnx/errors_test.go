@@ -1,0 +1,130 @@
+package onnx
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Every import error is one located diagnostic with a fixed message.
+func TestImportErrors(t *testing.T) {
+	relu := []*pb.NodeProto{mkNode("Relu", ss("x"), ss("y"))}
+	x := []*pb.ValueInfoProto{f32In("x", 2, 3)}
+	y := []*pb.ValueInfoProto{out("y")}
+	withOpsets := func(ops ...*pb.OperatorSetIdProto) []byte {
+		m := modelSpec{inputs: x, outputs: y, nodes: relu}.proto()
+		m.OpsetImport = ops
+		data, err := proto.Marshal(m)
+		require.NoError(t, err)
+		return data
+	}
+	mlp := mlpSpec().bytes(t)
+	cases := []struct {
+		name string
+		data []byte
+		msg  string
+	}{
+		{"empty file", nil, "m.onnx: error: not a valid ONNX model: no ir_version"},
+		{"truncated", mlp[:len(mlp)-7], "m.onnx: error: not a valid ONNX model: proto: cannot parse invalid wire-format data"},
+		{"random bytes", []byte("\xff\xfe\x00garbage that is not protobuf\x01\x02"), "m.onnx: error: not a valid ONNX model: proto:"},
+		{"text file", []byte("func.func @main() {}\n"), "m.onnx: error: not a valid ONNX model: proto:"},
+		{"no graph", func() []byte { b, _ := proto.Marshal(&pb.ModelProto{IrVersion: proto.Int64(8)}); return b }(), "m.onnx: error: not a valid ONNX model: no graph"},
+		{"no opset", withOpsets(), "m.onnx: error: not a valid ONNX model: no opset_import"},
+		{"opset too old", withOpsets(&pb.OperatorSetIdProto{Version: proto.Int64(6)}), "m.onnx: error: unsupported opset 6: Tessera imports ai.onnx opsets 7 to 17"},
+		{"opset too new", withOpsets(&pb.OperatorSetIdProto{Domain: proto.String("ai.onnx"), Version: proto.Int64(18)}), "m.onnx: error: unsupported opset 18: Tessera imports ai.onnx opsets 7 to 17"},
+		{"only a custom domain", withOpsets(&pb.OperatorSetIdProto{Domain: proto.String("com.microsoft"), Version: proto.Int64(1)}),
+			"m.onnx: error: unsupported: the model imports no default-domain (ai.onnx) operator set; only ai.onnx is supported"},
+		{"dynamic dim", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", "batch_size", 3)}, outputs: y, nodes: relu}.bytes(t),
+			"m.onnx: error: dynamic shape: input 'x' dimension 0 is 'batch_size'; Tessera needs static shapes"},
+		{"unknown dim", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 2, nil)}, outputs: y, nodes: relu}.bytes(t),
+			"m.onnx: error: dynamic shape: input 'x' dimension 1 is unknown; Tessera needs static shapes"},
+		{"no input shape", modelSpec{inputs: []*pb.ValueInfoProto{{Name: proto.String("x"), Type: &pb.TypeProto{Value: &pb.TypeProto_TensorType{TensorType: &pb.TypeProto_Tensor{ElemType: proto.Int32(1)}}}}}, outputs: y, nodes: relu}.bytes(t),
+			"m.onnx: error: dynamic shape: input 'x' has no shape; Tessera needs static shapes"},
+		{"uint8 input", modelSpec{inputs: []*pb.ValueInfoProto{tensorInfo("x", pb.TensorProto_UINT8, 2)}, outputs: y, nodes: relu}.bytes(t),
+			"m.onnx: error: input 'x': unsupported element type UINT8"},
+		{"external data", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{mkNode("Add", ss("x", "w"), ss("y"))},
+			inits: []*pb.TensorProto{{Name: proto.String("w"), DataType: pbType(pb.TensorProto_FLOAT), Dims: []int64{3}, DataLocation: pb.TensorProto_EXTERNAL.Enum(),
+				ExternalData: []*pb.StringStringEntryProto{{Key: proto.String("location"), Value: proto.String("weights.bin")}}}}}.bytes(t),
+			"m.onnx: error: initializer: tensor 'w' keeps its data in an external file, which Tessera does not read"},
+		{"unsupported op", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{named(mkNode("LSTM", ss("x"), ss("y")), "rnn")}}.bytes(t),
+			"m.onnx:1:1: error: node #0 'rnn' (LSTM, opset 13): unsupported op 'LSTM' (the supported ops are listed in dialects/graph/onnx/README.md)"},
+		{"custom domain node", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{func() *pb.NodeProto {
+			n := mkNode("Relu", ss("x"), ss("y"))
+			n.Domain = proto.String("com.microsoft")
+			return n
+		}()}}.bytes(t), "m.onnx:1:1: error: node #0 (Relu, opset 13): unsupported operator domain 'com.microsoft'; only the default ONNX domain (ai.onnx) is supported"},
+		{"undefined input", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{mkNode("Relu", ss("x"), ss("r")), mkNode("Add", ss("r", "nope"), ss("y"))}}.bytes(t),
+			"m.onnx:2:1: error: node #1 (Add, opset 13): input 'nope' is not defined before this node"},
+		{"output not produced", modelSpec{inputs: x, outputs: []*pb.ValueInfoProto{out("z")}, nodes: relu}.bytes(t),
+			"m.onnx: error: graph output 'z' is not produced by any node"},
+		{"output type mismatch", modelSpec{inputs: x, outputs: []*pb.ValueInfoProto{f32In("y", 3, 2)}, nodes: relu}.bytes(t),
+			"m.onnx: error: output 'y' dimension 0 is declared 3 but computes tensor<2x3xf32>"},
+		{"non-constant Gather indices", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 2, 3), tensorInfo("i", pb.TensorProto_INT64, 2)}, outputs: y,
+			nodes: []*pb.NodeProto{mkNode("Gather", ss("x", "i"), ss("y"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (Gather, opset 13): unsupported: input #1 (indices) must be a constant (an initializer or computable at import time)"},
+		{"non-constant Reshape shape", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 2, 3), tensorInfo("s", pb.TensorProto_INT64, 1)}, outputs: y,
+			nodes: []*pb.NodeProto{mkNode("Reshape", ss("x", "s"), ss("y"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (Reshape, opset 13): unsupported: input #1 (shape) must be a constant (an initializer or computable at import time)"},
+		{"1-D conv", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 1, 1, 5)}, outputs: y, inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 2), 1, 1)},
+			nodes: []*pb.NodeProto{mkNode("Conv", ss("x", "w"), ss("y"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (Conv, opset 13): unsupported: 1-D Conv (only 2-D, i.e. N×C×H×W inputs, is supported)"},
+		{"3-D conv", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 1, 1, 2, 2, 2)}, outputs: y, inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 1, 1, 1), 1)},
+			nodes: []*pb.NodeProto{mkNode("Conv", ss("x", "w"), ss("y"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (Conv, opset 13): unsupported: 3-D Conv (only 2-D, i.e. N×C×H×W inputs, is supported)"},
+		{"bad auto_pad", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 1, 1, 2, 2)}, outputs: y, nodes: []*pb.NodeProto{mkNode("MaxPool", ss("x"), ss("y"), aInts("kernel_shape", 1, 1), aString("auto_pad", "SAME_MIDDLE"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (MaxPool, opset 13): unsupported auto_pad value 'SAME_MIDDLE'"},
+		{"training batch norm", modelSpec{opset: 15, inputs: []*pb.ValueInfoProto{f32In("x", 1, 1, 2, 2)}, outputs: y,
+			inits: []*pb.TensorProto{f32Tensor("s", dims(1), 1), f32Tensor("b", dims(1), 0), f32Tensor("m", dims(1), 0), f32Tensor("v", dims(1), 1)},
+			nodes: []*pb.NodeProto{mkNode("BatchNormalization", ss("x", "s", "b", "m", "v"), ss("y"), aInt("training_mode", 1))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (BatchNormalization, opset 15): unsupported: training_mode = 1 (only inference is supported)"},
+		{"attribute of the wrong kind", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{mkNode("LeakyRelu", ss("x"), ss("y"), aInt("alpha", 1))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (LeakyRelu, opset 13): attribute 'alpha' must be FLOAT, got INT"},
+		{"graph op shape error", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 2, 3), f32In("z", 4, 3)}, outputs: y, nodes: []*pb.NodeProto{mkNode("Add", ss("x", "z"), ss("y"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (Add, opset 13): "},
+		{"Range with zero delta", modelSpec{inputs: x, outputs: []*pb.ValueInfoProto{out("r")}, inits: []*pb.TensorProto{i64Tensor("a", nil, 0), i64Tensor("d", nil, 0)},
+			nodes: []*pb.NodeProto{mkNode("Range", ss("a", "a", "d"), ss("r"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (Range, opset 13): delta must not be 0"},
+		{"folding too large", modelSpec{inputs: x, outputs: []*pb.ValueInfoProto{out("r")}, inits: []*pb.TensorProto{i64Tensor("s", dims(3), 1<<20, 1<<20, 1<<20)},
+			nodes: []*pb.NodeProto{mkNode("ConstantOfShape", ss("s"), ss("r"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (ConstantOfShape, opset 13): constant of shape [1048576 1048576 1048576] is too large to fold"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := ImportBytes("m.onnx", c.data)
+			require.Error(t, err)
+			require.Nil(t, m)
+			assert.Contains(t, err.Error(), c.msg)
+			_, isDiag := err.(*graphir.Diagnostic)
+			assert.True(t, isDiag, "want a *graphir.Diagnostic, got %T", err)
+		})
+	}
+}
+
+func TestImportFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mlp.onnx")
+	require.NoError(t, os.WriteFile(path, mlpSpec().bytes(t), 0o644))
+	m, err := Import(path)
+	require.NoError(t, err)
+	assert.Equal(t, path, m.Lookup("main").Entry().First().Loc.File)
+
+	_, err = Import(filepath.Join(dir, "missing.onnx"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "missing.onnx: error: cannot read model: open ")
+}
+
+// An op whose graph op is not registered is reported as unsupported
+// instead of being built.
+func TestUnregisteredGraphOp(t *testing.T) {
+	n := &node{p: mkNode("Foo", nil, nil), idx: 2, loc: graphir.Location{File: "m.onnx", Line: 3, Col: 1}, opset: 13}
+	_, err := n.emit("graph.no_such_op", nil, nil)
+	require.Error(t, err)
+	assert.Equal(t, "m.onnx:3:1: error: node #2 (Foo, opset 13): unsupported: needs graph op 'graph.no_such_op', which is not available", err.Error())
+}

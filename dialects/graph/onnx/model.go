@@ -1,0 +1,220 @@
+package onnx
+
+import (
+	"fmt"
+	"os"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Accepted versions of the default ONNX operator set ("" or "ai.onnx").
+const (
+	MinOpset = 7
+	MaxOpset = 17
+)
+
+// Import reads the ONNX model at path and translates it to a graph-dialect
+// module with one function @main. Locations and diagnostics name the file
+// by path, as given.
+func Import(path string) (*graphir.Module, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, graphir.Errorf(graphir.Location{File: path}, "cannot read model: %v", err)
+	}
+	return ImportBytes(path, data)
+}
+
+// ImportBytes translates a serialized ModelProto; name is the file name
+// used in locations and diagnostics.
+func ImportBytes(name string, data []byte) (*graphir.Module, error) {
+	fileLoc := graphir.Location{File: name}
+	var m onnxpb.ModelProto
+	if err := proto.Unmarshal(data, &m); err != nil {
+		return nil, graphir.Errorf(fileLoc, "not a valid ONNX model: %v", err)
+	}
+	if m.GetIrVersion() <= 0 {
+		return nil, graphir.Errorf(fileLoc, "not a valid ONNX model: no ir_version")
+	}
+	if m.GetGraph() == nil {
+		return nil, graphir.Errorf(fileLoc, "not a valid ONNX model: no graph")
+	}
+	opset, err := defaultOpset(&m)
+	if err != nil {
+		return nil, graphir.Errorf(fileLoc, "%v", err)
+	}
+	im := &importer{file: name, opset: opset, values: map[string]*value{}}
+	return im.graph(m.GetGraph())
+}
+
+// defaultOpset returns the version of the default-domain operator set.
+func defaultOpset(m *onnxpb.ModelProto) (int64, error) {
+	version := int64(-1)
+	for _, o := range m.GetOpsetImport() {
+		switch o.GetDomain() {
+		case "", "ai.onnx":
+			version = o.GetVersion()
+		}
+	}
+	if version < 0 {
+		if len(m.GetOpsetImport()) == 0 {
+			return 0, fmt.Errorf("not a valid ONNX model: no opset_import")
+		}
+		return 0, fmt.Errorf("unsupported: the model imports no default-domain (ai.onnx) operator set; only ai.onnx is supported")
+	}
+	if version < MinOpset || version > MaxOpset {
+		return 0, fmt.Errorf("unsupported opset %d: Tessera imports ai.onnx opsets %d to %d", version, MinOpset, MaxOpset)
+	}
+	return version, nil
+}
+
+// value is an ONNX tensor during import: a graph value, a compile-time
+// constant, or both (a constant that has been materialized).
+type value struct {
+	v *graphir.Value
+	c *graphir.Tensor
+	// loc is where a constant was produced, for its graph.constant op.
+	loc graphir.Location
+}
+
+func (x *value) typ() *graphir.TensorType {
+	if x.c != nil {
+		return x.c.Type
+	}
+	return graphir.AsTensor(x.v.Type)
+}
+
+func constValue(t *graphir.Tensor, loc graphir.Location) *value { return &value{c: t, loc: loc} }
+
+// importer holds the state of one model translation.
+type importer struct {
+	file   string
+	opset  int64
+	fn     *graphir.Func
+	values map[string]*value
+}
+
+func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
+	fileLoc := graphir.Location{File: im.file}
+	inits := map[string]bool{}
+	for _, tp := range g.GetInitializer() {
+		t, err := decodeTensor(tp)
+		if err != nil {
+			return nil, graphir.Errorf(fileLoc, "initializer: %v", err)
+		}
+		inits[tp.GetName()] = true
+		im.values[tp.GetName()] = constValue(t, fileLoc)
+	}
+	if len(g.GetSparseInitializer()) > 0 {
+		return nil, graphir.Errorf(fileLoc, "sparse initializers are not supported")
+	}
+	var argTypes []graphir.Type
+	var argNames []string
+	for _, in := range g.GetInput() {
+		if inits[in.GetName()] {
+			continue // an initializer listed as input: a constant
+		}
+		t, err := inputType(in)
+		if err != nil {
+			return nil, graphir.Errorf(fileLoc, "%v", err)
+		}
+		argTypes = append(argTypes, t)
+		argNames = append(argNames, in.GetName())
+	}
+	ft := &graphir.FunctionType{Inputs: argTypes}
+	im.fn = graphir.NewFunc("main", ft, graphir.Location{File: im.file, Line: 1, Col: 1})
+	for i, n := range argNames {
+		im.values[n] = &value{v: im.fn.Args()[i]}
+	}
+	for i, np := range g.GetNode() {
+		if err := im.node(i, np); err != nil {
+			return nil, err
+		}
+	}
+	if len(g.GetOutput()) == 0 {
+		return nil, graphir.Errorf(fileLoc, "the graph has no outputs")
+	}
+	var results []*graphir.Value
+	retLoc := graphir.Location{File: im.file, Line: len(g.GetNode()) + 1, Col: 1}
+	for _, out := range g.GetOutput() {
+		x, ok := im.values[out.GetName()]
+		if !ok {
+			return nil, graphir.Errorf(fileLoc, "graph output '%s' is not produced by any node", out.GetName())
+		}
+		if err := checkOutputType(out, x.typ()); err != nil {
+			return nil, graphir.Errorf(fileLoc, "%v", err)
+		}
+		results = append(results, im.materialize(x, retLoc))
+	}
+	ret := graphir.NewOp(graphir.ReturnOpName, results, nil, nil, retLoc)
+	im.fn.Entry().Append(ret)
+	for _, r := range results {
+		ft.Results = append(ft.Results, r.Type)
+	}
+	mod := &graphir.Module{}
+	mod.AddFunc(im.fn)
+	if err := graphir.Verify(mod); err != nil {
+		return nil, err
+	}
+	return mod, nil
+}
+
+// materialize returns x as a graph value, appending a graph.constant for a
+// constant that has none yet.
+func (im *importer) materialize(x *value, loc graphir.Location) *graphir.Value {
+	if x.v == nil {
+		if x.loc.Known() {
+			loc = x.loc
+		}
+		op := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.c.Type}, graphir.DictAttr{}.Set("value", x.c.ToDense()), loc)
+		im.fn.Entry().Append(op)
+		x.v = op.Result(0)
+	}
+	return x.v
+}
+
+// node translates one NodeProto.
+func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
+	n := &node{im: im, p: np, idx: idx, loc: graphir.Location{File: im.file, Line: idx + 1, Col: 1}, opset: im.opset}
+	if d := np.GetDomain(); d != "" && d != "ai.onnx" {
+		return n.errorf("unsupported operator domain '%s'; only the default ONNX domain (ai.onnx) is supported", d)
+	}
+	for _, name := range np.GetInput() {
+		if name == "" {
+			n.ins = append(n.ins, nil)
+			continue
+		}
+		x, ok := im.values[name]
+		if !ok {
+			return n.errorf("input '%s' is not defined before this node", name)
+		}
+		n.ins = append(n.ins, x)
+	}
+	conv, ok := converters[np.GetOpType()]
+	if !ok {
+		return n.errorf("unsupported op '%s' (the supported ops are listed in dialects/graph/onnx/README.md)", np.GetOpType())
+	}
+	outs, err := conv(n)
+	if err != nil {
+		return err
+	}
+	if len(outs) < len(np.GetOutput()) {
+		// Optional trailing outputs (Dropout's mask, BatchNormalization's
+		// training statistics) are only accepted when nothing uses them.
+		for _, name := range np.GetOutput()[len(outs):] {
+			if name != "" {
+				return n.errorf("output '%s' is not supported (only the first %d outputs)", name, len(outs))
+			}
+		}
+	}
+	for i, name := range np.GetOutput() {
+		if name == "" || i >= len(outs) {
+			continue
+		}
+		im.values[name] = outs[i]
+	}
+	return nil
+}

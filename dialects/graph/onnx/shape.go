@@ -1,0 +1,121 @@
+package onnx
+
+import (
+	"fmt"
+
+	"github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Static shapes: every graph input must declare a tensor type whose
+// dimensions are all known numbers. From there every value's shape follows
+// from the graph ops' own shape inference (graphir.Build runs each op's
+// Infer), and shape-computation subgraphs (Shape, Gather, Concat, ...)
+// fold to constants in fold.go, so the module is fully static.
+
+// inputType returns the static tensor type of a graph input.
+func inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, error) {
+	tt := vi.GetType().GetTensorType()
+	if tt == nil {
+		return nil, fmt.Errorf("input '%s' is not a tensor (sequence, map and optional inputs are not supported)", vi.GetName())
+	}
+	dt, err := elemType(tt.GetElemType())
+	if err != nil || tt.GetElemType() == int32(onnxpb.TensorProto_UINT8) {
+		return nil, fmt.Errorf("input '%s': unsupported element type %s", vi.GetName(), dataTypeName(tt.GetElemType()))
+	}
+	if tt.GetShape() == nil {
+		return nil, fmt.Errorf("dynamic shape: input '%s' has no shape; Tessera needs static shapes", vi.GetName())
+	}
+	shape, err := staticDims(vi.GetName(), tt.GetShape())
+	if err != nil {
+		return nil, err
+	}
+	return graphir.NewTensor(dt, shape...), nil
+}
+
+func staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64, error) {
+	shape := make([]int64, len(s.GetDim()))
+	for i, d := range s.GetDim() {
+		switch v := d.GetValue().(type) {
+		case *onnxpb.TensorShapeProto_Dimension_DimValue:
+			if v.DimValue < 0 {
+				return nil, fmt.Errorf("input '%s' dimension %d is negative (%d)", name, i, v.DimValue)
+			}
+			shape[i] = v.DimValue
+		case *onnxpb.TensorShapeProto_Dimension_DimParam:
+			return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is '%s'; Tessera needs static shapes", name, i, v.DimParam)
+		default:
+			return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is unknown; Tessera needs static shapes", name, i)
+		}
+	}
+	return shape, nil
+}
+
+// checkOutputType compares a graph output's declared type (where it
+// declares one) with the inferred type t.
+func checkOutputType(vi *onnxpb.ValueInfoProto, t *graphir.TensorType) error {
+	tt := vi.GetType().GetTensorType()
+	if tt == nil {
+		return nil
+	}
+	if et := tt.GetElemType(); et != 0 {
+		dt, err := elemType(et)
+		if err != nil || et == int32(onnxpb.TensorProto_UINT8) {
+			return fmt.Errorf("output '%s': unsupported element type %s", vi.GetName(), dataTypeName(et))
+		}
+		if dt != t.Elem {
+			return fmt.Errorf("output '%s' is declared %s but computes %s", vi.GetName(), dataTypeName(et), t)
+		}
+	}
+	s := tt.GetShape()
+	if s == nil {
+		return nil
+	}
+	if len(s.GetDim()) != t.Rank() {
+		return fmt.Errorf("output '%s' is declared with rank %d but computes %s", vi.GetName(), len(s.GetDim()), t)
+	}
+	for i, d := range s.GetDim() {
+		if v, ok := d.GetValue().(*onnxpb.TensorShapeProto_Dimension_DimValue); ok && v.DimValue != t.Shape[i] {
+			return fmt.Errorf("output '%s' dimension %d is declared %d but computes %s", vi.GetName(), i, v.DimValue, t)
+		}
+	}
+	return nil
+}
+
+// normAxis maps a possibly negative axis into [0, rank).
+func (n *node) normAxis(axis int64, rank int) (int, error) {
+	if axis < -int64(rank) || axis >= int64(rank) {
+		return 0, n.errorf("axis %d is out of range for rank %d", axis, rank)
+	}
+	if axis < 0 {
+		axis += int64(rank)
+	}
+	return int(axis), nil
+}
+
+// broadcastShapes is NumPy (multidirectional) broadcasting.
+func broadcastShapes(a, b []int64) ([]int64, bool) {
+	r := len(a)
+	if len(b) > r {
+		r = len(b)
+	}
+	out := make([]int64, r)
+	for i := 0; i < r; i++ {
+		da, db := int64(1), int64(1)
+		if j := i - (r - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (r - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db || db == 1:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,157 @@
+package onnx
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// elemType maps an ONNX TensorProto.DataType to a graph element type.
+// uint8 has no graph dtype: its values are exact in i32, which holds them
+// (constants only; a uint8 graph input or output is refused).
+func elemType(dt int32) (graphir.DType, error) {
+	switch onnxpb.TensorProto_DataType(dt) {
+	case onnxpb.TensorProto_FLOAT:
+		return graphir.F32, nil
+	case onnxpb.TensorProto_DOUBLE:
+		return graphir.F64, nil
+	case onnxpb.TensorProto_INT32:
+		return graphir.I32, nil
+	case onnxpb.TensorProto_INT64:
+		return graphir.I64, nil
+	case onnxpb.TensorProto_INT8:
+		return graphir.I8, nil
+	case onnxpb.TensorProto_UINT8:
+		return graphir.I32, nil
+	case onnxpb.TensorProto_BOOL:
+		return graphir.I1, nil
+	}
+	return 0, fmt.Errorf("unsupported element type %s", dataTypeName(dt))
+}
+
+// dataTypeName names an ONNX data type for messages.
+func dataTypeName(dt int32) string {
+	if n, ok := onnxpb.TensorProto_DataType_name[dt]; ok {
+		return n
+	}
+	return fmt.Sprintf("data type %d", dt)
+}
+
+// maxConstantElements bounds a decoded tensor so a corrupt dims field
+// cannot ask for an absurd allocation.
+const maxConstantElements = 1 << 28
+
+// decodeTensor decodes a TensorProto (typed fields or raw_data,
+// little-endian) into a reference tensor. External data is refused.
+func decodeTensor(tp *onnxpb.TensorProto) (*graphir.Tensor, error) {
+	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL || len(tp.GetExternalData()) > 0 {
+		return nil, fmt.Errorf("tensor '%s' keeps its data in an external file, which Tessera does not read; save the model with its weights inside (onnx.save_model(..., save_as_external_data=False))", tp.GetName())
+	}
+	if tp.GetSegment() != nil {
+		return nil, fmt.Errorf("tensor '%s' is segmented, which is not supported", tp.GetName())
+	}
+	dt, err := elemType(tp.GetDataType())
+	if err != nil {
+		return nil, fmt.Errorf("tensor '%s': %v", tp.GetName(), err)
+	}
+	n := int64(1)
+	for _, d := range tp.GetDims() {
+		if d < 0 {
+			return nil, fmt.Errorf("tensor '%s' has negative dimension %d", tp.GetName(), d)
+		}
+		if d > 0 && n > maxConstantElements/d {
+			return nil, fmt.Errorf("tensor '%s' is too large (dims %v)", tp.GetName(), tp.GetDims())
+		}
+		n *= d
+	}
+	if n > maxConstantElements {
+		return nil, fmt.Errorf("tensor '%s' is too large (dims %v)", tp.GetName(), tp.GetDims())
+	}
+	data := make([]float64, n)
+	raw := tp.GetRawData()
+	kind := onnxpb.TensorProto_DataType(tp.GetDataType())
+	count := func(have int) error {
+		if int64(have) != n {
+			return fmt.Errorf("tensor '%s' of shape %v holds %d elements, want %d", tp.GetName(), tp.GetDims(), have, n)
+		}
+		return nil
+	}
+	if raw != nil {
+		size := map[onnxpb.TensorProto_DataType]int{
+			onnxpb.TensorProto_FLOAT: 4, onnxpb.TensorProto_DOUBLE: 8, onnxpb.TensorProto_INT32: 4,
+			onnxpb.TensorProto_INT64: 8, onnxpb.TensorProto_INT8: 1, onnxpb.TensorProto_UINT8: 1, onnxpb.TensorProto_BOOL: 1,
+		}[kind]
+		if len(raw)%size != 0 {
+			return nil, fmt.Errorf("tensor '%s': raw_data has %d bytes, not a multiple of %d", tp.GetName(), len(raw), size)
+		}
+		if err := count(len(raw) / size); err != nil {
+			return nil, err
+		}
+		le := binary.LittleEndian
+		for i := range data {
+			b := raw[i*size:]
+			switch kind {
+			case onnxpb.TensorProto_FLOAT:
+				data[i] = float64(math.Float32frombits(le.Uint32(b)))
+			case onnxpb.TensorProto_DOUBLE:
+				data[i] = math.Float64frombits(le.Uint64(b))
+			case onnxpb.TensorProto_INT32:
+				data[i] = float64(int32(le.Uint32(b)))
+			case onnxpb.TensorProto_INT64:
+				data[i] = float64(int64(le.Uint64(b)))
+			case onnxpb.TensorProto_INT8:
+				data[i] = float64(int8(b[0]))
+			case onnxpb.TensorProto_UINT8:
+				data[i] = float64(b[0])
+			case onnxpb.TensorProto_BOOL:
+				if b[0] != 0 {
+					data[i] = 1
+				}
+			}
+		}
+	} else {
+		switch kind {
+		case onnxpb.TensorProto_FLOAT:
+			if err := count(len(tp.GetFloatData())); err != nil {
+				return nil, err
+			}
+			for i, v := range tp.GetFloatData() {
+				data[i] = float64(v)
+			}
+		case onnxpb.TensorProto_DOUBLE:
+			if err := count(len(tp.GetDoubleData())); err != nil {
+				return nil, err
+			}
+			copy(data, tp.GetDoubleData())
+		case onnxpb.TensorProto_INT64:
+			if err := count(len(tp.GetInt64Data())); err != nil {
+				return nil, err
+			}
+			for i, v := range tp.GetInt64Data() {
+				data[i] = float64(v)
+			}
+		default: // int32, int8, uint8, bool are stored in int32_data
+			if err := count(len(tp.GetInt32Data())); err != nil {
+				return nil, err
+			}
+			for i, v := range tp.GetInt32Data() {
+				switch kind {
+				case onnxpb.TensorProto_INT8:
+					v = int32(int8(v))
+				case onnxpb.TensorProto_UINT8:
+					v = int32(uint8(v))
+				case onnxpb.TensorProto_BOOL:
+					if v != 0 {
+						v = 1
+					}
+				}
+				data[i] = float64(v)
+			}
+		}
+	}
+	t := &graphir.Tensor{Type: graphir.NewTensor(dt, append([]int64{}, tp.GetDims()...)...), Data: data}
+	return t.Round(), nil
+}
