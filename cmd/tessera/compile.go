@@ -19,6 +19,7 @@ var emitKinds = []string{"hlo", "tir", "llvm", "asm", "obj", "so"}
 func addCompileFlags(cmd *cobra.Command, o *compileOptions) {
 	cmd.Flags().StringVar(&o.target, "target", "cpu", "code generation target (cpu)")
 	cmd.Flags().StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu (native, x86-64-v4, znver4, ...)")
+	cmd.Flags().StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
 }
 
 func newCompileCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -38,7 +39,12 @@ and LLVM 16 to x86-64 code.
 --emit defaults to obj, or so when -o ends in .so. hlo, tir, llvm and asm are
 printed to stdout unless -o is given. With an object or shared object, the
 header OUT.h is written beside it. The entry point is <name>_main, where
-<name> is --name or the output file's base name.`,
+<name> is --name or the output file's base name.
+
+--trace T.json replays a schedule trace on the kernel named by its "func"
+field (the kernels are what 'tessera-opt MODEL.mlir --legalize-to-hlo --fuse
+--lower-to-tir --inline-elementwise' prints); that kernel skips the default
+schedule.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if emit == "" {

@@ -349,3 +349,28 @@ func TestBench(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "median")
 }
+
+// TestTraceReplacesDefaultSchedule replays a schedule trace on the MLP's
+// first kernel: the printed kernel shows the trace's loops and the
+// compiled model still matches PyTorch.
+func TestTraceReplacesDefaultSchedule(t *testing.T) {
+	model := filepath.Join(examples, "mlp.mlir")
+	trace := filepath.Join("testdata", "mlp_fused_0.json")
+	tir, stderr, code := tessera("compile", model, "--emit", "tir", "--trace", trace)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, tir, "tir.for %i1_1 = 0 to 16 vectorized {")
+	assert.Contains(t, tir, "where(%i1_0 * 16 + %i1_1 < 200)")
+	out := filepath.Join(t.TempDir(), "y.npy")
+	_, stderr, code = tessera("run", model, "--trace", trace, "--input", filepath.Join(examples, "digits28_x.npy"), "--output", out)
+	require.Equal(t, 0, code, stderr)
+	got, want := readF32(t, out), readF32(t, filepath.Join(examples, "mlp_logits.npy"))
+	for i := range got {
+		require.InDelta(t, want[i], got[i], 1e-4)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"func":"fused_0","insts":[{"kind":"get_block","attrs":{"name":"nope"},"outputs":["b0"]}]}`), 0o644))
+	_, stderr, code = tessera("compile", model, "--emit", "tir", "--trace", bad)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "get_block")
+	assert.Contains(t, stderr, "nope")
+}

@@ -23,6 +23,9 @@ type compileOptions struct {
 	target string
 	mcpu   string
 	name   string
+	// traces are schedule traces (JSON files) replayed on the kernels they
+	// name instead of the default schedule.
+	traces []string
 }
 
 // compiled holds every level a compilation produced.
@@ -88,7 +91,7 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 		return nil, err
 	}
 	c.tir, c.plan = tm, plan
-	if err := applyDefaultSchedule(tm); err != nil {
+	if err := scheduleKernels(tm, opts.traces); err != nil {
 		return nil, err
 	}
 	c.entry = tm.Func("main")
@@ -108,10 +111,11 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	return c, nil
 }
 
-// applyDefaultSchedule inlines elementwise producers in every kernel and
-// applies the CPU default schedule (vectorize the innermost spatial loop,
-// parallelize the outermost), until tuned schedules exist.
-func applyDefaultSchedule(tm *tensorir.Module) error {
+// scheduleKernels inlines elementwise producers in every kernel, replays
+// each --trace on the kernel it names, and gives every other kernel the
+// CPU default schedule (vectorize the innermost spatial loop, parallelize
+// the outermost), until tuned schedules exist.
+func scheduleKernels(tm *tensorir.Module, traces []string) error {
 	for _, f := range tm.Funcs {
 		if _, host := f.Attrs[lowering.AttrHost]; host {
 			continue
@@ -120,8 +124,28 @@ func applyDefaultSchedule(tm *tensorir.Module) error {
 			return err
 		}
 	}
-	scheduled := cpu.DefaultScheduleModule(tm, cpu.HostVectorBits())
-	*tm = *scheduled
+	traced := map[string]bool{}
+	for _, path := range traces {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		tr, err := schedule.ParseTrace(data)
+		if err != nil {
+			return fmt.Errorf("%s: %v", path, err)
+		}
+		name, err := schedule.ApplyToModule(tm, tr)
+		if err != nil {
+			return fmt.Errorf("--trace %s: %v", path, err)
+		}
+		traced[name] = true
+	}
+	bits := cpu.HostVectorBits()
+	for i, f := range tm.Funcs {
+		if !traced[f.Name] {
+			tm.Funcs[i] = cpu.DefaultSchedule(f, bits)
+		}
+	}
 	return nil
 }
 

@@ -109,6 +109,7 @@ func newFlagSet(o *options) (fs, toolFlags *pflag.FlagSet, passNames []string) {
 		toolFlags.Var(tirStepFlag{st.name, &o.pipeline}, st.name, st.summary)
 		toolFlags.Lookup(st.name).NoOptDefVal = "true"
 	}
+	registerApplyTrace(toolFlags, o)
 
 	fs = pflag.NewFlagSet("tessera-opt", pflag.ContinueOnError)
 	fs.SortFlags = false

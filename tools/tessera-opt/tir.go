@@ -34,6 +34,9 @@ var tirSteps = []struct{ name, summary string }{
 
 // tirStepFunc applies one tensor-level step (not lower-to-tir) to m.
 func tirStepFunc(name string, o *options) func(m *tir.Module) error {
+	if fn := applyTraceFunc(name); fn != nil {
+		return fn
+	}
 	switch name {
 	case "cpu-default-schedule":
 		return func(m *tir.Module) error {
