@@ -40,17 +40,18 @@ demo: deps build
 	bin/tessera run examples/mlp.mlir --input examples/digits28_x.npy --output mlp_y.npy \
 		--reference examples/mlp_logits.npy --labels examples/digits_y.npy
 
-# deps installs LLVM 16 and libonnx-testdata (the ONNX node tests of
-# cmd/tessera's TestONNXConformance) only when one of them is missing; as root it
+# deps installs LLVM 16, libonnx-testdata (the ONNX node tests of
+# cmd/tessera's TestONNXConformance) and OpenBLAS (the bench/ anchor) only
+# when one of them is missing; as root it
 # runs apt-get, otherwise through sudo when available, else it stops and
 # prints the command to run.
 deps:
 	@have() { command -v "$$1" >/dev/null 2>&1 || [ -x "/usr/lib/llvm-16/bin/$$2" ]; }; \
 	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.lld-16 ld.lld && have clang-16 clang \
-		&& [ -d /usr/share/libonnx-testdata/data/node ]; then \
+		&& [ -d /usr/share/libonnx-testdata/data/node ] && [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ]; then \
 		exit 0; \
 	fi; \
-	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS) libonnx-testdata"; \
+	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS) libonnx-testdata libopenblas0-pthread"; \
 	if [ "$$(id -u)" = 0 ]; then \
 		echo "installing LLVM 16 and the ONNX test data: $$cmd"; \
 		bash -c "$$cmd"; \

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "github.com/tessera-ml/tessera/dialects/graph" // registers graph ops and passes
+	_ "github.com/tessera-ml/tessera/dialects/hlo"   // registers hlo ops and the fuse pass
+	"github.com/tessera-ml/tessera/graphir"
+	"github.com/tessera-ml/tessera/lowering"
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/tensorir"
+)
+
+// graphPipeline is the graph- and hlo-level pipeline of `tessera compile`
+// (cmd/tessera/pipeline.go).
+const graphPipeline = "canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,fuse"
+
+// abiPrefix is the C symbol prefix of the compiled entry point.
+const abiPrefix = "bench"
+
+// Kernel is a workload compiled by Tessera and loaded into this process.
+type Kernel struct {
+	W       Workload
+	Compile time.Duration // graph text → shared object
+	lib     *rt.Library
+	entry   *rt.Entry
+	ins     []*rt.Tensor
+	outs    []*rt.Tensor
+	data    [][]float32 // the inputs, as Go slices (for the reference)
+	dir     string
+}
+
+// CompileTessera compiles w's graph text through the pipeline of `tessera
+// run` (graph passes and fusion, lowering to tensor IR, elementwise
+// inlining, the CPU default schedule, LLVM code generation), writes a
+// shared object into a fresh temporary directory and loads its @main.
+func CompileTessera(w Workload) (*Kernel, error) {
+	start := time.Now()
+	src := w.GraphText()
+	file := fmt.Sprintf("%s.mlir", w.Name)
+	m, err := graphir.Parse(file, []byte(src))
+	if err != nil {
+		return nil, err
+	}
+	if err := graphir.Verify(m); err != nil {
+		return nil, err
+	}
+	pm := graphir.NewPassManager()
+	if err := pm.AddPipeline(graphPipeline); err != nil {
+		return nil, err
+	}
+	if err := pm.Run(m); err != nil {
+		return nil, err
+	}
+	tm, _, err := lowering.LowerToTIRWithStats(m)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range tm.Funcs {
+		if _, host := f.Attrs[lowering.AttrHost]; host {
+			continue
+		}
+		if err := schedule.InlineElementwise(f); err != nil {
+			return nil, err
+		}
+	}
+	tm = cpu.DefaultScheduleModule(tm, cpu.HostVectorBits())
+	entry := tm.Func("main")
+	if entry == nil {
+		return nil, fmt.Errorf("%s: lowering produced no host function @main", w.Name)
+	}
+	entry.Attrs[tensorir.AttrGlobalSymbol] = tensorir.StringAttr("main")
+	res, err := cpu.Compile(tm, cpu.Options{Prefix: abiPrefix})
+	if err != nil {
+		return nil, err
+	}
+	k := &Kernel{W: w}
+	if k.dir, err = os.MkdirTemp("", "tessera-bench-"); err != nil {
+		return nil, err
+	}
+	so := filepath.Join(k.dir, "kernel.so")
+	if err := res.WriteShared(so); err != nil {
+		k.Close()
+		return nil, err
+	}
+	var inSpecs, outSpecs []rt.TensorSpec
+	for _, p := range entry.Params {
+		if p.Buffer == nil {
+			k.Close()
+			return nil, fmt.Errorf("%s: entry parameter %%%s is a scalar", w.Name, p.Name())
+		}
+		shape, ok := p.Buffer.ConstShape()
+		if !ok {
+			k.Close()
+			return nil, fmt.Errorf("%s: entry parameter %%%s has a symbolic shape", w.Name, p.Name())
+		}
+		spec := rt.TensorSpec{Name: p.Name(), DType: rt.Float32, Shape: shape}
+		if p.Role == tensorir.RoleIn {
+			inSpecs = append(inSpecs, spec)
+		} else {
+			outSpecs = append(outSpecs, spec)
+		}
+	}
+	if len(inSpecs) != 2 || len(outSpecs) != 1 {
+		k.Close()
+		return nil, fmt.Errorf("%s: @main has %d inputs and %d outputs, want 2 and 1", w.Name, len(inSpecs), len(outSpecs))
+	}
+	if k.lib, err = rt.Open(so); err != nil {
+		k.Close()
+		return nil, err
+	}
+	if k.entry, err = k.lib.Func(rt.EntrySymbol(abiPrefix, entry.Name), inSpecs, outSpecs); err != nil {
+		k.Close()
+		return nil, err
+	}
+	// Inputs live in the runtime's aligned tensors; data views them.
+	rnd := w.RandomInputs()
+	for i, s := range inSpecs {
+		t, err := rt.NewTensor(rt.Float32, s.Shape)
+		if err != nil {
+			k.Close()
+			return nil, err
+		}
+		v, _ := t.Float32s()
+		copy(v, rnd[i])
+		k.ins = append(k.ins, t)
+		k.data = append(k.data, v)
+	}
+	out, err := rt.NewTensor(rt.Float32, outSpecs[0].Shape)
+	if err != nil {
+		k.Close()
+		return nil, err
+	}
+	k.outs = []*rt.Tensor{out}
+	k.Compile = time.Since(start)
+	return k, nil
+}
+
+// Check runs the kernel once and compares its output with the naive
+// reference (Workload.Check); it returns the relative error.
+func (k *Kernel) Check() (float64, error) {
+	if err := k.entry.Call(k.ins, k.outs); err != nil {
+		return 0, err
+	}
+	got, err := k.outs[0].Float32s()
+	if err != nil {
+		return 0, err
+	}
+	return k.W.Check(k.data, got)
+}
+
+// Bench times the kernel with runtime.Entry.Bench: warmup untimed calls,
+// then at least repeats timed calls lasting at least minTime in all.
+func (k *Kernel) Bench(warmup, repeats int, minTime time.Duration) (rt.Timings, error) {
+	return k.entry.Bench(k.ins, k.outs, warmup, repeats, minTime)
+}
+
+// Close unloads the library and removes its directory.
+func (k *Kernel) Close() {
+	if k.lib != nil {
+		k.lib.Close()
+		k.lib = nil
+	}
+	if k.dir != "" {
+		os.RemoveAll(k.dir)
+		k.dir = ""
+	}
+}
