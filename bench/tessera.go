@@ -6,19 +6,12 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "github.com/tessera-ml/tessera/dialects/graph" // registers graph ops and passes
-	_ "github.com/tessera-ml/tessera/dialects/hlo"   // registers hlo ops and the fuse pass
 	"github.com/tessera-ml/tessera/graphir"
-	"github.com/tessera-ml/tessera/lowering"
+	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
-	"github.com/tessera-ml/tessera/schedule"
 	"github.com/tessera-ml/tessera/targets/cpu"
 	"github.com/tessera-ml/tessera/tensorir"
 )
-
-// graphPipeline is the graph- and hlo-level pipeline of `tessera compile`
-// (cmd/tessera/pipeline.go).
-const graphPipeline = "canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,fuse"
 
 // abiPrefix is the C symbol prefix of the compiled entry point.
 const abiPrefix = "bench"
@@ -36,8 +29,8 @@ type Kernel struct {
 }
 
 // CompileTessera compiles w's graph text through the pipeline of `tessera
-// run` (graph passes and fusion, lowering to tensor IR, elementwise
-// inlining, the CPU default schedule, LLVM code generation), writes a
+// run` (package pipeline: graph passes and fusion, lowering to tensor IR,
+// elementwise inlining, the default CPU schedule rules, LLVM code generation), writes a
 // shared object into a fresh temporary directory and loads its @main.
 func CompileTessera(w Workload) (*Kernel, error) {
 	start := time.Now()
@@ -50,31 +43,17 @@ func CompileTessera(w Workload) (*Kernel, error) {
 	if err := graphir.Verify(m); err != nil {
 		return nil, err
 	}
-	pm := graphir.NewPassManager()
-	if err := pm.AddPipeline(graphPipeline); err != nil {
+	if err := pipeline.ToFusedHLO(m); err != nil {
 		return nil, err
 	}
-	if err := pm.Run(m); err != nil {
-		return nil, err
-	}
-	tm, _, err := lowering.LowerToTIRWithStats(m)
+	tm, _, err := pipeline.ToTensorIR(m, nil)
 	if err != nil {
 		return nil, err
 	}
-	for _, f := range tm.Funcs {
-		if _, host := f.Attrs[lowering.AttrHost]; host {
-			continue
-		}
-		if err := schedule.InlineElementwise(f); err != nil {
-			return nil, err
-		}
+	entry, err := pipeline.ExportMain(tm)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", w.Name, err)
 	}
-	tm = cpu.DefaultScheduleModule(tm, cpu.HostVectorBits())
-	entry := tm.Func("main")
-	if entry == nil {
-		return nil, fmt.Errorf("%s: lowering produced no host function @main", w.Name)
-	}
-	entry.Attrs[tensorir.AttrGlobalSymbol] = tensorir.StringAttr("main")
 	res, err := cpu.Compile(tm, cpu.Options{Prefix: abiPrefix})
 	if err != nil {
 		return nil, err

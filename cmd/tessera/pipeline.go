@@ -5,18 +5,13 @@ import (
 	"os"
 	"strings"
 
-	_ "github.com/tessera-ml/tessera/dialects/graph" // registers graph ops and passes
-	_ "github.com/tessera-ml/tessera/dialects/hlo"   // registers hlo ops and the fuse pass
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/lowering"
+	"github.com/tessera-ml/tessera/pipeline"
 	"github.com/tessera-ml/tessera/schedule"
 	"github.com/tessera-ml/tessera/targets/cpu"
 	"github.com/tessera-ml/tessera/tensorir"
 )
-
-// graphPipeline is the graph- and hlo-level pipeline of `tessera compile`:
-// graph clean-ups, batch-norm folding, legalization to hlo and fusion.
-const graphPipeline = "canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,fuse"
 
 // compileOptions are the flags shared by compile, run and bench.
 type compileOptions struct {
@@ -75,31 +70,25 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	if err != nil {
 		return nil, err
 	}
-	pm := graphir.NewPassManager()
-	if err := pm.AddPipeline(graphPipeline); err != nil {
-		return nil, err
-	}
-	if err := pm.Run(m); err != nil {
+	if err := pipeline.ToFusedHLO(m); err != nil {
 		return nil, err
 	}
 	c := &compiled{graph: m}
 	if stop == stageHLO {
 		return c, nil
 	}
-	tm, plan, err := lowering.LowerToTIRWithStats(m)
+	traces, err := readTraces(opts.traces)
+	if err != nil {
+		return nil, err
+	}
+	tm, plan, err := pipeline.ToTensorIR(m, traces)
 	if err != nil {
 		return nil, err
 	}
 	c.tir, c.plan = tm, plan
-	if err := scheduleKernels(tm, opts.traces); err != nil {
+	if c.entry, err = pipeline.ExportMain(tm); err != nil {
 		return nil, err
 	}
-	c.entry = tm.Func("main")
-	if c.entry == nil {
-		return nil, fmt.Errorf("lowering produced no host function @main")
-	}
-	// Export @main; with Options.Prefix the C symbol is <name>_main.
-	c.entry.Attrs[tensorir.AttrGlobalSymbol] = tensorir.StringAttr("main")
 	if stop == stageTIR {
 		return c, nil
 	}
@@ -111,42 +100,21 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	return c, nil
 }
 
-// scheduleKernels inlines elementwise producers in every kernel, replays
-// each --trace on the kernel it names, and gives every other kernel the
-// CPU default schedule (vectorize the innermost spatial loop, parallelize
-// the outermost), until tuned schedules exist.
-func scheduleKernels(tm *tensorir.Module, traces []string) error {
-	for _, f := range tm.Funcs {
-		if _, host := f.Attrs[lowering.AttrHost]; host {
-			continue
-		}
-		if err := schedule.InlineElementwise(f); err != nil {
-			return err
-		}
-	}
-	traced := map[string]bool{}
-	for _, path := range traces {
-		data, err := os.ReadFile(path)
+// readTraces reads --trace files.
+func readTraces(paths []string) ([]*schedule.Trace, error) {
+	var out []*schedule.Trace
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		tr, err := schedule.ParseTrace(data)
 		if err != nil {
-			return fmt.Errorf("%s: %v", path, err)
+			return nil, fmt.Errorf("--trace %s: %v", p, err)
 		}
-		name, err := schedule.ApplyToModule(tm, tr)
-		if err != nil {
-			return fmt.Errorf("--trace %s: %v", path, err)
-		}
-		traced[name] = true
+		out = append(out, tr)
 	}
-	bits := cpu.HostVectorBits()
-	for i, f := range tm.Funcs {
-		if !traced[f.Name] {
-			tm.Funcs[i] = cpu.DefaultSchedule(f, bits)
-		}
-	}
-	return nil
+	return out, nil
 }
 
 // prefixFor derives the ABI prefix from the output path (lenet5.o →

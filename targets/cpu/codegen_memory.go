@@ -95,14 +95,19 @@ func (g *fgen) load(x *tir.BufferLoad) (value.Value, error) {
 		return nil, err
 	}
 	align := ir.Align(tir.ElemBytes(x.Buffer.DType))
+	if g.mode(a) == accessGather {
+		if v, ok, err := g.clampedLoad(x); ok || err != nil {
+			return v, err
+		}
+	}
 	switch g.mode(a) {
 	case accessContiguous:
-		idx, err := g.scalarIndex(a)
+		ptr, err := g.lane0Ptr(a)
 		if err != nil {
 			return nil, err
 		}
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
-		p := g.cur.NewBitCast(g.elemPtr(a, idx), types.NewPointer(vt))
+		p := g.cur.NewBitCast(ptr, types.NewPointer(vt))
 		if m := g.vec.mask; m != nil {
 			// Inactive lanes are not read (they may be out of bounds) and
 			// read as zero.
@@ -156,13 +161,13 @@ func (g *fgen) store(s *tir.BufferStore) error {
 	align := ir.Align(tir.ElemBytes(s.Buffer.DType))
 	switch g.mode(a) {
 	case accessContiguous:
-		idx, err := g.scalarIndex(a)
+		ptr, err := g.lane0Ptr(a)
 		if err != nil {
 			return err
 		}
 		v = g.toStorage(a, g.splat(v, g.vec.lanes))
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
-		p := g.cur.NewBitCast(g.elemPtr(a, idx), types.NewPointer(vt))
+		p := g.cur.NewBitCast(ptr, types.NewPointer(vt))
 		if m := g.vec.mask; m != nil {
 			f := g.m.declare("llvm.masked.store."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), types.Void, vt, p.Type(), types.I32, m.Type())
 			g.cur.NewCall(f, v, p, constant.NewInt(types.I32, int64(align)), m)

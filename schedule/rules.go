@@ -1,0 +1,262 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tessera-ml/tessera/targets/cpu"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// Target describes the CPU the default rules schedule for: the SIMD
+// register width in bits (512 for AVX-512, 256 for AVX2) and the number
+// of cores. Cores does not change the schedule yet (the outer tiles give
+// 100+ parallel tasks on the benchmark shapes; an autotuner may use it).
+type Target struct {
+	VectorBits int
+	Cores      int
+}
+
+// ApplyDefaultRules schedules f with the default CPU rules, in the shape
+// of TVM MetaSchedule's (src/meta_schedule/schedule_rule/): every step is
+// a schedule primitive, so the result's Trace replays on f (and an
+// autotuner can mutate its decisions). In order:
+//
+//  1. auto-inline: every block without reduce iteration variables that
+//     writes an intermediate buffer is compute_inline'd into its
+//     consumers where that is legal (compute_inline refuses the rest,
+//     which changes nothing); epilogues (bias, relu) stay separate nests
+//     and get rule 3.
+//  2. multi-level tiling (rules_tiling.go): every block with a reduce
+//     iteration variable and at least two spatial ones (dot_general,
+//     convolution) whose loops are a perfect nest of one loop per
+//     iteration variable is tiled SSRSRS, its accumulator cached
+//     (cache_write "local", written back per outer tile), its init split
+//     off (decompose_reduction), the register tile vectorized and
+//     unrolled and the outer spatial tiles fused and parallel. A block
+//     the tiling rule cannot handle falls back to rule 3 (the schedule is
+//     replayed without the failed attempt).
+//  3. simple rule, for every other block not yet under a parallel or
+//     vectorized loop: the innermost spatial loop is split by the vector
+//     width W (guarded tail when W does not divide it; vectorized whole
+//     when its extent is at most W) and vectorized, and the outermost
+//     spatial loop (or the outer part of the split) is parallel.
+//
+// A loop is vectorized only when targets/cpu can widen it
+// (cpu.CheckVectorizable); otherwise it stays serial. f is not modified.
+func ApplyDefaultRules(f *tir.PrimFunc, target Target) (*Schedule, error) {
+	if target.VectorBits <= 0 {
+		target.VectorBits = 128
+	}
+	if target.Cores <= 0 {
+		target.Cores = 1
+	}
+	s := New(f)
+	autoInline(s)
+	for _, name := range ruleBlocks(s) {
+		if !tileable(s, name) {
+			continue
+		}
+		saved := snapshot(s)
+		if err := multiLevelTile(s, name, target); err != nil {
+			var se *Error
+			if !errors.As(err, &se) && !errors.Is(err, errNotTileable) {
+				return nil, err
+			}
+			r, rerr := Replay(f, saved)
+			if rerr != nil {
+				return nil, fmt.Errorf("default rules: replaying after a failed tiling of %q: %w", name, rerr)
+			}
+			*s = *r
+		}
+	}
+	for _, name := range ruleBlocks(s) {
+		if err := simpleRule(s, name, target); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// snapshot copies the trace so far.
+func snapshot(s *Schedule) *Trace {
+	t := *s.Trace()
+	t.Insts = append([]Instruction(nil), s.Trace().Insts...)
+	return &t
+}
+
+// ruleBlocks lists the function's blocks in program order.
+func ruleBlocks(s *Schedule) []string {
+	var names []string
+	for _, r := range BlocksUnder(s.Func().Body) {
+		names = append(names, r.Block.Name)
+	}
+	return names
+}
+
+// autoInline compute_inlines every spatial-only block whose output is an
+// intermediate buffer, repeating until nothing more inlines (refusals
+// leave the function and trace unchanged).
+func autoInline(s *Schedule) {
+	params := map[*tir.Buffer]bool{}
+	for _, p := range s.Func().Params {
+		if p.Buffer != nil {
+			params[p.Buffer] = true
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, r := range BlocksUnder(s.Func().Body) {
+			b := r.Block
+			if b.Init != nil || len(b.Writes) != 1 || params[b.Writes[0].Buffer] || hasReduce(b) {
+				continue
+			}
+			if s.ComputeInline(BlockRV{b.Name}) == nil {
+				changed = true
+				break
+			}
+		}
+	}
+}
+
+func hasReduce(b *tir.Block) bool {
+	for _, iv := range b.IterVars {
+		if iv.Kind != tir.Spatial {
+			return true
+		}
+	}
+	return false
+}
+
+// underAnnotated reports whether a loop enclosing block name (or the
+// block's own loops) is already parallel, vectorized or unrolled.
+func underAnnotated(s *Schedule, name string) bool {
+	r := findBlock(s.Func().Body, name)
+	if r == nil {
+		return true
+	}
+	for _, st := range PathTo(s.Func().Body, r) {
+		if f, ok := st.(*tir.For); ok && f.Kind != tir.Serial {
+			return true
+		}
+	}
+	// Loops inside the block (opaque nests) are left alone as well.
+	annotated := false
+	walkFors(r.Block.Body, func(f *tir.For) {
+		if f.Kind != tir.Serial {
+			annotated = true
+		}
+	})
+	return annotated
+}
+
+func walkFors(st tir.Stmt, fn func(*tir.For)) {
+	if st == nil {
+		return
+	}
+	if f, ok := st.(*tir.For); ok {
+		fn(f)
+	}
+	for _, c := range subStmts(st) {
+		walkFors(c, fn)
+	}
+}
+
+// lanes is the vector width in elements for the widest element a block
+// stores: VectorBits / bits, between 2 and cpu.MaxVectorLanes.
+func lanes(target Target, b *tir.Block) int64 {
+	widest := 8
+	for _, w := range b.Writes {
+		if bits := w.Buffer.DType.Bits(); bits > widest {
+			widest = bits
+		}
+	}
+	return min(max(int64(target.VectorBits/widest), 2), cpu.MaxVectorLanes)
+}
+
+// tryVectorize vectorizes l when targets/cpu can widen the result.
+func tryVectorize(s *Schedule, l LoopRV) bool {
+	f, err := s.FindLoop(l)
+	if err != nil {
+		return false
+	}
+	probe := *f
+	probe.Kind = tir.Vectorized
+	if e, ok := constInt(f.Extent); !ok || e < 1 || e > cpu.MaxVectorLanes || cpu.CheckVectorizable(&probe) != nil {
+		return false
+	}
+	return s.Vectorize(l) == nil
+}
+
+// simpleRule: vectorize the innermost spatial loop of the block (split by
+// the vector width) and parallelize the outermost spatial loop.
+func simpleRule(s *Schedule, name string, target Target) error {
+	if underAnnotated(s, name) {
+		return nil
+	}
+	b := BlockRV{name}
+	r := findBlock(s.Func().Body, name)
+	w := lanes(target, r.Block)
+	loops, err := s.GetLoops(b)
+	if err != nil {
+		return err
+	}
+	// Vectorize: the innermost loop that holds only this block's nest and
+	// passes the spatial check.
+	for i := len(loops) - 1; i >= 0; i-- {
+		f, _ := s.FindLoop(loops[i])
+		if f == nil || len(BlocksUnder(f.Body)) != 1 {
+			break
+		}
+		ext, ok := constInt(f.Extent)
+		if !ok || ext < 2 || s.checkSpatial("vectorize", loops[i], f) != nil {
+			continue
+		}
+		if ext <= w {
+			if tryVectorize(s, loops[i]) {
+				break
+			}
+			continue
+		}
+		saved := snapshot(s)
+		parts, err := s.Split(loops[i], []int64{-1, w})
+		if err != nil {
+			continue
+		}
+		if tryVectorize(s, parts[1]) {
+			loops = append(append(append([]LoopRV{}, loops[:i]...), parts...), loops[i+1:]...)
+			break
+		}
+		// Undo the split.
+		rs, rerr := Replay(s.Original(), saved)
+		if rerr != nil {
+			return rerr
+		}
+		*s = *rs
+		loops, err = s.GetLoops(b)
+		if err != nil {
+			return err
+		}
+		break
+	}
+	// Parallel: the outermost loop with extent > 1 that accepts it.
+	for _, l := range loops {
+		f, err := s.FindLoop(l)
+		if err != nil || f.Kind != tir.Serial {
+			continue
+		}
+		if ext, ok := constInt(f.Extent); ok && ext <= 1 {
+			continue
+		}
+		if s.Parallel(l) == nil {
+			break
+		}
+		// Loops below a refused one may still be parallel (e.g. a
+		// reduction loop outside a spatial one is rare; stop at the first
+		// loop feeding a reduce variable).
+		if s.checkSpatial("parallel", l, f) != nil {
+			break
+		}
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package schedule
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/targets/cpu"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// gemmOf is a GEMM C[m,n] = A[m,k]·B[k,n].
+func gemmOf(m, n, k int) string {
+	return fmt.Sprintf(`tir.func @gemm_%[1]d_%[2]d_%[3]d(%%A: buffer<%[1]dx%[3]dxf32>, %%B: buffer<%[3]dx%[2]dxf32>, out %%C: buffer<%[1]dx%[2]dxf32>) attributes {tessera.kernel} {
+  tir.for %%i = 0 to %[1]d {
+    tir.for %%j = 0 to %[2]d {
+      tir.for %%k = 0 to %[3]d {
+        tir.block "C"(%%vi = spatial(0:%[1]d, %%i), %%vj = spatial(0:%[2]d, %%j), %%vk = reduce(0:%[3]d, %%k)) reads(%%A[%%vi, %%vk], %%B[%%vk, %%vj]) writes(%%C[%%vi, %%vj]) {
+          tir.init {
+            %%C[%%vi, %%vj] = 0.0
+          }
+          %%C[%%vi, %%vj] = %%C[%%vi, %%vj] + %%A[%%vi, %%vk] * %%B[%%vk, %%vj]
+        }
+      }
+    }
+  }
+}
+`, m, n, k)
+}
+
+func ruleWorkloads(t testing.TB) map[string]string {
+	cbr, err := os.ReadFile("testdata/conv_bias_relu.tir")
+	require.NoError(t, err)
+	sm, err := os.ReadFile("testdata/softmax.tir")
+	require.NoError(t, err)
+	return map[string]string{
+		"gemm":         gemmSrc,
+		"gemm_odd":     gemmOf(37, 53, 29),
+		"gemm_big":     gemmOf(19, 100, 300),
+		"gemm_vec":     gemmOf(64, 48, 16),
+		"conv":         convSrc,
+		"chain":        chainSrc,
+		"pool":         poolSrc,
+		"softmax":      softmaxSrc,
+		"softmax_file": string(sm),
+		"cbr":          convBiasReluSrc,
+		"cbr_file":     string(cbr),
+	}
+}
+
+var avx512 = Target{VectorBits: 512, Cores: 2}
+
+// TestDefaultRulesInterpreter: the default rules' result computes exactly
+// what the unscheduled function computes (the tiling keeps the summation
+// order), and its trace replays to the same IR.
+func TestDefaultRulesInterpreter(t *testing.T) {
+	for name, src := range ruleWorkloads(t) {
+		t.Run(name, func(t *testing.T) {
+			f := parseFunc(t, src)
+			s, err := ApplyDefaultRules(f, avx512)
+			require.NoError(t, err)
+			g := s.Func()
+			require.NoError(t, tir.VerifyFunc(g), printed(g))
+			require.Equal(t, interpret(t, f, 5), interpret(t, g, 5), printed(g))
+			checkReplay(t, s)
+		})
+	}
+}
+
+func TestDefaultRulesPrint(t *testing.T) {
+	for _, name := range strings.Split(os.Getenv("RULES_PRINT"), ",") {
+		if name == "" {
+			continue
+		}
+		s, err := ApplyDefaultRules(parseFunc(t, ruleWorkloads(t)[name]), avx512)
+		require.NoError(t, err)
+		t.Log(printed(s.Func()))
+		t.Log(s.Trace().String())
+	}
+}
+
+// TestDefaultRulesCompiled compiles every workload's default-rule
+// schedule with targets/cpu (AVX-512 widths: 16 f32 lanes, 2×16 register
+// tile columns) and checks the results against the interpreter on the
+// unscheduled function.
+func TestDefaultRulesCompiled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with llc/lld")
+	}
+	dir := t.TempDir()
+	drv := filepath.Join(dir, "driver")
+	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
+	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	m := &tir.Module{}
+	orig := map[string]*tir.PrimFunc{}
+	for name, src := range ruleWorkloads(t) {
+		f := parseFunc(t, src)
+		s, err := ApplyDefaultRules(f, avx512)
+		require.NoError(t, err)
+		g := *s.Func()
+		g.Name = "rules_" + name
+		g.Attrs = copyAttrs(g.Attrs)
+		g.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(g.Name)
+		require.NoError(t, m.Add(&g))
+		orig[g.Name] = f
+	}
+	res, err := cpu.Compile(m, cpu.Options{})
+	require.NoError(t, err)
+	so := filepath.Join(dir, "k.so")
+	require.NoError(t, res.WriteShared(so))
+	for _, g := range m.Funcs {
+		want := interpret(t, orig[g.Name], 9)
+		inputs := randomInputs(t, g, 9)
+		var files []string
+		for _, p := range g.Params {
+			path := filepath.Join(dir, g.Name+"_"+p.Buffer.Name+".bin")
+			require.NoError(t, os.WriteFile(path, f32bytes(inputs[p.Buffer.Name]), 0o644))
+			files = append(files, path)
+		}
+		out, err := exec.Command(drv, append([]string{so, g.Name}, files...)...).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		require.Contains(t, string(out), "rc=0")
+		got := map[string][]float64{}
+		for i, p := range g.Params {
+			if p.Role == tir.RoleIn {
+				continue
+			}
+			b, err := os.ReadFile(files[i])
+			require.NoError(t, err)
+			got[p.Buffer.Name] = fromF32bytes(b)
+		}
+		// exp is a polynomial in targets/cpu (≤ 1.5 ulp), math.Exp in the
+		// interpreter: softmax agrees within rounding, the rest exactly.
+		if strings.HasPrefix(g.Name, "rules_softmax") {
+			sameOutputs(t, want, got, g.Name+":\n"+printed(g))
+		} else {
+			require.Equal(t, want, got, "%s:\n%s", g.Name, printed(g))
+		}
+	}
+}
+
+// TestDefaultRulesTiling: GEMM and conv get the SSRSRS structure with
+// the documented tile sizes; elementwise blocks the simple rule.
+func TestDefaultRulesTiling(t *testing.T) {
+	kinds := func(s *Schedule) string {
+		var ks []string
+		for _, in := range s.Trace().Insts {
+			ks = append(ks, in.Kind)
+		}
+		return strings.Join(ks, ",")
+	}
+	s, err := ApplyDefaultRules(parseFunc(t, gemmOf(1024, 1024, 1024)), avx512)
+	require.NoError(t, err)
+	require.Equal(t, "get_block,get_loops,split,split,split,reorder,fuse,vectorize,unroll,cache_write,reverse_compute_at,get_loops,split,vectorize,decompose_reduction,parallel", kinds(s))
+	tr := s.Trace().String()
+	require.Contains(t, tr, "factors=[-1,1,8,8]")  // i: 16 tasks × 8 row tiles × 8 rows
+	require.Contains(t, tr, "factors=[-1,1,4,32]") // j: 8 tasks × 4 column tiles × 32 lanes
+	require.Contains(t, tr, "factors=[-1,256]")    // k
+	p := printed(s.Func())
+	require.Contains(t, p, "tir.for %i_0_j_0_fused = 0 to 128 parallel")
+	require.Contains(t, p, "tir.for %i_3 = 0 to 8 unrolled")
+	require.Contains(t, p, "tir.for %j_3 = 0 to 32 vectorized")
+
+	// The 3×3 conv: rows from the output channel (4 of them: the
+	// 6-wide row is whole, 1 vector per row, so up to 8 rows; 4 divides).
+	s, err = ApplyDefaultRules(parseFunc(t, convSrc), avx512)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %co_3 = 0 to 4 unrolled")
+	require.Contains(t, p, "tir.for %w_3 = 0 to 6 vectorized")
+	require.Contains(t, p, "tessera.accumulate")
+
+	// The elementwise chain (inlined into one block) gets the simple rule.
+	s, err = ApplyDefaultRules(parseFunc(t, chainSrc), avx512)
+	require.NoError(t, err)
+	require.NotContains(t, kinds(s), "cache_write")
+	p = printed(s.Func())
+	require.Contains(t, p, "parallel")
+	require.Contains(t, p, "vectorized")
+}

@@ -1,0 +1,152 @@
+package cpu
+
+import (
+	"github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// clampOf matches min(max(e, lo), hi) or max(min(e, hi), lo) with
+// constant lo ≤ hi.
+func clampOf(x tir.Expr) (e tir.Expr, lo, hi int64, ok bool) {
+	outer, isBin := x.(*tir.Binary)
+	if !isBin || (outer.Op != tir.OpMin && outer.Op != tir.OpMax) {
+		return nil, 0, 0, false
+	}
+	inner, isBin := outer.A.(*tir.Binary)
+	k1, isK1 := outer.B.(*tir.IntImm)
+	if !isBin || !isK1 {
+		return nil, 0, 0, false
+	}
+	k2, isK2 := inner.B.(*tir.IntImm)
+	if !isK2 {
+		return nil, 0, 0, false
+	}
+	switch {
+	case outer.Op == tir.OpMin && inner.Op == tir.OpMax:
+		lo, hi = k2.Value, k1.Value
+	case outer.Op == tir.OpMax && inner.Op == tir.OpMin:
+		lo, hi = k1.Value, k2.Value
+	default:
+		return nil, 0, 0, false
+	}
+	return inner.A, lo, hi, lo <= hi
+}
+
+// clampedLoad generates, inside a widened body, a load whose last index is
+// clamp(e, lo, hi) with e of lane stride 1 (and every other index
+// lane-independent, row-major layout, 0 ≤ lo ≤ hi < the last dimension)
+// — what a padded convolution's input access lowers to — as one masked
+// vector load at e for the lanes with lo ≤ e ≤ hi, the other lanes taking
+// the element at lo (e < lo) or hi (e > hi): exactly the gathered values,
+// without a per-lane gather. ok is false when the load does not match.
+func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
+	n := len(x.Indices)
+	if g.vec == nil || g.lane0 || n == 0 || len(x.Buffer.Strides) != 0 || x.Buffer.ElemOffset != nil {
+		return nil, false, nil
+	}
+	shape, okShape := x.Buffer.ConstShape()
+	if !okShape {
+		return nil, false, nil
+	}
+	for _, ix := range x.Indices[:n-1] {
+		if g.vec.isVarying(ix) {
+			return nil, false, nil
+		}
+	}
+	e, lo, hi, ok := clampOf(x.Indices[n-1])
+	if !ok || lo < 0 || hi >= shape[n-1] {
+		return nil, false, nil
+	}
+	if c, okc := g.vec.coeff(e); !okc || c != 1 {
+		return nil, false, nil
+	}
+	at := func(last tir.Expr) (*access, value.Value, error) {
+		ix := append(append([]tir.Expr{}, x.Indices[:n-1]...), last)
+		a, err := g.access(x.Buffer, ix)
+		if err != nil {
+			return nil, nil, err
+		}
+		idx, err := g.scalarIndex(a)
+		return a, idx, err
+	}
+	a, idx, err := at(e)
+	if err != nil {
+		return nil, false, err
+	}
+	_, loIdx, err := at(tir.IntOf(e.DType(), lo))
+	if err != nil {
+		return nil, false, err
+	}
+	_, hiIdx, err := at(tir.IntOf(e.DType(), hi))
+	if err != nil {
+		return nil, false, err
+	}
+	align := ir.Align(tir.ElemBytes(x.Buffer.DType))
+	loV := g.cur.NewLoad(a.st, g.elemPtr(a, loIdx))
+	loV.Align = align
+	hiV := g.cur.NewLoad(a.st, g.elemPtr(a, hiIdx))
+	hiV.Align = align
+	ev, err := g.expr(e)
+	if err != nil {
+		return nil, false, err
+	}
+	lanes := g.vec.lanes
+	ev = g.splat(g.toI64(ev), lanes)
+	below := g.cur.NewICmp(enum.IPredSLT, ev, g.splat(iconst(lo), lanes))
+	above := g.cur.NewICmp(enum.IPredSGT, ev, g.splat(iconst(hi), lanes))
+	out := g.cur.NewOr(below, above)
+	allOnes := g.splat(constant.True, lanes)
+	var m value.Value = g.cur.NewXor(out, allOnes)
+	if g.vec.mask != nil {
+		m = g.cur.NewAnd(m, g.vec.mask)
+	}
+	vt := types.NewVector(uint64(lanes), a.st)
+	pass := g.cur.NewSelect(below, g.splat(loV, lanes), g.splat(hiV, lanes))
+	p := g.cur.NewBitCast(g.elemPtr(a, idx), types.NewPointer(vt))
+	f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
+	ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), m, pass)
+	return g.fromStorage(a, ld), true, nil
+}
+
+// addends flattens the top-level integer additions of e.
+func addends(e tir.Expr) []tir.Expr {
+	if b, ok := e.(*tir.Binary); ok && b.Op == tir.OpAdd && !b.A.DType().IsFloat() {
+		return append(addends(b.A), addends(b.B)...)
+	}
+	return []tir.Expr{e}
+}
+
+// lane0Ptr is the address of a's element for lane 0 (or the only lane),
+// one getelementptr per addend of the flat index (Σ index_d × stride_d):
+// LLVM's alias analysis decomposes each GEP index on its own, so
+// accesses to different rows of one buffer (an unrolled register tile of
+// a local accumulator) are seen as disjoint, which lets LICM keep the
+// accumulators in registers across the reduction loop. One GEP of the
+// summed index hides that.
+func (g *fgen) lane0Ptr(a *access) (value.Value, error) {
+	terms := addends(a.flat)
+	if len(terms) < 2 {
+		idx, err := g.scalarIndex(a)
+		if err != nil {
+			return nil, err
+		}
+		return g.elemPtr(a, idx), nil
+	}
+	saved := g.lane0
+	g.lane0 = g.vec != nil
+	defer func() { g.lane0 = saved }()
+	p := a.base
+	for _, t := range terms {
+		v, err := g.expr(t)
+		if err != nil {
+			return nil, err
+		}
+		p = g.cur.NewGetElementPtr(a.st, p, g.toI64(v))
+	}
+	return p, nil
+}
