@@ -67,7 +67,7 @@ func ScheduleKernels(tm *tensorir.Module, traces []*schedule.Trace) error {
 		traced[name] = true
 	}
 	bits := cpu.HostVectorBits()
-	target := schedule.Target{VectorBits: bits, Cores: goruntime.NumCPU()}
+	target := schedule.Target{VectorBits: bits, Cores: goruntime.NumCPU(), MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}
 	for i, f := range tm.Funcs {
 		if traced[f.Name] {
 			continue

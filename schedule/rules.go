@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -15,6 +14,13 @@ import (
 type Target struct {
 	VectorBits int
 	Cores      int
+	// MaxLanes caps the vector width in elements (0: no cap).
+	MaxLanes int64
+	// CanVectorize reports whether code generation can widen a loop
+	// marked vectorized (targets/cpu's CheckVectorizable); nil accepts
+	// every loop. The schedule package does not import the targets, so
+	// the caller supplies it.
+	CanVectorize func(*tir.For) error
 }
 
 // ApplyDefaultRules schedules f with the default CPU rules, in the shape
@@ -43,7 +49,7 @@ type Target struct {
 //     spatial loop (or the outer part of the split) is parallel.
 //
 // A loop is vectorized only when targets/cpu can widen it
-// (cpu.CheckVectorizable); otherwise it stays serial. f is not modified.
+// (Target.CanVectorize); otherwise it stays serial. f is not modified.
 func ApplyDefaultRules(f *tir.PrimFunc, target Target) (*Schedule, error) {
 	if target.VectorBits <= 0 {
 		target.VectorBits = 128
@@ -163,7 +169,7 @@ func walkFors(st tir.Stmt, fn func(*tir.For)) {
 }
 
 // lanes is the vector width in elements for the widest element a block
-// stores: VectorBits / bits, between 2 and cpu.MaxVectorLanes.
+// stores: VectorBits / bits, between 2 and target.MaxLanes.
 func lanes(target Target, b *tir.Block) int64 {
 	widest := 8
 	for _, w := range b.Writes {
@@ -171,18 +177,27 @@ func lanes(target Target, b *tir.Block) int64 {
 			widest = bits
 		}
 	}
-	return min(max(int64(target.VectorBits/widest), 2), cpu.MaxVectorLanes)
+	n := max(int64(target.VectorBits/widest), 2)
+	if target.MaxLanes > 0 {
+		n = min(n, target.MaxLanes)
+	}
+	return n
 }
 
-// tryVectorize vectorizes l when targets/cpu can widen the result.
-func tryVectorize(s *Schedule, l LoopRV) bool {
+// tryVectorize vectorizes l when the target's code generation can widen
+// the result.
+func tryVectorize(s *Schedule, l LoopRV, target Target) bool {
 	f, err := s.FindLoop(l)
 	if err != nil {
 		return false
 	}
 	probe := *f
 	probe.Kind = tir.Vectorized
-	if e, ok := constInt(f.Extent); !ok || e < 1 || e > cpu.MaxVectorLanes || cpu.CheckVectorizable(&probe) != nil {
+	e, ok := constInt(f.Extent)
+	if !ok || e < 1 || (target.MaxLanes > 0 && e > target.MaxLanes) {
+		return false
+	}
+	if target.CanVectorize != nil && target.CanVectorize(&probe) != nil {
 		return false
 	}
 	return s.Vectorize(l) == nil
@@ -213,7 +228,7 @@ func simpleRule(s *Schedule, name string, target Target) error {
 			continue
 		}
 		if ext <= w {
-			if tryVectorize(s, loops[i]) {
+			if tryVectorize(s, loops[i], target) {
 				break
 			}
 			continue
@@ -223,7 +238,7 @@ func simpleRule(s *Schedule, name string, target Target) error {
 		if err != nil {
 			continue
 		}
-		if tryVectorize(s, parts[1]) {
+		if tryVectorize(s, parts[1], target) {
 			loops = append(append(append([]LoopRV{}, loops[:i]...), parts...), loops[i+1:]...)
 			break
 		}

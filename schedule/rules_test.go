@@ -33,6 +33,32 @@ func gemmOf(m, n, k int) string {
 `, m, n, k)
 }
 
+// convOf is a 3×3 convolution (no padding) of ci channels of
+// (hw+2)² into co channels of hw², width-contiguous.
+func convOf(ci, co, hw int) string {
+	return fmt.Sprintf(`tir.func @conv_%[1]d_%[2]d_%[3]d(%%I: buffer<%[1]dx%[4]dx%[4]dxf32>, %%W: buffer<%[2]dx%[1]dx3x3xf32>, out %%O: buffer<%[2]dx%[3]dx%[3]dxf32>) attributes {tessera.kernel} {
+  tir.for %%co = 0 to %[2]d {
+    tir.for %%h = 0 to %[3]d {
+      tir.for %%w = 0 to %[3]d {
+        tir.for %%ci = 0 to %[1]d {
+          tir.for %%kh = 0 to 3 {
+            tir.for %%kw = 0 to 3 {
+              tir.block "conv"(%%vco = spatial(0:%[2]d, %%co), %%vh = spatial(0:%[3]d, %%h), %%vw = spatial(0:%[3]d, %%w), %%vci = reduce(0:%[1]d, %%ci), %%vkh = reduce(0:3, %%kh), %%vkw = reduce(0:3, %%kw)) reads(%%I[%%vci, %%vh + %%vkh, %%vw + %%vkw], %%W[%%vco, %%vci, %%vkh, %%vkw]) writes(%%O[%%vco, %%vh, %%vw]) {
+                tir.init {
+                  %%O[%%vco, %%vh, %%vw] = 0.0
+                }
+                %%O[%%vco, %%vh, %%vw] = %%O[%%vco, %%vh, %%vw] + %%I[%%vci, %%vh + %%vkh, %%vw + %%vkw] * %%W[%%vco, %%vci, %%vkh, %%vkw]
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+`, ci, co, hw, hw+2)
+}
+
 func ruleWorkloads(t testing.TB) map[string]string {
 	cbr, err := os.ReadFile("testdata/conv_bias_relu.tir")
 	require.NoError(t, err)
@@ -44,6 +70,8 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"gemm_big":     gemmOf(19, 100, 300),
 		"gemm_vec":     gemmOf(64, 48, 16),
 		"conv":         convSrc,
+		"conv_tail":    convOf(3, 4, 40),
+		"conv_tail2":   convOf(2, 3, 20),
 		"chain":        chainSrc,
 		"pool":         poolSrc,
 		"softmax":      softmaxSrc,
@@ -53,7 +81,7 @@ func ruleWorkloads(t testing.TB) map[string]string {
 	}
 }
 
-var avx512 = Target{VectorBits: 512, Cores: 2}
+var avx512 = Target{VectorBits: 512, Cores: 2, MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}
 
 // TestDefaultRulesInterpreter: the default rules' result computes exactly
 // what the unscheduled function computes (the tiling keeps the summation
@@ -175,6 +203,15 @@ func TestDefaultRulesTiling(t *testing.T) {
 	require.Contains(t, p, "tir.for %co_3 = 0 to 4 unrolled")
 	require.Contains(t, p, "tir.for %w_3 = 0 to 6 vectorized")
 	require.Contains(t, p, "tessera.accumulate")
+
+	// A 40-wide row: whole 16-lane register tiles and a guarded tail
+	// (targets/cpu peels the tail tile and versions the others, so the
+	// main tiles run unmasked), not 8-lane tiles.
+	s, err = ApplyDefaultRules(parseFunc(t, convOf(3, 4, 40)), avx512)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %w_3 = 0 to 16 vectorized")
+	require.Contains(t, p, "< 40)")
 
 	// The elementwise chain (inlined into one block) gets the simple rule.
 	s, err = ApplyDefaultRules(parseFunc(t, chainSrc), avx512)

@@ -18,14 +18,16 @@ var errNotTileable = errors.New("not tileable")
 //   - register tile (S3) rows × cols: cols = the output's contiguous
 //     (innermost written) dimension, whole when it is at most W, else 2·W
 //     (or W when that wastes fewer lanes); when that does not divide the
-//     dimension, the largest multiple of 8 lanes ≤ 2·W that does (a
-//     guarded tail masks the accumulator's loads and stores, which then
-//     stay in memory: 56 → 8 lanes, measured 1.3 ms against 2.4 ms with
-//     32 lanes and a tail; a whole 56-lane vector is legalized into 3.5
-//     registers with shuffles and spills). rows = min(16, 24 / vector
+//     dimension, W with a guarded tail: targets/cpu peels the last column
+//     tile (a constant lane mask) and versions the reduction loop of the
+//     others (whole, unmasked vectors), so the accumulators stay in
+//     registers (56 → 3×16 + an 8-lane tail: 0.90 ms against 1.33 ms
+//     with 8-lane tiles and 2.4 ms with 32 lanes and a masked tail; a
+//     whole 56-lane vector is legalized into 3.5 registers with shuffles
+//     and spills). rows = min(16, 24 / vector
 //     registers per row), lowered to a divisor of the row dimension when
 //     one is at least half of it: 8×32 for GEMM 1024 (16 zmm accumulators,
-//     plus 2 for B's row and 1 broadcast of A, of 32), 16×8 for the 56² conv.
+//     plus 2 for B's row and 1 broadcast of A, of 32), 16×16 for the 56² conv.
 //     The rows come from a spatial dimension that does not index the
 //     operand the columns index (GEMM's i: A[i,k] is broadcast; conv's
 //     output channel: the weight is broadcast and one input vector serves
@@ -230,15 +232,10 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 		if ceilDiv(colExt, w)*w < ceilDiv(colExt, 2*w)*2*w {
 			cols = w
 		}
-		// A guarded tail masks the accumulator accesses, which then stay
-		// in memory: prefer a dividing multiple of 8 lanes.
+		// Otherwise W with a guarded tail, whose last tile targets/cpu
+		// peels and whose whole tiles it runs unmasked (codegen_version.go).
 		if colExt%cols != 0 {
-			for c := 2 * w; c >= 8; c -= 8 {
-				if colExt%c == 0 {
-					cols = c
-					break
-				}
-			}
+			cols = w
 		}
 	}
 	regsPerRow := ceilDiv(cols, w)
@@ -323,7 +320,7 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 		outer = fused
 	}
 	// The register tile: columns vectorized, rows unrolled.
-	if !tryVectorize(s, s3[len(s3)-1]) {
+	if !tryVectorize(s, s3[len(s3)-1], target) {
 		return errNotTileable
 	}
 	if err := s.Unroll(s3[len(s3)-2]); err != nil {
@@ -350,10 +347,10 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 			if f, err := s.FindLoop(last); err == nil {
 				if e, ok := constInt(f.Extent); ok && e > w {
 					if ps, err := s.Split(last, []int64{-1, w}); err == nil {
-						tryVectorize(s, ps[1])
+						tryVectorize(s, ps[1], target)
 					}
 				} else {
-					tryVectorize(s, last)
+					tryVectorize(s, last, target)
 				}
 			}
 		}

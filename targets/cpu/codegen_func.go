@@ -30,7 +30,12 @@ type fgen struct {
 	// inParallel is set inside an outlined parallel body: nested parallel
 	// loops run serially.
 	inParallel bool
-	nblocks    int
+	// versioned holds the lane-predicated blocks a loop around them is
+	// versioned on; assumed those whose predicate holds on every lane in
+	// the copy being generated (codegen_version.go).
+	versioned map[*tir.BlockRealize]bool
+	assumed   map[*tir.BlockRealize]bool
+	nblocks   int
 	// loc is the location of the statement being generated, for errors.
 	loc tir.Location
 }

@@ -50,6 +50,23 @@ func (g *fgen) bounds(x *tir.For) (value.Value, value.Value, error) {
 }
 
 func (g *fgen) serialLoop(x *tir.For) error {
+	if g.vec == nil && peelLast(x) {
+		return g.peeledLoop(x)
+	}
+	return g.serialLoop2(x)
+}
+
+// serialLoop2 is serialLoop without peeling (codegen_version.go).
+func (g *fgen) serialLoop2(x *tir.For) error {
+	if g.vec == nil {
+		if cands := g.versionCands(x); len(cands) > 0 {
+			return g.versionedLoop(x, cands)
+		}
+	}
+	return g.serialLoop1(x)
+}
+
+func (g *fgen) serialLoop1(x *tir.For) error {
 	lo, ext, err := g.bounds(x)
 	if err != nil {
 		return err
