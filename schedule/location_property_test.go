@@ -119,34 +119,29 @@ func randomLocationStep(t testing.TB, s *Schedule, rng *rand.Rand) (string, bool
 	return op, true
 }
 
+// locationWorkloads are the workloads of TestRandomLocationSchedules; each
+// gets locationSchedulesPerWorkload random schedules (600 in all), also
+// checked compiled by TestAllRandomSchedulesCompiled.
+var locationWorkloads = []string{"gemm", "conv", "chain", "pool", "softmax", "conv_bias_relu"}
+
+const locationSchedulesPerWorkload = 100
+
+// locationScheduleSeed is the seed of the i-th random location schedule of
+// workload name.
+func locationScheduleSeed(name string, i int) int64 { return int64(i*104729 + len(name)) }
+
 // TestRandomLocationSchedules applies random sequences of loop primitives
 // (randomStep) and of this file's primitives to every workload, and
 // checks each schedule: it verifies, the interpreter computes what the
 // unscheduled function computes on random inputs, and the trace
 // round-trips through JSON and replays to the same printed IR.
 func TestRandomLocationSchedules(t *testing.T) {
-	names := []string{"gemm", "conv", "chain", "pool", "softmax", "conv_bias_relu"}
-	const perWorkload = 100
 	applied := map[string]int{}
-	for _, name := range names {
-		orig := locWorkload(t, name)
-		want := interpret(t, orig, 3)
-		for i := 0; i < perWorkload; i++ {
-			seed := int64(i*104729 + len(name))
-			rng := rand.New(rand.NewSource(seed))
-			s := NewWithSeed(orig, seed)
-			for k := 0; k < 2+rng.Intn(7); k++ {
-				var op string
-				var ok bool
-				if rng.Intn(3) == 0 {
-					op, ok = randomStep(t, s, rng)
-				} else {
-					op, ok = randomLocationStep(t, s, rng)
-				}
-				if ok {
-					applied[op]++
-				}
-			}
+	for _, name := range locationWorkloads {
+		want := interpret(t, locWorkload(t, name), 3)
+		for i := 0; i < locationSchedulesPerWorkload; i++ {
+			seed := locationScheduleSeed(name, i)
+			s := randomLocationSchedule(t, name, seed, applied)
 			ok := t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
 				f := s.Func()
 				require.NoError(t, tir.VerifyFunc(f), printed(f))

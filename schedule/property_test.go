@@ -128,13 +128,20 @@ func randomSchedule(t testing.TB, name string, seed int64, applied map[string]in
 	return s
 }
 
+// randomSchedulesPerWorkload schedules of each workload (1,020 in all) are
+// checked by TestRandomSchedules with the interpreter and by
+// TestAllRandomSchedulesCompiled compiled with targets/cpu.
+const randomSchedulesPerWorkload = 170
+
+// randomScheduleSeed is the seed of the i-th random schedule of workload name.
+func randomScheduleSeed(name string, i int) int64 { return int64(i*7919 + len(name)) }
+
 func TestRandomSchedules(t *testing.T) {
-	const perWorkload = 170 // 1,020 schedules
 	applied := map[string]int{}
 	for _, name := range propertyWorkloads() {
 		want := interpret(t, parseFunc(t, workloadSrc(name)), 3)
-		for i := 0; i < perWorkload; i++ {
-			seed := int64(i*7919 + len(name))
+		for i := 0; i < randomSchedulesPerWorkload; i++ {
+			seed := randomScheduleSeed(name, i)
 			s := randomSchedule(t, name, seed, applied)
 			ok := t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
 				f := s.Func()
