@@ -133,6 +133,13 @@ func inferSoftmax(op *graphir.Op) ([]graphir.Type, error) {
 }
 
 func evalSoftmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	return evalSoftmaxLike(op, args, false)
+}
+
+// evalSoftmaxLike evaluates softmax (logOut false) or log_softmax (logOut
+// true) along the op's axis attribute, in float64, subtracting each row's
+// maximum first (the numerically stable form).
+func evalSoftmaxLike(op *graphir.Op, args []*graphir.Tensor, logOut bool) ([]*graphir.Tensor, error) {
 	out, err := evalPrologue(op, args)
 	if err != nil {
 		return nil, err
@@ -157,12 +164,16 @@ func evalSoftmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, err
 			}
 			sum := 0.0
 			for k := int64(0); k < n; k++ {
-				e := math.Exp(x.Data[base+k*inner] - m)
-				out.Data[base+k*inner] = e
-				sum += e
+				sum += math.Exp(x.Data[base+k*inner] - m)
 			}
+			ls := math.Log(sum)
 			for k := int64(0); k < n; k++ {
-				out.Data[base+k*inner] /= sum
+				d := x.Data[base+k*inner] - m
+				if logOut {
+					out.Data[base+k*inner] = d - ls
+				} else {
+					out.Data[base+k*inner] = math.Exp(d) / sum
+				}
 			}
 		}
 	}

@@ -308,37 +308,5 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 }
 
 func evalLogSoftmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
-	out, err := evalPrologue(op, args)
-	if err != nil {
-		return nil, err
-	}
-	axis, err := intAttr(op, "axis", -1)
-	if err != nil {
-		return nil, err
-	}
-	x := args[0]
-	ax, err := normAxis(op, axis, x.Type.Rank())
-	if err != nil {
-		return nil, err
-	}
-	shape := x.Shape()
-	outer, n, inner := product(shape[:ax]), shape[ax], product(shape[ax+1:])
-	for o := int64(0); o < outer; o++ {
-		for in := int64(0); in < inner; in++ {
-			base := o*n*inner + in
-			m := math.Inf(-1)
-			for k := int64(0); k < n; k++ {
-				m = math.Max(m, x.Data[base+k*inner])
-			}
-			sum := 0.0
-			for k := int64(0); k < n; k++ {
-				sum += math.Exp(x.Data[base+k*inner] - m)
-			}
-			ls := math.Log(sum)
-			for k := int64(0); k < n; k++ {
-				out.Data[base+k*inner] = (x.Data[base+k*inner] - m) - ls
-			}
-		}
-	}
-	return []*graphir.Tensor{out.Round()}, nil
+	return evalSoftmaxLike(op, args, true)
 }

@@ -3,6 +3,7 @@ package onnx
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -34,7 +35,10 @@ func ImportBytes(name string, data []byte) (*graphir.Module, error) {
 	fileLoc := graphir.Location{File: name}
 	var m onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &m); err != nil {
-		return nil, graphir.Errorf(fileLoc, "not a valid ONNX model: %v", err)
+		// protobuf-go randomizes the space after "proto:" (U+0020 or
+		// U+00A0) so that callers do not depend on its wording; print a
+		// stable message.
+		return nil, graphir.Errorf(fileLoc, "not a valid ONNX model: %s", strings.ReplaceAll(err.Error(), "\u00a0", " "))
 	}
 	if m.GetIrVersion() <= 0 {
 		return nil, graphir.Errorf(fileLoc, "not a valid ONNX model: no ir_version")
