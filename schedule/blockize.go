@@ -649,41 +649,18 @@ func cloneImpl(st tir.Stmt, bufs map[*tir.Buffer]*tir.Buffer, offsets map[*tir.B
 		}
 		return out
 	}
-	var ex func(e tir.Expr) tir.Expr
-	ex = func(e tir.Expr) tir.Expr {
-		switch x := e.(type) {
-		case nil:
-			return nil
-		case *tir.Var:
-			if n, ok := vars[x]; ok {
+	ex := func(e tir.Expr) tir.Expr {
+		return MapExpr(e, func(v *tir.Var) tir.Expr {
+			if n, ok := vars[v]; ok {
 				return n
 			}
-			return x
-		case *tir.BufferLoad:
-			idx := make([]tir.Expr, len(x.Indices))
-			for i, a := range x.Indices {
-				idx[i] = ex(a)
+			return v
+		}, func(b *tir.Buffer, idx []tir.Expr) tir.Expr {
+			if nb, ok := bufs[b]; ok {
+				return &tir.BufferLoad{Buffer: nb, Indices: shift(b, idx)}
 			}
-			if nb, ok := bufs[x.Buffer]; ok {
-				return &tir.BufferLoad{Buffer: nb, Indices: shift(x.Buffer, idx)}
-			}
-			return &tir.BufferLoad{Buffer: x.Buffer, Indices: idx}
-		case *tir.Binary:
-			return &tir.Binary{Op: x.Op, A: ex(x.A), B: ex(x.B)}
-		case *tir.Not:
-			return &tir.Not{X: ex(x.X)}
-		case *tir.Select:
-			return &tir.Select{Cond: ex(x.Cond), T: ex(x.T), F: ex(x.F)}
-		case *tir.Cast:
-			return &tir.Cast{Type: x.Type, X: ex(x.X)}
-		case *tir.Call:
-			args := make([]tir.Expr, len(x.Args))
-			for i, a := range x.Args {
-				args[i] = ex(a)
-			}
-			return &tir.Call{Name: x.Name, Args: args}
-		}
-		return e
+			return &tir.BufferLoad{Buffer: b, Indices: idx}
+		})
 	}
 	exs := func(es []tir.Expr) []tir.Expr {
 		out := make([]tir.Expr, len(es))

@@ -75,37 +75,13 @@ func freshName(base string, used ...map[string]bool) string {
 // rewriteBuffers returns st with every use of a buffer in m (loads,
 // stores, regions, allocations) replaced.
 func rewriteBuffers(st tir.Stmt, m map[*tir.Buffer]*tir.Buffer) tir.Stmt {
-	var ex func(e tir.Expr) tir.Expr
-	ex = func(e tir.Expr) tir.Expr {
-		switch x := e.(type) {
-		case nil:
-			return nil
-		case *tir.BufferLoad:
-			idx := make([]tir.Expr, len(x.Indices))
-			for i, a := range x.Indices {
-				idx[i] = ex(a)
-			}
-			b := x.Buffer
+	ex := func(e tir.Expr) tir.Expr {
+		return MapExpr(e, nil, func(b *tir.Buffer, idx []tir.Expr) tir.Expr {
 			if nb, ok := m[b]; ok {
 				b = nb
 			}
 			return &tir.BufferLoad{Buffer: b, Indices: idx}
-		case *tir.Binary:
-			return &tir.Binary{Op: x.Op, A: ex(x.A), B: ex(x.B)}
-		case *tir.Not:
-			return &tir.Not{X: ex(x.X)}
-		case *tir.Select:
-			return &tir.Select{Cond: ex(x.Cond), T: ex(x.T), F: ex(x.F)}
-		case *tir.Cast:
-			return &tir.Cast{Type: x.Type, X: ex(x.X)}
-		case *tir.Call:
-			args := make([]tir.Expr, len(x.Args))
-			for i, a := range x.Args {
-				args[i] = ex(a)
-			}
-			return &tir.Call{Name: x.Name, Args: args}
-		}
-		return e
+		})
 	}
 	exs := func(es []tir.Expr) []tir.Expr {
 		out := make([]tir.Expr, len(es))
@@ -303,40 +279,10 @@ func (s *Schedule) CacheRead(b BlockRV, readIndex int, scope string) (BlockRV, e
 	if acc == nil || !acc.ok {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "cannot bound the region of %%%s the block reads", x.Name)
 	}
-	cb := *x
-	cb.Name = freshName(x.Name+"_"+scope, allBufferNames(s.f))
-	cb.Scope = scope
-	cb.Strides, cb.ElemOffset, cb.Align = nil, nil, 0
-	name := freshName(cb.Name, allBlockNames(s.f))
-	cr := copyBlock(name, x, &cb, r.Loc)
-	need := make([]*symRange, len(acc.dims))
-	for i := range acc.dims {
-		need[i] = &acc.dims[i]
-	}
-	nest, why := buildNest(cr, need, re.env)
-	if why != "" {
-		return BlockRV{}, s.Errorf(prim, &b, nil, "%s", why)
-	}
-	nb := rewriteBuffers(blk, map[*tir.Buffer]*tir.Buffer{x: &cb}).(*tir.Block)
-	nr := *r
-	nr.Block = nb
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
-		if st == anchor {
-			repl := Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
-				if y == tir.Stmt(r) {
-					return &nr, true
-				}
-				return nil, false
-			})
-			return tir.Seq(nest, repl), true
-		}
-		return nil, false
-	})
-	body = allocateFor(body, PathTo(body, &nr), &cb)
-	if err := s.install(prim, &b, nil, body); err != nil {
+	out, err := s.insertCacheStage(prim, b, r, anchor, x, scope, acc, re, true)
+	if err != nil {
 		return BlockRV{}, err
 	}
-	out := BlockRV{Name: name}
 	s.Record(prim, []any{b}, map[string]any{"read_index": int64(readIndex), "scope": scope}, nil, []any{out})
 	return out, nil
 }
@@ -401,40 +347,10 @@ func (s *Schedule) CacheWrite(b BlockRV, writeIndex int, scope string) (BlockRV,
 	if acc == nil || !acc.ok {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "cannot bound the region of %%%s the block writes", x.Name)
 	}
-	cb := *x
-	cb.Name = freshName(x.Name+"_"+scope, allBufferNames(s.f))
-	cb.Scope = scope
-	cb.Strides, cb.ElemOffset, cb.Align = nil, nil, 0
-	name := freshName(cb.Name, allBlockNames(s.f))
-	cr := copyBlock(name, &cb, x, r.Loc)
-	need := make([]*symRange, len(acc.dims))
-	for i := range acc.dims {
-		need[i] = &acc.dims[i]
-	}
-	nest, why := buildNest(cr, need, re.env)
-	if why != "" {
-		return BlockRV{}, s.Errorf(prim, &b, nil, "%s", why)
-	}
-	nb := rewriteBuffers(blk, map[*tir.Buffer]*tir.Buffer{x: &cb}).(*tir.Block)
-	nr := *r
-	nr.Block = nb
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
-		if st == anchor {
-			repl := Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
-				if y == tir.Stmt(r) {
-					return &nr, true
-				}
-				return nil, false
-			})
-			return tir.Seq(repl, nest), true
-		}
-		return nil, false
-	})
-	body = allocateFor(body, PathTo(body, &nr), &cb)
-	if err := s.install(prim, &b, nil, body); err != nil {
+	out, err := s.insertCacheStage(prim, b, r, anchor, x, scope, acc, re, false)
+	if err != nil {
 		return BlockRV{}, err
 	}
-	out := BlockRV{Name: name}
 	s.Record(prim, []any{b}, map[string]any{"write_index": int64(writeIndex), "scope": scope}, nil, []any{out})
 	return out, nil
 }
@@ -591,4 +507,53 @@ func init() {
 		}
 		return nil, s.StorageAlign(b, int(v[0]), int(v[1]), v[2], v[3])
 	})
+}
+
+// insertCacheStage is the common part of cache_read (read: true) and
+// cache_write: it makes a copy of x in scope, redirects block r to it,
+// places the copy nest over the accessed region acc before (read) or after
+// (write) the anchor statement, allocates the copy around its uses and
+// installs the new body. It returns the copy block.
+func (s *Schedule) insertCacheStage(prim string, b BlockRV, r *tir.BlockRealize, anchor tir.Stmt, x *tir.Buffer, scope string, acc *bufAccess, re *relaxEnv, read bool) (BlockRV, error) {
+	cb := *x
+	cb.Name = freshName(x.Name+"_"+scope, allBufferNames(s.f))
+	cb.Scope = scope
+	cb.Strides, cb.ElemOffset, cb.Align = nil, nil, 0
+	name := freshName(cb.Name, allBlockNames(s.f))
+	from, to := x, &cb
+	if !read {
+		from, to = &cb, x
+	}
+	cr := copyBlock(name, from, to, r.Loc)
+	need := make([]*symRange, len(acc.dims))
+	for i := range acc.dims {
+		need[i] = &acc.dims[i]
+	}
+	nest, why := buildNest(cr, need, re.env)
+	if why != "" {
+		return BlockRV{}, s.Errorf(prim, &b, nil, "%s", why)
+	}
+	nb := rewriteBuffers(r.Block, map[*tir.Buffer]*tir.Buffer{x: &cb}).(*tir.Block)
+	nr := *r
+	nr.Block = nb
+	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+		if st != anchor {
+			return nil, false
+		}
+		repl := Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
+			if y == tir.Stmt(r) {
+				return &nr, true
+			}
+			return nil, false
+		})
+		if read {
+			return tir.Seq(nest, repl), true
+		}
+		return tir.Seq(repl, nest), true
+	})
+	body = allocateFor(body, PathTo(body, &nr), &cb)
+	if err := s.install(prim, &b, nil, body); err != nil {
+		return BlockRV{}, err
+	}
+	return BlockRV{Name: name}, nil
 }

@@ -273,3 +273,46 @@ func usesVar(e tir.Expr, v *tir.Var) bool {
 	})
 	return found
 }
+
+// MapExpr rebuilds e bottom-up: each variable goes through leaf (nil
+// keeps it) and each buffer load, with its indices already mapped,
+// through load (nil keeps the load). Immediates are kept as they are.
+func MapExpr(e tir.Expr, leaf func(*tir.Var) tir.Expr, load func(b *tir.Buffer, idx []tir.Expr) tir.Expr) tir.Expr {
+	var ex func(e tir.Expr) tir.Expr
+	ex = func(e tir.Expr) tir.Expr {
+		switch x := e.(type) {
+		case nil:
+			return nil
+		case *tir.Var:
+			if leaf != nil {
+				return leaf(x)
+			}
+			return x
+		case *tir.BufferLoad:
+			idx := make([]tir.Expr, len(x.Indices))
+			for i, a := range x.Indices {
+				idx[i] = ex(a)
+			}
+			if load != nil {
+				return load(x.Buffer, idx)
+			}
+			return &tir.BufferLoad{Buffer: x.Buffer, Indices: idx}
+		case *tir.Binary:
+			return &tir.Binary{Op: x.Op, A: ex(x.A), B: ex(x.B)}
+		case *tir.Not:
+			return &tir.Not{X: ex(x.X)}
+		case *tir.Select:
+			return &tir.Select{Cond: ex(x.Cond), T: ex(x.T), F: ex(x.F)}
+		case *tir.Cast:
+			return &tir.Cast{Type: x.Type, X: ex(x.X)}
+		case *tir.Call:
+			args := make([]tir.Expr, len(x.Args))
+			for i, a := range x.Args {
+				args[i] = ex(a)
+			}
+			return &tir.Call{Name: x.Name, Args: args}
+		}
+		return e
+	}
+	return ex(e)
+}
