@@ -99,7 +99,7 @@ func TestCheckRejectsWrongResults(t *testing.T) {
 func TestTesseraSmoke(t *testing.T) {
 	for _, w := range tinyWorkloads() {
 		t.Run(w.Name, func(t *testing.T) {
-			k, err := CompileTessera(w)
+			k, err := CompileTessera(w, "")
 			require.NoError(t, err)
 			defer k.Close()
 			rel, err := k.Check()

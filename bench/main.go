@@ -24,6 +24,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/tessera-ml/tessera/autotune"
 	rt "github.com/tessera-ml/tessera/runtime"
 )
 
@@ -39,6 +40,9 @@ type Config struct {
 	Python    string        `json:"python"`
 	NoTorch   bool          `json:"no_torch"`
 	NoBLAS    bool          `json:"no_openblas"`
+	// TuningDB, when set, schedules the kernels with a tuning record with
+	// their best record (tessera tune); the others get the default rules.
+	TuningDB string `json:"tuning_db,omitempty"`
 }
 
 // Measurement is one implementation's timing of one workload.
@@ -91,6 +95,10 @@ type Report struct {
 }
 
 func main() {
+	autotune.MaybeRunWorker() // tune-curves' builder and runner processes
+	if len(os.Args) > 1 && os.Args[1] == "tune-curves" {
+		os.Exit(runCurves(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -107,6 +115,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	python := fs.String("python", "/usr/bin/python3", "Python with torch, for the PyTorch anchor")
 	noTorch := fs.Bool("no-torch", false, "skip the PyTorch anchor")
 	noBLAS := fs.Bool("no-openblas", false, "skip the OpenBLAS anchor")
+	tuningDB := fs.String("tuning-db", "", "tuning database (tessera tune) whose best records schedule the kernels they match")
 	worker := fs.Int("worker-threads", 0, "internal: run as the worker for this thread count, printing JSON")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -115,7 +124,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: unexpected arguments %q\n", fs.Args())
 		return 2
 	}
-	cfg := Config{Warmup: *warmup, Repeats: *repeats, MinTime: *minTime, Quick: *quick, Python: *python, NoTorch: *noTorch, NoBLAS: *noBLAS}
+	cfg := Config{Warmup: *warmup, Repeats: *repeats, MinTime: *minTime, Quick: *quick, Python: *python, NoTorch: *noTorch, NoBLAS: *noBLAS, TuningDB: *tuningDB}
 	if *quick {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -393,7 +402,7 @@ const settle = 300 * time.Millisecond
 // measureTessera compiles, checks and times w.
 func measureTessera(cfg Config, w Workload, row *Row, log io.Writer) *Measurement {
 	m := &Measurement{}
-	k, err := CompileTessera(w)
+	k, err := CompileTessera(w, cfg.TuningDB)
 	if err != nil {
 		m.Error = "compile: " + err.Error()
 		fmt.Fprintf(log, "  %-18s Tessera  %s\n", w.Name, m.Error)

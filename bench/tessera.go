@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
@@ -32,7 +33,10 @@ type Kernel struct {
 // run` (package pipeline: graph passes and fusion, lowering to tensor IR,
 // elementwise inlining, the default CPU schedule rules, LLVM code generation), writes a
 // shared object into a fresh temporary directory and loads its @main.
-func CompileTessera(w Workload) (*Kernel, error) {
+//
+// With tuningDB, kernels with a record for this host (pipeline.HostTarget:
+// the thread count of TESSERA_NUM_THREADS) use their best schedule.
+func CompileTessera(w Workload, tuningDB string) (*Kernel, error) {
 	start := time.Now()
 	src := w.GraphText()
 	file := fmt.Sprintf("%s.mlir", w.Name)
@@ -46,7 +50,16 @@ func CompileTessera(w Workload) (*Kernel, error) {
 	if err := pipeline.ToFusedHLO(m); err != nil {
 		return nil, err
 	}
-	tm, _, err := pipeline.ToTensorIR(m, nil)
+	opts := pipeline.ScheduleOptions{Target: pipeline.HostTarget(0, "")}
+	if tuningDB != "" {
+		db, _, err := autotune.OpenDatabase(tuningDB)
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		opts.DB = db
+	}
+	tm, _, _, err := pipeline.ToTensorIR(m, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -7,10 +7,12 @@ import (
 	"fmt"
 	goruntime "runtime"
 
+	"github.com/tessera-ml/tessera/autotune"
 	_ "github.com/tessera-ml/tessera/dialects/graph" // registers graph ops and passes
 	_ "github.com/tessera-ml/tessera/dialects/hlo"   // registers hlo ops and the fuse pass
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/lowering"
+	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/schedule"
 	"github.com/tessera-ml/tessera/targets/cpu"
 	"github.com/tessera-ml/tessera/tensorir"
@@ -30,57 +32,147 @@ func ToFusedHLO(m *graphir.Module) error {
 	return pm.Run(m)
 }
 
+// ScheduleOptions say how ScheduleKernels schedules the kernels: a
+// kernel named by one of Traces replays it; else, with DB, a kernel whose
+// workload (autotune.WorkloadKey for Target) has a successful record
+// replays the best one; every other kernel gets the default rules.
+type ScheduleOptions struct {
+	Traces []*schedule.Trace
+	DB     *autotune.Database
+	// Target is what tuning records must have been measured for (the
+	// zero value means HostTarget(0, "")).
+	Target autotune.Target
+}
+
+// ScheduleStats count how the kernels were scheduled.
+type ScheduleStats struct {
+	Kernels  int // kernels (host functions excluded)
+	Traced   int // scheduled by a --trace
+	Tuned    int // scheduled by the best tuning record of their workload
+	Untuned  int // with a DB: kernels without a usable record (default rules)
+	Fallback int // kernels the default rules refused (simple schedule)
+}
+
+// HostTarget is the tuning target of this machine: its vector width and
+// cores, llc -mcpu mcpu ("" = native) and threads worker threads (≤ 0:
+// runtime.NumThreads(), TESSERA_NUM_THREADS or the CPU count).
+func HostTarget(threads int, mcpu string) autotune.Target {
+	if threads <= 0 {
+		threads = rt.NumThreads()
+	}
+	return autotune.Target{
+		Schedule: schedule.Target{VectorBits: cpu.HostVectorBits(), Cores: goruntime.NumCPU(), MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable},
+		MCPU:     mcpu,
+		Threads:  threads,
+	}
+}
+
 // ToTensorIR lowers a fused hlo module to tensor IR (a kernel per fusion,
 // a host function per function) and schedules the kernels with
 // ScheduleKernels; it returns the memory plan statistics too.
-func ToTensorIR(m *graphir.Module, traces []*schedule.Trace) (*tensorir.Module, lowering.PlanStats, error) {
+func ToTensorIR(m *graphir.Module, opts ScheduleOptions) (*tensorir.Module, lowering.PlanStats, ScheduleStats, error) {
 	tm, plan, err := lowering.LowerToTIRWithStats(m)
 	if err != nil {
-		return nil, plan, err
+		return nil, plan, ScheduleStats{}, err
 	}
-	return tm, plan, ScheduleKernels(tm, traces)
+	st, err := ScheduleKernels(tm, opts)
+	return tm, plan, st, err
+}
+
+// Tasks lowers a fused hlo module to tensor IR, inlines elementwise
+// producers (the state tuning traces replay on) and returns the tuning
+// tasks of its kernels for target.
+func Tasks(m *graphir.Module, target autotune.Target) ([]*autotune.Task, error) {
+	tm, err := lowering.LowerToTIR(m)
+	if err != nil {
+		return nil, err
+	}
+	if err := inlineKernels(tm); err != nil {
+		return nil, err
+	}
+	return autotune.ExtractTasks(tm.Funcs, target), nil
+}
+
+// inlineKernels compute_inlines the elementwise producers of every kernel.
+func inlineKernels(tm *tensorir.Module) error {
+	for _, f := range tm.Funcs {
+		if autotune.IsKernel(f) {
+			if err := schedule.InlineElementwise(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ScheduleKernels schedules every kernel of tm in place: elementwise
 // producers are inlined (compute_inline), each trace is replayed on the
-// kernel it names, and every other kernel gets the default CPU rules
+// kernel it names, kernels with a tuning record replay the best one, and
+// every other kernel gets the default CPU rules
 // (schedule.ApplyDefaultRules: multi-level tiling of reductions, vectorize,
 // parallel) at this host's vector width, or — when the rules refuse a
 // kernel — the simple default schedule of targets/cpu. Host functions get
 // the simple schedule (their calls are never parallelized).
-// Errors: an inlining failure or a trace that does not replay.
-func ScheduleKernels(tm *tensorir.Module, traces []*schedule.Trace) error {
-	for _, f := range tm.Funcs {
-		if _, host := f.Attrs[lowering.AttrHost]; host {
-			continue
-		}
-		if err := schedule.InlineElementwise(f); err != nil {
-			return err
-		}
+// Errors: an inlining failure or a trace that does not replay (a tuning
+// record that does not replay is skipped: the kernel counts as Untuned).
+func ScheduleKernels(tm *tensorir.Module, opts ScheduleOptions) (ScheduleStats, error) {
+	var st ScheduleStats
+	if err := inlineKernels(tm); err != nil {
+		return st, err
 	}
 	traced := map[string]bool{}
-	for _, tr := range traces {
+	for _, tr := range opts.Traces {
 		name, err := schedule.ApplyToModule(tm, tr)
 		if err != nil {
-			return err
+			return st, err
 		}
 		traced[name] = true
 	}
-	bits := cpu.HostVectorBits()
-	target := schedule.Target{VectorBits: bits, Cores: goruntime.NumCPU(), MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}
+	target := opts.Target
+	if target.Schedule.VectorBits == 0 {
+		target = HostTarget(0, "")
+	}
+	ts := target.String()
 	for i, f := range tm.Funcs {
-		if traced[f.Name] {
+		if !autotune.IsKernel(f) {
+			tm.Funcs[i] = cpu.DefaultSchedule(f, target.Schedule.VectorBits)
 			continue
 		}
-		if _, host := f.Attrs[lowering.AttrHost]; !host {
-			if s, err := schedule.ApplyDefaultRules(f, target); err == nil {
+		st.Kernels++
+		if traced[f.Name] {
+			st.Traced++
+			continue
+		}
+		if opts.DB != nil {
+			if s := bestRecord(opts.DB, f, ts); s != nil {
 				tm.Funcs[i] = s.Func()
+				st.Tuned++
 				continue
 			}
+			st.Untuned++
 		}
-		tm.Funcs[i] = cpu.DefaultSchedule(f, bits)
+		if s, err := schedule.ApplyDefaultRules(f, target.Schedule); err == nil {
+			tm.Funcs[i] = s.Func()
+			continue
+		}
+		st.Fallback++
+		tm.Funcs[i] = cpu.DefaultSchedule(f, target.Schedule.VectorBits)
 	}
-	return nil
+	return st, nil
+}
+
+// bestRecord replays the best record of f's workload (nil when there is
+// none or it does not replay).
+func bestRecord(db *autotune.Database, f *tensorir.PrimFunc, target string) *schedule.Schedule {
+	r, ok := db.Best(autotune.WorkloadKey(f, target), target)
+	if !ok || r.Trace == nil {
+		return nil
+	}
+	s, err := schedule.Replay(f, r.Trace)
+	if err != nil {
+		return nil
+	}
+	return s
 }
 
 // ExportMain marks @main of tm as the exported entry point (with

@@ -168,15 +168,26 @@ func largestDivisorAtMost(n, limit int64) int64 {
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
 
-// multiLevelTile applies the SSRSRS rule to block name (see
-// ApplyDefaultRules and the tile-size heuristic above).
-func multiLevelTile(s *Schedule, name string, target Target) error {
-	b := BlockRV{name}
+// tilePlan is the analysis of a tileable block shared by the default
+// (heuristic) and the sampled multi-level tiling: its perfect nest, the
+// column loop (binding the store's innermost index, vectorized in the
+// register tile), the row loop (unrolled in the register tile) and the
+// vector width.
+type tilePlan struct {
+	name     string
+	nest     []nestLoop
+	col, row int
+	w        int64
+	levels   tileLevels // set by tileNest
+}
+
+// planTiling analyzes block name for multi-level tiling.
+func planTiling(s *Schedule, name string, target Target) (*tilePlan, error) {
 	r := findBlock(s.Func().Body, name)
 	blk := r.Block
 	nest, ok := nestOf(s, name)
 	if !ok {
-		return errNotTileable
+		return nil, errNotTileable
 	}
 	w := lanes(target, blk)
 	store := blk.Body.(*tir.BufferStore)
@@ -190,7 +201,7 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 		}
 	}
 	if col < 0 {
-		return errNotTileable
+		return nil, errNotTileable
 	}
 	colVar := nest[col].iv.Var
 	// The rows: a spatial loop whose variable indexes no read the columns
@@ -220,8 +231,39 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 		}
 	}
 	if row < 0 {
-		return errNotTileable
+		return nil, errNotTileable
 	}
+	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w}, nil
+}
+
+// multiLevelTile applies the SSRSRS rule to block name with the
+// heuristic tile sizes (see ApplyDefaultRules and the tile-size
+// heuristic above).
+func multiLevelTile(s *Schedule, name string, target Target) error {
+	p, err := planTiling(s, name, target)
+	if err != nil {
+		return err
+	}
+	factors := p.heuristicFactors()
+	parts := make([][]LoopRV, len(p.nest))
+	for i, nl := range p.nest {
+		ps, err := s.Split(nl.rv, factors[i])
+		if err != nil {
+			return err
+		}
+		parts[i] = ps
+	}
+	if err := p.tileNest(s, parts, target, true); err != nil {
+		return err
+	}
+	p.finishTile(s, target, 1)
+	return nil
+}
+
+// heuristicFactors returns the split factors per nest loop: [S0, S1, S2,
+// S3] or [R0, R1] (the tile-size heuristic above).
+func (p *tilePlan) heuristicFactors() [][]int64 {
+	nest, col, row, w := p.nest, p.col, p.row, p.w
 	// Register tile.
 	colExt, rowExt := nest[col].extent, nest[row].extent
 	cols := colExt
@@ -274,17 +316,17 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 			factors[i] = []int64{-1, 1, 1, 1}
 		}
 	}
-	// Split.
-	parts := make([][]LoopRV, len(nest))
-	for i, nl := range nest {
-		ps, err := s.Split(nl.rv, factors[i])
-		if err != nil {
-			return err
-		}
-		parts[i] = ps
-	}
-	// Reorder S0 S1 R0 S2 R1 S3 (columns innermost in each spatial level,
-	// rows just outside them in S3).
+	return factors
+}
+
+// tileNest reorders the split loops (parts[i] are nest loop i's [S0, S1,
+// S2, S3] or [R0, R1]) into S0 S1 R0 S2 R1 S3 (columns innermost in each
+// spatial level, rows just outside them in S3), fuses S0, vectorizes the
+// register tile's columns and unrolls its rows and short inner reduction
+// loops. With strict, a register tile that cannot be vectorized refuses
+// the tiling (errNotTileable); otherwise it stays serial.
+func (p *tilePlan) tileNest(s *Schedule, parts [][]LoopRV, target Target, strict bool) error {
+	nest, col, row := p.nest, p.col, p.row
 	level := func(sp bool, k int) []LoopRV {
 		var out, tail []LoopRV
 		for i, nl := range nest {
@@ -319,8 +361,9 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 		}
 		outer = fused
 	}
+	p.levels = tileLevels{outer: outer, s1: s1, r0: r0}
 	// The register tile: columns vectorized, rows unrolled.
-	if !tryVectorize(s, s3[len(s3)-1], target) {
+	if !tryVectorize(s, s3[len(s3)-1], target) && strict {
 		return errNotTileable
 	}
 	if err := s.Unroll(s3[len(s3)-2]); err != nil {
@@ -336,12 +379,32 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 			}
 		}
 	}
-	// The accumulator in a local cache, written back per S1 tile.
+	return nil
+}
+
+// tileLevels are the loops tileNest leaves for finishTile.
+type tileLevels struct {
+	outer LoopRV   // the fused S0 loop
+	s1    []LoopRV // the S1 level
+	r0    []LoopRV // the R0 level
+}
+
+// finishTile caches the accumulator (cache_write "local"), writes it back
+// after the loop at writeBack (0: the fused S0 loop, 1: the last S1
+// loop), splits the init off the reduction (decompose_reduction) and
+// parallelizes the fused outer loop.
+func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) {
+	b := BlockRV{p.name}
+	w := p.w
+	at := p.levels.outer
+	if writeBack == 1 {
+		at = p.levels.s1[len(p.levels.s1)-1]
+	}
 	wb, err := s.CacheWrite(b, 0, "local")
 	if err != nil {
-		return err
+		return
 	}
-	if err := s.ReverseComputeAt(wb, s1[len(s1)-1]); err == nil {
+	if err := s.ReverseComputeAt(wb, at); err == nil {
 		if wl, err := s.GetLoops(wb); err == nil && len(wl) > 0 {
 			last := wl[len(wl)-1]
 			if f, err := s.FindLoop(last); err == nil {
@@ -357,9 +420,8 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 	}
 	// The init out of the reduction loops (refused, e.g. for a guarded
 	// reduction tail, it stays in the block).
-	_, _ = s.DecomposeReduction(b, r0[0])
+	_, _ = s.DecomposeReduction(b, p.levels.r0[0])
 	// Parallel outer tiles (refused only when a cache would be shared;
 	// the nest then stays serial).
-	_ = s.Parallel(outer)
-	return nil
+	_ = s.Parallel(p.levels.outer)
 }

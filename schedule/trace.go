@@ -325,13 +325,13 @@ func (s *Schedule) valueRefs(loop *tir.Var, vals []int64) []any {
 		}
 		return out
 	}
-	if len(vals) == 1 {
+	for i, v := range vals {
 		for g := len(s.samples) - 1; g >= 0; g-- {
 			sg := &s.samples[g]
-			if !sg.used && len(sg.vals) == 1 && sg.vals[0] == vals[0] && (loop == nil || sg.loop == loop) {
+			if !sg.used && len(sg.vals) == 1 && sg.vals[0] == v && (len(vals) > 1 || loop == nil || sg.loop == loop) {
 				sg.used = true
-				out[0] = "$" + sg.ids[0]
-				return out
+				out[i] = "$" + sg.ids[0]
+				break
 			}
 		}
 	}

@@ -51,7 +51,7 @@ uniform random values in [-1, 1) when none are given.`,
 			return nil
 		},
 	}
-	addCompileFlags(cmd, &o)
+	addCompileFlags(cmd, &o, stderr)
 	cmd.Flags().StringArrayVar(&inputs, "input", nil, "input .npy file (default: random inputs)")
 	cmd.Flags().IntVar(&threads, "threads", 0, "threads for parallel loops (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
 	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed warm-up runs")

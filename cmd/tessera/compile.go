@@ -16,7 +16,9 @@ import (
 
 var emitKinds = []string{"hlo", "tir", "llvm", "asm", "obj", "so"}
 
-func addCompileFlags(cmd *cobra.Command, o *compileOptions) {
+func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
+	o.log = stderr
+	cmd.Flags().StringVar(&o.tuningDB, "tuning-db", "", "tuning database (JSON lines, written by 'tessera tune'): kernels with a record use its best schedule, the others the default rules")
 	cmd.Flags().StringVar(&o.target, "target", "cpu", "code generation target (cpu)")
 	cmd.Flags().StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu (native, x86-64-v4, znver4, ...)")
 	cmd.Flags().StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
@@ -68,11 +70,12 @@ schedule.`,
 			return nil
 		},
 	}
-	addCompileFlags(cmd, &o)
+	addCompileFlags(cmd, &o, stderr)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file")
 	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: "+strings.Join(emitKinds, ", "))
 	cmd.Flags().StringVar(&o.name, "name", "", "prefix of the exported symbol (default: the output file's base name)")
 	cmd.Flags().BoolVar(&stats, "stats", false, "print memory planning statistics (arena peak bytes) to stderr")
+	cmd.Flags().IntVar(&o.threads, "threads", 0, "with --tuning-db: use the records measured with this many threads (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
 	return cmd
 }
 

@@ -5,6 +5,7 @@
 //	tessera compile model.mlir --emit tir        # print one level and stop
 //	tessera run model.mlir --input x.npy --output y.npy
 //	tessera bench model.mlir
+//	tessera tune model.mlir --trials 1000 --db tune.jsonl
 //
 // Exit status: 0 on success, 1 for bad input or a failed check (with a
 // file:line:col: error: diagnostic when it concerns the model text), 2 for
@@ -19,9 +20,12 @@ import (
 	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tessera-ml/tessera/autotune"
 )
 
 func main() {
+	autotune.MaybeRunWorker() // a tuning job's builder or runner process
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
@@ -63,7 +67,7 @@ the hlo fusion level and the tensor IR to x86-64 object code, and runs them.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr))
+	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr))
 	return root
 }
 

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
+	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/lowering"
 	"github.com/tessera-ml/tessera/pipeline"
@@ -21,6 +23,12 @@ type compileOptions struct {
 	// traces are schedule traces (JSON files) replayed on the kernels they
 	// name instead of the default schedule.
 	traces []string
+	// tuningDB is a tuning database whose best records schedule the
+	// kernels they match (for the target with threads worker threads).
+	tuningDB string
+	threads  int
+	// log receives the one-line tuning summary.
+	log io.Writer
 }
 
 // compiled holds every level a compilation produced.
@@ -81,9 +89,25 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	if err != nil {
 		return nil, err
 	}
-	tm, plan, err := pipeline.ToTensorIR(m, traces)
+	so := pipeline.ScheduleOptions{Traces: traces, Target: pipeline.HostTarget(opts.threads, mcpuFlag(opts.mcpu))}
+	if opts.tuningDB != "" {
+		db, err := openTuningDB(opts.tuningDB, opts.log)
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		so.DB = db
+	}
+	tm, plan, st, err := pipeline.ToTensorIR(m, so)
 	if err != nil {
 		return nil, err
+	}
+	if so.DB != nil && opts.log != nil {
+		fmt.Fprintf(opts.log, "tessera: tuning db %s: %d of %d kernels use tuned schedules", opts.tuningDB, st.Tuned, st.Kernels)
+		if st.Untuned > 0 {
+			fmt.Fprintf(opts.log, "; %d without a record for %q use the default rules", st.Untuned, so.Target.String())
+		}
+		fmt.Fprintln(opts.log)
 	}
 	c.tir, c.plan = tm, plan
 	if c.entry, err = pipeline.ExportMain(tm); err != nil {
@@ -98,6 +122,32 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	}
 	c.cpu = res
 	return c, nil
+}
+
+// mcpuFlag maps --mcpu to the tuning target's spelling ("" = native).
+func mcpuFlag(mcpu string) string {
+	if mcpu == "native" {
+		return ""
+	}
+	return mcpu
+}
+
+// openTuningDB opens an existing tuning database read for records,
+// printing its load warnings (a torn last line) to log.
+func openTuningDB(path string, log io.Writer) (*autotune.Database, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("--tuning-db: %v", err)
+	}
+	db, warns, err := autotune.OpenDatabase(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warns {
+		if log != nil {
+			fmt.Fprintln(log, w)
+		}
+	}
+	return db, nil
 }
 
 // readTraces reads --trace files.

@@ -39,6 +39,7 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 		}
 	}
 	o.name = "model"
+	o.threads = threads
 	c, err := compileModel(model, o, stageLLVM)
 	if err != nil {
 		return nil, err
@@ -176,7 +177,7 @@ over its last dimension against integer labels.`,
 			return nil
 		},
 	}
-	addCompileFlags(cmd, &o)
+	addCompileFlags(cmd, &o, stderr)
 	cmd.Flags().StringArrayVar(&f.inputs, "input", nil, "input .npy file (repeat for each argument of @main)")
 	cmd.Flags().StringArrayVar(&f.outputs, "output", nil, "output .npy file (repeat for each result of @main)")
 	cmd.Flags().StringVar(&f.reference, "reference", "", "reference .npy for the first output: print max |Δ|")

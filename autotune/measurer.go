@@ -1,0 +1,321 @@
+package autotune
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// MeasureOptions configure the builder and runner (TVM's LocalBuilder
+// and LocalRunner).
+type MeasureOptions struct {
+	// Builders is the number of parallel builder processes (default: the
+	// number of CPUs). Builds run while nothing is being timed.
+	Builders int
+	// BuildTimeout bounds one candidate's replay and code generation
+	// (default 120 s); RunTimeout one candidate's correctness run plus
+	// its timed repeats (default 30 s).
+	BuildTimeout, RunTimeout time.Duration
+	// Warmup untimed calls, then at least Repeats timed calls lasting at
+	// least MinRepeatSeconds in all (defaults 1, 5, 0.1 s).
+	Warmup, Repeats  int
+	MinRepeatSeconds float64
+	// Threads of the runner's parallel loops (TESSERA_NUM_THREADS;
+	// default: runtime.NumThreads()).
+	Threads int
+	// MCPU is llc's -mcpu ("" = native).
+	MCPU string
+	// Tolerance is the largest accepted max|got − ref| / max(1, max|ref|)
+	// against the interpreter (default 1e-3).
+	Tolerance float64
+	// WorkerCommand starts a worker (default: this executable, whose main
+	// must call MaybeRunWorker).
+	WorkerCommand []string
+	// WorkDir holds shared objects and references (default: a temporary
+	// directory removed by Close).
+	WorkDir string
+	// InjectFault, when set, names a fault (fault.go) to inject into the
+	// n-th candidate built by this measurer (from 0), for tests.
+	InjectFault func(n int) string
+}
+
+func (o MeasureOptions) withDefaults() MeasureOptions {
+	if o.Builders <= 0 {
+		o.Builders = goruntime.NumCPU()
+	}
+	if o.BuildTimeout <= 0 {
+		o.BuildTimeout = 120 * time.Second
+	}
+	if o.RunTimeout <= 0 {
+		o.RunTimeout = 30 * time.Second
+	}
+	if o.Warmup <= 0 {
+		o.Warmup = 1
+	}
+	if o.Repeats <= 0 {
+		o.Repeats = 5
+	}
+	if o.MinRepeatSeconds <= 0 {
+		o.MinRepeatSeconds = 0.1
+	}
+	if o.Threads <= 0 {
+		o.Threads = rt.NumThreads()
+	}
+	if o.Tolerance <= 0 {
+		o.Tolerance = 1e-3
+	}
+	return o
+}
+
+// Measurer builds and runs candidates in worker processes.
+type Measurer struct {
+	opts     MeasureOptions
+	dir      string
+	ownDir   bool
+	builders []*worker
+	runner   *worker
+	refs     map[string]*taskRef // by workload key
+	built    int
+	seq      int
+}
+
+// taskRef is what the runner checks a task's candidates against.
+type taskRef struct {
+	kernel string // the unscheduled kernel's module text
+	params []paramSpec
+	seed   int64
+	err    error // the interpreter failed: candidates are not checked
+}
+
+// NewMeasurer starts nothing yet (workers start on first use).
+// Errors: no executable to run as a worker, an unusable work directory.
+func NewMeasurer(opts MeasureOptions) (*Measurer, error) {
+	opts = opts.withDefaults()
+	if len(opts.WorkerCommand) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("autotune: no worker command: %v", err)
+		}
+		opts.WorkerCommand = []string{exe}
+	}
+	m := &Measurer{opts: opts, dir: opts.WorkDir, refs: map[string]*taskRef{}}
+	if m.dir == "" {
+		dir, err := os.MkdirTemp("", "tessera-tune-")
+		if err != nil {
+			return nil, err
+		}
+		m.dir, m.ownDir = dir, true
+	} else if err := os.MkdirAll(m.dir, 0o755); err != nil {
+		return nil, err
+	}
+	env := []string{rt.NumThreadsEnv + "=" + strconv.Itoa(opts.Threads)}
+	for range opts.Builders {
+		m.builders = append(m.builders, newWorker("build", opts.WorkerCommand, nil))
+	}
+	m.runner = newWorker("run", opts.WorkerCommand, env)
+	return m, nil
+}
+
+// Close stops the workers and removes a temporary work directory.
+func (m *Measurer) Close() {
+	for _, b := range m.builders {
+		b.close()
+	}
+	m.runner.close()
+	if m.ownDir {
+		os.RemoveAll(m.dir)
+	}
+}
+
+// Result is the outcome of measuring one candidate.
+type Result struct {
+	Seconds []float64
+	Error   string // "" or ErrBuild, ErrRun, ErrTimeout, ErrWrong
+	Msg     string
+}
+
+// Measure builds cands (of task t) in parallel, then runs them one at a
+// time; stop, checked before each run, ends the batch early (the rest
+// get no result: the returned slice is shorter). onResult is called after
+// each candidate's run.
+func (m *Measurer) Measure(t *Task, cands []*Candidate, stop func() bool, onResult func(i int, r Result)) {
+	ref := m.reference(t)
+	sos := make([]string, len(cands))
+	builds := make([]Result, len(cands))
+	faults := make([]string, len(cands))
+	for i := range cands {
+		m.seq++
+		sos[i] = filepath.Join(m.dir, fmt.Sprintf("cand%d.so", m.seq))
+		if m.opts.InjectFault != nil {
+			faults[i] = m.opts.InjectFault(m.built)
+		}
+		m.built++
+	}
+	m.buildAll(t, ref, cands, sos, faults, builds)
+	for i, c := range cands {
+		if stop != nil && stop() {
+			for _, so := range sos[i:] {
+				os.Remove(so)
+			}
+			return
+		}
+		r := builds[i]
+		if r.Error == "" {
+			r = m.run(ref, sos[i])
+		}
+		_ = c
+		os.Remove(sos[i])
+		onResult(i, r)
+	}
+}
+
+// buildAll builds every candidate with the builder pool.
+func (m *Measurer) buildAll(t *Task, ref *taskRef, cands []*Candidate, sos, faults []string, out []Result) {
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for _, b := range m.builders {
+		wg.Add(1)
+		go func(b *worker) {
+			defer wg.Done()
+			for i := range jobs {
+				out[i] = m.build(b, t, ref, cands[i], sos[i], faults[i])
+			}
+		}(b)
+	}
+	for i := range cands {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+}
+
+func (m *Measurer) build(b *worker, t *Task, ref *taskRef, c *Candidate, so, fault string) Result {
+	tr, err := c.Trace.JSON()
+	if err != nil {
+		return Result{Error: ErrBuild, Msg: err.Error()}
+	}
+	req := buildRequest{Kernel: ref.kernel, Func: t.Func.Name, Trace: tr, Candidate: c.Key, SO: so, MCPU: m.opts.MCPU, Fault: fault}
+	var resp workerResult
+	if err := b.call(req, &resp, m.opts.BuildTimeout); err != nil {
+		if errors.Is(err, errWorkerTimeout) {
+			return Result{Error: ErrTimeout, Msg: fmt.Sprintf("build took longer than %v", m.opts.BuildTimeout)}
+		}
+		return Result{Error: ErrBuild, Msg: err.Error()}
+	}
+	return Result{Error: resp.Error, Msg: resp.Msg}
+}
+
+func (m *Measurer) run(ref *taskRef, so string) Result {
+	req := runRequest{SO: so, Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds}
+	var resp workerResult
+	if err := m.runner.call(req, &resp, m.opts.RunTimeout); err != nil {
+		if errors.Is(err, errWorkerTimeout) {
+			return Result{Error: ErrTimeout, Msg: fmt.Sprintf("run took longer than %v", m.opts.RunTimeout)}
+		}
+		return Result{Error: ErrRun, Msg: err.Error()}
+	}
+	if resp.Error != "" {
+		return Result{Error: resp.Error, Msg: resp.Msg}
+	}
+	if ref.err == nil {
+		if lim := m.opts.Tolerance * math.Max(1, resp.MaxRef); !(resp.MaxErr <= lim) {
+			return Result{Error: ErrWrong, Msg: fmt.Sprintf("max |got - interpreter| = %.3g > %.3g", resp.MaxErr, lim)}
+		}
+	}
+	return Result{Seconds: resp.Seconds}
+}
+
+// reference prepares (once per task) the kernel text and the
+// interpreter's outputs on the runner's random inputs.
+func (m *Measurer) reference(t *Task) *taskRef {
+	if r := m.refs[t.Key]; r != nil {
+		return r
+	}
+	r := &taskRef{kernel: tir.PrintFunc(t.Func, tir.PrintOptions{}), seed: 1}
+	m.refs[t.Key] = r
+	args := tir.Args{Arrays: map[string]*tir.Array{}}
+	for i, p := range t.Func.Params {
+		if p.Buffer == nil {
+			r.err = fmt.Errorf("scalar parameter %%%s", p.Name())
+			continue
+		}
+		shape, ok := p.Buffer.ConstShape()
+		if !ok {
+			r.err = fmt.Errorf("parameter %%%s has a symbolic shape", p.Name())
+			continue
+		}
+		spec := paramSpec{Name: p.Name(), DType: p.Buffer.DType.String(), Shape: shape, Out: p.Role != tir.RoleIn}
+		a := tir.NewArray(p.Buffer.DType, shape...)
+		if p.Role != tir.RoleOut {
+			vals := randomValues(r.seed, i, a.Len(), spec.DType)
+			if a.DType.IsFloat() {
+				copy(a.Floats, vals)
+			}
+		}
+		args.Arrays[p.Name()] = a
+		r.params = append(r.params, spec)
+	}
+	if r.err == nil {
+		r.err = tir.RunArgs(t.Func, args)
+	}
+	if r.err != nil {
+		return r
+	}
+	for i, p := range r.params {
+		if !p.Out {
+			continue
+		}
+		path := filepath.Join(m.dir, fmt.Sprintf("ref-%s-%s.npy", t.Key[:16], p.Name))
+		if err := writeArrayNPY(path, args.Arrays[p.Name]); err != nil {
+			r.err = err
+			return r
+		}
+		r.params[i].Ref = path
+	}
+	return r
+}
+
+// writeArrayNPY writes an interpreter array as .npy in its dtype.
+func writeArrayNPY(path string, a *tir.Array) error {
+	dt, err := rt.ParseDType(a.DType.String())
+	if err != nil {
+		return err
+	}
+	t, err := rt.NewTensor(dt, a.Shape)
+	if err != nil {
+		return err
+	}
+	switch dt {
+	case rt.Float32:
+		v, _ := t.Float32s()
+		for i := range v {
+			v[i] = float32(a.Floats[i])
+		}
+	case rt.Float64:
+		v, _ := t.Float64s()
+		copy(v, a.Floats)
+	case rt.Int32:
+		v, _ := t.Int32s()
+		for i := range v {
+			v[i] = int32(a.Ints[i])
+		}
+	case rt.Int64:
+		v, _ := t.Int64s()
+		copy(v, a.Ints)
+	default:
+		b := t.Bytes()
+		for i := range b {
+			b[i] = byte(a.Ints[i])
+		}
+	}
+	return rt.WriteNPY(path, t)
+}

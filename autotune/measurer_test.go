@@ -1,0 +1,87 @@
+package autotune
+
+import (
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets/cpu"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// needLLVM skips a test when LLVM 16's tools are missing.
+func needLLVM(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"llc-16", "opt-16", "ld.lld-16"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+}
+
+func testTarget() Target {
+	return Target{Schedule: schedule.Target{VectorBits: cpu.HostVectorBits(), Cores: 2, MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}, Threads: 2}
+}
+
+// parseTask parses one kernel and makes it a task.
+func parseTask(t *testing.T, src string) *Task {
+	t.Helper()
+	m, err := tir.Parse("k.tir", []byte(src))
+	require.NoError(t, err)
+	tasks := ExtractTasks(m.Funcs, testTarget())
+	require.Len(t, tasks, 1)
+	return tasks[0]
+}
+
+func sampleN(t *testing.T, task *Task, n int) []*Candidate {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []*Candidate
+	for seed := int64(1); len(out) < n && seed < 200; seed++ {
+		c, err := SampleCandidate(task, testTarget().Schedule, seed)
+		require.NoError(t, err)
+		if !seen[c.Key] {
+			seen[c.Key] = true
+			out = append(out, c)
+		}
+	}
+	require.Len(t, out, n)
+	return out
+}
+
+// Faulty candidates (a segfault, an endless loop, a wrong result, a
+// build error) are recorded as such and the measurer goes on: the
+// healthy candidates after each fault still measure.
+func TestMeasureFaultyCandidates(t *testing.T) {
+	needLLVM(t)
+	task := parseTask(t, featGemmSrc(48, 40, 36))
+	cands := sampleN(t, task, 8)
+	faults := map[int]string{1: FaultSegfault, 3: FaultHang, 5: FaultWrong, 6: FaultBuild}
+	m, err := NewMeasurer(MeasureOptions{
+		Builders: 2, RunTimeout: 3 * time.Second, Repeats: 2, MinRepeatSeconds: 0.001,
+		InjectFault: func(n int) string { return faults[n] },
+	})
+	require.NoError(t, err)
+	defer m.Close()
+	got := map[int]Result{}
+	m.Measure(task, cands, nil, func(i int, r Result) { got[i] = r })
+	require.Len(t, got, len(cands))
+	want := map[int]string{1: ErrRun, 3: ErrTimeout, 5: ErrWrong, 6: ErrBuild}
+	for i := range cands {
+		r := got[i]
+		if kind, bad := want[i]; bad {
+			require.Equal(t, kind, r.Error, "candidate %d: %s", i, r.Msg)
+			require.NotEmpty(t, r.Msg)
+			continue
+		}
+		require.Empty(t, r.Error, "candidate %d: %s", i, r.Msg)
+		require.GreaterOrEqual(t, len(r.Seconds), 2)
+		for _, s := range r.Seconds {
+			require.Greater(t, s, 0.0)
+		}
+	}
+	require.Contains(t, got[1].Msg, "segmentation fault")
+}

@@ -1,0 +1,61 @@
+package autotune
+
+import (
+	"math"
+	"sort"
+
+	"github.com/tessera-ml/tessera/schedule"
+)
+
+// RecordVersion is the version of the measure-record format written by
+// this Tessera; records with a larger version are skipped on load.
+const RecordVersion = 1
+
+// Version is the Tessera version stamped into every record.
+const Version = "0.6.0"
+
+// Error kinds of a failed trial (Record.Error).
+const (
+	ErrBuild   = "build"        // replay, code generation or the toolchain failed
+	ErrRun     = "run"          // the candidate crashed (signal) or returned an error
+	ErrTimeout = "timeout"      // building or running exceeded its time limit
+	ErrWrong   = "wrong_result" // the output differs from the interpreter's
+)
+
+// Record is one measure record (a trial) of the tuning database: TVM's
+// MeasureInput/MeasureResult pair, one JSON object per line (DESIGN.md,
+// "Tuning records").
+type Record struct {
+	Version   int    `json:"version"`
+	Workload  string `json:"workload"`  // workload key: hash of the canonical kernel tensor IR + target
+	Target    string `json:"target"`    // target string, e.g. "cpu -vector-bits=512 -threads=2"
+	Task      string `json:"task"`      // the kernel's name when it was recorded (informational)
+	Candidate string `json:"candidate"` // hash of the scheduled kernel's printed tensor IR
+	// Trace replays on the unscheduled kernel to give the candidate.
+	Trace *schedule.Trace `json:"trace"`
+	// Seconds holds each timed repeat's latency in seconds (empty on error).
+	Seconds []float64 `json:"seconds,omitempty"`
+	// Error is "" for a successful trial or one of ErrBuild, ErrRun,
+	// ErrTimeout, ErrWrong; ErrorMsg says what happened.
+	Error    string `json:"error,omitempty"`
+	ErrorMsg string `json:"error_msg,omitempty"`
+	Tessera  string `json:"tessera"` // Tessera version
+	Time     string `json:"time"`    // RFC 3339 UTC timestamp
+}
+
+// OK reports whether the trial measured successfully.
+func (r *Record) OK() bool { return r.Error == "" && len(r.Seconds) > 0 }
+
+// Median is the median of Seconds (+Inf for a failed trial).
+func (r *Record) Median() float64 {
+	if !r.OK() {
+		return math.Inf(1)
+	}
+	s := append([]float64(nil), r.Seconds...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,160 @@
+// Package autotune searches schedules for the kernels of a model and
+// records what it measures (Ansor, Zheng et al., OSDI 2020; TVM
+// MetaSchedule, Shao et al., NeurIPS 2022): tasks are the distinct
+// kernels (task.go), the design space is the trace of the sampled
+// schedule rules (space.go), the search is evolutionary, guided by a
+// learned cost model over features of the scheduled tensor IR (search.go,
+// features.go, costmodel.go), candidates are built in parallel worker
+// processes and measured one at a time in a separate runner process
+// (measure.go, worker.go), every trial is appended to a JSON-lines tuning
+// database (database.go), and a task scheduler splits the trial budget
+// across tasks (scheduler.go). Tune (tune.go) drives a job.
+package autotune
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/tessera-ml/tessera/schedule"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// Task is one tuning task: a distinct kernel of a model (TVM's
+// ExtractedTask / Ansor's SearchTask).
+type Task struct {
+	// Name is the first kernel with this workload; Kernels lists all.
+	Name    string
+	Kernels []string
+	// Func is the unscheduled kernel (after elementwise inlining, the
+	// state traces replay on).
+	Func *tir.PrimFunc
+	// Key is the workload key: the hex SHA-256 of the kernel's canonical
+	// printed tensor IR and the target string.
+	Key string
+	// Weight is the number of kernels of the model with this workload.
+	Weight int
+	// FLOPs is the floating-point operations of one call (adds,
+	// multiplies, divides, math calls, min/max; estimated from the loop
+	// nest: per store, its arithmetic times the trip count of the loops
+	// around it).
+	FLOPs float64
+}
+
+// Target is what a task is tuned for: the schedule target and the
+// measurement conditions that go into the target string.
+type Target struct {
+	Schedule schedule.Target
+	MCPU     string // llc -mcpu ("" = native)
+	Threads  int    // worker threads of parallel loops when measured
+}
+
+// String is the target string of records: "cpu -mcpu=native
+// -vector-bits=512 -threads=2".
+func (t Target) String() string {
+	mcpu := t.MCPU
+	if mcpu == "" {
+		mcpu = "native"
+	}
+	return fmt.Sprintf("cpu -mcpu=%s -vector-bits=%d -threads=%d", mcpu, t.Schedule.VectorBits, t.Threads)
+}
+
+// CanonicalText is the printed tensor IR of f under the fixed name
+// @kernel, without attributes, so equal kernels of one model (and of
+// different models) print equal.
+func CanonicalText(f *tir.PrimFunc) string {
+	cp := *f
+	cp.Name = "kernel"
+	cp.Attrs = nil
+	return tir.PrintFunc(&cp, tir.PrintOptions{})
+}
+
+// WorkloadKey is the hex SHA-256 of f's canonical text and the target
+// string.
+func WorkloadKey(f *tir.PrimFunc, target string) string {
+	h := sha256.New()
+	h.Write([]byte(CanonicalText(f)))
+	h.Write([]byte{0})
+	h.Write([]byte(target))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CandidateKey identifies a scheduled kernel: the hex SHA-256 of its
+// canonical text (two traces giving the same code are one candidate).
+func CandidateKey(f *tir.PrimFunc) string {
+	sum := sha256.Sum256([]byte(CanonicalText(f)))
+	return hex.EncodeToString(sum[:16])
+}
+
+// IsKernel reports whether f is a kernel (not a host function).
+func IsKernel(f *tir.PrimFunc) bool {
+	_, host := f.Attrs[tir.AttrHost]
+	return !host
+}
+
+// ExtractTasks returns the tasks of the kernels of funcs (host functions
+// are skipped), deduplicated by workload key, in first-occurrence order.
+func ExtractTasks(funcs []*tir.PrimFunc, target Target) []*Task {
+	ts := target.String()
+	var tasks []*Task
+	byKey := map[string]*Task{}
+	for _, f := range funcs {
+		if !IsKernel(f) {
+			continue
+		}
+		key := WorkloadKey(f, ts)
+		if t := byKey[key]; t != nil {
+			t.Weight++
+			t.Kernels = append(t.Kernels, f.Name)
+			continue
+		}
+		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: f, Key: key, Weight: 1, FLOPs: EstimateFLOPs(f)}
+		byKey[key] = t
+		tasks = append(tasks, t)
+	}
+	return tasks
+}
+
+// EstimateFLOPs counts the floating-point operations of one run of f:
+// for every store of a float value, the arithmetic operations of its
+// value times the product of the constant extents of the loops around it
+// (a non-constant extent counts as 1).
+func EstimateFLOPs(f *tir.PrimFunc) float64 {
+	total := 0.0
+	var walk func(s tir.Stmt, trips float64)
+	walk = func(s tir.Stmt, trips float64) {
+		tir.VisitStmt(s, func(st tir.Stmt) bool {
+			switch x := st.(type) {
+			case *tir.For:
+				t := trips
+				if e, ok := x.Extent.(*tir.IntImm); ok && e.Value > 0 {
+					t *= float64(e.Value)
+				}
+				walk(x.Body, t)
+				return false
+			case *tir.BufferStore:
+				if x.Buffer.DType.IsFloat() {
+					total += trips * float64(floatOps(x.Value))
+				}
+			}
+			return true
+		})
+	}
+	walk(f.Body, 1)
+	return total
+}
+
+// floatOps counts the float-valued arithmetic nodes of e.
+func floatOps(e tir.Expr) int {
+	n := 0
+	tir.VisitExpr(e, func(x tir.Expr) bool {
+		switch x.(type) {
+		case *tir.Binary, *tir.Call:
+			if x.DType().IsFloat() {
+				n++
+			}
+		}
+		return true
+	})
+	return n
+}

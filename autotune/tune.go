@@ -1,0 +1,292 @@
+package autotune
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"time"
+)
+
+// Options configure a tuning job.
+type Options struct {
+	Target Target
+	// Trials is the job's total budget: trials already recorded in the
+	// database for these tasks and target count against it, so rerunning
+	// an interrupted job runs only the remaining trials.
+	Trials int
+	// BatchSize is the number of candidates per round (default 16).
+	BatchSize int
+	// Strategy is StrategyEvolutionary (default) or StrategyRandom;
+	// Scheduler is SchedulerGradient (default) or SchedulerRoundRobin.
+	Strategy, Scheduler string
+	Seed                int64
+	Search              SearchOptions
+	Measure             MeasureOptions
+	// Progress, when set, is told about the job's progress.
+	Progress Progress
+	// Stop is checked before each trial; true ends the job after the
+	// trial in flight (Ctrl-C).
+	Stop func() bool
+}
+
+// Progress observes a job: Begin once, Trial after each recorded trial,
+// End once.
+type Progress interface {
+	Begin(s *Status)
+	Trial(s *Status, task int, r *Record)
+	End(s *Status)
+}
+
+// TaskStatus is a task's state in a job.
+type TaskStatus struct {
+	Task   *Task
+	Trials int     // recorded trials, failed ones included
+	Errors int     // failed trials
+	Best   float64 // best median latency in seconds (+Inf: none)
+	// Fresh counts the trials this run made.
+	Fresh int
+}
+
+// GFLOPS is the task's best throughput (0 without a measurement).
+func (t *TaskStatus) GFLOPS() float64 {
+	if math.IsInf(t.Best, 1) || t.Best <= 0 {
+		return 0
+	}
+	return t.Task.FLOPs / t.Best / 1e9
+}
+
+// Status is a job's state.
+type Status struct {
+	Tasks       []*TaskStatus
+	Done, Total int // trials recorded for the tasks, and the budget
+	Start       time.Time
+	StartDone   int  // trials recorded when this run began
+	Interrupted bool // Stop ended the job before the budget was spent
+	Exhausted   bool // every task's design space was measured
+}
+
+// ModelLatency estimates the model's kernel time in seconds: Σ weight ×
+// best latency over the tasks; known is false while some task has no
+// measurement.
+func (s *Status) ModelLatency() (seconds float64, known bool) {
+	known = true
+	for _, t := range s.Tasks {
+		if math.IsInf(t.Best, 1) {
+			known = false
+			continue
+		}
+		seconds += float64(t.Task.Weight) * t.Best
+	}
+	return seconds, known
+}
+
+// ETA estimates the time left from this run's pace (0 before the first
+// trial).
+func (s *Status) ETA() time.Duration {
+	n := s.Done - s.StartDone
+	if n <= 0 || s.Done >= s.Total {
+		return 0
+	}
+	per := time.Since(s.Start) / time.Duration(n)
+	return per * time.Duration(s.Total-s.Done)
+}
+
+// sample is one training pair of the cost model.
+type sample struct {
+	task    int
+	feats   []float64
+	seconds float64 // +Inf for a failed trial
+}
+
+// job is the state of Tune.
+type job struct {
+	opts     Options
+	db       *Database
+	target   string
+	status   *Status
+	search   []*searcher
+	progress []*taskProgress
+	data     []sample
+	model    CostModel
+	rng      *rand.Rand
+}
+
+// Tune runs a tuning job over tasks, appending every trial to db, and
+// returns the final status. It resumes from db: recorded candidates are
+// never measured again and recorded trials count against the budget.
+// Errors: the measurer cannot start, or the database cannot be written.
+func Tune(tasks []*Task, db *Database, opts Options) (*Status, error) {
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 16
+	}
+	if opts.Strategy == "" {
+		opts.Strategy = StrategyEvolutionary
+	}
+	if opts.Scheduler == "" {
+		opts.Scheduler = SchedulerGradient
+	}
+	if opts.Strategy != StrategyEvolutionary && opts.Strategy != StrategyRandom {
+		return nil, fmt.Errorf("autotune: unknown search strategy %q (want %s or %s)", opts.Strategy, StrategyEvolutionary, StrategyRandom)
+	}
+	if opts.Scheduler != SchedulerGradient && opts.Scheduler != SchedulerRoundRobin {
+		return nil, fmt.Errorf("autotune: unknown task scheduler %q (want %s or %s)", opts.Scheduler, SchedulerGradient, SchedulerRoundRobin)
+	}
+	opts.Search = opts.Search.withDefaults()
+	opts.Measure.Threads = opts.Target.Threads
+	opts.Measure.MCPU = opts.Target.MCPU
+	j := &job{opts: opts, db: db, target: opts.Target.String(), rng: rand.New(rand.NewSource(opts.Seed)), status: &Status{Total: opts.Trials, Start: time.Now()}}
+	j.resume(tasks)
+	j.status.StartDone = j.status.Done
+	if opts.Progress != nil {
+		opts.Progress.Begin(j.status)
+	}
+	err := j.run()
+	if opts.Progress != nil {
+		opts.Progress.End(j.status)
+	}
+	return j.status, err
+}
+
+// resume loads the tasks' records: budget spent, measured candidates,
+// the best latencies and the cost model's training data.
+func (j *job) resume(tasks []*Task) {
+	for i, t := range tasks {
+		ts := &TaskStatus{Task: t, Best: math.Inf(1)}
+		s := &searcher{task: t, target: j.opts.Target.Schedule, rng: rand.New(rand.NewSource(j.opts.Seed + int64(i)*1000003)), opts: j.opts.Search, measured: map[string]bool{}}
+		for _, r := range j.db.Records(t.Key, j.target) {
+			ts.Trials++
+			s.measured[r.Candidate] = true
+			if !r.OK() {
+				ts.Errors++
+			}
+			c, err := ReplayCandidate(t, r.Trace)
+			if err != nil {
+				continue
+			}
+			sec := r.Median()
+			ts.Best = math.Min(ts.Best, sec)
+			s.addMeasured(c, sec)
+			j.data = append(j.data, sample{task: i, feats: ExtractFeatures(c.Func), seconds: sec})
+		}
+		j.status.Done += ts.Trials
+		j.status.Tasks = append(j.status.Tasks, ts)
+		j.search = append(j.search, s)
+		p := &taskProgress{weight: float64(t.Weight), trials: ts.Trials}
+		if ts.Trials > 0 {
+			p.history = []float64{ts.Best}
+		}
+		j.progress = append(j.progress, p)
+	}
+	j.retrain()
+}
+
+// retrain fits a new cost model on every sample, scoring each as its
+// task's best latency over its own (0 for failures).
+func (j *job) retrain() {
+	if j.opts.Strategy != StrategyEvolutionary {
+		return
+	}
+	m := NewGBDT(j.opts.Seed)
+	if len(j.data) > 0 {
+		feats := make([][]float64, len(j.data))
+		scores := make([]float64, len(j.data))
+		for i, d := range j.data {
+			feats[i] = d.feats
+			if best := j.status.Tasks[d.task].Best; !math.IsInf(d.seconds, 1) && d.seconds > 0 {
+				scores[i] = best / d.seconds
+			}
+		}
+		m.Update(feats, scores)
+	}
+	j.model = m
+	for _, s := range j.search {
+		s.model = m
+	}
+}
+
+func (j *job) stopped() bool {
+	return j.opts.Stop != nil && j.opts.Stop()
+}
+
+func (j *job) run() error {
+	if j.status.Done >= j.status.Total {
+		return nil
+	}
+	m, err := NewMeasurer(j.opts.Measure)
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	for j.status.Done < j.status.Total {
+		if j.stopped() {
+			j.status.Interrupted = true
+			return nil
+		}
+		i := pickTask(j.opts.Scheduler, j.progress, j.rng)
+		if i < 0 {
+			j.status.Exhausted = true
+			return nil
+		}
+		n := min(j.opts.BatchSize, j.status.Total-j.status.Done)
+		var cands []*Candidate
+		if j.opts.Strategy == StrategyRandom {
+			cands = j.search[i].randomBatch(n)
+		} else {
+			cands = j.search[i].evolveBatch(n)
+		}
+		cands = j.unrecorded(i, cands)
+		if len(cands) == 0 {
+			j.progress[i].exhausted = true
+			continue
+		}
+		if err := j.measure(m, i, cands); err != nil {
+			return err
+		}
+		j.progress[i].history = append(j.progress[i].history, j.status.Tasks[i].Best)
+		j.retrain()
+	}
+	return nil
+}
+
+// unrecorded drops candidates the database already holds.
+func (j *job) unrecorded(i int, cands []*Candidate) []*Candidate {
+	var out []*Candidate
+	for _, c := range cands {
+		if !j.db.Has(j.status.Tasks[i].Task.Key, j.target, c.Key) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// measure measures a batch of task i and records every trial.
+func (j *job) measure(m *Measurer, i int, cands []*Candidate) error {
+	ts := j.status.Tasks[i]
+	var werr error
+	m.Measure(ts.Task, cands, func() bool { return werr != nil || j.stopped() }, func(k int, res Result) {
+		c := cands[k]
+		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg}
+		if err := j.db.Append(rec); err != nil {
+			werr = err
+			return
+		}
+		sec := rec.Median()
+		ts.Trials++
+		ts.Fresh++
+		j.status.Done++
+		j.progress[i].trials++
+		if !rec.OK() {
+			ts.Errors++
+		}
+		ts.Best = math.Min(ts.Best, sec)
+		j.search[i].addMeasured(c, sec)
+		j.data = append(j.data, sample{task: i, feats: ExtractFeatures(c.Func), seconds: sec})
+		if j.opts.Progress != nil {
+			j.opts.Progress.Trial(j.status, i, rec)
+		}
+	})
+	if werr == nil && j.stopped() && j.status.Done < j.status.Total {
+		j.status.Interrupted = true
+	}
+	return werr
+}

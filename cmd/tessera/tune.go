@@ -1,0 +1,279 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tessera-ml/tessera/autotune"
+	"github.com/tessera-ml/tessera/pipeline"
+	rt "github.com/tessera-ml/tessera/runtime"
+)
+
+type tuneOptions struct {
+	target, db, mcpu, strategy, scheduler string
+	tasks                                 []string
+	trials, batch, threads, builders      int
+	timeout, buildTimeout                 time.Duration
+	seed                                  int64
+	minRepeat                             time.Duration
+	repeats                               int
+}
+
+func newTuneCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o tuneOptions
+	cmd := &cobra.Command{
+		Use:   "tune MODEL.mlir --trials N --db TUNE.jsonl",
+		Short: "autotune the kernels of a model, recording every trial in a tuning database",
+		Long: `tune extracts the kernels of MODEL.mlir (deduplicated into tasks, weighted
+by occurrence), searches schedules for them and appends every measured trial
+to the tuning database (JSON lines, fsync'ed per record).
+
+  tessera tune resnet18.mlir --trials 2000 --db r18.jsonl
+  tessera run resnet18.mlir --tuning-db r18.jsonl --input x.npy
+
+--trials is the job's total budget counted in the database: rerunning the
+same command after an interruption (Ctrl-C, a kill, a crash) runs only the
+remaining trials, and no recorded candidate is measured again. Candidates
+are built by parallel worker processes and timed one at a time in a
+separate runner process; a candidate that crashes, hangs (--timeout) or
+computes a wrong result (checked against the interpreter) is recorded as
+such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTune(args[0], o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.target, "target", "cpu", "target to tune for (cpu)")
+	f.StringVar(&o.db, "db", "", "tuning database (JSON lines; created when absent, resumed when present)")
+	f.IntVar(&o.trials, "trials", 0, "total trial budget of the job, trials already in --db included")
+	f.StringSliceVar(&o.tasks, "tasks", nil, "tune only these tasks (kernel names such as fused_3, or task numbers from 0)")
+	f.DurationVar(&o.timeout, "timeout", 10*time.Second, "run time limit of one trial (correctness run and timed repeats)")
+	f.DurationVar(&o.buildTimeout, "build-timeout", 120*time.Second, "build time limit of one trial")
+	f.Int64Var(&o.seed, "seed", 1, "random seed of the search")
+	f.StringVar(&o.strategy, "strategy", autotune.StrategyEvolutionary, "search strategy: evolutionary (cost-model guided) or random")
+	f.StringVar(&o.scheduler, "scheduler", autotune.SchedulerGradient, "task scheduler: gradient or round-robin")
+	f.IntVar(&o.batch, "batch", 16, "candidates per measurement round")
+	f.IntVar(&o.threads, "threads", 0, "threads of parallel loops when measuring (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
+	f.IntVar(&o.builders, "builders", 0, "parallel builder processes (default: the number of CPUs)")
+	f.IntVar(&o.repeats, "repeats", 5, "minimum timed runs per trial")
+	f.DurationVar(&o.minRepeat, "min-repeat-time", 100*time.Millisecond, "minimum total timed duration per trial")
+	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
+	return cmd
+}
+
+func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
+	if o.target != "cpu" {
+		return fail(stderr, fmt.Errorf("--target %q is not supported by tune (available: cpu)", o.target))
+	}
+	if o.db == "" {
+		return fail(stderr, fmt.Errorf("--db is required (the tuning database to append to)"))
+	}
+	if o.trials <= 0 {
+		return fail(stderr, fmt.Errorf("--trials must be positive, got %d", o.trials))
+	}
+	if o.threads > 0 {
+		if err := rt.SetNumThreads(o.threads); err != nil {
+			return fail(stderr, err)
+		}
+	}
+	m, err := loadModel(model)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := pipeline.ToFusedHLO(m); err != nil {
+		return fail(stderr, err)
+	}
+	target := pipeline.HostTarget(o.threads, mcpuFlag(o.mcpu))
+	tasks, err := pipeline.Tasks(m, target)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if tasks, err = selectTasks(tasks, o.tasks); err != nil {
+		return fail(stderr, err)
+	}
+	db, warns, err := autotune.OpenDatabase(o.db)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer db.Close()
+	for _, w := range warns {
+		fmt.Fprintln(stderr, w)
+	}
+	var stop atomic.Bool
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for range sigs {
+			if stop.Swap(true) {
+				fmt.Fprintln(stderr, "tessera tune: second interrupt, exiting now (finished trials are in the database)")
+				os.Exit(130)
+			}
+			fmt.Fprintln(stderr, "tessera tune: interrupted; finishing the trial in flight (Ctrl-C again to quit at once)")
+		}
+	}()
+	opts := autotune.Options{
+		Target: target, Trials: o.trials, BatchSize: o.batch, Strategy: o.strategy, Scheduler: o.scheduler, Seed: o.seed,
+		Measure:  autotune.MeasureOptions{Builders: o.builders, BuildTimeout: o.buildTimeout, RunTimeout: o.timeout, Repeats: o.repeats, MinRepeatSeconds: o.minRepeat.Seconds()},
+		Progress: newTuneProgress(stdout),
+		Stop:     stop.Load,
+	}
+	st, err := autotune.Tune(tasks, db, opts)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	printTuneSummary(stdout, st)
+	switch {
+	case st.Interrupted:
+		fmt.Fprintf(stdout, "interrupted after %d of %d trials; rerun the same command to resume:\n  tessera %s\n", st.Done, st.Total, strings.Join(os.Args[1:], " "))
+	case st.Exhausted:
+		fmt.Fprintf(stdout, "every task's design space is measured (%d trials); the budget of %d is not spent\n", st.Done, st.Total)
+	}
+	return nil
+}
+
+// selectTasks keeps the tasks named (kernel name) or numbered in sel.
+func selectTasks(tasks []*autotune.Task, sel []string) ([]*autotune.Task, error) {
+	if len(sel) == 0 {
+		return tasks, nil
+	}
+	var out []*autotune.Task
+	for _, s := range sel {
+		found := false
+		if n, err := strconv.Atoi(s); err == nil && n >= 0 && n < len(tasks) {
+			out, found = append(out, tasks[n]), true
+		}
+		for _, t := range tasks {
+			for _, k := range t.Kernels {
+				if k == s && !found {
+					out, found = append(out, t), true
+				}
+			}
+		}
+		if !found {
+			names := make([]string, len(tasks))
+			for i, t := range tasks {
+				names[i] = fmt.Sprintf("%d=%s", i, t.Name)
+			}
+			return nil, fmt.Errorf("--tasks: no task %q (tasks: %s)", s, strings.Join(names, ", "))
+		}
+	}
+	return out, nil
+}
+
+// tuneProgress shows a job: a progress bar on a terminal, one line per
+// trial otherwise.
+type tuneProgress struct {
+	w   io.Writer
+	bar *progressbar.ProgressBar
+}
+
+func newTuneProgress(w io.Writer) *tuneProgress {
+	p := &tuneProgress{w: w}
+	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		return p
+	}
+	p.bar = progressbar.NewOptions(1,
+		progressbar.OptionSetWriter(w),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionFullWidth(),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }),
+	)
+	return p
+}
+
+func (p *tuneProgress) Begin(s *autotune.Status) {
+	fmt.Fprintf(p.w, "tuning %d tasks; %d of %d trials recorded\n", len(s.Tasks), s.Done, s.Total)
+	for i, t := range s.Tasks {
+		fmt.Fprintf(p.w, "  task %d %s (×%d, %.3g GFLOP)\n", i, t.Task.Name, t.Task.Weight, t.Task.FLOPs/1e9)
+	}
+	if p.bar != nil {
+		p.bar.ChangeMax(s.Total)
+		_ = p.bar.Set(s.Done)
+	}
+}
+
+func (p *tuneProgress) Trial(s *autotune.Status, task int, r *autotune.Record) {
+	t := s.Tasks[task]
+	model := "model ≈ ?"
+	if sec, known := s.ModelLatency(); known {
+		model = fmt.Sprintf("model ≈ %.3f ms", sec*1e3)
+	}
+	if p.bar != nil {
+		p.bar.Describe(fmt.Sprintf("%s best %s %s | %s", t.Task.Name, fmtSeconds(t.Best), fmtGFLOPS(t), model))
+		_ = p.bar.Set(s.Done)
+		return
+	}
+	res := fmtSeconds(r.Median())
+	if !r.OK() {
+		res = r.Error + ": " + shortMsg(r.ErrorMsg)
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %s: %s | best %s %s | %s | ETA %s\n", s.Done, s.Total, t.Task.Name, res, fmtSeconds(t.Best), fmtGFLOPS(t), model, s.ETA().Round(time.Second))
+}
+
+func (p *tuneProgress) End(s *autotune.Status) {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+func shortMsg(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}
+
+func fmtSeconds(s float64) string {
+	if math.IsInf(s, 1) {
+		return "-"
+	}
+	return fmt.Sprintf("%.4f ms", s*1e3)
+}
+
+func fmtGFLOPS(t *autotune.TaskStatus) string {
+	if g := t.GFLOPS(); g > 0 {
+		return fmt.Sprintf("(%.1f GFLOP/s)", g)
+	}
+	return ""
+}
+
+// printTuneSummary prints the per-task table and the model estimate.
+func printTuneSummary(w io.Writer, s *autotune.Status) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "task\tkernels\ttrials\tnew\terrors\tbest ms\tGFLOP/s\tweight×best ms\t")
+	for i, t := range s.Tasks {
+		best, gf, wb := "-", "-", "-"
+		if !math.IsInf(t.Best, 1) {
+			best = fmt.Sprintf("%.4f", t.Best*1e3)
+			gf = fmt.Sprintf("%.1f", t.GFLOPS())
+			wb = fmt.Sprintf("%.4f", float64(t.Task.Weight)*t.Best*1e3)
+		}
+		fmt.Fprintf(tw, "%d %s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t\n", i, t.Task.Name, t.Task.Weight, t.Trials, t.Fresh, t.Errors, best, gf, wb)
+	}
+	tw.Flush()
+	if sec, known := s.ModelLatency(); known {
+		fmt.Fprintf(w, "model kernel time estimate: %.4f ms (Σ weight × best)\n", sec*1e3)
+	}
+	fmt.Fprintf(w, "%d of %d trials recorded (%d this run) in %s\n", s.Done, s.Total, s.Done-s.StartDone, time.Since(s.Start).Round(time.Second))
+}

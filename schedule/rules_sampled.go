@@ -1,0 +1,175 @@
+package schedule
+
+import (
+	"errors"
+	"fmt"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// Sampled rules: the design space of the autotuner. ApplySampledRules is
+// ApplyDefaultRules with the tile sizes and the accumulator's write-back
+// level drawn by sampling instructions instead of the heuristic, so its
+// trace is a sketch with decisions (Ansor, Zheng et al., OSDI 2020;
+// MetaSchedule's MultiLevelTiling with sample_perfect_tile, Shao et al.,
+// NeurIPS 2022): a search changes the decisions and replays the trace.
+
+// Register-tile candidates of the sampled tiling, in vectors of W lanes
+// (columns) and rows; each splits its loop with a guarded tail when it
+// does not divide the extent.
+var (
+	sampledColVecs = []int64{1, 2, 3, 4} // columns = k·W
+	sampledRows    = []int64{1, 2, 3, 4, 6, 8, 12, 16}
+)
+
+// sampledMaxReduceInner caps the inner reduction tile (R1).
+const sampledMaxReduceInner = 1024
+
+// ApplySampledRules schedules f like ApplyDefaultRules, except that every
+// multi-level-tiled block draws its tiles from s's random generator
+// (seed): the register tile's columns (k·W, or the whole column extent
+// when it is at most W) and rows with sample_categorical, the S0/S1/S2
+// split of the remaining column and row tiles and of the other spatial
+// loops with sample_perfect_tile (three levels; the other spatial loops
+// keep S3 = 1), each reduction loop's R0/R1 split with sample_perfect_tile
+// (R1 ≤ 1024), and the level the accumulator cache is written back at
+// (the fused S0 loop or the last S1 loop) with sample_categorical.
+// Replaying the trace with other decisions gives another point of the
+// same design space; a decision the primitives refuse fails the replay.
+// Errors: as ApplyDefaultRules.
+func ApplySampledRules(f *tir.PrimFunc, target Target, seed int64) (*Schedule, error) {
+	target = target.withDefaults()
+	s := NewWithSeed(f, seed)
+	autoInline(s)
+	for _, name := range ruleBlocks(s) {
+		if !tileable(s, name) {
+			continue
+		}
+		saved := snapshot(s)
+		if err := sampledTile(s, name, target); err != nil {
+			var se *Error
+			if !errors.As(err, &se) && !errors.Is(err, errNotTileable) {
+				return nil, err
+			}
+			rng := s.rng
+			r, rerr := Replay(f, saved)
+			if rerr != nil {
+				return nil, fmt.Errorf("sampled rules: replaying after a failed tiling of %q: %w", name, rerr)
+			}
+			*s = *r
+			s.rng = rng
+		}
+	}
+	for _, name := range ruleBlocks(s) {
+		if err := simpleRule(s, name, target); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// withDefaults fills a zero vector width (128 bits) and core count (1).
+func (t Target) withDefaults() Target {
+	if t.VectorBits <= 0 {
+		t.VectorBits = 128
+	}
+	if t.Cores <= 0 {
+		t.Cores = 1
+	}
+	return t
+}
+
+// uniform returns n equal probabilities.
+func uniform(n int) []float64 {
+	p := make([]float64, n)
+	for i := range p {
+		p[i] = 1
+	}
+	return p
+}
+
+// sampleRegisterTile samples the register-tile size of a loop of extent
+// ext from cands (sizes larger than ext are dropped; ext itself is the
+// only candidate when every size exceeds it).
+func sampleRegisterTile(s *Schedule, ext int64, cands []int64) (int64, error) {
+	var ok []int64
+	for _, c := range cands {
+		if c <= ext {
+			ok = append(ok, c)
+		}
+	}
+	if len(ok) == 0 {
+		ok = []int64{ext}
+	}
+	return s.SampleCategorical(ok, uniform(len(ok)))
+}
+
+// sampledTile is multiLevelTile with sampled tile sizes.
+func sampledTile(s *Schedule, name string, target Target) error {
+	p, err := planTiling(s, name, target)
+	if err != nil {
+		return err
+	}
+	parts := make([][]LoopRV, len(p.nest))
+	for i, nl := range p.nest {
+		var err error
+		switch {
+		case nl.iv.Kind == tir.Reduce:
+			parts[i], err = sampleSplit(s, nl.rv, 2, min(sampledMaxReduceInner, nl.extent))
+		case i == p.col || i == p.row:
+			cands := sampledRows
+			if i == p.col {
+				cands = nil
+				for _, k := range sampledColVecs {
+					cands = append(cands, k*p.w)
+				}
+				if nl.extent <= p.w {
+					cands = []int64{nl.extent}
+				}
+			}
+			parts[i], err = registerTileSplit(s, nl.rv, nl.extent, cands)
+		default:
+			parts[i], err = sampleSplit(s, nl.rv, 4, 1)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if err := p.tileNest(s, parts, target, true); err != nil {
+		return err
+	}
+	at, err := s.SampleCategorical([]int64{0, 1}, []float64{1, 1})
+	if err != nil {
+		return err
+	}
+	p.finishTile(s, target, at)
+	return nil
+}
+
+// sampleSplit splits l into n loops with sample_perfect_tile factors.
+func sampleSplit(s *Schedule, l LoopRV, n int, maxInner int64) ([]LoopRV, error) {
+	fs, err := s.SamplePerfectTile(l, n, maxInner)
+	if err != nil {
+		return nil, err
+	}
+	return s.Split(l, fs)
+}
+
+// registerTileSplit splits l (extent ext) into [S0, S1, S2, S3]: S3 a
+// sampled register-tile size (guarded tail when it does not divide ext),
+// the outer part split by a sampled perfect tiling.
+func registerTileSplit(s *Schedule, l LoopRV, ext int64, cands []int64) ([]LoopRV, error) {
+	reg, err := sampleRegisterTile(s, ext, cands)
+	if err != nil {
+		return nil, err
+	}
+	two, err := s.Split(l, []int64{-1, reg})
+	if err != nil {
+		return nil, err
+	}
+	outer, err := sampleSplit(s, two[0], 3, 0)
+	if err != nil {
+		return nil, err
+	}
+	return append(outer, two[1]), nil
+}
