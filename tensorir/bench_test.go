@@ -47,3 +47,17 @@ func BenchmarkParseVerify(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInterpMatmul runs the interpreter on a 128×32×64 matmul
+// (262,144 multiply-adds per op).
+func BenchmarkInterpMatmul(b *testing.B) {
+	m, err := tensorir.Parse("matmul.tir", []byte(matmulText))
+	require.NoError(b, err)
+	f := m.Funcs[0]
+	arrays := map[string]*tensorir.Array{
+		"A": tensorir.NewArray(tensorir.DF32, 128, 64), "B": tensorir.NewArray(tensorir.DF32, 64, 32), "C": tensorir.NewArray(tensorir.DF32, 128, 32)}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		require.NoError(b, tensorir.Run(f, arrays))
+	}
+}

@@ -284,90 +284,128 @@ func shapeString(s []Expr) string {
 	return out + "]"
 }
 
-// hostStmt executes the host-level statements.
-func (in *interp) hostStmt(s Stmt) error {
+// hostStmt compiles the host-level statements.
+func (c *compiler) hostStmt(s Stmt) stmtFn {
 	switch x := s.(type) {
 	case *CallKernel:
-		if in.mod == nil {
-			return in.errorf("tir.call @%s needs the module; run the function with RunModule", x.Callee)
+		return c.callKernel(x)
+	case *AllocateConst:
+		if x.Elided {
+			return c.failStmt("constant buffer %%%s: its data was elided when printed; reprint without eliding constants", x.Buffer.Name)
 		}
-		callee := in.mod.Func(x.Callee)
+		l := c.layout(x.Buffer)
+		slot, restore := c.defineBuf(x.Buffer)
+		body := c.stmtOrNop(x.Body)
+		restore()
+		shape, _ := x.Buffer.ConstShape()
+		return func(fr *frame) {
+			arr := &Array{DType: x.Buffer.DType, Shape: shape}
+			if arr.DType.IsFloat() {
+				arr.Floats = append([]float64(nil), x.Floats...)
+			} else {
+				arr.Ints = append([]int64(nil), x.Ints...)
+			}
+			bb := l.bindArray(fr, arr)
+			bb.readOnly = true
+			fr.bufs[slot] = bb
+			body(fr)
+			fr.bufs[slot] = nil
+		}
+	case *ArenaAlloc:
+		if x.Size > 1<<31 {
+			return c.failStmt("tir.arena of %d bytes is too large for the interpreter", x.Size)
+		}
+		slots := make([]int, len(x.Buffers))
+		var restores []func()
+		for i, b := range x.Buffers {
+			var restore func()
+			slots[i], restore = c.defineBuf(b)
+			restores = append(restores, restore)
+		}
+		body := c.stmtOrNop(x.Body)
+		for i := len(restores) - 1; i >= 0; i-- {
+			restores[i]()
+		}
+		return func(fr *frame) {
+			mem := make([]byte, x.Size)
+			for i, b := range x.Buffers {
+				fr.bufs[slots[i]] = arenaView(b, mem, x.Offsets[i])
+			}
+			body(fr)
+			for _, s := range slots {
+				fr.bufs[s] = nil
+			}
+		}
+	}
+	return c.failStmt("cannot execute %T", s)
+}
+
+// arenaView is buffer b placed at byte offset base of mem (row-major).
+func arenaView(b *Buffer, mem []byte, base int64) *boundBuf {
+	shape, _ := b.ConstShape()
+	bb := &boundBuf{shape: shape, strides: make([]int64, len(shape)), mem: mem, base: base, dtype: b.DType}
+	st := int64(1)
+	for j := len(shape) - 1; j >= 0; j-- {
+		bb.strides[j] = st
+		st *= shape[j]
+	}
+	bb.n = st
+	return bb
+}
+
+// callKernel compiles a tir.call: the callee runs (compiled once per run)
+// in a frame of its own on the caller's buffers.
+func (c *compiler) callKernel(x *CallKernel) stmtFn {
+	loc, block := c.loc, c.block
+	args := make([]int, len(x.Args))
+	for i, a := range x.Args {
+		slot, ok := c.bufs[a]
+		if !ok {
+			slot = -1
+		}
+		args[i] = slot
+	}
+	return func(fr *frame) {
+		if fr.mod == nil {
+			raise(loc, block, "tir.call @%s needs the module; run the function with RunModule", x.Callee)
+		}
+		callee := fr.mod.Func(x.Callee)
 		if callee == nil {
-			return in.errorf("tir.call: no function @%s in the module", x.Callee)
+			raise(loc, block, "tir.call: no function @%s in the module", x.Callee)
 		}
-		if in.depth >= maxCallDepth {
-			return in.errorf("tir.call @%s: calls nested more than %d deep", x.Callee, maxCallDepth)
+		if fr.depth >= maxCallDepth {
+			raise(loc, block, "tir.call @%s: calls nested more than %d deep", x.Callee, maxCallDepth)
 		}
 		if len(x.Args) != len(callee.Params) {
-			return in.errorf("tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(callee.Params))
+			raise(loc, block, "tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(callee.Params))
 		}
-		sub := &interp{vals: map[*Var]scalar{}, bufs: map[*Buffer]*boundBuf{}, loc: callee.Loc, mod: in.mod, depth: in.depth + 1}
-		for i, p := range callee.Params {
-			bb, ok := in.bufs[x.Args[i]]
-			if !ok || p.Buffer == nil {
-				return in.errorf("tir.call @%s: argument #%d is not bound to a buffer", x.Callee, i)
+		p := fr.progs[callee]
+		if p == nil {
+			p = compileFunc(callee)
+			fr.progs[callee] = p
+		}
+		sub := p.newFrame(fr.mod, fr.depth+1, fr.progs)
+		for i, prm := range callee.Params {
+			if args[i] < 0 || prm.Buffer == nil {
+				raise(loc, block, "tir.call @%s: argument #%d is not bound to a buffer", x.Callee, i)
 			}
-			shape, ok := p.Buffer.ConstShape()
-			if !ok || p.Buffer.Strides != nil || p.Buffer.ElemOffset != nil || len(shape) != len(bb.shape) {
-				return in.errorf("tir.call @%s: parameter %%%s needs a constant shape and the default layout", x.Callee, p.Buffer.Name)
+			bb := fr.bufs[args[i]]
+			shape, ok := prm.Buffer.ConstShape()
+			if !ok || prm.Buffer.Strides != nil || prm.Buffer.ElemOffset != nil || len(shape) != len(bb.shape) {
+				raise(loc, block, "tir.call @%s: parameter %%%s needs a constant shape and the default layout", x.Callee, prm.Buffer.Name)
 			}
 			for j := range shape {
 				if shape[j] != bb.shape[j] {
-					return in.errorf("tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, x.Args[i].Name, shapeText(bb.shape), p.Buffer.Name, shapeText(shape))
+					raise(loc, block, "tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, x.Args[i].Name, shapeText(bb.shape), prm.Buffer.Name, shapeText(shape))
 				}
 			}
-			if p.Role != RoleIn && bb.readOnly {
-				return in.errorf("tir.call @%s: constant buffer %%%s passed as %s parameter", x.Callee, x.Args[i].Name, p.Role)
+			if prm.Role != RoleIn && bb.readOnly {
+				raise(loc, block, "tir.call @%s: constant buffer %%%s passed as %s parameter", x.Callee, x.Args[i].Name, prm.Role)
 			}
-			sub.bufs[p.Buffer] = bb
+			sub.bufs[p.paramSlots[i]] = bb
 		}
-		if err := sub.stmt(callee.Body); err != nil {
-			return err
-		}
-	case *AllocateConst:
-		if x.Elided {
-			return in.errorf("constant buffer %%%s: its data was elided when printed; reprint without eliding constants", x.Buffer.Name)
-		}
-		shape, _ := x.Buffer.ConstShape()
-		arr := &Array{DType: x.Buffer.DType, Shape: shape}
-		if arr.DType.IsFloat() {
-			arr.Floats = append([]float64(nil), x.Floats...)
-		} else {
-			arr.Ints = append([]int64(nil), x.Ints...)
-		}
-		if err := in.bind(x.Buffer, arr); err != nil {
-			return err
-		}
-		in.bufs[x.Buffer].readOnly = true
-		err := in.stmt(x.Body)
-		delete(in.bufs, x.Buffer)
-		return err
-	case *ArenaAlloc:
-		if x.Size > 1<<31 {
-			return in.errorf("tir.arena of %d bytes is too large for the interpreter", x.Size)
-		}
-		mem := make([]byte, x.Size)
-		for i, b := range x.Buffers {
-			shape, _ := b.ConstShape()
-			bb := &boundBuf{shape: shape, strides: make([]int64, len(shape)), mem: mem, base: x.Offsets[i], n: 1}
-			st := int64(1)
-			for j := len(shape) - 1; j >= 0; j-- {
-				bb.strides[j] = st
-				st *= shape[j]
-			}
-			bb.n = st
-			bb.dtype = b.DType
-			in.bufs[b] = bb
-		}
-		err := in.stmt(x.Body)
-		for _, b := range x.Buffers {
-			delete(in.bufs, b)
-		}
-		return err
-	default:
-		return in.errorf("cannot execute %T", s)
+		p.body(sub)
 	}
-	return nil
 }
 
 // maxCallDepth bounds tir.call nesting in the interpreter.

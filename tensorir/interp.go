@@ -126,46 +126,102 @@ func RunArgs(f *PrimFunc, args Args) (err error) {
 }
 
 // runFunc executes a verified f; m resolves tir.call (nil: calls fail).
-func runFunc(m *Module, f *PrimFunc, args Args) error {
-	in := &interp{vals: map[*Var]scalar{}, bufs: map[*Buffer]*boundBuf{}, loc: f.Loc, mod: m}
-	for _, p := range f.Params {
-		in.loc = p.Loc
-		if p.Var != nil {
-			if p.Var.Type.IsFloat() {
-				v, ok := args.Floats[p.Var.Name]
-				if !ok {
-					return in.errorf("missing value for scalar parameter %%%s", p.Var.Name)
-				}
-				in.vals[p.Var] = scalar{f: RoundFloat(p.Var.Type, v)}
-			} else {
-				v, ok := args.Ints[p.Var.Name]
-				if !ok {
-					return in.errorf("missing value for scalar parameter %%%s", p.Var.Name)
-				}
-				in.vals[p.Var] = scalar{i: WrapInt(p.Var.Type, v)}
+func runFunc(m *Module, f *PrimFunc, args Args) (err error) {
+	progs := map[*PrimFunc]*program{}
+	p := compileFunc(f)
+	progs[f] = p
+	fr := p.newFrame(m, 0, progs)
+	defer func() {
+		if r := recover(); r != nil {
+			re, ok := r.(runError)
+			if !ok {
+				panic(r)
 			}
+			err = re.err
 		}
-	}
-	for _, p := range f.Params {
-		in.loc = p.Loc
-		if p.Buffer == nil {
+	}()
+	for i, prm := range f.Params {
+		if prm.Var == nil {
 			continue
 		}
-		arr, ok := args.Arrays[p.Buffer.Name]
-		if !ok || arr == nil {
-			return in.errorf("missing array for buffer parameter %%%s", p.Buffer.Name)
-		}
-		if err := in.bind(p.Buffer, arr); err != nil {
-			return err
+		slot := p.paramSlots[i]
+		if prm.Var.Type.IsFloat() {
+			v, ok := args.Floats[prm.Var.Name]
+			if !ok {
+				return errAt(prm.Loc, "", "missing value for scalar parameter %%%s", prm.Var.Name)
+			}
+			fr.vals[slot] = scalar{f: RoundFloat(prm.Var.Type, v)}
+		} else {
+			v, ok := args.Ints[prm.Var.Name]
+			if !ok {
+				return errAt(prm.Loc, "", "missing value for scalar parameter %%%s", prm.Var.Name)
+			}
+			fr.vals[slot] = scalar{i: WrapInt(prm.Var.Type, v)}
 		}
 	}
-	in.loc = f.Loc
-	return in.stmt(f.Body)
+	for i, prm := range f.Params {
+		if prm.Buffer == nil {
+			continue
+		}
+		arr, ok := args.Arrays[prm.Buffer.Name]
+		if !ok || arr == nil {
+			return errAt(prm.Loc, "", "missing array for buffer parameter %%%s", prm.Buffer.Name)
+		}
+		fr.bufs[p.paramSlots[i]] = p.layouts[i].bindArray(fr, arr)
+	}
+	p.body(fr)
+	return nil
 }
+
+// The interpreter compiles a function once per run into closures over a
+// frame of slots (one per variable and buffer definition, resolved at
+// compile time), then runs them: no map look-ups or type switches on the
+// hot path. Runtime errors are raised as a runError panic carrying the
+// located diagnostic and recovered by runFunc.
 
 type scalar struct {
 	i int64
 	f float64
+}
+
+type (
+	intFn   func(fr *frame) int64
+	floatFn func(fr *frame) float64
+	stmtFn  func(fr *frame)
+	addrFn  func(fr *frame) (*boundBuf, int)
+)
+
+// runError carries an interpreter error out of the compiled closures.
+type runError struct{ err error }
+
+// errAt is the interpreter's diagnostic at loc inside block (if any).
+func errAt(loc Location, block string, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if block != "" {
+		msg += " in block '" + block + "'"
+	}
+	return Diagnostics{Errorf(loc, "%s", msg)}
+}
+
+// frame is one activation of a compiled function.
+type frame struct {
+	vals  []scalar
+	bufs  []*boundBuf
+	mod   *Module
+	depth int
+	progs map[*PrimFunc]*program // compiled functions of this run
+}
+
+// program is a compiled function.
+type program struct {
+	nvals, nbufs int
+	paramSlots   []int        // per parameter: its var or buffer slot
+	layouts      []*bufLayout // per buffer parameter
+	body         stmtFn
+}
+
+func (p *program) newFrame(m *Module, depth int, progs map[*PrimFunc]*program) *frame {
+	return &frame{vals: make([]scalar, p.nvals), bufs: make([]*boundBuf, p.nbufs), mod: m, depth: depth, progs: progs}
 }
 
 type boundBuf struct {
@@ -182,21 +238,86 @@ type boundBuf struct {
 	readOnly bool // tir.constant buffers
 }
 
-type interp struct {
-	vals   map[*Var]scalar
-	bufs   map[*Buffer]*boundBuf
-	blocks []string
-	loc    Location
-	mod    *Module // resolves tir.call; nil outside RunModule
-	depth  int     // tir.call nesting
+// compiler resolves variables and buffers to slots, tracking the
+// location and block that errors are reported at.
+type compiler struct {
+	vars         map[*Var]int
+	bufs         map[*Buffer]int
+	nvals, nbufs int
+	loc          Location
+	block        string
 }
 
-func (in *interp) errorf(format string, args ...any) error {
-	msg := fmt.Sprintf(format, args...)
-	if n := len(in.blocks); n > 0 {
-		msg += " in block '" + in.blocks[n-1] + "'"
+// compileFunc compiles f with its parameters in scope.
+func compileFunc(f *PrimFunc) *program {
+	c := &compiler{vars: map[*Var]int{}, bufs: map[*Buffer]int{}, loc: f.Loc}
+	p := &program{paramSlots: make([]int, len(f.Params)), layouts: make([]*bufLayout, len(f.Params))}
+	for i, prm := range f.Params {
+		if prm.Var != nil {
+			p.paramSlots[i], _ = c.defineVar(prm.Var)
+		}
 	}
-	return Diagnostics{Errorf(in.loc, "%s", msg)}
+	for i, prm := range f.Params {
+		if prm.Buffer != nil {
+			c.loc = prm.Loc
+			p.layouts[i] = c.layout(prm.Buffer)
+			p.paramSlots[i], _ = c.defineBuf(prm.Buffer)
+		}
+	}
+	c.loc = f.Loc
+	p.body = c.stmtOrNop(f.Body)
+	p.nvals, p.nbufs = c.nvals, c.nbufs
+	return p
+}
+
+// defineVar gives v a new slot; the returned func restores the outer
+// scope.
+func (c *compiler) defineVar(v *Var) (int, func()) {
+	old, had := c.vars[v]
+	slot := c.nvals
+	c.nvals++
+	c.vars[v] = slot
+	return slot, func() {
+		if had {
+			c.vars[v] = old
+		} else {
+			delete(c.vars, v)
+		}
+	}
+}
+
+func (c *compiler) defineBuf(b *Buffer) (int, func()) {
+	old, had := c.bufs[b]
+	slot := c.nbufs
+	c.nbufs++
+	c.bufs[b] = slot
+	return slot, func() {
+		if had {
+			c.bufs[b] = old
+		} else {
+			delete(c.bufs, b)
+		}
+	}
+}
+
+// raise panics with the interpreter error at the compile-time location.
+func raise(loc Location, block string, format string, args ...any) {
+	panic(runError{errAt(loc, block, format, args...)})
+}
+
+func (c *compiler) failStmt(format string, args ...any) stmtFn {
+	err := errAt(c.loc, c.block, format, args...)
+	return func(*frame) { panic(runError{err}) }
+}
+
+func (c *compiler) failInt(format string, args ...any) intFn {
+	err := errAt(c.loc, c.block, format, args...)
+	return func(*frame) int64 { panic(runError{err}) }
+}
+
+func (c *compiler) failFloat(format string, args ...any) floatFn {
+	err := errAt(c.loc, c.block, format, args...)
+	return func(*frame) float64 { panic(runError{err}) }
 }
 
 func shapeText(s []int64) string {
@@ -207,445 +328,506 @@ func shapeText(s []int64) string {
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// bind checks arr against b's dtype and shape and records its layout.
-func (in *interp) bind(b *Buffer, arr *Array) error {
+// bufLayout is a buffer's compiled shape, strides and element offset.
+type bufLayout struct {
+	b       *Buffer
+	shape   []intFn
+	strides []intFn // nil: row-major
+	offset  intFn   // nil: 0
+	loc     Location
+	block   string
+}
+
+func (c *compiler) layout(b *Buffer) *bufLayout {
+	l := &bufLayout{b: b, loc: c.loc, block: c.block}
+	for _, d := range b.Shape {
+		l.shape = append(l.shape, c.intExpr(d))
+	}
+	if b.Strides != nil {
+		l.strides = make([]intFn, len(b.Strides))
+		for i, s := range b.Strides {
+			l.strides[i] = c.intExpr(s)
+		}
+	}
+	if b.ElemOffset != nil {
+		l.offset = c.intExpr(b.ElemOffset)
+	}
+	return l
+}
+
+// dims evaluates the shape; with limit it also refuses allocations the
+// interpreter cannot hold.
+func (l *bufLayout) dims(fr *frame, limit bool) []int64 {
+	shape := make([]int64, len(l.shape))
+	n := int64(1)
+	for i, d := range l.shape {
+		v := d(fr)
+		if v < 0 {
+			raise(l.loc, l.block, "buffer %%%s: dimension %d is negative (%d)", l.b.Name, i, v)
+		}
+		if limit && v > 0 && n > (1<<31)/v {
+			raise(l.loc, l.block, "buffer %%%s: allocation of shape %s is too large for the interpreter", l.b.Name, shapeText(shape))
+		}
+		shape[i] = v
+		n *= v
+	}
+	return shape
+}
+
+// bind records arr's layout for a buffer of the given shape.
+func (l *bufLayout) bind(fr *frame, arr *Array, shape []int64) *boundBuf {
+	bb := &boundBuf{arr: arr, shape: shape, strides: make([]int64, len(shape))}
+	if l.strides != nil {
+		for i, s := range l.strides {
+			bb.strides[i] = s(fr)
+		}
+	} else {
+		st := int64(1)
+		for i := len(shape) - 1; i >= 0; i-- {
+			bb.strides[i] = st
+			st *= shape[i]
+		}
+	}
+	if l.offset != nil {
+		bb.offset = l.offset(fr)
+	}
+	return bb
+}
+
+// bindArray checks arr against the buffer's dtype and shape and binds
+// it.
+func (l *bufLayout) bindArray(fr *frame, arr *Array) *boundBuf {
+	b := l.b
 	if arr.DType != b.DType {
-		return in.errorf("array for buffer %%%s has dtype %s, want %s", b.Name, arr.DType, b.DType)
+		raise(l.loc, l.block, "array for buffer %%%s has dtype %s, want %s", b.Name, arr.DType, b.DType)
 	}
 	// Values must be values of the dtype, or the arithmetic would not be
 	// that of the dtype.
 	for i, v := range arr.Floats {
 		if r := RoundFloat(b.DType, v); r != v && !(math.IsNaN(r) && math.IsNaN(v)) {
-			return in.errorf("array for buffer %%%s holds %v at element %d, which is not a value of %s", b.Name, v, i, b.DType)
+			raise(l.loc, l.block, "array for buffer %%%s holds %v at element %d, which is not a value of %s", b.Name, v, i, b.DType)
 		}
 	}
 	for i, v := range arr.Ints {
 		if WrapInt(b.DType, v) != v {
-			return in.errorf("array for buffer %%%s holds %d at element %d, which is not a value of %s", b.Name, v, i, b.DType)
+			raise(l.loc, l.block, "array for buffer %%%s holds %d at element %d, which is not a value of %s", b.Name, v, i, b.DType)
 		}
 	}
-	bb := &boundBuf{arr: arr, shape: make([]int64, len(b.Shape))}
-	for i, d := range b.Shape {
-		v, err := in.evalInt(d)
-		if err != nil {
-			return err
-		}
-		if v < 0 {
-			return in.errorf("buffer %%%s: dimension %d is negative (%d)", b.Name, i, v)
-		}
-		bb.shape[i] = v
+	shape := l.dims(fr, false)
+	if len(arr.Shape) != len(shape) {
+		raise(l.loc, l.block, "array for buffer %%%s has shape %s, want %s", b.Name, shapeText(arr.Shape), shapeText(shape))
 	}
-	if len(arr.Shape) != len(bb.shape) {
-		return in.errorf("array for buffer %%%s has shape %s, want %s", b.Name, shapeText(arr.Shape), shapeText(bb.shape))
-	}
-	for i := range bb.shape {
-		if arr.Shape[i] != bb.shape[i] {
-			return in.errorf("array for buffer %%%s has shape %s, want %s", b.Name, shapeText(arr.Shape), shapeText(bb.shape))
+	for i := range shape {
+		if arr.Shape[i] != shape[i] {
+			raise(l.loc, l.block, "array for buffer %%%s has shape %s, want %s", b.Name, shapeText(arr.Shape), shapeText(shape))
 		}
 	}
-	bb.strides = make([]int64, len(bb.shape))
-	if b.Strides != nil {
-		for i, s := range b.Strides {
-			v, err := in.evalInt(s)
-			if err != nil {
-				return err
-			}
-			bb.strides[i] = v
-		}
-	} else {
-		st := int64(1)
-		for i := len(bb.shape) - 1; i >= 0; i-- {
-			bb.strides[i] = st
-			st *= bb.shape[i]
-		}
-	}
-	if b.ElemOffset != nil {
-		v, err := in.evalInt(b.ElemOffset)
-		if err != nil {
-			return err
-		}
-		bb.offset = v
-	}
-	in.bufs[b] = bb
-	return nil
+	return l.bind(fr, arr, shape)
 }
 
-// alloc binds a fresh zero-filled dense array to b.
-func (in *interp) alloc(b *Buffer) error {
-	shape := make([]int64, len(b.Shape))
-	n := int64(1)
-	for i, d := range b.Shape {
-		v, err := in.evalInt(d)
-		if err != nil {
-			return err
-		}
-		if v < 0 {
-			return in.errorf("buffer %%%s: dimension %d is negative (%d)", b.Name, i, v)
-		}
-		if v > 0 && n > (1<<31)/v {
-			return in.errorf("buffer %%%s: allocation of shape %s is too large for the interpreter", b.Name, shapeText(shape))
-		}
-		shape[i] = v
-		n *= v
-	}
-	return in.bind(b, NewArray(b.DType, shape...))
+// alloc makes a fresh zero-filled dense array for the buffer.
+func (l *bufLayout) alloc(fr *frame) *boundBuf {
+	shape := l.dims(fr, true)
+	return l.bind(fr, NewArray(l.b.DType, shape...), shape)
 }
 
-// address computes the storage offset of an access, checking bounds.
-func (in *interp) address(b *Buffer, idx []Expr) (*boundBuf, int, error) {
-	bb, ok := in.bufs[b]
+// address compiles the storage offset of an access, checking bounds.
+func (c *compiler) address(b *Buffer, idx []Expr) addrFn {
+	slot, ok := c.bufs[b]
 	if !ok {
-		return nil, 0, in.errorf("buffer %%%s is not bound", b.Name)
+		err := errAt(c.loc, c.block, "buffer %%%s is not bound", b.Name)
+		return func(*frame) (*boundBuf, int) { panic(runError{err}) }
 	}
-	vals := make([]int64, len(idx))
+	// An index that is a variable (the common case) is read from its
+	// slot directly, without a closure call.
+	fns := make([]intFn, len(idx))
+	vars := make([]int, len(idx))
 	for i, e := range idx {
-		v, err := in.evalInt(e)
-		if err != nil {
-			return nil, 0, err
+		vars[i] = -1
+		if v, ok := e.(*Var); ok && v.Type.IsScalar() {
+			if s, ok := c.vars[v]; ok {
+				vars[i] = s
+				continue
+			}
 		}
-		vals[i] = v
+		fns[i] = c.intExpr(e)
 	}
-	off := bb.offset
-	for i, v := range vals {
-		if v < 0 || v >= bb.shape[i] {
-			return nil, 0, in.errorf("index %s out of bounds of buffer %%%s with shape %s", shapeText(vals), b.Name, shapeText(bb.shape))
+	loc, block := c.loc, c.block
+	return func(fr *frame) (*boundBuf, int) {
+		bb := fr.bufs[slot]
+		var small [4]int64
+		vals := small[:0]
+		if len(fns) > len(small) {
+			vals = make([]int64, 0, len(fns))
 		}
-		off += v * bb.strides[i]
+		for i, s := range vars {
+			if s >= 0 {
+				vals = append(vals, fr.vals[s].i)
+			} else {
+				vals = append(vals, fns[i](fr))
+			}
+		}
+		off := bb.offset
+		for i, v := range vals {
+			if v < 0 || v >= bb.shape[i] {
+				raise(loc, block, "index %s out of bounds of buffer %%%s with shape %s", shapeText(vals), b.Name, shapeText(bb.shape))
+			}
+			off += v * bb.strides[i]
+		}
+		if off < 0 || off >= bb.length() {
+			raise(loc, block, "index %s of buffer %%%s addresses element %d outside its %d stored elements", shapeText(vals), b.Name, off, bb.length())
+		}
+		return bb, int(off)
 	}
-	if off < 0 || off >= bb.length() {
-		return nil, 0, in.errorf("index %s of buffer %%%s addresses element %d outside its %d stored elements", shapeText(vals), b.Name, off, bb.length())
-	}
-	return bb, int(off), nil
 }
 
-func (in *interp) stmt(s Stmt) error {
+// stmtOrNop compiles s (nil: a no-op).
+func (c *compiler) stmtOrNop(s Stmt) stmtFn {
 	if s == nil {
-		return nil
+		return func(*frame) {}
 	}
-	saved := in.loc
+	return c.stmt(s)
+}
+
+func (c *compiler) stmt(s Stmt) stmtFn {
+	saved := c.loc
 	if l := s.Location(); l.Known() {
-		in.loc = l
+		c.loc = l
 	}
-	defer func() { in.loc = saved }()
+	defer func() { c.loc = saved }()
 	switch x := s.(type) {
 	case *SeqStmt:
-		for _, c := range x.Stmts {
-			if err := in.stmt(c); err != nil {
-				return err
+		fns := make([]stmtFn, 0, len(x.Stmts))
+		for _, st := range x.Stmts {
+			if st != nil {
+				fns = append(fns, c.stmt(st))
+			}
+		}
+		return func(fr *frame) {
+			for _, f := range fns {
+				f(fr)
 			}
 		}
 	case *For:
-		lo, err := in.evalInt(x.Min)
-		if err != nil {
-			return err
-		}
-		ext, err := in.evalInt(x.Extent)
-		if err != nil {
-			return err
-		}
-		for i := int64(0); i < ext; i++ {
-			in.vals[x.Var] = scalar{i: WrapInt(x.Var.Type, lo+i)}
-			if err := in.stmt(x.Body); err != nil {
-				return err
-			}
-		}
-		delete(in.vals, x.Var)
+		return c.forStmt(x)
 	case *BlockRealize:
-		return in.realize(x)
+		return c.realize(x)
 	case *BufferStore:
-		bb, off, err := in.address(x.Buffer, x.Indices)
-		if err != nil {
-			return err
-		}
-		if bb.readOnly {
-			return in.errorf("store to constant buffer %%%s", x.Buffer.Name)
-		}
-		if x.Buffer.DType.IsFloat() {
-			v, err := in.evalFloat(x.Value)
-			if err != nil {
-				return err
-			}
-			bb.storeFloat(off, v)
-		} else {
-			v, err := in.evalInt(x.Value)
-			if err != nil {
-				return err
-			}
-			bb.storeInt(off, v)
-		}
+		return c.store(x)
 	case *Allocate:
-		if err := in.alloc(x.Buffer); err != nil {
-			return err
+		l := c.layout(x.Buffer)
+		slot, restore := c.defineBuf(x.Buffer)
+		body := c.stmtOrNop(x.Body)
+		restore()
+		return func(fr *frame) {
+			fr.bufs[slot] = l.alloc(fr)
+			body(fr)
+			fr.bufs[slot] = nil
 		}
-		err := in.stmt(x.Body)
-		delete(in.bufs, x.Buffer)
-		return err
 	case *IfThenElse:
-		c, err := in.evalInt(x.Cond)
-		if err != nil {
-			return err
+		cond, then, els := c.intExpr(x.Cond), c.stmtOrNop(x.Then), c.stmtOrNop(x.Else)
+		return func(fr *frame) {
+			if cond(fr) != 0 {
+				then(fr)
+			} else {
+				els(fr)
+			}
 		}
-		if c != 0 {
-			return in.stmt(x.Then)
-		}
-		return in.stmt(x.Else)
 	case *LetStmt:
-		v, err := in.eval(x.Value)
-		if err != nil {
-			return err
+		val := c.scalarExpr(x.Value)
+		slot, restore := c.defineVar(x.Var)
+		body := c.stmtOrNop(x.Body)
+		restore()
+		return func(fr *frame) {
+			fr.vals[slot] = val(fr)
+			body(fr)
 		}
-		in.vals[x.Var] = v
-		err = in.stmt(x.Body)
-		delete(in.vals, x.Var)
-		return err
 	case *Evaluate:
-		_, err := in.eval(x.Value)
-		return err
-	default:
-		return in.hostStmt(s)
+		val := c.scalarExpr(x.Value)
+		return func(fr *frame) { val(fr) }
 	}
-	return nil
+	return c.hostStmt(s)
 }
 
-func (in *interp) realize(r *BlockRealize) error {
+func (c *compiler) forStmt(x *For) stmtFn {
+	lo, ext := c.intExpr(x.Min), c.intExpr(x.Extent)
+	slot, restore := c.defineVar(x.Var)
+	body := c.stmtOrNop(x.Body)
+	restore()
+	t := x.Var.Type
+	return func(fr *frame) {
+		l, n := lo(fr), ext(fr)
+		for i := int64(0); i < n; i++ {
+			fr.vals[slot] = scalar{i: WrapInt(t, l+i)}
+			body(fr)
+		}
+	}
+}
+
+func (c *compiler) store(x *BufferStore) stmtFn {
+	addr := c.address(x.Buffer, x.Indices)
+	loc, block, name := c.loc, c.block, x.Buffer.Name
+	readOnly := func(bb *boundBuf) {
+		if bb.readOnly {
+			raise(loc, block, "store to constant buffer %%%s", name)
+		}
+	}
+	if x.Buffer.DType.IsFloat() {
+		val := c.floatExpr(x.Value)
+		return func(fr *frame) {
+			bb, off := addr(fr)
+			readOnly(bb)
+			bb.storeFloat(off, val(fr))
+		}
+	}
+	val := c.intExpr(x.Value)
+	return func(fr *frame) {
+		bb, off := addr(fr)
+		readOnly(bb)
+		bb.storeInt(off, val(fr))
+	}
+}
+
+// iterCheck is a block iteration variable's compiled binding and domain.
+type iterCheck struct {
+	value, lo, ext intFn
+	reduce         bool
+	slot           int
+	name           string
+}
+
+func (c *compiler) realize(r *BlockRealize) stmtFn {
 	b := r.Block
+	var pred intFn
 	if r.Predicate != nil {
-		p, err := in.evalInt(r.Predicate)
-		if err != nil {
-			return err
-		}
-		if p == 0 {
-			return nil
-		}
+		pred = c.intExpr(r.Predicate)
 	}
-	vals := make([]int64, len(b.IterVars))
-	first := true
+	its := make([]iterCheck, len(b.IterVars))
 	for i, iv := range b.IterVars {
-		v, err := in.evalInt(r.Values[i])
-		if err != nil {
-			return err
-		}
-		lo, err := in.evalInt(iv.Dom.Min)
-		if err != nil {
-			return err
-		}
-		ext, err := in.evalInt(iv.Dom.Extent)
-		if err != nil {
-			return err
-		}
-		if v < lo || v-lo >= ext {
-			in.blocks = append(in.blocks, b.Name)
-			err := in.errorf("iteration variable %%%s = %d is outside its domain [%d, %d)", iv.Var.Name, v, lo, lo+ext)
-			in.blocks = in.blocks[:len(in.blocks)-1]
-			return err
-		}
-		vals[i] = v
-		if iv.Kind == Reduce && v != lo {
-			first = false
-		}
+		its[i] = iterCheck{value: c.intExpr(r.Values[i]), lo: c.intExpr(iv.Dom.Min), ext: c.intExpr(iv.Dom.Extent), reduce: iv.Kind == Reduce, name: iv.Var.Name}
 	}
+	var restores []func()
 	for i, iv := range b.IterVars {
-		in.vals[iv.Var] = scalar{i: vals[i]}
+		var restore func()
+		its[i].slot, restore = c.defineVar(iv.Var)
+		restores = append(restores, restore)
 	}
-	in.blocks = append(in.blocks, b.Name)
-	err := in.blockBody(b, first)
-	in.blocks = in.blocks[:len(in.blocks)-1]
-	for _, iv := range b.IterVars {
-		delete(in.vals, iv.Var)
+	outer := c.block
+	c.block = b.Name
+	loc := c.loc
+	allocs := make([]*bufLayout, len(b.Allocs))
+	allocSlots := make([]int, len(b.Allocs))
+	for i, a := range b.Allocs {
+		allocs[i] = c.layout(a)
+		var restore func()
+		allocSlots[i], restore = c.defineBuf(a)
+		restores = append(restores, restore)
 	}
-	return err
+	var init stmtFn
+	if b.Init != nil {
+		init = c.stmt(b.Init)
+	}
+	body := c.stmtOrNop(b.Body)
+	c.block = outer
+	for i := len(restores) - 1; i >= 0; i-- {
+		restores[i]()
+	}
+	return func(fr *frame) {
+		if pred != nil && pred(fr) == 0 {
+			return
+		}
+		var small [8]int64
+		vals := small[:0]
+		if len(its) > len(small) {
+			vals = make([]int64, 0, len(its))
+		}
+		first := true
+		for i := range its {
+			it := &its[i]
+			v, lo, ext := it.value(fr), it.lo(fr), it.ext(fr)
+			if v < lo || v-lo >= ext {
+				raise(loc, b.Name, "iteration variable %%%s = %d is outside its domain [%d, %d)", it.name, v, lo, lo+ext)
+			}
+			vals = append(vals, v)
+			if it.reduce && v != lo {
+				first = false
+			}
+		}
+		for i := range its {
+			fr.vals[its[i].slot] = scalar{i: vals[i]}
+		}
+		for i, l := range allocs {
+			fr.bufs[allocSlots[i]] = l.alloc(fr)
+		}
+		if first && init != nil {
+			init(fr)
+		}
+		body(fr)
+		for _, s := range allocSlots {
+			fr.bufs[s] = nil
+		}
+	}
 }
 
-func (in *interp) blockBody(b *Block, first bool) error {
-	for _, a := range b.Allocs {
-		if err := in.alloc(a); err != nil {
-			return err
-		}
-	}
-	defer func() {
-		for _, a := range b.Allocs {
-			delete(in.bufs, a)
-		}
-	}()
-	if first && b.Init != nil {
-		if err := in.stmt(b.Init); err != nil {
-			return err
-		}
-	}
-	return in.stmt(b.Body)
-}
-
-func (in *interp) eval(e Expr) (scalar, error) {
+// scalarExpr compiles an expression of any scalar dtype.
+func (c *compiler) scalarExpr(e Expr) func(fr *frame) scalar {
 	if e.DType().IsFloat() {
-		f, err := in.evalFloat(e)
-		return scalar{f: f}, err
+		f := c.floatExpr(e)
+		return func(fr *frame) scalar { return scalar{f: f(fr)} }
 	}
-	i, err := in.evalInt(e)
-	return scalar{i: i}, err
+	i := c.intExpr(e)
+	return func(fr *frame) scalar { return scalar{i: i(fr)} }
 }
 
-func (in *interp) checkScalar(e Expr) error {
+// intExpr compiles an integer (or i1) expression.
+func (c *compiler) intExpr(e Expr) intFn {
 	if t := e.DType(); !t.IsScalar() {
-		return in.errorf("vector dtype %s is not executed by the interpreter", t)
-	}
-	return nil
-}
-
-// evalInt evaluates an integer (or i1) expression.
-func (in *interp) evalInt(e Expr) (int64, error) {
-	if err := in.checkScalar(e); err != nil {
-		return 0, err
+		return c.failInt("vector dtype %s is not executed by the interpreter", t)
 	}
 	switch x := e.(type) {
 	case *IntImm:
-		return x.Value, nil
+		v := x.Value
+		return func(*frame) int64 { return v }
 	case *Var:
-		v, ok := in.vals[x]
+		slot, ok := c.vars[x]
 		if !ok {
-			return 0, in.errorf("variable %%%s has no value", x.Name)
+			return c.failInt("variable %%%s has no value", x.Name)
 		}
-		return v.i, nil
+		return func(fr *frame) int64 { return fr.vals[slot].i }
 	case *Binary:
-		if x.A.DType().IsFloat() {
-			a, err := in.evalFloat(x.A)
-			if err != nil {
-				return 0, err
-			}
-			b, err := in.evalFloat(x.B)
-			if err != nil {
-				return 0, err
-			}
-			return evalFloatCompare(x.Op, a, b), nil
-		}
-		a, err := in.evalInt(x.A)
-		if err != nil {
-			return 0, err
-		}
-		b, err := in.evalInt(x.B)
-		if err != nil {
-			return 0, err
-		}
-		v, err := evalIntBinary(x.Op, x.A.DType(), a, b)
-		if err != nil {
-			return 0, in.errorf("%v in %s", err, ExprString(x))
-		}
-		return v, nil
+		return c.intBinary(x)
 	case *Not:
-		a, err := in.evalInt(x.X)
-		return b2i(a == 0), err
+		a := c.intExpr(x.X)
+		return func(fr *frame) int64 { return b2i(a(fr) == 0) }
 	case *Select:
-		c, err := in.evalInt(x.Cond)
-		if err != nil {
-			return 0, err
+		cond, a, b := c.intExpr(x.Cond), c.intExpr(x.T), c.intExpr(x.F)
+		return func(fr *frame) int64 {
+			cv, av, bv := cond(fr), a(fr), b(fr)
+			if cv != 0 {
+				return av
+			}
+			return bv
 		}
-		a, err := in.evalInt(x.T)
-		if err != nil {
-			return 0, err
-		}
-		b, err := in.evalInt(x.F)
-		if err != nil {
-			return 0, err
-		}
-		if c != 0 {
-			return a, nil
-		}
-		return b, nil
 	case *Cast:
+		t := x.Type
 		if x.X.DType().IsFloat() {
-			v, err := in.evalFloat(x.X)
-			return castFloatToInt(x.Type, v), err
+			v := c.floatExpr(x.X)
+			return func(fr *frame) int64 { return castFloatToInt(t, v(fr)) }
 		}
-		v, err := in.evalInt(x.X)
-		return WrapInt(x.Type, v), err
+		v := c.intExpr(x.X)
+		return func(fr *frame) int64 { return WrapInt(t, v(fr)) }
 	case *Call:
 		if x.Name == "abs" && len(x.Args) == 1 {
-			v, err := in.evalInt(x.Args[0])
-			if v < 0 {
-				v = -v
+			v, t := c.intExpr(x.Args[0]), x.DType()
+			return func(fr *frame) int64 {
+				a := v(fr)
+				if a < 0 {
+					a = -a
+				}
+				return WrapInt(t, a)
 			}
-			return WrapInt(x.DType(), v), err
 		}
-		return 0, in.errorf("intrinsic '%s' on integers", x.Name)
+		return c.failInt("intrinsic '%s' on integers", x.Name)
 	case *BufferLoad:
-		bb, off, err := in.address(x.Buffer, x.Indices)
-		if err != nil {
-			return 0, err
+		addr := c.address(x.Buffer, x.Indices)
+		return func(fr *frame) int64 {
+			bb, off := addr(fr)
+			return bb.loadInt(off)
 		}
-		return bb.loadInt(off), nil
 	}
-	return 0, in.errorf("cannot evaluate %T as an integer", e)
+	return c.failInt("cannot evaluate %T as an integer", e)
 }
 
-// evalFloat evaluates a float expression, rounding to its dtype after
-// each operation.
-func (in *interp) evalFloat(e Expr) (float64, error) {
-	if err := in.checkScalar(e); err != nil {
-		return 0, err
+func (c *compiler) intBinary(x *Binary) intFn {
+	if x.A.DType().IsFloat() {
+		a, b, op := c.floatExpr(x.A), c.floatExpr(x.B), x.Op
+		return func(fr *frame) int64 { return evalFloatCompare(op, a(fr), b(fr)) }
 	}
+	a, b, op, t := c.intExpr(x.A), c.intExpr(x.B), x.Op, x.A.DType()
+	switch op {
+	case OpAdd:
+		return func(fr *frame) int64 { return WrapInt(t, a(fr)+b(fr)) }
+	case OpSub:
+		return func(fr *frame) int64 { return WrapInt(t, a(fr)-b(fr)) }
+	case OpMul:
+		return func(fr *frame) int64 { return WrapInt(t, a(fr)*b(fr)) }
+	case OpLT:
+		return func(fr *frame) int64 { return b2i(a(fr) < b(fr)) }
+	}
+	loc, block := c.loc, c.block
+	return func(fr *frame) int64 {
+		v, err := evalIntBinary(op, t, a(fr), b(fr))
+		if err != nil {
+			raise(loc, block, "%v in %s", err, ExprString(x))
+		}
+		return v
+	}
+}
+
+// floatExpr compiles a float expression, rounding to its dtype after
+// each operation.
+func (c *compiler) floatExpr(e Expr) floatFn {
 	t := e.DType()
+	if !t.IsScalar() {
+		return c.failFloat("vector dtype %s is not executed by the interpreter", t)
+	}
 	switch x := e.(type) {
 	case *FloatImm:
-		return x.Value, nil
+		v := x.Value
+		return func(*frame) float64 { return v }
 	case *Var:
-		v, ok := in.vals[x]
+		slot, ok := c.vars[x]
 		if !ok {
-			return 0, in.errorf("variable %%%s has no value", x.Name)
+			return c.failFloat("variable %%%s has no value", x.Name)
 		}
-		return v.f, nil
+		return func(fr *frame) float64 { return fr.vals[slot].f }
 	case *Binary:
-		a, err := in.evalFloat(x.A)
-		if err != nil {
-			return 0, err
+		a, b, op := c.floatExpr(x.A), c.floatExpr(x.B), x.Op
+		switch op {
+		case OpAdd:
+			return func(fr *frame) float64 { return RoundFloat(t, a(fr)+b(fr)) }
+		case OpMul:
+			return func(fr *frame) float64 { return RoundFloat(t, a(fr)*b(fr)) }
 		}
-		b, err := in.evalFloat(x.B)
-		if err != nil {
-			return 0, err
-		}
-		return evalFloatBinary(x.Op, t, a, b), nil
+		return func(fr *frame) float64 { return evalFloatBinary(op, t, a(fr), b(fr)) }
 	case *Select:
-		c, err := in.evalInt(x.Cond)
-		if err != nil {
-			return 0, err
+		cond, a, b := c.intExpr(x.Cond), c.floatExpr(x.T), c.floatExpr(x.F)
+		return func(fr *frame) float64 {
+			cv, av, bv := cond(fr), a(fr), b(fr)
+			if cv != 0 {
+				return av
+			}
+			return bv
 		}
-		a, err := in.evalFloat(x.T)
-		if err != nil {
-			return 0, err
-		}
-		b, err := in.evalFloat(x.F)
-		if err != nil {
-			return 0, err
-		}
-		if c != 0 {
-			return a, nil
-		}
-		return b, nil
 	case *Cast:
 		if x.X.DType().IsFloat() {
-			v, err := in.evalFloat(x.X)
-			return RoundFloat(t, v), err
+			v := c.floatExpr(x.X)
+			return func(fr *frame) float64 { return RoundFloat(t, v(fr)) }
 		}
-		v, err := in.evalInt(x.X)
-		return castIntToFloat(t, v), err
+		v := c.intExpr(x.X)
+		return func(fr *frame) float64 { return castIntToFloat(t, v(fr)) }
 	case *Call:
 		intr, ok := Intrinsics[x.Name]
 		if !ok {
-			return 0, in.errorf("unknown intrinsic '%s'", x.Name)
+			return c.failFloat("unknown intrinsic '%s'", x.Name)
 		}
-		args := make([]float64, len(x.Args))
+		args := make([]floatFn, len(x.Args))
 		for i, a := range x.Args {
-			v, err := in.evalFloat(a)
-			if err != nil {
-				return 0, err
+			args[i] = c.floatExpr(a)
+		}
+		return func(fr *frame) float64 {
+			vals := make([]float64, len(args))
+			for i, a := range args {
+				vals[i] = a(fr)
 			}
-			args[i] = v
+			return RoundFloat(t, intr.Compute(vals))
 		}
-		return RoundFloat(t, intr.Compute(args)), nil
 	case *BufferLoad:
-		bb, off, err := in.address(x.Buffer, x.Indices)
-		if err != nil {
-			return 0, err
+		addr := c.address(x.Buffer, x.Indices)
+		return func(fr *frame) float64 {
+			bb, off := addr(fr)
+			return bb.loadFloat(off)
 		}
-		return bb.loadFloat(off), nil
 	}
-	return math.NaN(), in.errorf("cannot evaluate %T as a float", e)
+	return c.failFloat("cannot evaluate %T as a float", e)
 }
