@@ -1,12 +1,15 @@
 package autotune
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -43,6 +46,12 @@ type MeasureOptions struct {
 	// WorkDir holds shared objects and references (default: a temporary
 	// directory removed by Close).
 	WorkDir string
+	// RefCache keeps the interpreter's reference outputs across jobs,
+	// one .npy per output named by the SHA-256 of the kernel text and the
+	// input seed, so a resumed job or another job on the same kernel does
+	// not run the interpreter again (default: tessera/autotune-ref under
+	// os.UserCacheDir; "off" disables it).
+	RefCache string
 	// InjectFault, when set, names a fault (fault.go) to inject into the
 	// n-th candidate built by this measurer (from 0), for tests.
 	InjectFault func(n int) string
@@ -72,6 +81,13 @@ func (o MeasureOptions) withDefaults() MeasureOptions {
 	}
 	if o.Tolerance <= 0 {
 		o.Tolerance = 1e-3
+	}
+	if o.RefCache == "" {
+		if dir, err := os.UserCacheDir(); err == nil {
+			o.RefCache = filepath.Join(dir, "tessera", "autotune-ref")
+		} else {
+			o.RefCache = RefCacheOff
+		}
 	}
 	return o
 }
@@ -264,24 +280,73 @@ func (m *Measurer) reference(t *Task) *taskRef {
 		args.Arrays[p.Name()] = a
 		r.params = append(r.params, spec)
 	}
-	if r.err == nil {
-		r.err = tir.RunArgs(t.Func, args)
-	}
-	if r.err != nil {
+	if r.err != nil || m.cachedRefs(r) {
 		return r
+	}
+	if r.err = tir.RunArgs(t.Func, args); r.err != nil {
+		return r
+	}
+	dir, prefix := m.dir, fmt.Sprintf("ref-%s-", t.Key[:16])
+	if m.opts.RefCache != RefCacheOff && os.MkdirAll(m.opts.RefCache, 0o755) == nil {
+		dir, prefix = m.opts.RefCache, refCacheKey(r)+"-"
 	}
 	for i, p := range r.params {
 		if !p.Out {
 			continue
 		}
-		path := filepath.Join(m.dir, fmt.Sprintf("ref-%s-%s.npy", t.Key[:16], p.Name))
-		if err := writeArrayNPY(path, args.Arrays[p.Name]); err != nil {
+		path := filepath.Join(dir, prefix+p.Name+".npy")
+		if err := writeFileAtomic(path, func(tmp string) error { return writeArrayNPY(tmp, args.Arrays[p.Name]) }); err != nil {
 			r.err = err
 			return r
 		}
 		r.params[i].Ref = path
 	}
 	return r
+}
+
+// RefCacheOff as MeasureOptions.RefCache disables the reference cache.
+const RefCacheOff = "off"
+
+// refCacheKey names a reference in the cache: the SHA-256 of the kernel
+// text and the input seed.
+func refCacheKey(r *taskRef) string {
+	h := sha256.Sum256([]byte(fmt.Sprintf("%s\nseed %d\n", r.kernel, r.seed)))
+	return hex.EncodeToString(h[:])
+}
+
+// cachedRefs points r's outputs at cached references when every one is
+// there and has the output's dtype and shape.
+func (m *Measurer) cachedRefs(r *taskRef) bool {
+	if m.opts.RefCache == RefCacheOff {
+		return false
+	}
+	key := refCacheKey(r)
+	paths := make([]string, len(r.params))
+	for i, p := range r.params {
+		if !p.Out {
+			continue
+		}
+		paths[i] = filepath.Join(m.opts.RefCache, key+"-"+p.Name+".npy")
+		t, err := rt.ReadNPY(paths[i])
+		if dt, derr := rt.ParseDType(p.DType); err != nil || derr != nil || t.DType() != dt || !slices.Equal(t.Shape(), p.Shape) {
+			return false
+		}
+	}
+	for i := range r.params {
+		r.params[i].Ref = paths[i]
+	}
+	return true
+}
+
+// writeFileAtomic writes path through write(tmp) and a rename, so a
+// reader never sees a partial file.
+func writeFileAtomic(path string, write func(tmp string) error) error {
+	tmp := fmt.Sprintf("%s.tmp%d", path, os.Getpid())
+	if err := write(tmp); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // writeArrayNPY writes an interpreter array as .npy in its dtype.

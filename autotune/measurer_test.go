@@ -1,7 +1,9 @@
 package autotune
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -84,4 +86,43 @@ func TestMeasureFaultyCandidates(t *testing.T) {
 		}
 	}
 	require.Contains(t, got[1].Msg, "segmentation fault")
+}
+
+// The interpreter's reference outputs are cached by kernel text and
+// seed: a second measurer reuses the file, and a damaged file is
+// recomputed, not trusted.
+func TestMeasureReferenceCache(t *testing.T) {
+	needLLVM(t)
+	task := parseTask(t, featGemmSrc(24, 20, 16))
+	cands := sampleN(t, task, 1)
+	cache := t.TempDir()
+	measure := func() Result {
+		m, err := NewMeasurer(MeasureOptions{Builders: 1, Repeats: 1, MinRepeatSeconds: 0.001, RefCache: cache})
+		require.NoError(t, err)
+		defer m.Close()
+		var got Result
+		m.Measure(task, cands, nil, func(_ int, r Result) { got = r })
+		require.Empty(t, got.Error, got.Msg)
+		return got
+	}
+	measure()
+	files, err := filepath.Glob(filepath.Join(cache, "*.npy"))
+	require.NoError(t, err)
+	require.Len(t, files, 1, "one output, one cached reference")
+	st, err := os.Stat(files[0])
+	require.NoError(t, err)
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(files[0], old, old))
+
+	measure()
+	st2, err := os.Stat(files[0])
+	require.NoError(t, err)
+	require.Equal(t, old.Unix(), st2.ModTime().Unix(), "a valid cached reference is not rewritten")
+	require.Equal(t, st.Size(), st2.Size())
+
+	require.NoError(t, os.WriteFile(files[0], []byte("not npy"), 0o644))
+	measure()
+	st3, err := os.Stat(files[0])
+	require.NoError(t, err)
+	require.Equal(t, st.Size(), st3.Size(), "a damaged reference is recomputed")
 }

@@ -1,0 +1,83 @@
+#!/usr/bin/python3
+"""PyTorch anchor for whole models (bench/model_vs_torch.sh).
+
+  /usr/bin/python3 bench/torch_model.py --model resnet18 --input x.npy --threads 2
+
+Builds torchvision.models.<model>(weights=None) in eval mode (latency does
+not depend on the weights' values), times it on the input (or a random
+one of --shape) in each mode that works — eager, torch.jit.freeze of the
+traced module, torch.jit.optimize_for_inference — under
+torch.inference_mode() with torch.set_num_threads(threads); every mode's
+output must match eager's. Each mode gets a short probe; the fastest is
+timed in full (warmup untimed calls, then at least --repeats calls lasting
+at least --min-time seconds). Prints one line:
+  pytorch resnet18: median 13.102 ms (mode jit.freeze, 2 threads, 77 runs, torch 1.13.1)
+"""
+
+import argparse
+import statistics
+import sys
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+
+def time_loop(fn, warmup, repeats, min_time):
+    for _ in range(warmup):
+        fn()
+    secs, total = [], 0.0
+    while len(secs) < repeats or total < min_time:
+        t0 = time.perf_counter()
+        fn()
+        d = time.perf_counter() - t0
+        total += d
+        secs.append(d)
+    return secs
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", default="resnet18")
+    ap.add_argument("--input", help=".npy input (default: random of --shape)")
+    ap.add_argument("--shape", default="1,3,224,224")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--min-time", type=float, default=2.0)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(a.threads)
+    if a.input:
+        x = torch.from_numpy(np.load(a.input).astype(np.float32))
+    else:
+        x = torch.rand(*[int(d) for d in a.shape.split(",")]) * 2 - 1
+    m = getattr(torchvision.models, a.model)(weights=None).eval()
+    with torch.inference_mode():
+        modes = {"eager": lambda: m(x)}
+    try:
+        with torch.no_grad():
+            frozen = torch.jit.freeze(torch.jit.trace(m, x))
+        modes["jit.freeze"] = lambda: frozen(x)
+        with torch.no_grad():
+            opt = torch.jit.optimize_for_inference(torch.jit.trace(m, x))
+        modes["optimize_for_inference"] = lambda: opt(x)
+    except Exception as e:  # noqa: BLE001 - a mode that fails is skipped
+        print(f"torch_model: a scripted mode is unavailable: {e}", file=sys.stderr)
+    with torch.inference_mode():
+        ref = modes["eager"]()
+        for name in list(modes)[1:]:
+            got = modes[name]()
+            if not torch.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(ref.abs().max())):
+                print(f"torch_model: mode {name} disagrees with eager; skipped", file=sys.stderr)
+                del modes[name]
+        probe = {n: statistics.median(time_loop(f, 2, 5, 0.0)) for n, f in modes.items()}
+        best = min(probe, key=probe.get)
+        secs = time_loop(modes[best], a.warmup, a.repeats, a.min_time)
+    print(f"pytorch {a.model}: median {statistics.median(secs) * 1e3:.3f} ms (mode {best}, "
+          f"{torch.get_num_threads()} threads, {len(secs)} runs, torch {torch.__version__})")
+
+
+if __name__ == "__main__":
+    main()
