@@ -125,6 +125,8 @@ type featCtx struct {
 	// vars bound only to that block's reduce iteration variables.
 	init       bool
 	reduceOnly map[*tir.Var]bool
+	// unrollBudget is the tir.PragmaAutoUnrollMaxStep in force.
+	unrollBudget int64
 }
 
 // featAccess is one buffer access of a store, indices in loop variables.
@@ -235,11 +237,17 @@ func (x *featExtractor) walk(s tir.Stmt, c *featCtx) {
 		if m, ok := featConst(st.Min); ok {
 			fr.min = m
 		}
-		if a, ok := st.Annotations["pragma_auto_unroll_max_step"].(tir.IntAttr); ok && a > 0 {
-			fr.auto = float64(a)
+		budget := c.unrollBudget
+		if b, ok := tir.AutoUnrollBudget(st); ok {
+			budget = b
+			fr.auto = float64(b)
+		}
+		if tir.AutoUnrolls(st, budget) {
+			fr.kind = tir.Unrolled // as code generation will emit it
 		}
 		x.loops++
 		nc := *c
+		nc.unrollBudget = budget
 		nc.loops = append(append([]featLoop(nil), c.loops...), fr)
 		x.depth = max(x.depth, len(nc.loops))
 		x.walk(st.Body, &nc)
@@ -750,90 +758,5 @@ func featVars(e tir.Expr) map[*tir.Var]bool {
 // from vals (absent ones are 0); ok is false for loads, floats, division
 // by zero and unknown nodes.
 func featEvalIndex(e tir.Expr, vals map[*tir.Var]int64) (int64, bool) {
-	switch y := e.(type) {
-	case *tir.IntImm:
-		return y.Value, true
-	case *tir.Var:
-		return vals[y], true
-	case *tir.Cast:
-		if !y.Type.IsInt() {
-			return 0, false
-		}
-		return featEvalIndex(y.X, vals)
-	case *tir.Not:
-		v, ok := featEvalIndex(y.X, vals)
-		return featBool(v == 0), ok
-	case *tir.Select:
-		c, ok := featEvalIndex(y.Cond, vals)
-		if !ok {
-			return 0, false
-		}
-		if c != 0 {
-			return featEvalIndex(y.T, vals)
-		}
-		return featEvalIndex(y.F, vals)
-	case *tir.Binary:
-		a, ok := featEvalIndex(y.A, vals)
-		if !ok {
-			return 0, false
-		}
-		b, ok := featEvalIndex(y.B, vals)
-		if !ok {
-			return 0, false
-		}
-		switch y.Op {
-		case tir.OpAdd:
-			return a + b, true
-		case tir.OpSub:
-			return a - b, true
-		case tir.OpMul:
-			return a * b, true
-		case tir.OpFloorDiv:
-			if b == 0 {
-				return 0, false
-			}
-			q := a / b
-			if (a%b != 0) && ((a < 0) != (b < 0)) {
-				q--
-			}
-			return q, true
-		case tir.OpFloorMod:
-			if b == 0 {
-				return 0, false
-			}
-			m := a % b
-			if m != 0 && ((m < 0) != (b < 0)) {
-				m += b
-			}
-			return m, true
-		case tir.OpMin:
-			return min(a, b), true
-		case tir.OpMax:
-			return max(a, b), true
-		case tir.OpEQ:
-			return featBool(a == b), true
-		case tir.OpNE:
-			return featBool(a != b), true
-		case tir.OpLT:
-			return featBool(a < b), true
-		case tir.OpLE:
-			return featBool(a <= b), true
-		case tir.OpGT:
-			return featBool(a > b), true
-		case tir.OpGE:
-			return featBool(a >= b), true
-		case tir.OpAnd:
-			return featBool(a != 0 && b != 0), true
-		case tir.OpOr:
-			return featBool(a != 0 || b != 0), true
-		}
-	}
-	return 0, false
-}
-
-func featBool(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
+	return tir.EvalInt(e, func(v *tir.Var) (int64, bool) { return vals[v], true })
 }

@@ -33,7 +33,8 @@ const sampledMaxReduceInner = 1024
 // loops with sample_perfect_tile (three levels; the other spatial loops
 // keep S3 = 1), each reduction loop's R0/R1 split with sample_perfect_tile
 // (R1 ≤ 1024), and the level the accumulator cache is written back at
-// (the fused S0 loop or the last S1 loop) with sample_categorical.
+// (the fused S0 loop or the last S1 loop) with sample_categorical, and
+// the auto-unroll budget of every loop nest (sampleUnroll).
 // Replaying the trace with other decisions gives another point of the
 // same design space; a decision the primitives refuse fails the replay.
 // Errors: as ApplyDefaultRules.
@@ -65,7 +66,45 @@ func ApplySampledRules(f *tir.PrimFunc, target Target, seed int64) (*Schedule, e
 			return nil, err
 		}
 	}
+	if err := sampleUnroll(s); err != nil {
+		return nil, err
+	}
 	return s, nil
+}
+
+// autoUnrollSteps are the unroll budgets sampled per loop nest
+// (MetaSchedule's ParallelVectorizeUnroll for CPU: unroll_max_steps).
+var autoUnrollSteps = []int64{0, 16, 64, 512}
+
+// sampleUnroll annotates the outermost loop of every block's nest with a
+// tir.PragmaAutoUnrollMaxStep drawn by sample_categorical (one per
+// loop, for the blocks in order): code generation then unrolls the
+// serial loops inside whose nest takes at most that many steps.
+func sampleUnroll(s *Schedule) error {
+	done := map[*tir.For]bool{}
+	for _, name := range ruleBlocks(s) {
+		loops, err := s.GetLoops(BlockRV{name})
+		if err != nil || len(loops) == 0 {
+			continue
+		}
+		f, err := s.FindLoop(loops[0])
+		if err != nil || done[f] {
+			continue
+		}
+		if _, has := f.Annotations[tir.PragmaAutoUnrollMaxStep]; has {
+			continue
+		}
+		v, err := s.SampleCategorical(autoUnrollSteps, uniform(len(autoUnrollSteps)))
+		if err != nil {
+			return err
+		}
+		if err := s.Annotate(loops[0], tir.PragmaAutoUnrollMaxStep, tir.IntAttr(v)); err != nil {
+			return err
+		}
+		f, _ = s.FindLoop(loops[0])
+		done[f] = true
+	}
+	return nil
 }
 
 // withDefaults fills a zero vector width (128 bits) and core count (1).

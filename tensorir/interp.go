@@ -272,30 +272,23 @@ func compileFunc(f *PrimFunc) *program {
 
 // defineVar gives v a new slot; the returned func restores the outer
 // scope.
-func (c *compiler) defineVar(v *Var) (int, func()) {
-	old, had := c.vars[v]
-	slot := c.nvals
-	c.nvals++
-	c.vars[v] = slot
-	return slot, func() {
-		if had {
-			c.vars[v] = old
-		} else {
-			delete(c.vars, v)
-		}
-	}
-}
+func (c *compiler) defineVar(v *Var) (int, func()) { return define(c.vars, &c.nvals, v) }
 
-func (c *compiler) defineBuf(b *Buffer) (int, func()) {
-	old, had := c.bufs[b]
-	slot := c.nbufs
-	c.nbufs++
-	c.bufs[b] = slot
+// defineBuf gives b a new slot, like defineVar.
+func (c *compiler) defineBuf(b *Buffer) (int, func()) { return define(c.bufs, &c.nbufs, b) }
+
+// define binds k to slot *n (then increments *n) in scope; restore
+// brings back the binding k had before.
+func define[K comparable](scope map[K]int, n *int, k K) (slot int, restore func()) {
+	old, had := scope[k]
+	slot = *n
+	*n++
+	scope[k] = slot
 	return slot, func() {
 		if had {
-			c.bufs[b] = old
+			scope[k] = old
 		} else {
-			delete(c.bufs, b)
+			delete(scope, k)
 		}
 	}
 }

@@ -331,3 +331,75 @@ func TestInterpErrors(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "store to buffer %B of f32: value has dtype index")
 }
+
+// EvalInt computes what the interpreter computes for integer
+// expressions and refuses what it cannot evaluate without a run.
+func TestEvalInt(t *testing.T) {
+	i, j := tir.NewVar("i", tir.DIndex), tir.NewVar("j", tir.DIndex)
+	env := func(v *tir.Var) (int64, bool) {
+		switch v {
+		case i:
+			return -7, true
+		case j:
+			return 3, true
+		}
+		return 0, false
+	}
+	buf := tir.NewBuffer("A", tir.DF32, 4)
+	cases := []struct {
+		e    tir.Expr
+		want int64
+		ok   bool
+	}{
+		{tir.Add(tir.Mul(i, j), tir.Int(2)), -19, true},
+		{tir.FloorDiv(i, j), -3, true},
+		{tir.FloorMod(i, j), 2, true},
+		{tir.Min(i, j), -7, true},
+		{tir.LT(i, j), 1, true},
+		{&tir.Not{X: tir.LT(i, j)}, 0, true},
+		{&tir.Select{Cond: tir.LT(j, i), T: i, F: j}, 3, true},
+		{&tir.Cast{Type: tir.DI8, X: tir.Mul(j, tir.Int(100))}, 44, true},
+		{tir.FloorDiv(i, tir.Sub(j, tir.Int(3))), 0, false},
+		{tir.Add(i, tir.NewVar("k", tir.DIndex)), 0, false},
+		{&tir.Cast{Type: tir.DIndex, X: tir.Load(buf, i)}, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := tir.EvalInt(c.e, env)
+		require.Equal(t, c.ok, ok, tir.ExprString(c.e))
+		if ok {
+			require.Equal(t, c.want, got, tir.ExprString(c.e))
+		}
+	}
+}
+
+// AutoUnrollSteps counts the statements of a fully unrolled nest, and
+// AutoUnrolls compares them with the budget.
+func TestAutoUnrollSteps(t *testing.T) {
+	f := parseFunc(t, `tir.func @k(%A: buffer<8x8xf32>, out %B: buffer<8x8xf32>) {
+  tir.for %i = 0 to 8 parallel {
+    tir.for %j = 0 to 2 {
+      tir.for %k = 0 to 4 {
+        %B[%i, %k] = %A[%i, %k]
+        %B[%i, %k + 4] = %A[%i, %k + 4]
+      }
+      tir.for %v = 0 to 8 vectorized {
+        %B[%i, %v] = %A[%i, %v] * 2.0
+      }
+    }
+  }
+}
+`)
+	outer := f.Body.(*tir.For)
+	_, ok := tir.AutoUnrollSteps(outer)
+	require.False(t, ok, "a parallel loop is never unrolled")
+	j := outer.Body.(*tir.For)
+	steps, ok := tir.AutoUnrollSteps(j)
+	require.True(t, ok)
+	require.Equal(t, int64(2*(4*2+1)), steps, "k: 4×2 stores, the vector loop once")
+	require.True(t, tir.AutoUnrolls(j, 18))
+	require.False(t, tir.AutoUnrolls(j, 17))
+	require.False(t, tir.AutoUnrolls(j, 0))
+	budget, has := tir.AutoUnrollBudget(j)
+	require.False(t, has)
+	require.Zero(t, budget)
+}

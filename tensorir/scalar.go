@@ -136,3 +136,49 @@ func castFloatToInt(t DType, v float64) int64 {
 	}
 	return int64(v)
 }
+
+// EvalInt evaluates an integer (or i1) expression with the interpreter's
+// semantics, taking variables from env; ok is false when e reads a
+// buffer, involves floats or calls, names a variable env does not know,
+// or divides by zero.
+func EvalInt(e Expr, env func(*Var) (int64, bool)) (v int64, ok bool) {
+	switch x := e.(type) {
+	case *IntImm:
+		return x.Value, true
+	case *Var:
+		return env(x)
+	case *Cast:
+		if !x.Type.IsInt() || !x.X.DType().IsInt() {
+			return 0, false
+		}
+		v, ok := EvalInt(x.X, env)
+		return WrapInt(x.Type, v), ok
+	case *Not:
+		v, ok := EvalInt(x.X, env)
+		return b2i(v == 0), ok
+	case *Select:
+		c, ok := EvalInt(x.Cond, env)
+		if !ok {
+			return 0, false
+		}
+		if c != 0 {
+			return EvalInt(x.T, env)
+		}
+		return EvalInt(x.F, env)
+	case *Binary:
+		if !x.A.DType().IsInt() {
+			return 0, false
+		}
+		a, ok := EvalInt(x.A, env)
+		if !ok {
+			return 0, false
+		}
+		b, ok := EvalInt(x.B, env)
+		if !ok {
+			return 0, false
+		}
+		v, err := evalIntBinary(x.Op, x.A.DType(), a, b)
+		return v, err == nil
+	}
+	return 0, false
+}

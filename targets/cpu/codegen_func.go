@@ -38,6 +38,8 @@ type fgen struct {
 	nblocks   int
 	// loc is the location of the statement being generated, for errors.
 	loc tir.Location
+	// unrollBudget is the tir.PragmaAutoUnrollMaxStep in force (0: none).
+	unrollBudget int64
 }
 
 func newFgen(m *mgen, f *ir.Func) *fgen {

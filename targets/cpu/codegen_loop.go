@@ -17,9 +17,21 @@ const maxUnroll = 4096
 // (codegen_vector.go), parallel loops by outlining (codegen_parallel.go;
 // nested inside another parallel loop they run serially). Thread-bound
 // loops are GPU constructs and are refused.
+//
+// A loop annotated with tir.PragmaAutoUnrollMaxStep sets the step budget
+// for itself and the loops inside it: a serial loop the budget covers
+// (tir.AutoUnrolls) is generated as an unrolled loop.
 func (g *fgen) forLoop(x *tir.For) error {
+	if budget, ok := tir.AutoUnrollBudget(x); ok {
+		saved := g.unrollBudget
+		g.unrollBudget = budget
+		defer func() { g.unrollBudget = saved }()
+	}
 	switch x.Kind {
 	case tir.Serial:
+		if tir.AutoUnrolls(x, g.unrollBudget) {
+			return g.unrolledLoop(x)
+		}
 		return g.serialLoop(x)
 	case tir.Unrolled:
 		return g.unrolledLoop(x)

@@ -85,6 +85,7 @@ func (g *fgen) parallelLoop(x *tir.For) error {
 	lg := newFgen(m, loopF)
 	lg.inParallel = true
 	lg.loc = g.loc
+	lg.unrollBudget = g.unrollBudget
 	for i, v := range capVars {
 		lg.vars[v] = loopParams[i+2]
 	}

@@ -1,0 +1,42 @@
+package cpu
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// unrollText sums a 3×3 window per output: the annotation on the outer
+// loop sets the auto-unroll budget for the window loops (9 steps) and the
+// column loop (8 × 9 = 72 steps).
+func unrollText(budget string) string {
+	return `tir.func @pool(%A: buffer<10x10xf32>, out %B: buffer<8x8xf32>) {
+  tir.for %i = 0 to 8 parallel annotations {pragma_auto_unroll_max_step = ` + budget + `} {
+    tir.for %j = 0 to 8 {
+      %B[%i, %j] = 0.0
+      tir.for %ky = 0 to 3 {
+        tir.for %kx = 0 to 3 {
+          %B[%i, %j] = %B[%i, %j] + %A[%i + %ky, %j + %kx]
+        }
+      }
+    }
+  }
+}
+`
+}
+
+// Loops whose nest fits the budget are generated unrolled (no loop
+// header left for them), larger ones stay loops, and the results match
+// the interpreter in every case.
+func TestAutoUnrollPragma(t *testing.T) {
+	heads := func(budget string) int {
+		res, _ := checkAgainstInterp(t, parseModule(t, unrollText(budget)), "pool", Options{}, 3, 0)
+		return len(regexp.MustCompile(`(?m)^for\.head\.\d+:`).FindAllString(res.LLVM(), -1))
+	}
+	none, window, all := heads("0"), heads("16"), heads("512")
+	require.Equal(t, 4, none, "budget 0: the j, ky and kx loops stay loops (and the parallel chunk loop)")
+	assert.Equal(t, 2, window, "budget 16: ky and kx (9 steps) unrolled, j (80 steps) a loop")
+	assert.Equal(t, 1, all, "budget 512: every serial loop unrolled")
+}
