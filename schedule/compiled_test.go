@@ -63,44 +63,59 @@ func TestRandomSchedulesCompiled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with llc/lld")
 	}
-	dir := t.TempDir()
-	drv := filepath.Join(dir, "driver")
-	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
-	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-
-	type entry struct {
-		sym      string
-		workload string
-		f        *tir.PrimFunc
-		trace    string
-	}
-	var entries []entry
-	m := &tir.Module{}
+	var entries []compiledEntry
 	applied := map[string]int{}
 	for _, name := range propertyWorkloads() {
 		for i := 0; i < 8; i++ {
 			seed := int64(1000 + i*31 + len(name))
 			s := randomSchedule(t, name, seed, applied)
 			checkReplay(t, s)
-			f := *s.Func()
-			f.Name = fmt.Sprintf("%s_%d", name, i)
-			f.Attrs = copyAttrs(f.Attrs)
-			f.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(f.Name)
-			require.NoError(t, m.Add(&f))
-			entries = append(entries, entry{f.Name, name, &f, s.Trace().String()})
+			entries = append(entries, compiledEntry{fmt.Sprintf("%s_%d", name, i), workloadSrc(name), s})
 		}
+	}
+	compileAndCheck(t, entries)
+	t.Logf("compiled %d schedules; applied: %v", len(entries), applied)
+}
+
+// compiledEntry is a schedule to compile as sym, checked against the
+// interpreter on src (the unscheduled function).
+type compiledEntry struct {
+	sym, src string
+	s        *Schedule
+}
+
+// compileAndCheck compiles every entry's scheduled function with
+// targets/cpu into one shared object, runs each through a dlopen driver
+// on the inputs interpret(…, 9) uses and compares with the interpreter's
+// result on the unscheduled function.
+func compileAndCheck(t *testing.T, entries []compiledEntry) {
+	t.Helper()
+	dir := t.TempDir()
+	drv := filepath.Join(dir, "driver")
+	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
+	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	m := &tir.Module{}
+	funcs := make([]*tir.PrimFunc, len(entries))
+	for i, e := range entries {
+		f := *e.s.Func()
+		f.Name = e.sym
+		f.Attrs = copyAttrs(f.Attrs)
+		f.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(f.Name)
+		require.NoError(t, m.Add(&f))
+		funcs[i] = &f
 	}
 	res, err := cpu.Compile(m, cpu.Options{})
 	require.NoError(t, err)
 	so := filepath.Join(dir, "k.so")
 	require.NoError(t, res.WriteShared(so))
-	for _, e := range entries {
-		want := interpret(t, parseFunc(t, workloadSrc(e.workload)), 9)
+	for i, e := range entries {
+		f := funcs[i]
+		want := interpret(t, parseFunc(t, e.src), 9)
 		// The same random inputs as interpret(…, 9).
-		inputs := randomInputs(t, e.f, 9)
+		inputs := randomInputs(t, f, 9)
 		var files []string
-		for _, p := range e.f.Params {
+		for _, p := range f.Params {
 			path := filepath.Join(dir, e.sym+"_"+p.Buffer.Name+".bin")
 			require.NoError(t, os.WriteFile(path, f32bytes(inputs[p.Buffer.Name]), 0o644))
 			files = append(files, path)
@@ -109,7 +124,7 @@ func TestRandomSchedulesCompiled(t *testing.T) {
 		require.NoError(t, err, "%s", out)
 		require.Contains(t, string(out), "rc=0")
 		got := map[string][]float64{}
-		for i, p := range e.f.Params {
+		for i, p := range f.Params {
 			if p.Role == tir.RoleIn {
 				continue
 			}
@@ -117,9 +132,8 @@ func TestRandomSchedulesCompiled(t *testing.T) {
 			require.NoError(t, err)
 			got[p.Buffer.Name] = fromF32bytes(b)
 		}
-		sameOutputs(t, want, got, e.sym+":\n"+printed(e.f)+"\n"+e.trace)
+		sameOutputs(t, want, got, e.sym+":\n"+printed(f)+"\n"+e.s.Trace().String())
 	}
-	t.Logf("compiled %d schedules; applied: %v", len(entries), applied)
 }
 
 // randomInputs are the arrays interpret(t, f, seed) runs on.

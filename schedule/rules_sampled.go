@@ -34,7 +34,8 @@ const sampledMaxReduceInner = 1024
 // keep S3 = 1), each reduction loop's R0/R1 split with sample_perfect_tile
 // (R1 ≤ 1024), and the level the accumulator cache is written back at
 // (the fused S0 loop or the last S1 loop) with sample_categorical, and
-// the auto-unroll budget of every loop nest (sampleUnroll).
+// the auto-unroll budget of every loop nest (sampleUnroll); reductions
+// with little spatial parallelism may be rfactored (sampledRFactor).
 // Replaying the trace with other decisions gives another point of the
 // same design space; a decision the primitives refuse fails the replay.
 // Errors: as ApplyDefaultRules.
@@ -59,6 +60,11 @@ func ApplySampledRules(f *tir.PrimFunc, target Target, seed int64) (*Schedule, e
 			}
 			*s = *r
 			s.rng = rng
+		}
+	}
+	for _, name := range ruleBlocks(s) {
+		if err := sampledRFactor(s, f, name, target); err != nil {
+			return nil, err
 		}
 	}
 	for _, name := range ruleBlocks(s) {
@@ -211,4 +217,76 @@ func registerTileSplit(s *Schedule, l LoopRV, ext int64, cands []int64) ([]LoopR
 		return nil, err
 	}
 	return append(outer, two[1]), nil
+}
+
+// rfactorTasksPerCore bounds the parallel tasks a reduction's spatial
+// loops may give for sampledRFactor to consider it (MetaSchedule's
+// AddRFactor uses max_jobs_per_core = 16 the same way).
+const rfactorTasksPerCore = 16
+
+// sampledRFactor is the AddRFactor rule of the design space: a reduction
+// block (not multi-level tiled) in a perfect nest whose spatial loops give
+// fewer than rfactorTasksPerCore tasks per core, and whose outermost
+// reduction loop has at least two iterations per core, is — in half of
+// the sketches (the seed's random generator picks, unrecorded: a sketch
+// is a trace shape that mutation keeps) — rfactored: that loop is split
+// by sample_perfect_tile (inner tile ≤ extent/cores), its outer part is
+// reordered outermost and becomes the spatial axis 0 of a "<X>_rf"
+// buffer of partial results, which the simple rule then parallelizes. A refused rfactor leaves the schedule as it was.
+// Errors: only a failure to replay the schedule after a refusal.
+func sampledRFactor(s *Schedule, f *tir.PrimFunc, name string, target Target) error {
+	r := findBlock(s.Func().Body, name)
+	if r == nil || r.Block.Init == nil || underAnnotated(s, name) {
+		return nil
+	}
+	nest, ok := nestOf(s, name)
+	if !ok {
+		return nil
+	}
+	spatial := int64(1)
+	var red *nestLoop
+	for i := range nest {
+		if nest[i].iv.Kind == tir.Reduce {
+			if red == nil {
+				red = &nest[i]
+			}
+			continue
+		}
+		spatial *= nest[i].extent
+	}
+	cores := int64(target.Cores)
+	if red == nil || spatial >= rfactorTasksPerCore*cores || red.extent < 2*cores || s.rng.Intn(2) == 0 {
+		return nil
+	}
+	saved := snapshot(s)
+	// The inner tile is at most extent/cores, so the factor axis has at
+	// least one iteration per core; it moves outermost, where the simple
+	// rule makes it parallel.
+	parts, err := sampleSplit(s, red.rv, 2, red.extent/cores)
+	if err == nil {
+		var outer []LoopRV
+		for _, nl := range nest {
+			if nl.iv == red.iv {
+				break
+			}
+			outer = append(outer, nl.rv)
+		}
+		if len(outer) > 0 {
+			err = s.Reorder(append([]LoopRV{parts[0]}, outer...)...)
+		}
+	}
+	if err == nil {
+		_, err = s.RFactor(parts[0], 0)
+	}
+	if err == nil {
+		return nil
+	}
+	rng := s.rng
+	rs, rerr := Replay(f, saved)
+	if rerr != nil {
+		return fmt.Errorf("sampled rules: replaying after a refused rfactor of %q: %w", name, rerr)
+	}
+	*s = *rs
+	s.rng = rng
+	return nil
 }
