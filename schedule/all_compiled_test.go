@@ -117,9 +117,9 @@ func TestAllRandomSchedulesCompiled(t *testing.T) {
 	// Batches compile and run two at a time (llc and lld are external
 	// processes; this machine has 2 cores).
 	type batchResult struct {
-		refused, limited, failed []string
-		checked                  int
-		err                      error
+		refused, failed []string
+		checked         int
+		err             error
 	}
 	var results []*batchResult
 	var wg sync.WaitGroup
@@ -132,56 +132,35 @@ func TestAllRandomSchedulesCompiled(t *testing.T) {
 		sem <- struct{}{}
 		go func(start int) {
 			defer func() { <-sem; wg.Done() }()
-			r.refused, r.limited, r.failed, r.checked, r.err = runCompiledBatch(dir, drv, start, batch)
+			r.refused, r.failed, r.checked, r.err = runCompiledBatch(dir, drv, start, batch)
 		}(start)
 	}
 	wg.Wait()
-	var refused, limited, failed []string
+	var refused, failed []string
 	checked := 0
 	for _, r := range results {
 		require.NoError(t, r.err)
 		refused = append(refused, r.refused...)
-		limited = append(limited, r.limited...)
 		failed = append(failed, r.failed...)
 		checked += r.checked
 	}
-	t.Logf("compiled and checked %d of %d schedules (%d loop-primitive, %d location); %d not compiled for the documented "+
-		"vectorized-extent limit (1 <= L <= %d, targets/cpu/README.md); applied: %v",
-		checked, len(cases), nLoop, len(cases)-nLoop, len(limited), cpu.MaxVectorLanes, applied)
-	for _, l := range limited {
-		t.Logf("documented limitation, not compiled: %s", l)
-	}
+	t.Logf("compiled and checked %d of %d schedules (%d loop-primitive, %d location); applied: %v",
+		checked, len(cases), nLoop, len(cases)-nLoop, applied)
 	for _, r := range refused {
 		t.Errorf("targets/cpu refused %s", r)
 	}
 	for _, f := range failed {
 		t.Errorf("compiled result differs: %s", f)
 	}
-	require.Equal(t, len(cases), checked+len(limited))
-}
-
-// vectorLimit returns the error of a vectorized loop of f whose constant
-// extent is outside [1, cpu.MaxVectorLanes], a documented limitation of
-// targets/cpu ("A vectorized loop of constant extent L (1 ≤ L ≤ 64)").
-func vectorLimit(f *tir.PrimFunc) error {
-	var found error
-	tir.VisitStmt(f.Body, func(x tir.Stmt) bool {
-		if l, ok := x.(*tir.For); ok && found == nil && l.Kind == tir.Vectorized {
-			if e, ok := l.Extent.(*tir.IntImm); ok && (e.Value < 1 || e.Value > cpu.MaxVectorLanes) {
-				found = cpu.CheckVectorizable(l)
-			}
-		}
-		return found == nil
-	})
-	return found
+	require.Equal(t, len(cases), checked)
 }
 
 // runCompiledBatch compiles batch (kernels k<start>…) into one shared
 // object, runs every kernel with the driver on the inputs of
 // interpret(…, 9) and compares it with the case's want. It returns the
-// kernels targets/cpu refused, those left out for the documented vector
-// extent limit, those whose results differ, and how many were checked.
-func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused, limited, failed []string, checked int, err error) {
+// kernels targets/cpu refused, those whose results differ, and how many
+// were checked.
+func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused, failed []string, checked int, err error) {
 	var fs []*tir.PrimFunc
 	var kept []compiledCase
 	m := &tir.Module{}
@@ -190,12 +169,8 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		f.Name = fmt.Sprintf("k%d", start+i)
 		f.Attrs = copyAttrs(f.Attrs)
 		f.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(f.Name)
-		if err := vectorLimit(&f); err != nil {
-			limited = append(limited, fmt.Sprintf("%s\n%v", c.label, err))
-			continue
-		}
 		if err := m.Add(&f); err != nil {
-			return nil, nil, nil, 0, err
+			return nil, nil, 0, err
 		}
 		fs = append(fs, &f)
 		kept = append(kept, c)
@@ -210,29 +185,29 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		for i, f := range fs {
 			one := &tir.Module{}
 			if err := one.Add(f); err != nil {
-				return nil, nil, nil, 0, err
+				return nil, nil, 0, err
 			}
 			if _, err := cpu.Compile(one, cpu.Options{}); err != nil {
 				refused = append(refused, fmt.Sprintf("%s\n%v\n%s", batch[i].label, err, printed(f)))
 				continue
 			}
 			if err := m.Add(f); err != nil {
-				return nil, nil, nil, 0, err
+				return nil, nil, 0, err
 			}
 			keptF = append(keptF, f)
 			kept = append(kept, batch[i])
 		}
 		fs, batch = keptF, kept
 		if len(fs) == 0 {
-			return refused, limited, nil, 0, nil
+			return refused, nil, 0, nil
 		}
 		if res, err = cpu.Compile(m, cpu.Options{}); err != nil {
-			return nil, nil, nil, 0, err
+			return nil, nil, 0, err
 		}
 	}
 	so := filepath.Join(dir, fmt.Sprintf("k%d.so", start))
 	if err := res.WriteShared(so); err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, 0, err
 	}
 
 	var manifest strings.Builder
@@ -243,7 +218,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		for _, p := range f.Params {
 			shape, ok := p.Buffer.ConstShape()
 			if !ok {
-				return nil, nil, nil, 0, fmt.Errorf("%s: %s has no constant shape", f.Name, p.Buffer.Name)
+				return nil, nil, 0, fmt.Errorf("%s: %s has no constant shape", f.Name, p.Buffer.Name)
 			}
 			a := tir.NewArray(p.Buffer.DType, shape...)
 			for i := range a.Floats {
@@ -255,7 +230,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		for _, p := range f.Params {
 			path := filepath.Join(dir, f.Name+"_"+p.Buffer.Name+".bin")
 			if err := os.WriteFile(path, f32bytes(inputs[p.Buffer.Name]), 0o644); err != nil {
-				return nil, nil, nil, 0, err
+				return nil, nil, 0, err
 			}
 			files[i] = append(files[i], path)
 			fmt.Fprintf(&manifest, " %s", path)
@@ -264,7 +239,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 	}
 	mf := filepath.Join(dir, fmt.Sprintf("k%d.txt", start))
 	if err := os.WriteFile(mf, []byte(manifest.String()), 0o644); err != nil {
-		return nil, nil, nil, 0, err
+		return nil, nil, 0, err
 	}
 	out, err := exec.Command(drv, so, mf).CombinedOutput()
 	rcs := map[string]string{}
@@ -278,10 +253,10 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		// The driver died (a crash): blame the first kernel with no rc.
 		for i, f := range fs {
 			if _, ok := rcs[f.Name]; !ok {
-				return nil, nil, nil, 0, fmt.Errorf("driver: %v: %s\nfirst kernel without a result: %s\n%s", err, out, batch[i].label, printed(f))
+				return nil, nil, 0, fmt.Errorf("driver: %v: %s\nfirst kernel without a result: %s\n%s", err, out, batch[i].label, printed(f))
 			}
 		}
-		return nil, nil, nil, 0, fmt.Errorf("driver: %v: %s", err, out)
+		return nil, nil, 0, fmt.Errorf("driver: %v: %s", err, out)
 	}
 	for i, f := range fs {
 		if rcs[f.Name] != "rc=0" {
@@ -295,7 +270,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 			}
 			b, err := os.ReadFile(files[i][j])
 			if err != nil {
-				return nil, nil, nil, 0, err
+				return nil, nil, 0, err
 			}
 			got[p.Buffer.Name] = fromF32bytes(b)
 		}
@@ -304,7 +279,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		}
 		checked++
 	}
-	return refused, limited, failed, checked, nil
+	return refused, failed, checked, nil
 }
 
 // diffOutputs is sameOutputs's comparison returning the first difference

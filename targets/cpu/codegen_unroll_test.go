@@ -40,3 +40,24 @@ func TestAutoUnrollPragma(t *testing.T) {
 	assert.Equal(t, 2, window, "budget 16: ky and kx (9 steps) unrolled, j (80 steps) a loop")
 	assert.Equal(t, 1, all, "budget 512: every serial loop unrolled")
 }
+
+// A vectorized loop longer than MaxVectorLanes is generated in chunks:
+// 192 = 3 × 64 lanes without a tail, 100 = 50 + 50, 131 = 2 × 64 + a
+// 3-lane tail; every form matches the interpreter.
+func TestLongVectorLoops(t *testing.T) {
+	assert.Equal(t, int64(64), vectorChunk(192))
+	assert.Equal(t, int64(50), vectorChunk(100))
+	assert.Equal(t, int64(64), vectorChunk(131))
+	for n, lanes := range map[string]string{"192": "64", "100": "50", "131": "64"} {
+		src := `tir.func @long(%A: buffer<3x` + n + `xf32>, out %B: buffer<3x` + n + `xf32>) {
+  tir.for %i = 0 to 3 {
+    tir.for %j = 0 to ` + n + ` vectorized {
+      %B[%i, %j] = %A[%i, %j] * 2.0 + %A[2 - %i, %j]
+    }
+  }
+}
+`
+		res, _ := checkAgainstInterp(t, parseModule(t, src), "long", Options{}, 7, 0)
+		require.Contains(t, res.LLVM(), "<"+lanes+" x float>", n)
+	}
+}

@@ -8,8 +8,9 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// MaxVectorLanes is the largest extent of a vectorized loop (split larger
-// loops first).
+// MaxVectorLanes is the most lanes one widened body has: a vectorized
+// loop with a larger extent is generated as a serial loop over chunks of
+// at most this many lanes (vectorChunk).
 const MaxVectorLanes = 64
 
 // vecState is the state of a widened loop body: the vector loop variable,
@@ -115,10 +116,10 @@ func CheckVectorizable(f *tir.For) error {
 	if !ok {
 		return fail(f.Loc, "its extent is not a constant")
 	}
-	if ext.Value < 1 || ext.Value > MaxVectorLanes {
-		return fail(f.Loc, "extent %d is outside [1, %d] (split the loop first)", ext.Value, MaxVectorLanes)
+	if ext.Value < 1 {
+		return fail(f.Loc, "extent %d is less than 1", ext.Value)
 	}
-	vs := newVecState(f.Var, int(ext.Value))
+	vs := newVecState(f.Var, int(min(ext.Value, MaxVectorLanes)))
 	checkExpr := func(loc tir.Location, e tir.Expr) error {
 		var err error
 		tir.VisitExpr(e, func(x tir.Expr) bool {
@@ -226,6 +227,9 @@ func (g *fgen) vectorLoop(x *tir.For) error {
 	if err := CheckVectorizable(x); err != nil {
 		return err
 	}
+	if ext := x.Extent.(*tir.IntImm).Value; ext > MaxVectorLanes {
+		return g.chunkedVectorLoop(x, ext)
+	}
 	lanes := int(x.Extent.(*tir.IntImm).Value)
 	lo, err := g.cond(x.Min)
 	if err != nil {
@@ -244,4 +248,39 @@ func (g *fgen) vectorLoop(x *tir.For) error {
 	g.vec.base = lo
 	defer func() { g.vec = nil }()
 	return g.bind(x.Var, nil, vv, func() error { return g.stmt(x.Body) })
+}
+
+// vectorChunk is the lane count of the chunks of a vectorized loop of
+// extent ext > MaxVectorLanes: the largest divisor of ext between
+// MaxVectorLanes/4 and MaxVectorLanes (no tail), else MaxVectorLanes
+// (with a shorter last chunk).
+func vectorChunk(ext int64) int64 {
+	for l := int64(MaxVectorLanes); l >= MaxVectorLanes/4; l-- {
+		if ext%l == 0 {
+			return l
+		}
+	}
+	return MaxVectorLanes
+}
+
+// chunkedVectorLoop generates a vectorized loop longer than
+// MaxVectorLanes as a serial loop over chunks of vectorChunk(ext) lanes,
+// each a widened body starting at min + chunk·lanes, and a widened tail
+// for the remaining lanes.
+func (g *fgen) chunkedVectorLoop(x *tir.For, ext int64) error {
+	lanes := vectorChunk(ext)
+	t := x.Var.Type
+	chunk := tir.NewVar(x.Var.Name+".chunk", t)
+	part := func(min tir.Expr, n int64) *tir.For {
+		return &tir.For{Var: x.Var, Min: min, Extent: tir.IntOf(t, n), Kind: tir.Vectorized, Annotations: x.Annotations, Body: x.Body, Loc: x.Loc}
+	}
+	body := part(tir.Add(x.Min, tir.Mul(chunk, tir.IntOf(t, lanes))), lanes)
+	it := types.NewInt(uint64(t.Bits()))
+	if err := g.loop(chunk, constant.NewInt(it, 0), constant.NewInt(it, ext/lanes), func() error { return g.vectorLoop(body) }); err != nil {
+		return err
+	}
+	if rem := ext % lanes; rem > 0 {
+		return g.vectorLoop(part(tir.Add(x.Min, tir.IntOf(t, ext-rem)), rem))
+	}
+	return nil
 }
