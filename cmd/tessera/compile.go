@@ -74,7 +74,7 @@ schedule.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file")
 	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: "+strings.Join(emitKinds, ", "))
 	cmd.Flags().StringVar(&o.name, "name", "", "prefix of the exported symbol (default: the output file's base name)")
-	cmd.Flags().BoolVar(&stats, "stats", false, "print memory planning statistics (arena peak bytes) to stderr")
+	cmd.Flags().BoolVar(&stats, "stats", false, "print memory planning statistics (arena peak bytes) and how each kernel was scheduled to stderr")
 	cmd.Flags().IntVar(&o.threads, "threads", 0, "with --tuning-db: use the records measured with this many threads (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
 	return cmd
 }
@@ -93,6 +93,9 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 	}
 	if stats && c.tir != nil {
 		fmt.Fprintf(stderr, "memory plan: arena %d bytes (peak), %d bytes without reuse, %d intermediate buffers\n", c.plan.ArenaBytes, c.plan.NaiveBytes, c.plan.Buffers)
+		st := c.sched
+		fmt.Fprintf(stderr, "schedules: %d kernels: %d default rules, %d tuned, %d traced, %d simple (refused by the default rules)\n",
+			st.Kernels, st.Kernels-st.Tuned-st.Traced-st.Fallback, st.Tuned, st.Traced, st.Fallback)
 	}
 	switch emit {
 	case "hlo":

@@ -199,6 +199,7 @@ func TestEmitLevels(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, tir, "tir.func @main(")
 	assert.Contains(t, stderr, "memory plan: arena ")
+	assert.Contains(t, stderr, "schedules: 2 kernels: 2 default rules, 0 tuned, 0 traced, 0 simple")
 	ll := filepath.Join(t.TempDir(), "mlp.ll")
 	_, stderr, code = tessera("compile", model, "--emit", "llvm", "-o", ll)
 	require.Equal(t, 0, code, stderr)

@@ -36,6 +36,7 @@ type compiled struct {
 	graph *graphir.Module // after the hlo pipeline (fused hlo)
 	tir   *tensorir.Module
 	plan  lowering.PlanStats
+	sched pipeline.ScheduleStats
 	cpu   *cpu.Result
 	entry *tensorir.PrimFunc
 }
@@ -109,7 +110,7 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 		}
 		fmt.Fprintln(opts.log)
 	}
-	c.tir, c.plan = tm, plan
+	c.tir, c.plan, c.sched = tm, plan, st
 	if c.entry, err = pipeline.ExportMain(tm); err != nil {
 		return nil, err
 	}
