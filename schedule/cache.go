@@ -395,7 +395,7 @@ func (s *Schedule) SetScope(b BlockRV, bufferIndex int, scope string) error {
 
 // AttrBufferDimAlign is the block annotation storage_align writes (TVM's
 // attr::buffer_dim_align): a list of [buffer_index, axis, factor, offset].
-const AttrBufferDimAlign = "buffer_dim_align"
+const AttrBufferDimAlign = tir.AttrBufferDimAlign
 
 // StorageAlign asks that the stride of dimension axis of the buffer of
 // write region bufferIndex of block b be factor·k + offset (TVM's

@@ -168,3 +168,27 @@ func fromF32bytes(b []byte) []float64 {
 	}
 	return out
 }
+
+// storage_align pads the allocation: the aligned dimension's stride of
+// the 6×14 intermediate becomes 40 (= 32·1 + 8) in the generated code,
+// and the compiled kernel still matches the interpreter.
+func TestStorageAlignCompiled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles with llc/lld")
+	}
+	s := New(locWorkload(t, "chain"))
+	require.NoError(t, s.StorageAlign(block(t, s, "add"), 0, 0, 32, 8))
+	aligned := tir.AlignedStrides(s.Func())
+	require.Len(t, aligned, 1)
+	for b, st := range aligned {
+		require.Equal(t, "T", b.Name)
+		require.Equal(t, []int64{40, 1}, st)
+	}
+	m := &tir.Module{}
+	require.NoError(t, m.Add(s.Func()))
+	res, err := cpu.Compile(m, cpu.Options{})
+	require.NoError(t, err)
+	require.Contains(t, res.LLVM(), ", 40\n", "the padded stride addresses %T")
+	require.Contains(t, res.LLVM(), "alloca [214 x float]", "5·40 + 13 + 1 elements, not 6·14")
+	compileAndCheck(t, []compiledEntry{{"aligned_chain", printed(s.Original()), s}})
+}

@@ -139,6 +139,20 @@ func flatIndex(buf *tir.Buffer, indices []tir.Expr) tir.Expr {
 	return off
 }
 
+// flatIndex is flatIndex with the padded strides of a storage_align'ed
+// buffer (mgen.aligned).
+func (g *fgen) flatIndex(buf *tir.Buffer, indices []tir.Expr) tir.Expr {
+	st, ok := g.m.aligned[buf]
+	if !ok || len(st) != len(indices) {
+		return flatIndex(buf, indices)
+	}
+	var off tir.Expr = tir.Int(0)
+	for d, ix := range indices {
+		off = addIdx(off, mulIdx(asIndex(ix), tir.Int(st[d])))
+	}
+	return off
+}
+
 // asIndex casts an integer expression to index (no-op for index).
 func asIndex(e tir.Expr) tir.Expr {
 	if e.DType() == tir.DIndex {

@@ -30,7 +30,7 @@ func (g *fgen) access(buf *tir.Buffer, indices []tir.Expr) (*access, error) {
 	if len(indices) != len(buf.Shape) {
 		return nil, g.errorf("buffer %%%s has %d dimensions, accessed with %d indices", buf.Name, len(buf.Shape), len(indices))
 	}
-	return &access{buf: buf, st: st, base: p, flat: flatIndex(buf, indices)}, nil
+	return &access{buf: buf, st: st, base: p, flat: g.flatIndex(buf, indices)}, nil
 }
 
 // accessMode classifies a buffer access inside a widened loop body.

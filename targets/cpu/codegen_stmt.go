@@ -189,7 +189,7 @@ func (g *fgen) allocate(buf *tir.Buffer, body func() error) error {
 	for d, s := range buf.Shape {
 		last[d] = addIdx(asIndex(s), tir.Int(-1))
 	}
-	n := addIdx(flatIndex(buf, last), tir.Int(1))
+	n := addIdx(g.flatIndex(buf, last), tir.Int(1))
 	limit := int64(maxStackGlobal)
 	if buf.Scope != tir.ScopeGlobal && buf.Scope != "" {
 		limit = maxStackLocal

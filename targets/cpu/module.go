@@ -46,6 +46,9 @@ type mgen struct {
 	gomp         *gompFns
 	byName       map[string]*tir.PrimFunc
 	nConsts      int
+	// aligned holds the padded strides of buffers that storage_align
+	// annotated (tir.AlignedStrides), for allocation and addressing.
+	aligned map[*tir.Buffer][]int64
 }
 
 // Compile lowers every PrimFunc of mod to an LLVM function and exports
@@ -151,6 +154,12 @@ func paramType(p *tir.Param) (types.Type, error) {
 // emitKernel generates the body of pf's internal function.
 func (m *mgen) emitKernel(pf *tir.PrimFunc) error {
 	f := m.funcs[pf]
+	if m.aligned == nil {
+		m.aligned = map[*tir.Buffer][]int64{}
+	}
+	for b, st := range tir.AlignedStrides(pf) {
+		m.aligned[b] = st
+	}
 	g := newFgen(m, f)
 	for i, p := range pf.Params {
 		if p.Buffer != nil {
