@@ -17,24 +17,12 @@ at least --min-time seconds). Prints one line:
 import argparse
 import statistics
 import sys
-import time
 
 import numpy as np
 import torch
 import torchvision
 
-
-def time_loop(fn, warmup, repeats, min_time):
-    for _ in range(warmup):
-        fn()
-    secs, total = [], 0.0
-    while len(secs) < repeats or total < min_time:
-        t0 = time.perf_counter()
-        fn()
-        d = time.perf_counter() - t0
-        total += d
-        secs.append(d)
-    return secs
+from torch_anchor import time_loop  # bench/torch_anchor.py, beside this script
 
 
 def main():

@@ -59,22 +59,8 @@ func ApplyDefaultRules(f *tir.PrimFunc, target Target) (*Schedule, error) {
 	}
 	s := New(f)
 	autoInline(s)
-	for _, name := range ruleBlocks(s) {
-		if !tileable(s, name) {
-			continue
-		}
-		saved := snapshot(s)
-		if err := multiLevelTile(s, name, target); err != nil {
-			var se *Error
-			if !errors.As(err, &se) && !errors.Is(err, errNotTileable) {
-				return nil, err
-			}
-			r, rerr := Replay(f, saved)
-			if rerr != nil {
-				return nil, fmt.Errorf("default rules: replaying after a failed tiling of %q: %w", name, rerr)
-			}
-			*s = *r
-		}
+	if err := tileAll(s, f, func(name string) error { return multiLevelTile(s, name, target) }); err != nil {
+		return nil, err
 	}
 	for _, name := range ruleBlocks(s) {
 		if err := simpleRule(s, name, target); err != nil {
@@ -82,6 +68,44 @@ func ApplyDefaultRules(f *tir.PrimFunc, target Target) (*Schedule, error) {
 		}
 	}
 	return s, nil
+}
+
+// tileAll applies tile to every tileable block of s (scheduling f). A
+// tiling the primitives refuse (a schedule *Error or errNotTileable) is
+// undone by replaying the trace from before it; other errors are
+// returned.
+func tileAll(s *Schedule, f *tir.PrimFunc, tile func(name string) error) error {
+	for _, name := range ruleBlocks(s) {
+		if !tileable(s, name) {
+			continue
+		}
+		saved := snapshot(s)
+		err := tile(name)
+		if err == nil {
+			continue
+		}
+		var se *Error
+		if !errors.As(err, &se) && !errors.Is(err, errNotTileable) {
+			return err
+		}
+		if err := s.restore(f, saved); err != nil {
+			return fmt.Errorf("rules: replaying after a failed tiling of %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// restore makes s the replay of saved on f, keeping s's random generator
+// where it is (a refused attempt's draws stay drawn).
+func (s *Schedule) restore(f *tir.PrimFunc, saved *Trace) error {
+	rng := s.rng
+	r, err := Replay(f, saved)
+	if err != nil {
+		return err
+	}
+	*s = *r
+	s.rng = rng
+	return nil
 }
 
 // snapshot copies the trace so far.

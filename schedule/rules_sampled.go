@@ -1,7 +1,6 @@
 package schedule
 
 import (
-	"errors"
 	"fmt"
 
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -43,24 +42,8 @@ func ApplySampledRules(f *tir.PrimFunc, target Target, seed int64) (*Schedule, e
 	target = target.withDefaults()
 	s := NewWithSeed(f, seed)
 	autoInline(s)
-	for _, name := range ruleBlocks(s) {
-		if !tileable(s, name) {
-			continue
-		}
-		saved := snapshot(s)
-		if err := sampledTile(s, name, target); err != nil {
-			var se *Error
-			if !errors.As(err, &se) && !errors.Is(err, errNotTileable) {
-				return nil, err
-			}
-			rng := s.rng
-			r, rerr := Replay(f, saved)
-			if rerr != nil {
-				return nil, fmt.Errorf("sampled rules: replaying after a failed tiling of %q: %w", name, rerr)
-			}
-			*s = *r
-			s.rng = rng
-		}
+	if err := tileAll(s, f, func(name string) error { return sampledTile(s, name, target) }); err != nil {
+		return nil, err
 	}
 	for _, name := range ruleBlocks(s) {
 		if err := sampledRFactor(s, f, name, target); err != nil {
@@ -281,12 +264,8 @@ func sampledRFactor(s *Schedule, f *tir.PrimFunc, name string, target Target) er
 	if err == nil {
 		return nil
 	}
-	rng := s.rng
-	rs, rerr := Replay(f, saved)
-	if rerr != nil {
-		return fmt.Errorf("sampled rules: replaying after a refused rfactor of %q: %w", name, rerr)
+	if err := s.restore(f, saved); err != nil {
+		return fmt.Errorf("sampled rules: replaying after a refused rfactor of %q: %w", name, err)
 	}
-	*s = *rs
-	s.rng = rng
 	return nil
 }
