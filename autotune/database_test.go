@@ -20,26 +20,10 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-const dbGemmSrc = `tir.func @gemm(%A: buffer<16x12xf32>, %B: buffer<12x10xf32>, out %C: buffer<16x10xf32>) attributes {tessera.kernel} {
-  tir.for %i = 0 to 16 {
-    tir.for %j = 0 to 10 {
-      tir.for %k = 0 to 12 {
-        tir.block "C"(%vi = spatial(0:16, %i), %vj = spatial(0:10, %j), %vk = reduce(0:12, %k)) reads(%A[%vi, %vk], %B[%vk, %vj]) writes(%C[%vi, %vj]) {
-          tir.init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-`
-
 // dbGemm parses the GEMM kernel of the database tests.
 func dbGemm(t *testing.T) *tir.PrimFunc {
 	t.Helper()
-	m, err := tir.ParseString("gemm.tir", dbGemmSrc)
+	m, err := tir.ParseString("gemm.tir", featGemmSrc(16, 10, 12))
 	require.NoError(t, err)
 	require.NoError(t, tir.Verify(m))
 	return m.Funcs[0]

@@ -108,11 +108,7 @@ func TestAllRandomSchedulesCompiled(t *testing.T) {
 		}
 	}
 
-	dir := t.TempDir()
-	drv := filepath.Join(dir, "driver")
-	require.NoError(t, os.WriteFile(drv+".c", []byte(batchDriverSrc), 0o644))
-	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dir, drv := buildDriver(t, batchDriverSrc)
 
 	// Batches compile and run two at a time (llc and lld are external
 	// processes; this machine has 2 cores).

@@ -389,11 +389,7 @@ func TestBlockizeLayoutPadCompiled(t *testing.T) {
 	require.NoError(t, err)
 	all = append(all, named{"tensorize gemm8", s})
 
-	dir := t.TempDir()
-	drv := filepath.Join(dir, "driver")
-	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
-	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dir, drv := buildDriver(t, driverSrc)
 	m := &tir.Module{}
 	var fs []*tir.PrimFunc
 	for i, n := range all {

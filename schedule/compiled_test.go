@@ -77,6 +77,18 @@ func TestRandomSchedulesCompiled(t *testing.T) {
 	t.Logf("compiled %d schedules; applied: %v", len(entries), applied)
 }
 
+// buildDriver compiles a dlopen driver's C source into a fresh temporary
+// directory and returns the directory and the driver's path.
+func buildDriver(t testing.TB, src string) (dir, drv string) {
+	t.Helper()
+	dir = t.TempDir()
+	drv = filepath.Join(dir, "driver")
+	require.NoError(t, os.WriteFile(drv+".c", []byte(src), 0o644))
+	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return dir, drv
+}
+
 // compiledEntry is a schedule to compile as sym, checked against the
 // interpreter on src (the unscheduled function).
 type compiledEntry struct {
@@ -90,11 +102,7 @@ type compiledEntry struct {
 // result on the unscheduled function.
 func compileAndCheck(t *testing.T, entries []compiledEntry) {
 	t.Helper()
-	dir := t.TempDir()
-	drv := filepath.Join(dir, "driver")
-	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
-	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dir, drv := buildDriver(t, driverSrc)
 	m := &tir.Module{}
 	funcs := make([]*tir.PrimFunc, len(entries))
 	for i, e := range entries {

@@ -108,11 +108,7 @@ func TestLocationSchedulesCompiled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with llc/lld")
 	}
-	dir := t.TempDir()
-	drv := filepath.Join(dir, "driver")
-	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
-	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dir, drv := buildDriver(t, driverSrc)
 	m := &tir.Module{}
 	var fs []*tir.PrimFunc
 	var names []string

@@ -120,11 +120,7 @@ func TestDefaultRulesCompiled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with llc/lld")
 	}
-	dir := t.TempDir()
-	drv := filepath.Join(dir, "driver")
-	require.NoError(t, os.WriteFile(drv+".c", []byte(driverSrc), 0o644))
-	out, err := exec.Command("cc", "-O1", "-o", drv, drv+".c", "-ldl").CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	dir, drv := buildDriver(t, driverSrc)
 	m := &tir.Module{}
 	orig := map[string]*tir.PrimFunc{}
 	for name, src := range ruleWorkloads(t) {
