@@ -3,7 +3,6 @@ package autotune
 import (
 	"fmt"
 
-	"github.com/tessera-ml/tessera/schedule"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -38,7 +37,7 @@ func injectFault(f *tir.PrimFunc, kind string) (*tir.PrimFunc, error) {
 		return &cp, nil
 	case FaultSegfault, FaultWrong:
 		done := false
-		cp.Body = schedule.Mutate(f.Body, func(s tir.Stmt) (tir.Stmt, bool) {
+		cp.Body = tir.Mutate(f.Body, func(s tir.Stmt) (tir.Stmt, bool) {
 			st, ok := s.(*tir.BufferStore)
 			if !ok || done || !out[st.Buffer] || !st.Buffer.DType.IsFloat() {
 				return nil, false

@@ -61,7 +61,7 @@ func (s *Schedule) checkSpatial(prim string, l LoopRV, f *tir.For) error {
 				bad = st
 			}
 		}
-		for _, c := range subStmts(x) {
+		for _, c := range tir.SubStmts(x) {
 			walk(c)
 		}
 	}

@@ -332,7 +332,7 @@ func (s *Schedule) Blockize(l LoopRV) (BlockRV, error) {
 		return BlockRV{}, err
 	}
 	b := BlockRV{Name: res.inner.Block.Name}
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
 		if st == tir.Stmt(f) {
 			return res.outer, true
 		}
@@ -408,7 +408,7 @@ func (s *Schedule) Tensorize(l LoopRV, intrin string) (BlockRV, error) {
 	ob.Annotations[AttrTensorized] = tir.StringAttr(intrin)
 	outer := *res.outer
 	outer.Block = &ob
-	nbody := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+	nbody := tir.Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
 		if st == tir.Stmt(f) {
 			return &outer, true
 		}
@@ -650,7 +650,7 @@ func cloneImpl(st tir.Stmt, bufs map[*tir.Buffer]*tir.Buffer, offsets map[*tir.B
 		return out
 	}
 	ex := func(e tir.Expr) tir.Expr {
-		return MapExpr(e, func(v *tir.Var) tir.Expr {
+		return tir.MapExpr(e, func(v *tir.Var) tir.Expr {
 			if n, ok := vars[v]; ok {
 				return n
 			}

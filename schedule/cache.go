@@ -72,97 +72,6 @@ func freshName(base string, used ...map[string]bool) string {
 	return name
 }
 
-// rewriteBuffers returns st with every use of a buffer in m (loads,
-// stores, regions, allocations) replaced.
-func rewriteBuffers(st tir.Stmt, m map[*tir.Buffer]*tir.Buffer) tir.Stmt {
-	ex := func(e tir.Expr) tir.Expr {
-		return MapExpr(e, nil, func(b *tir.Buffer, idx []tir.Expr) tir.Expr {
-			if nb, ok := m[b]; ok {
-				b = nb
-			}
-			return &tir.BufferLoad{Buffer: b, Indices: idx}
-		})
-	}
-	exs := func(es []tir.Expr) []tir.Expr {
-		out := make([]tir.Expr, len(es))
-		for i, e := range es {
-			out[i] = ex(e)
-		}
-		return out
-	}
-	buf := func(b *tir.Buffer) *tir.Buffer {
-		if nb, ok := m[b]; ok {
-			return nb
-		}
-		return b
-	}
-	regions := func(rs []tir.BufferRegion) []tir.BufferRegion {
-		if rs == nil {
-			return nil
-		}
-		out := make([]tir.BufferRegion, len(rs))
-		for i, r := range rs {
-			out[i] = tir.BufferRegion{Buffer: buf(r.Buffer), Region: r.Region}
-		}
-		return out
-	}
-	var rec func(s tir.Stmt) tir.Stmt
-	rec = func(s tir.Stmt) tir.Stmt {
-		switch x := s.(type) {
-		case nil:
-			return nil
-		case *tir.SeqStmt:
-			out := &tir.SeqStmt{Stmts: make([]tir.Stmt, len(x.Stmts)), Loc: x.Loc}
-			for i, c := range x.Stmts {
-				out.Stmts[i] = rec(c)
-			}
-			return out
-		case *tir.For:
-			c := *x
-			c.Min, c.Extent, c.Body = ex(x.Min), ex(x.Extent), rec(x.Body)
-			return &c
-		case *tir.BlockRealize:
-			c := *x
-			c.Values, c.Predicate = exs(x.Values), ex(x.Predicate)
-			if x.Block != nil {
-				c.Block = rec(x.Block).(*tir.Block)
-			}
-			return &c
-		case *tir.Block:
-			c := *x
-			c.Reads, c.Writes = regions(x.Reads), regions(x.Writes)
-			c.Init, c.Body = rec(x.Init), rec(x.Body)
-			if x.Allocs != nil {
-				c.Allocs = make([]*tir.Buffer, len(x.Allocs))
-				for i, a := range x.Allocs {
-					c.Allocs[i] = buf(a)
-				}
-			}
-			return &c
-		case *tir.BufferStore:
-			return &tir.BufferStore{Buffer: buf(x.Buffer), Value: ex(x.Value), Indices: exs(x.Indices), Loc: x.Loc}
-		case *tir.Allocate:
-			return &tir.Allocate{Buffer: buf(x.Buffer), Body: rec(x.Body), Loc: x.Loc}
-		case *tir.IfThenElse:
-			return &tir.IfThenElse{Cond: ex(x.Cond), Then: rec(x.Then), Else: rec(x.Else), Loc: x.Loc}
-		case *tir.LetStmt:
-			return &tir.LetStmt{Var: x.Var, Value: ex(x.Value), Body: rec(x.Body), Loc: x.Loc}
-		case *tir.Evaluate:
-			return &tir.Evaluate{Value: ex(x.Value), Loc: x.Loc}
-		case *tir.AllocateConst:
-			c := *x
-			c.Body = rec(x.Body)
-			return &c
-		case *tir.ArenaAlloc:
-			c := *x
-			c.Body = rec(x.Body)
-			return &c
-		}
-		return s
-	}
-	return rec(st)
-}
-
 // copyBlock is the realization (to be placed by buildNest) of a block
 // named name copying src into dst element by element.
 func copyBlock(name string, src, dst *tir.Buffer, loc tir.Location) *tir.BlockRealize {
@@ -208,7 +117,7 @@ func cacheAnchor(path []tir.Stmt, conflict func(tir.Stmt) bool) (int, bool) {
 
 // fixedEnv is the relaxation environment for accesses below path[k]: the
 // loops above it are fixed.
-func (s *Schedule) fixedEnv() *relaxEnv { return newRelaxEnv(s.bindingEnv()) }
+func (s *Schedule) fixedEnv() *tir.RelaxEnv { return tir.NewRelaxEnv(s.bindingEnv()) }
 
 // allocateFor allocates buf for the whole scope of path: in the scope
 // block's alloc list, or around the function body.
@@ -223,7 +132,7 @@ func allocateFor(body tir.Stmt, path []tir.Stmt, buf *tir.Buffer) tir.Stmt {
 	if scope == nil {
 		return &tir.Allocate{Buffer: buf, Body: body, Loc: body.Location()}
 	}
-	return Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
+	return tir.Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
 		if x == tir.Stmt(scope) {
 			c := *scope
 			c.Allocs = append(append([]*tir.Buffer(nil), scope.Allocs...), buf)
@@ -275,8 +184,8 @@ func (s *Schedule) CacheRead(b BlockRV, readIndex int, scope string) (BlockRV, e
 	}
 	anchor := path[k]
 	re := s.fixedEnv()
-	acc := collectAccessesIn(anchor, r, map[*tir.Buffer]bool{x: true}, false, re)[x]
-	if acc == nil || !acc.ok {
+	acc := tir.CollectAccessesIn(anchor, r, map[*tir.Buffer]bool{x: true}, false, re)[x]
+	if acc == nil || !acc.OK {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "cannot bound the region of %%%s the block reads", x.Name)
 	}
 	out, err := s.insertCacheStage(prim, b, r, anchor, x, scope, acc, re, true)
@@ -343,8 +252,8 @@ func (s *Schedule) CacheWrite(b BlockRV, writeIndex int, scope string) (BlockRV,
 	}
 	anchor := path[k]
 	re := s.fixedEnv()
-	acc := collectAccessesIn(anchor, r, map[*tir.Buffer]bool{x: true}, true, re)[x]
-	if acc == nil || !acc.ok {
+	acc := tir.CollectAccessesIn(anchor, r, map[*tir.Buffer]bool{x: true}, true, re)[x]
+	if acc == nil || !acc.OK {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "cannot bound the region of %%%s the block writes", x.Name)
 	}
 	out, err := s.insertCacheStage(prim, b, r, anchor, x, scope, acc, re, false)
@@ -386,7 +295,7 @@ func (s *Schedule) SetScope(b BlockRV, bufferIndex int, scope string) error {
 	}
 	nb := *x
 	nb.Scope = scope
-	if err := s.install(prim, &b, nil, rewriteBuffers(s.f.Body, map[*tir.Buffer]*tir.Buffer{x: &nb})); err != nil {
+	if err := s.install(prim, &b, nil, tir.ReplaceBuffers(s.f.Body, map[*tir.Buffer]*tir.Buffer{x: &nb}, nil)); err != nil {
 		return err
 	}
 	s.Record(prim, []any{b}, map[string]any{"buffer_index": int64(bufferIndex), "scope": scope}, nil, nil)
@@ -434,7 +343,7 @@ func (s *Schedule) StorageAlign(b BlockRV, bufferIndex, axis int, factor, offset
 	nb.Annotations[AttrBufferDimAlign] = list
 	nr := *r
 	nr.Block = &nb
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
 		if st == tir.Stmt(r) {
 			return &nr, true
 		}
@@ -514,7 +423,7 @@ func init() {
 // places the copy nest over the accessed region acc before (read) or after
 // (write) the anchor statement, allocates the copy around its uses and
 // installs the new body. It returns the copy block.
-func (s *Schedule) insertCacheStage(prim string, b BlockRV, r *tir.BlockRealize, anchor tir.Stmt, x *tir.Buffer, scope string, acc *bufAccess, re *relaxEnv, read bool) (BlockRV, error) {
+func (s *Schedule) insertCacheStage(prim string, b BlockRV, r *tir.BlockRealize, anchor tir.Stmt, x *tir.Buffer, scope string, acc *tir.AccessRegion, re *tir.RelaxEnv, read bool) (BlockRV, error) {
 	cb := *x
 	cb.Name = freshName(x.Name+"_"+scope, allBufferNames(s.f))
 	cb.Scope = scope
@@ -525,22 +434,22 @@ func (s *Schedule) insertCacheStage(prim string, b BlockRV, r *tir.BlockRealize,
 		from, to = &cb, x
 	}
 	cr := copyBlock(name, from, to, r.Loc)
-	need := make([]*symRange, len(acc.dims))
-	for i := range acc.dims {
-		need[i] = &acc.dims[i]
+	need := make([]*tir.SymRange, len(acc.Dims))
+	for i := range acc.Dims {
+		need[i] = &acc.Dims[i]
 	}
-	nest, why := buildNest(cr, need, re.env)
+	nest, why := buildNest(cr, need, re.Fixed)
 	if why != "" {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "%s", why)
 	}
-	nb := rewriteBuffers(r.Block, map[*tir.Buffer]*tir.Buffer{x: &cb}).(*tir.Block)
+	nb := tir.ReplaceBuffers(r.Block, map[*tir.Buffer]*tir.Buffer{x: &cb}, nil).(*tir.Block)
 	nr := *r
 	nr.Block = nb
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
 		if st != anchor {
 			return nil, false
 		}
-		repl := Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
+		repl := tir.Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
 			if y == tir.Stmt(r) {
 				return &nr, true
 			}

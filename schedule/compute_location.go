@@ -25,263 +25,6 @@ import (
 // The moved block keeps its name, iteration variables, regions and body;
 // its new loops are named ax0, ax1, ... and loops of extent 1 are dropped.
 
-// ---- symbolic interval analysis ----
-
-// symRange is the inclusive symbolic interval [lo, hi].
-type symRange struct{ lo, hi tir.Expr }
-
-// relaxEnv evaluates integer expressions to symbolic intervals: relaxed
-// variables range over their interval, every other variable is a point.
-type relaxEnv struct {
-	env tir.BoundEnv          // constant bounds of the fixed variables
-	rel map[*tir.Var]symRange // relaxed variables
-	bad map[*tir.Var]bool     // variables that cannot be analysed (lets of loads)
-	sub map[*tir.Var]tir.Expr // block iteration variables → bindings
-}
-
-func newRelaxEnv(env tir.BoundEnv) *relaxEnv {
-	return &relaxEnv{env: env, rel: map[*tir.Var]symRange{}, bad: map[*tir.Var]bool{}, sub: map[*tir.Var]tir.Expr{}}
-}
-
-func (r *relaxEnv) simp(e tir.Expr) tir.Expr { return tir.Simplify(e, r.env) }
-
-// proveLE reports whether a <= b for every value of the fixed variables.
-func proveLE(a, b tir.Expr, env tir.BoundEnv) bool {
-	d := tir.Simplify(tir.Sub(b, a), env)
-	bd := tir.Bound(d, env)
-	return !bd.IsFull() && bd.Lo >= 0
-}
-
-func symMin(a, b tir.Expr, env tir.BoundEnv) tir.Expr {
-	switch {
-	case tir.Equal(a, b), proveLE(a, b, env):
-		return a
-	case proveLE(b, a, env):
-		return b
-	}
-	return tir.Simplify(tir.Min(a, b), env)
-}
-
-func symMax(a, b tir.Expr, env tir.BoundEnv) tir.Expr {
-	switch {
-	case tir.Equal(a, b), proveLE(b, a, env):
-		return a
-	case proveLE(a, b, env):
-		return b
-	}
-	return tir.Simplify(tir.Max(a, b), env)
-}
-
-// mentionsRelaxed reports whether e uses a relaxed (or unanalysable)
-// variable, and whether it loads memory.
-func (r *relaxEnv) mentions(e tir.Expr) (relaxed, bad bool) {
-	tir.VisitExpr(e, func(x tir.Expr) bool {
-		switch v := x.(type) {
-		case *tir.Var:
-			if _, ok := r.rel[v]; ok {
-				relaxed = true
-			}
-			if r.bad[v] {
-				bad = true
-			}
-		case *tir.BufferLoad:
-			bad = true
-		}
-		return true
-	})
-	return
-}
-
-// set is the interval of e (block iteration variables already
-// substituted); false when e cannot be bounded.
-func (r *relaxEnv) set(e tir.Expr) (symRange, bool) {
-	relaxed, bad := r.mentions(e)
-	if bad {
-		return symRange{}, false
-	}
-	if !relaxed {
-		p := r.simp(e)
-		return symRange{p, p}, true
-	}
-	switch x := e.(type) {
-	case *tir.Var:
-		return r.rel[x], true
-	case *tir.Binary:
-		a, ok1 := r.set(x.A)
-		b, ok2 := r.set(x.B)
-		if !ok1 || !ok2 {
-			return symRange{}, false
-		}
-		switch x.Op {
-		case tir.OpAdd:
-			return symRange{r.simp(tir.Add(a.lo, b.lo)), r.simp(tir.Add(a.hi, b.hi))}, true
-		case tir.OpSub:
-			return symRange{r.simp(tir.Sub(a.lo, b.hi)), r.simp(tir.Sub(a.hi, b.lo))}, true
-		case tir.OpMul:
-			if c, ok := constInt(b.lo); ok && tir.Equal(b.lo, b.hi) {
-				if c >= 0 {
-					return symRange{r.simp(tir.Mul(a.lo, b.lo)), r.simp(tir.Mul(a.hi, b.lo))}, true
-				}
-				return symRange{r.simp(tir.Mul(a.hi, b.lo)), r.simp(tir.Mul(a.lo, b.lo))}, true
-			}
-			if c, ok := constInt(a.lo); ok && tir.Equal(a.lo, a.hi) {
-				if c >= 0 {
-					return symRange{r.simp(tir.Mul(a.lo, b.lo)), r.simp(tir.Mul(a.lo, b.hi))}, true
-				}
-				return symRange{r.simp(tir.Mul(a.lo, b.hi)), r.simp(tir.Mul(a.lo, b.lo))}, true
-			}
-		case tir.OpFloorDiv:
-			if c, ok := constInt(b.lo); ok && c > 0 && tir.Equal(b.lo, b.hi) {
-				return symRange{r.simp(tir.FloorDiv(a.lo, b.lo)), r.simp(tir.FloorDiv(a.hi, b.lo))}, true
-			}
-		case tir.OpFloorMod:
-			if c, ok := constInt(b.lo); ok && c > 0 && tir.Equal(b.lo, b.hi) {
-				return symRange{tir.Int(0), tir.Int(c - 1)}, true
-			}
-		case tir.OpMin:
-			return symRange{symMin(a.lo, b.lo, r.env), symMin(a.hi, b.hi, r.env)}, true
-		case tir.OpMax:
-			return symRange{symMax(a.lo, b.lo, r.env), symMax(a.hi, b.hi, r.env)}, true
-		}
-	case *tir.Select:
-		a, ok1 := r.set(x.T)
-		b, ok2 := r.set(x.F)
-		if ok1 && ok2 {
-			return symRange{symMin(a.lo, b.lo, r.env), symMax(a.hi, b.hi, r.env)}, true
-		}
-	}
-	return symRange{}, false
-}
-
-func unionRange(a, b symRange, env tir.BoundEnv) symRange {
-	return symRange{symMin(a.lo, b.lo, env), symMax(a.hi, b.hi, env)}
-}
-
-// bufAccess is the union of the accesses of one buffer.
-type bufAccess struct {
-	dims []symRange
-	ok   bool // false: some access could not be bounded
-	n    int  // number of accesses
-}
-
-// collectAccesses walks st (everything below the fixed loops): loops are
-// relaxed to their ranges, block iteration variables replaced by their
-// bindings, and every load of a buffer in bufs (every store when stores
-// is set) widens that buffer's region.
-func collectAccesses(st tir.Stmt, bufs map[*tir.Buffer]bool, stores bool, r *relaxEnv) map[*tir.Buffer]*bufAccess {
-	return collectAccessesIn(st, nil, bufs, stores, r)
-}
-
-// collectAccessesIn is collectAccesses counting only the accesses inside
-// within (nil: everywhere).
-func collectAccessesIn(st, within tir.Stmt, bufs map[*tir.Buffer]bool, stores bool, r *relaxEnv) map[*tir.Buffer]*bufAccess {
-	out := map[*tir.Buffer]*bufAccess{}
-	in := within == nil
-	add := func(b *tir.Buffer, idx []tir.Expr) {
-		if !bufs[b] || !in {
-			return
-		}
-		a := out[b]
-		if a == nil {
-			a = &bufAccess{ok: true}
-			out[b] = a
-		}
-		a.n++
-		if !a.ok {
-			return
-		}
-		dims := make([]symRange, len(idx))
-		for i, e := range idx {
-			d, ok := r.set(tir.Substitute(e, r.sub))
-			if !ok {
-				a.ok = false
-				return
-			}
-			dims[i] = d
-		}
-		if a.dims == nil {
-			a.dims = dims
-			return
-		}
-		for i := range dims {
-			a.dims[i] = unionRange(a.dims[i], dims[i], r.env)
-		}
-	}
-	loads := func(es ...tir.Expr) {
-		if stores {
-			return
-		}
-		for _, e := range es {
-			tir.VisitExpr(e, func(x tir.Expr) bool {
-				if l, ok := x.(*tir.BufferLoad); ok {
-					add(l.Buffer, l.Indices)
-				}
-				return true
-			})
-		}
-	}
-	var walk func(s tir.Stmt)
-	walk = func(s tir.Stmt) {
-		if s != nil && s == within {
-			in = true
-			defer func() { in = false }()
-		}
-		switch x := s.(type) {
-		case nil:
-			return
-		case *tir.For:
-			loads(x.Min, x.Extent)
-			lo, ok1 := r.set(tir.Substitute(x.Min, r.sub))
-			hi, ok2 := r.set(tir.Substitute(tir.Sub(tir.Add(x.Min, x.Extent), tir.Int(1)), r.sub))
-			if ok1 && ok2 {
-				r.rel[x.Var] = symRange{lo.lo, hi.hi}
-			} else {
-				r.bad[x.Var] = true
-			}
-			walk(x.Body)
-			delete(r.rel, x.Var)
-			delete(r.bad, x.Var)
-			return
-		case *tir.BlockRealize:
-			loads(x.Values...)
-			loads(x.Predicate)
-			if x.Block != nil {
-				for i, iv := range x.Block.IterVars {
-					r.sub[iv.Var] = tir.Substitute(x.Values[i], r.sub)
-				}
-				walk(x.Block.Init)
-				walk(x.Block.Body)
-				for _, iv := range x.Block.IterVars {
-					delete(r.sub, iv.Var)
-				}
-			}
-			return
-		case *tir.BufferStore:
-			loads(x.Value)
-			loads(x.Indices...)
-			if stores {
-				add(x.Buffer, x.Indices)
-			}
-		case *tir.IfThenElse:
-			loads(x.Cond)
-		case *tir.LetStmt:
-			loads(x.Value)
-			if _, bad := r.mentions(x.Value); bad || !x.Value.DType().IsInt() {
-				r.bad[x.Var] = true
-			} else {
-				r.sub[x.Var] = tir.Substitute(x.Value, r.sub)
-			}
-		case *tir.Evaluate:
-			loads(x.Value)
-		}
-		for _, c := range subStmts(s) {
-			walk(c)
-		}
-	}
-	walk(st)
-	return out
-}
-
 // ---- tree positions ----
 
 // treePos gives every statement of a body its pre-order position and the
@@ -299,7 +42,7 @@ func positions(body tir.Stmt) *treePos {
 			p.pre[s] = len(p.order)
 		}
 		p.order = append(p.order, s)
-		for _, c := range subStmts(s) {
+		for _, c := range tir.SubStmts(s) {
 			walk(c)
 		}
 		p.end[s] = len(p.order) - 1
@@ -516,7 +259,7 @@ func nodeExprs(st tir.Stmt) []tir.Expr {
 // buildNest realizes block under new loops: iteration variable i ranges
 // over need[i] (nil: its whole domain) intersected with its domain.
 // Returns the nest or a reason.
-func buildNest(r *tir.BlockRealize, need []*symRange, env tir.BoundEnv) (tir.Stmt, string) {
+func buildNest(r *tir.BlockRealize, need []*tir.SymRange, env tir.BoundEnv) (tir.Stmt, string) {
 	b := r.Block
 	type lp struct {
 		v   *tir.Var
@@ -534,8 +277,8 @@ func buildNest(r *tir.BlockRealize, need []*symRange, env tir.BoundEnv) (tir.Stm
 		dhi := tir.Simplify(tir.Sub(tir.Add(iv.Dom.Min, iv.Dom.Extent), tir.IntOf(iv.Dom.Min.DType(), 1)), env)
 		lo, hi := dlo, dhi
 		if need[i] != nil {
-			lo = symMax(need[i].lo, dlo, env)
-			hi = symMin(need[i].hi, dhi, env)
+			lo = tir.SymMax(need[i].Lo, dlo, env)
+			hi = tir.SymMin(need[i].Hi, dhi, env)
 		}
 		ext := tir.Simplify(tir.Add(tir.Sub(hi, lo), tir.IntOf(lo.DType(), 1)), env)
 		n, isConst := constInt(ext)
@@ -632,7 +375,7 @@ func removeBlock(body tir.Stmt, r *tir.BlockRealize) tir.Stmt {
 	for i := len(path) - 1; i > 0; i-- {
 		if path[i] == top {
 			if _, seq := path[i-1].(*tir.SeqStmt); !seq {
-				return Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
+				return tir.Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
 					if x == top {
 						return empty, true
 					}
@@ -641,7 +384,7 @@ func removeBlock(body tir.Stmt, r *tir.BlockRealize) tir.Stmt {
 			}
 		}
 	}
-	return Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
+	return tir.Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
 		if x == top {
 			return nil, true
 		}
@@ -838,15 +581,15 @@ func (s *Schedule) planComputeAt(prim string, b BlockRV, l LoopRV) (tir.Stmt, er
 	}
 	// Region inference.
 	env := s.bindingEnv()
-	re := newRelaxEnv(env)
-	acc := collectAccesses(loop.Body, writes, false, re)
-	need := make([]*symRange, len(blk.IterVars))
+	re := tir.NewRelaxEnv(env)
+	acc := tir.CollectAccesses(loop.Body, writes, false, re)
+	need := make([]*tir.SymRange, len(blk.IterVars))
 	for _, x := range outBufs {
 		a := acc[x]
 		if a == nil {
 			continue
 		}
-		if !a.ok {
+		if !a.OK {
 			return nil, s.Errorf(prim, &b, &l, "cannot bound the region of %%%s the loop's consumers read", x.Name)
 		}
 		pat, why := accessPattern(blk, x, true)
@@ -859,9 +602,9 @@ func (s *Schedule) planComputeAt(prim string, b BlockRV, l LoopRV) (tir.Stmt, er
 				continue
 			}
 			off := tir.IntOf(iv.Var.Type, u.off)
-			rg := symRange{tir.Simplify(tir.Sub(a.dims[u.dim].lo, off), env), tir.Simplify(tir.Sub(a.dims[u.dim].hi, off), env)}
+			rg := tir.SymRange{Lo: tir.Simplify(tir.Sub(a.Dims[u.dim].Lo, off), env), Hi: tir.Simplify(tir.Sub(a.Dims[u.dim].Hi, off), env)}
 			if need[i] != nil {
-				rg = unionRange(*need[i], rg, env)
+				rg = tir.UnionRange(*need[i], rg, env)
 			}
 			need[i] = &rg
 		}
@@ -885,7 +628,7 @@ func (s *Schedule) planComputeAt(prim string, b BlockRV, l LoopRV) (tir.Stmt, er
 // old nest.
 func (s *Schedule) moveInto(r *tir.BlockRealize, loop *tir.For, at int, nest tir.Stmt) tir.Stmt {
 	nl := insertInLoop(loop, at, nest)
-	body := Mutate(s.f.Body, func(x tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(x tir.Stmt) (tir.Stmt, bool) {
 		if x == tir.Stmt(loop) {
 			return nl, true
 		}
@@ -986,12 +729,12 @@ func (s *Schedule) planReverseComputeAt(prim string, b BlockRV, l LoopRV) (tir.S
 		}
 	}
 	env := s.bindingEnv()
-	re := newRelaxEnv(env)
-	acc := collectAccesses(loop.Body, produced, true, re)
-	need := make([]*symRange, len(blk.IterVars))
+	re := tir.NewRelaxEnv(env)
+	acc := tir.CollectAccesses(loop.Body, produced, true, re)
+	need := make([]*tir.SymRange, len(blk.IterVars))
 	for _, x := range sortedBufs(produced) {
 		a := acc[x]
-		if !a.ok {
+		if !a.OK {
 			return nil, s.Errorf(prim, &b, &l, "cannot bound the region of %%%s the loop produces", x.Name)
 		}
 		pat, why := accessPattern(blk, x, false)
@@ -1006,17 +749,17 @@ func (s *Schedule) planReverseComputeAt(prim string, b BlockRV, l LoopRV) (tir.S
 			}
 			used[u.dim] = true
 			// Produced elements lie inside the buffer.
-			dim := a.dims[u.dim]
-			dim.lo = symMax(dim.lo, tir.IntOf(dim.lo.DType(), 0), env)
-			dim.hi = symMin(dim.hi, tir.Simplify(tir.Sub(x.Shape[u.dim], tir.IntOf(x.Shape[u.dim].DType(), 1)), env), env)
+			dim := a.Dims[u.dim]
+			dim.Lo = tir.SymMax(dim.Lo, tir.IntOf(dim.Lo.DType(), 0), env)
+			dim.Hi = tir.SymMin(dim.Hi, tir.Simplify(tir.Sub(x.Shape[u.dim], tir.IntOf(x.Shape[u.dim].DType(), 1)), env), env)
 			off := tir.IntOf(iv.Var.Type, u.off)
-			rg := symRange{tir.Simplify(tir.Sub(dim.lo, off), env), tir.Simplify(tir.Sub(dim.hi, off), env)}
-			if need[i] != nil && !(tir.Equal(need[i].lo, rg.lo) && tir.Equal(need[i].hi, rg.hi)) {
+			rg := tir.SymRange{Lo: tir.Simplify(tir.Sub(dim.Lo, off), env), Hi: tir.Simplify(tir.Sub(dim.Hi, off), env)}
+			if need[i] != nil && !(tir.Equal(need[i].Lo, rg.Lo) && tir.Equal(need[i].Hi, rg.Hi)) {
 				return nil, s.Errorf(prim, &b, &l, "the loop produces different regions of the block's inputs for %%%s", iv.Var.Name)
 			}
 			if iv.Kind == tir.Reduce {
 				dhi := tir.Simplify(tir.Sub(tir.Add(iv.Dom.Min, iv.Dom.Extent), tir.IntOf(iv.Var.Type, 1)), env)
-				if !proveLE(rg.lo, iv.Dom.Min, env) || !proveLE(dhi, rg.hi, env) {
+				if !tir.ProveLE(rg.Lo, iv.Dom.Min, env) || !tir.ProveLE(dhi, rg.Hi, env) {
 					return nil, s.Errorf(prim, &b, &l, "the loop produces part of the range of the reduce variable %%%s; moving the block would split its reduction", iv.Var.Name)
 				}
 				continue
@@ -1030,7 +773,7 @@ func (s *Schedule) planReverseComputeAt(prim string, b BlockRV, l LoopRV) (tir.S
 				continue
 			}
 			hi := tir.Simplify(tir.Sub(x.Shape[d], tir.IntOf(x.Shape[d].DType(), 1)), env)
-			if !proveLE(a.dims[d].lo, tir.IntOf(hi.DType(), 0), env) || !proveLE(hi, a.dims[d].hi, env) {
+			if !tir.ProveLE(a.Dims[d].Lo, tir.IntOf(hi.DType(), 0), env) || !tir.ProveLE(hi, a.Dims[d].Hi, env) {
 				return nil, s.Errorf(prim, &b, &l, "the block reads dimension %d of %%%s, which the loop produces in part, at an index that is not an iteration variable", d, x.Name)
 			}
 		}

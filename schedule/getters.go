@@ -46,11 +46,11 @@ func childBlocks(st tir.Stmt) []*tir.BlockRealize {
 			}
 			return
 		}
-		for _, c := range subStmts(x) {
+		for _, c := range tir.SubStmts(x) {
 			walk(c)
 		}
 	}
-	for _, c := range subStmts(st) {
+	for _, c := range tir.SubStmts(st) {
 		walk(c)
 	}
 	return out

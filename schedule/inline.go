@@ -263,7 +263,7 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 	np := *prod
 	np.Block = &nb
 	body := removeBlock(s.f.Body, r)
-	body = Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
+	body = tir.Mutate(body, func(x tir.Stmt) (tir.Stmt, bool) {
 		switch n := x.(type) {
 		case *tir.BlockRealize:
 			if n == prod {
@@ -271,7 +271,7 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 			}
 		case *tir.Allocate:
 			if n.Buffer == mid {
-				return Mutate(n.Body, func(y tir.Stmt) (tir.Stmt, bool) {
+				return tir.Mutate(n.Body, func(y tir.Stmt) (tir.Stmt, bool) {
 					if y == tir.Stmt(prod) {
 						return &np, true
 					}
@@ -288,13 +288,13 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 			if len(keep) != len(n.Allocs) {
 				c := *n
 				c.Allocs = keep
-				c.Init = Mutate(n.Init, func(y tir.Stmt) (tir.Stmt, bool) {
+				c.Init = tir.Mutate(n.Init, func(y tir.Stmt) (tir.Stmt, bool) {
 					if y == tir.Stmt(prod) {
 						return &np, true
 					}
 					return nil, false
 				})
-				c.Body = Mutate(n.Body, func(y tir.Stmt) (tir.Stmt, bool) {
+				c.Body = tir.Mutate(n.Body, func(y tir.Stmt) (tir.Stmt, bool) {
 					if y == tir.Stmt(prod) {
 						return &np, true
 					}

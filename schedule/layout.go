@@ -622,7 +622,7 @@ func remapBuffer(st tir.Stmt, old, nb *tir.Buffer, idx func([]tir.Expr) []tir.Ex
 	}
 	var rec func(s tir.Stmt) tir.Stmt
 	rec = func(s tir.Stmt) tir.Stmt {
-		return Mutate(s, func(y tir.Stmt) (tir.Stmt, bool) {
+		return tir.Mutate(s, func(y tir.Stmt) (tir.Stmt, bool) {
 			switch x := y.(type) {
 			case *tir.BlockRealize:
 				c := *x

@@ -137,6 +137,7 @@ func locationScheduleSeed(name string, i int) int64 { return int64(i*104729 + le
 // round-trips through JSON and replays to the same printed IR.
 func TestRandomLocationSchedules(t *testing.T) {
 	applied := map[string]int{}
+	compacted := 0
 	for _, name := range locationWorkloads {
 		want := interpret(t, locWorkload(t, name), 3)
 		for i := 0; i < locationSchedulesPerWorkload; i++ {
@@ -147,13 +148,17 @@ func TestRandomLocationSchedules(t *testing.T) {
 				require.NoError(t, tir.VerifyFunc(f), printed(f))
 				sameOutputs(t, want, interpret(t, f, 3), printed(f)+"\n"+s.Trace().String())
 				checkSame(t, s)
+				if checkCompacted(t, want, s) {
+					compacted++
+				}
 			})
 			if !ok {
 				return
 			}
 		}
 	}
-	t.Logf("applied: %v", applied)
+	t.Logf("applied: %v; buffer compaction changed %d schedules", applied, compacted)
+	require.Greater(t, compacted, 50, "buffer compaction changed too few schedules")
 	for _, op := range []string{"compute_at", "reverse_compute_at", "sample_compute_location", "compute_inline", "reverse_compute_inline", "cache_read", "cache_write", "set_scope", "decompose_reduction", "rfactor"} {
 		require.Greater(t, applied[op], 3, "%s applied %d times", op, applied[op])
 	}

@@ -43,7 +43,7 @@ func substStmt(st tir.Stmt, m map[*tir.Var]tir.Expr, env tir.BoundEnv) tir.Stmt 
 	}
 	var rec func(x tir.Stmt) tir.Stmt
 	rec = func(x tir.Stmt) tir.Stmt {
-		return Mutate(x, func(y tir.Stmt) (tir.Stmt, bool) {
+		return tir.Mutate(x, func(y tir.Stmt) (tir.Stmt, bool) {
 			switch n := y.(type) {
 			case *tir.For:
 				c := *n
@@ -135,7 +135,7 @@ func guard(st tir.Stmt, cond tir.Expr) tir.Stmt {
 			bare = true
 			return
 		}
-		for _, c := range subStmts(x) {
+		for _, c := range tir.SubStmts(x) {
 			walk(c)
 		}
 	}
@@ -143,7 +143,7 @@ func guard(st tir.Stmt, cond tir.Expr) tir.Stmt {
 	if bare {
 		return &tir.IfThenElse{Cond: cond, Then: st, Loc: st.Location()}
 	}
-	return Mutate(st, func(x tir.Stmt) (tir.Stmt, bool) {
+	return tir.Mutate(st, func(x tir.Stmt) (tir.Stmt, bool) {
 		r, ok := x.(*tir.BlockRealize)
 		if !ok {
 			return nil, false
@@ -253,7 +253,7 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 
 // replaceStmt replaces the statement old (by identity) with repl.
 func (s *Schedule) replaceStmt(old, repl tir.Stmt) {
-	s.SetBody(Mutate(s.f.Body, func(x tir.Stmt) (tir.Stmt, bool) {
+	s.SetBody(tir.Mutate(s.f.Body, func(x tir.Stmt) (tir.Stmt, bool) {
 		if x == old {
 			return repl, true
 		}

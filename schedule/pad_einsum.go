@@ -225,7 +225,7 @@ func (s *Schedule) PadEinsum(b BlockRV, padding []int64) error {
 		repl[x] = nb
 	}
 	// The padded einsum: new extents, padded buffers.
-	nblk := rewriteBuffers(blk, repl).(*tir.Block)
+	nblk := tir.ReplaceBuffers(blk, repl, nil).(*tir.Block)
 	nblk.IterVars = make([]*tir.IterVar, len(blk.IterVars))
 	for k, iv := range blk.IterVars {
 		nblk.IterVars[k] = &tir.IterVar{Var: iv.Var, Kind: iv.Kind, Dom: tir.Range{Min: iv.Dom.Min, Extent: tir.IntOf(iv.Dom.Extent.DType(), padded[k])}}
@@ -260,7 +260,7 @@ func (s *Schedule) PadEinsum(b BlockRV, padding []int64) error {
 		before = append(before, padCopy(name, x, nb, true, r.Loc))
 	}
 	top := nest[0]
-	body := Mutate(s.f.Body, func(x tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(x tir.Stmt) (tir.Stmt, bool) {
 		if x == tir.Stmt(top) {
 			return tir.Seq(append(append(before, nestStmt), after...)...), true
 		}

@@ -148,6 +148,7 @@ func TestRandomSchedules(t *testing.T) {
 				require.NoError(t, tir.VerifyFunc(f), printed(f))
 				sameOutputs(t, want, interpret(t, f, 3), printed(f)+"\n"+s.Trace().String())
 				checkReplay(t, s)
+				checkCompacted(t, want, s)
 			})
 			if !ok {
 				return
@@ -159,4 +160,19 @@ func TestRandomSchedules(t *testing.T) {
 	for _, op := range []string{"split", "sample+split", "fuse", "reorder", "parallel", "vectorize", "unroll", "annotate"} {
 		require.Greater(t, applied[op], 15, "%s applied %d times", op, applied[op])
 	}
+}
+
+// checkCompacted checks that buffer compaction (which code generation
+// applies) keeps s's function valid and its results equal to want, and
+// reports whether it changed the function.
+func checkCompacted(t *testing.T, want map[string][]float64, s *Schedule) bool {
+	t.Helper()
+	f := s.Func()
+	c := tir.CompactBufferAllocation(f)
+	require.NoError(t, tir.VerifyFunc(c), printed(c))
+	if printed(c) == printed(f) {
+		return false
+	}
+	sameOutputs(t, want, interpret(t, c, 3), "compacted:\n"+printed(c)+"\n"+s.Trace().String())
+	return true
 }

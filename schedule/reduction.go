@@ -175,9 +175,9 @@ func (s *Schedule) DecomposeReduction(b BlockRV, l LoopRV) (BlockRV, error) {
 	ub.Annotations[tir.AttrAccumulate] = tir.UnitAttr{}
 	ur := *r
 	ur.Block = &ub
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
 		if st == tir.Stmt(loop) {
-			nl := Mutate(loop, func(y tir.Stmt) (tir.Stmt, bool) {
+			nl := tir.Mutate(loop, func(y tir.Stmt) (tir.Stmt, bool) {
 				if y == tir.Stmt(r) {
 					return &ur, true
 				}
@@ -500,9 +500,9 @@ func (s *Schedule) RFactor(l LoopRV, factorAxis int) (BlockRV, error) {
 	if top < len(loops) {
 		topStmt = loops[top]
 	}
-	body := Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
+	body := tir.Mutate(s.f.Body, func(st tir.Stmt) (tir.Stmt, bool) {
 		if st == topStmt {
-			rnest := Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
+			rnest := tir.Mutate(st, func(y tir.Stmt) (tir.Stmt, bool) {
 				if y == tir.Stmt(r) {
 					return rfr, true
 				}

@@ -187,7 +187,7 @@ func walkFors(st tir.Stmt, fn func(*tir.For)) {
 	if f, ok := st.(*tir.For); ok {
 		fn(f)
 	}
-	for _, c := range subStmts(st) {
+	for _, c := range tir.SubStmts(st) {
 		walkFors(c, fn)
 	}
 }

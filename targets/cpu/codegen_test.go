@@ -194,6 +194,31 @@ func TestAllocateLetIfCast(t *testing.T) {
 	assert.Contains(t, res.LLVM(), "@free")
 }
 
+// A cache_write-style local buffer of the whole output (512 KiB: above
+// the stack limit) used one row per iteration of a parallel loop: Compile
+// compacts it (tensorir.CompactBufferAllocation) to one row allocated in
+// the parallel body, a per-thread stack array, instead of a shared heap
+// buffer.
+const rowCacheText = `tir.func @rowcache(%A: buffer<1024x128xf32>, out %B: buffer<1024x128xf32>) {
+  tir.allocate %T: buffer<1024x128xf32, "local"> {
+    tir.for %i = 0 to 1024 parallel {
+      tir.for %j = 0 to 128 vectorized {
+        %T[%i, %j] = %A[%i, %j] * 2.0
+      }
+      tir.for %j = 0 to 128 {
+        %B[%i, %j] = %T[%i, 127 - %j] + %T[%i, %j]
+      }
+    }
+  }
+}
+`
+
+func TestCompactedCacheOnStack(t *testing.T) {
+	res, _ := checkAgainstInterp(t, parseModule(t, rowCacheText), "rowcache", Options{}, 3, 0)
+	assert.NotContains(t, res.LLVM(), "@malloc")
+	assert.Contains(t, res.LLVM(), "alloca [128 x float]")
+}
+
 // Elementwise math, vectorized with a gather (strided load) and a
 // broadcast, compared with Go's math within the stated bounds.
 const mathText = `tir.func @ew(%A: buffer<4x32xf32>, out %E: buffer<4x32xf32>, out %T: buffer<4x32xf32>, out %S: buffer<4x32xf32>, out %R: buffer<4x32xf32>, out %M: buffer<4x32xf32>) {

@@ -76,11 +76,23 @@ type mgen struct {
 // per-call block of memory (codegen_host.go).
 // Compile verifies mod (tensorir.Verify) first; errors are diagnostics
 // with source locations for unsupported constructs (thread-bound loops,
-// bf16, loops that cannot be vectorized, ...).
+// bf16, loops that cannot be vectorized, ...). Every function is then
+// compacted (tensorir.CompactBufferAllocation, mod itself is not
+// modified): a cache or local buffer is allocated where it is used, at
+// the size of the tile it holds, so a tile inside a parallel loop is a
+// per-thread stack array.
 func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	if err := tir.Verify(mod); err != nil {
 		return nil, err
 	}
+	compacted := &tir.Module{Funcs: make([]*tir.PrimFunc, len(mod.Funcs))}
+	for i, f := range mod.Funcs {
+		compacted.Funcs[i] = tir.CompactBufferAllocation(f)
+	}
+	if err := tir.Verify(compacted); err != nil {
+		return nil, fmt.Errorf("internal error: buffer compaction produced invalid tensor IR: %w", err)
+	}
+	mod = compacted
 	g := &mgen{
 		opts:   opts,
 		m:      ir.NewModule(),

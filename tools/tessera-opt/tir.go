@@ -29,6 +29,7 @@ var tirSteps = []struct{ name, summary string }{
 	{lowering.LowerToTIRPassName, "convert the fused hlo module (after the graph/hlo passes before it) to tensor IR: a kernel per hlo.fusion and a host function per function; later flags run on tensor IR"},
 	{"simplify", "tensor IR: simplify every expression (tensorir.SimplifyFunc)"},
 	{"inline-elementwise", "tensor IR: inline every spatial, injective intermediate block into its consumers (compute_inline)"},
+	{"compact-buffer-allocation", "tensor IR: move every allocation to the innermost statement holding its accesses and shrink it to the region accessed there (tensorir.CompactBufferAllocation)"},
 	{"cpu-default-schedule", "tensor IR: the CPU default schedule (vectorize the innermost spatial loop at --cpu-vector-bits, parallelize the outermost)"},
 }
 
@@ -52,6 +53,11 @@ func tirStepFunc(name string, o *options) func(m *tir.Module) error {
 		}
 	case "inline-elementwise":
 		return schedule.InlineElementwiseModule
+	case "compact-buffer-allocation":
+		return func(m *tir.Module) error {
+			tir.CompactBufferAllocationModule(m)
+			return nil
+		}
 	}
 	return nil
 }
