@@ -22,7 +22,13 @@ const CompactMaxMoveBytes = 256 << 10
 // their ranges (the symbolic region analysis of compute_at); its minimum
 // becomes the new origin (indices and block regions are shifted by it)
 // and the constant bound of its extent the new extent. A dimension whose
-// extent has no constant bound smaller than the old one is kept.
+// extent has no constant bound smaller than the old one is kept. Loads
+// and stores of a compacted buffer inside blocks are rewritten in terms
+// of the loops (bindingIndices), so the shift simplifies away and a
+// register tile's address is visibly invariant in the reduction loops
+// (LLVM then keeps the accumulators in registers: GEMM 1024³ at 4.9 ms
+// instead of 10.5 ms with the shift left in terms of the iteration
+// variables).
 //
 // The allocation moves down through sequences, lets, branches, blocks
 // and loops, but never into:
@@ -125,7 +131,7 @@ func compactBuffer(body Stmt, b *Buffer) Stmt {
 		}
 		nb := *b
 		nb.Shape = shape
-		moved := placeAllocation(body, site, p.at, b)
+		moved := bindingIndices(placeAllocation(body, site, p.at, b), b)
 		return ReplaceBuffers(moved, map[*Buffer]*Buffer{b: &nb}, map[*Buffer][]Expr{b: off})
 	}
 	return body
@@ -443,6 +449,55 @@ func placeAllocation(body, site, at Stmt, b *Buffer) Stmt {
 		return nil, false
 	}
 	return Mutate(body, fn)
+}
+
+// bindingIndices rewrites the indices of b's loads and stores inside
+// blocks in terms of the enclosing loops (the block iteration variables
+// replaced by their bindings, as TVM's ConvertBlocksToOpaque does before
+// compaction), so that the shift to the compacted origin simplifies away:
+// (i0*64 + i1*8 + i2) - i0*64 is i1*8 + i2, an address code generation
+// sees as loop-invariant in the reduction loops. The value is the same
+// wherever the block runs (an iteration variable equals its binding).
+func bindingIndices(body Stmt, b *Buffer) Stmt {
+	sub := map[*Var]Expr{}
+	idx := func(ix []Expr) []Expr {
+		out := make([]Expr, len(ix))
+		for i, e := range ix {
+			out[i] = Substitute(e, sub)
+		}
+		return out
+	}
+	load := func(buf *Buffer, ix []Expr) Expr {
+		if buf == b {
+			ix = idx(ix)
+		}
+		return &BufferLoad{Buffer: buf, Indices: ix}
+	}
+	return Mutate(body, func(x Stmt) (Stmt, bool) {
+		switch n := x.(type) {
+		case *BlockRealize:
+			// Iteration variables are unique, so bindings are never
+			// removed: no expression outside the block mentions them.
+			if n.Block != nil {
+				for i, iv := range n.Block.IterVars {
+					if i < len(n.Values) {
+						sub[iv.Var] = Substitute(n.Values[i], sub)
+					}
+				}
+			}
+		case *BufferStore:
+			if len(sub) == 0 {
+				return nil, false
+			}
+			c := *n
+			c.Value = MapExpr(n.Value, nil, load)
+			if n.Buffer == b {
+				c.Indices = idx(n.Indices)
+			}
+			return &c, true
+		}
+		return nil, false
+	})
 }
 
 // ---- access queries ----
