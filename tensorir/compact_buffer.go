@@ -39,8 +39,9 @@ const CompactMaxMoveBytes = 256 << 10
 //     global one per launch);
 //   - a loop across whose iterations the buffer carries values: a block
 //     storing the buffer has a reduce iteration variable bound to the
-//     loop, a store outside blocks reads the buffer it stores, or the
-//     loop body reads elements its own stores do not provably cover;
+//     loop, a store outside blocks reads the buffer it stores, the loop
+//     body reads the buffer before its first store (in program order), or
+//     it reads elements its own stores do not provably cover;
 //   - a reduction block that stores the buffer;
 //   - a loop, when the compacted buffer is not a constant size of at most
 //     CompactMaxMoveBytes.
@@ -276,10 +277,40 @@ func (sc *compactScope) canEnterLoop(f *For) bool {
 			return false
 		}
 	}
-	if reductionCarried(f, b) || accumulatingStore(f.Body, b) {
+	if reductionCarried(f, b) || accumulatingStore(f.Body, b) || !firstAccessStores(f.Body, b) {
 		return false
 	}
 	return sc.storesCoverLoads(f)
+}
+
+// firstAccessStores reports whether, in program order, the first access
+// of b under s is a store (an iteration that reads b first would read
+// what the previous iteration left).
+func firstAccessStores(s Stmt, b *Buffer) bool {
+	result, found := true, false
+	var walk func(s Stmt)
+	walk = func(s Stmt) {
+		if found || s == nil {
+			return
+		}
+		if st, ok := s.(*BufferStore); ok {
+			if loadsBuffer(st.Value, b) || anyLoads(st.Indices, b) {
+				result, found = false, true
+			} else if st.Buffer == b {
+				found = true
+			}
+			return
+		}
+		if _, isBlock := s.(*Block); !isBlock && nodeAccesses(s, b) {
+			result, found = false, true
+			return
+		}
+		for _, c := range SubStmts(s) {
+			walk(c)
+		}
+	}
+	walk(s)
+	return result
 }
 
 // storesCoverLoads reports whether, in one iteration of f, the loads of
