@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
@@ -440,8 +441,9 @@ func windowRead(pos []tir.Expr, dil, size []int64) (tir.Expr, []tir.Expr) {
 	return cond, idx
 }
 
-// convolution (lhs N×C×S…, rhs O×(C/G)×K…): out[n, o, r…] = Σ over ci,
-// k… of lhs[n, g·C/G + ci, q…] · rhs[o, ci, k…] with g = o / (O/G) and
+// convolution (lhs N×C×S…, rhs O×(C/G)×K… in the layout of the kernel
+// dimension numbers): out[n, o, r…] = Σ over ci, k… of
+// lhs[n, g·C/G + ci, q…] · rhs[o, ci, k…] with g = o / (O/G) and
 // q_j = (r_j·stride_j + k_j·rhs_dil_j − lo_j) / lhs_dil_j where that is an
 // element of the input (padding and dilation holes read 0).
 func (k *kernel) convolution(op *graphir.Op, ins []*operand, out *tir.Buffer, rt *graphir.TensorType) error {
@@ -470,11 +472,18 @@ func (k *kernel) convolution(op *graphir.Op, ins []*operand, out *tir.Buffer, rt
 		return err
 	}
 	groups := op.IntAttrOr("feature_group_count", 1)
-	O, CG := r.shape[0], r.shape[1]
+	kd, err := hlo.KernelDimsOf(op, len(r.shape))
+	if err != nil {
+		return err
+	}
+	O, CG := r.shape[kd.OutputFeature], r.shape[kd.InputFeature]
 	if groups <= 0 || O%groups != 0 {
 		return errorAt(op, "feature_group_count %d does not divide %d output features", groups, O)
 	}
-	red := append([]int64{CG}, r.shape[2:]...)
+	red := []int64{CG}
+	for _, d := range kd.Spatial {
+		red = append(red, r.shape[d])
+	}
 	k.computeBlock(op, out, rt.Shape, red,
 		func(n nest) tir.Expr { return zeroOf(out.DType) },
 		func(n nest, acc tir.Expr) tir.Expr {
@@ -491,7 +500,12 @@ func (k *kernel) convolution(op *graphir.Op, ins []*operand, out *tir.Buffer, rt
 			cond, sp := windowRead(pos, ldil, l.shape[2:])
 			x := l.at(append([]tir.Expr{n.spatial[0], c}, sp...)...)
 			xv := tir.Expr(&tir.Select{Cond: cond, T: x, F: zeroOf(out.DType)})
-			w := r.at(append([]tir.Expr{n.spatial[1], ci}, varsOf(n.reduce[1:])...)...)
+			widx := make([]tir.Expr, len(r.shape))
+			widx[kd.OutputFeature], widx[kd.InputFeature] = n.spatial[1], ci
+			for j, d := range kd.Spatial {
+				widx[d] = n.reduce[1+j]
+			}
+			w := r.at(widx...)
 			return accumulate(acc, xv, w, out.DType)
 		})
 	return nil

@@ -141,6 +141,10 @@ func otherCases() []opCase {
   %0 = hlo.convolution %x, %w {lhs_dilation = [2], padding = [[1, 1]]} : (tensor<2x2x5xf32>, tensor<3x2x3xf32>) -> tensor<2x3x9xf32>
   func.return %0 : tensor<2x3x9xf32>
 }`)
+	add("conv_hwio_kernel_stride", `func.func @main(%x: tensor<1x4x9x8xf32>, %w: tensor<3x2x2x6xf32>) -> tensor<1x6x4x5xf32> {
+  %0 = hlo.convolution %x, %w {feature_group_count = 2, window_strides = [2, 2], padding = [[1, 0], [1, 1]], kernel_output_feature_dimension = 3, kernel_input_feature_dimension = 2, kernel_spatial_dimensions = [0, 1]} : (tensor<1x4x9x8xf32>, tensor<3x2x2x6xf32>) -> tensor<1x6x4x5xf32>
+  func.return %0 : tensor<1x6x4x5xf32>
+}`)
 	add("conv_negative_padding_groups2", `func.func @main(%x: tensor<1x4x9x9xf32>, %w: tensor<6x2x2x2xf32>) -> tensor<1x6x3x3xf32> {
   %0 = hlo.convolution %x, %w {feature_group_count = 2, window_strides = [3, 3], padding = [[-1, 0], [0, -1]]} : (tensor<1x4x9x9xf32>, tensor<6x2x2x2xf32>) -> tensor<1x6x3x3xf32>
   func.return %0 : tensor<1x6x3x3xf32>

@@ -19,8 +19,9 @@ import (
 )
 
 // GraphPipeline is the graph- and hlo-level pass pipeline: graph clean-ups,
-// batch-norm folding, legalization to hlo and fusion.
-const GraphPipeline = "canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,fuse"
+// batch-norm folding, legalization to hlo, constant convolution kernels to
+// HWIO (conv-kernel-layout) and fusion.
+const GraphPipeline = "canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,conv-kernel-layout,fuse"
 
 // ToFusedHLO runs GraphPipeline on m in place. Errors are the passes'
 // located diagnostics.

@@ -132,12 +132,34 @@ func sampleRegisterTile(s *Schedule, ext int64, cands []int64) (int64, error) {
 	return s.SampleCategorical(ok, uniform(len(ok)))
 }
 
-// sampledTile is multiLevelTile with sampled tile sizes.
+// sampledTile is multiLevelTile with sampled tile sizes. When the
+// register tile's columns would waste vector lanes and the block has a
+// channel-vectorized plan (rules_channel.go), the sketch is chosen at
+// random (from s's generator, not recorded: each sketch is its own trace
+// shape, as MetaSchedule's design-space generation makes one trace per
+// sketch); a channel tiling the primitives refuse falls back to the
+// other.
 func sampledTile(s *Schedule, name string, target Target) error {
 	p, err := planTiling(s, name, target)
 	if err != nil {
 		return err
 	}
+	if p.wastesLanes() {
+		if cp, err := planChannelTiling(s, name, target); err == nil && s.rng.Intn(2) == 0 {
+			saved := snapshot(s)
+			if err := cp.sampledTileWith(s, target); err == nil {
+				return nil
+			}
+			if err := s.restore(s.orig, saved); err != nil {
+				return err
+			}
+		}
+	}
+	return p.sampledTileWith(s, target)
+}
+
+// sampledTileWith tiles plan p with sampled tile sizes.
+func (p *tilePlan) sampledTileWith(s *Schedule, target Target) error {
 	parts := make([][]LoopRV, len(p.nest))
 	for i, nl := range p.nest {
 		var err error
@@ -170,8 +192,7 @@ func sampledTile(s *Schedule, name string, target Target) error {
 	if err != nil {
 		return err
 	}
-	p.finishTile(s, target, at)
-	return nil
+	return p.finishTile(s, target, at)
 }
 
 // sampleSplit splits l into n loops with sample_perfect_tile factors.

@@ -34,7 +34,7 @@ func sampledTarget() Target { return Target{VectorBits: 512, Cores: 2, MaxLanes:
 // carries an auto-unroll budget drawn by sample_categorical (recorded as
 // a reference to the sample, so a mutation changes it).
 func TestSampledRulesSchedules(t *testing.T) {
-	srcs := map[string]string{"rowsum": rowSumSrc}
+	srcs := map[string]string{"rowsum": rowSumSrc, "conv_hwio": convHWIOOf(8, 32, 5, 7, 1)}
 	for name, src := range workloads {
 		srcs[name] = src
 	}
@@ -105,7 +105,7 @@ func TestSampledRulesCompiled(t *testing.T) {
 		t.Skip("compiles with llc/lld")
 	}
 	target := Target{VectorBits: cpu.HostVectorBits(), Cores: 2, MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}
-	srcs := map[string]string{"rowsum": rowSumSrc, "softmax": softmaxSrc, "pool": poolSrc, "conv_bias_relu": convBiasReluSrc, "gemm": gemmSrc}
+	srcs := map[string]string{"rowsum": rowSumSrc, "softmax": softmaxSrc, "pool": poolSrc, "conv_bias_relu": convBiasReluSrc, "gemm": gemmSrc, "conv_hwio": convHWIOOf(8, 32, 5, 7, 1), "conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2)}
 	var entries []compiledEntry
 	for name, src := range srcs {
 		for seed := int64(1); seed <= 6; seed++ {
@@ -115,4 +115,25 @@ func TestSampledRulesCompiled(t *testing.T) {
 		}
 	}
 	compileAndCheck(t, entries)
+}
+
+// A convolution with HWIO weights and a short row gets the
+// channel-vectorized sketch in some samples and the row-vectorized one in
+// others; both compute what the kernel computes.
+func TestSampledRulesChannelSketch(t *testing.T) {
+	src := convHWIOOf(8, 32, 5, 7, 1)
+	channel, row := 0, 0
+	for seed := int64(1); seed <= 16; seed++ {
+		s, err := ApplySampledRules(parseFunc(t, src), sampledTarget(), seed)
+		require.NoError(t, err)
+		checkSame(t, s)
+		if strings.Contains(s.Trace().String(), "transform_layout") {
+			channel++
+			require.Regexp(t, `%co_[0-9_]+ = 0 to (16|32) vectorized`, printed(s.Func()))
+		} else {
+			row++
+		}
+	}
+	require.Positive(t, channel, "no sample used the channel-vectorized sketch")
+	require.Positive(t, row, "every sample used the channel-vectorized sketch")
 }

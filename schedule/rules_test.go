@@ -59,6 +59,33 @@ func convOf(ci, co, hw int) string {
 `, ci, co, hw, hw+2)
 }
 
+// convHWIOOf is a 3×3 convolution of stride st with HWIO weights (what
+// conv-kernel-layout makes of constant kernels): ci → co channels, an
+// h×w output.
+func convHWIOOf(ci, co, h, w, st int) string {
+	return fmt.Sprintf(`tir.func @convhwio_%[1]d_%[2]d_%[3]d_%[4]d_%[5]d(%%I: buffer<%[1]dx%[6]dx%[7]dxf32>, %%W: buffer<3x3x%[1]dx%[2]dxf32>, out %%O: buffer<%[2]dx%[3]dx%[4]dxf32>) attributes {tessera.kernel} {
+  tir.for %%co = 0 to %[2]d {
+    tir.for %%h = 0 to %[3]d {
+      tir.for %%w = 0 to %[4]d {
+        tir.for %%ci = 0 to %[1]d {
+          tir.for %%kh = 0 to 3 {
+            tir.for %%kw = 0 to 3 {
+              tir.block "conv"(%%vco = spatial(0:%[2]d, %%co), %%vh = spatial(0:%[3]d, %%h), %%vw = spatial(0:%[4]d, %%w), %%vci = reduce(0:%[1]d, %%ci), %%vkh = reduce(0:3, %%kh), %%vkw = reduce(0:3, %%kw)) reads(%%I[%%vci, %%vh * %[5]d + %%vkh, %%vw * %[5]d + %%vkw], %%W[%%vkh, %%vkw, %%vci, %%vco]) writes(%%O[%%vco, %%vh, %%vw]) {
+                tir.init {
+                  %%O[%%vco, %%vh, %%vw] = 0.0
+                }
+                %%O[%%vco, %%vh, %%vw] = %%O[%%vco, %%vh, %%vw] + %%I[%%vci, %%vh * %[5]d + %%vkh, %%vw * %[5]d + %%vkw] * %%W[%%vkh, %%vkw, %%vci, %%vco]
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+`, ci, co, h, w, st, (h-1)*st+3, (w-1)*st+3)
+}
+
 func ruleWorkloads(t testing.TB) map[string]string {
 	cbr, err := os.ReadFile("testdata/conv_bias_relu.tir")
 	require.NoError(t, err)
@@ -72,6 +99,8 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"conv":         convSrc,
 		"conv_tail":    convOf(3, 4, 40),
 		"conv_tail2":   convOf(2, 3, 20),
+		"conv_hwio":    convHWIOOf(8, 32, 5, 7, 1),
+		"conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2),
 		"chain":        chainSrc,
 		"pool":         poolSrc,
 		"softmax":      softmaxSrc,
@@ -208,6 +237,26 @@ func TestDefaultRulesTiling(t *testing.T) {
 	p = printed(s.Func())
 	require.Contains(t, p, "tir.for %w_3 = 0 to 16 vectorized")
 	require.Contains(t, p, "< 40)")
+
+	// HWIO weights and a 7-wide row (wasting 9 of 16 lanes): the
+	// channel-vectorized tiling. The register tile vectorizes the output
+	// channel (2 vectors: the weights' innermost dimension) and unrolls the
+	// row; the accumulator cache is channel-innermost (transform_layout);
+	// the weights need no copy.
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 32, 5, 7, 1)), avx512)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %co_3 = 0 to 32 vectorized")
+	require.Contains(t, p, "tir.for %w_3 = 0 to 7 unrolled")
+	require.Contains(t, kinds(s), "transform_layout")
+	require.NotContains(t, kinds(s), "cache_read")
+	require.Contains(t, p, `%O_local: buffer<5x7x32xf32, "local">`)
+	// OIHW weights (the channel is not their innermost dimension) keep
+	// the row-vectorized tiling rather than copying the weights per call.
+	s, err = ApplyDefaultRules(parseFunc(t, convOf(8, 32, 7)), avx512)
+	require.NoError(t, err)
+	require.NotContains(t, kinds(s), "transform_layout")
+	require.Contains(t, printed(s.Func()), "tir.for %w_3 = 0 to 7 vectorized")
 
 	// The elementwise chain (inlined into one block) gets the simple rule.
 	s, err = ApplyDefaultRules(parseFunc(t, chainSrc), avx512)

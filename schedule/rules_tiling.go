@@ -179,6 +179,9 @@ type tilePlan struct {
 	col, row int
 	w        int64
 	levels   tileLevels // set by tileNest
+	// channel: the columns are not the store's innermost dimension
+	// (rules_channel.go); finishTile then changes the layouts.
+	channel bool
 }
 
 // planTiling analyzes block name for multi-level tiling.
@@ -244,6 +247,22 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 	if err != nil {
 		return err
 	}
+	if p.wastesLanes() {
+		if cp, err := planChannelTiling(s, name, target); err == nil {
+			saved := snapshot(s)
+			if err := cp.heuristicTile(s, target); err == nil {
+				return nil
+			}
+			if err := s.restore(s.orig, saved); err != nil {
+				return err
+			}
+		}
+	}
+	return p.heuristicTile(s, target)
+}
+
+// heuristicTile tiles with the heuristic factors.
+func (p *tilePlan) heuristicTile(s *Schedule, target Target) error {
 	factors := p.heuristicFactors()
 	parts := make([][]LoopRV, len(p.nest))
 	for i, nl := range p.nest {
@@ -256,8 +275,7 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 	if err := p.tileNest(s, parts, target, true); err != nil {
 		return err
 	}
-	p.finishTile(s, target, 1)
-	return nil
+	return p.finishTile(s, target, 1)
 }
 
 // heuristicFactors returns the split factors per nest loop: [S0, S1, S2,
@@ -392,8 +410,9 @@ type tileLevels struct {
 // finishTile caches the accumulator (cache_write "local"), writes it back
 // after the loop at writeBack (0: the fused S0 loop, 1: the last S1
 // loop), splits the init off the reduction (decompose_reduction) and
-// parallelizes the fused outer loop.
-func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) {
+// parallelizes the fused outer loop; a channel-vectorized tiling then
+// changes the layouts (packChannel, whose refusal is returned).
+func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) error {
 	b := BlockRV{p.name}
 	w := p.w
 	at := p.levels.outer
@@ -402,7 +421,10 @@ func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) {
 	}
 	wb, err := s.CacheWrite(b, 0, "local")
 	if err != nil {
-		return
+		if p.channel {
+			return err
+		}
+		return nil
 	}
 	if err := s.ReverseComputeAt(wb, at); err == nil {
 		if wl, err := s.GetLoops(wb); err == nil && len(wl) > 0 {
@@ -424,4 +446,12 @@ func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) {
 	// Parallel outer tiles (refused only when a cache would be shared;
 	// the nest then stays serial).
 	_ = s.Parallel(p.levels.outer)
+	if p.channel {
+		return p.packChannel(s)
+	}
+	return nil
 }
+
+// wastesLanes reports whether the register tile's columns leave vector
+// lanes idle: the column extent is not a multiple of the vector width.
+func (p *tilePlan) wastesLanes() bool { return p.nest[p.col].extent%p.w != 0 }

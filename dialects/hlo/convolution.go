@@ -5,10 +5,17 @@ import (
 )
 
 // hlo.convolution(lhs, rhs) {window_strides, padding, lhs_dilation,
-// rhs_dilation, feature_group_count} (StableHLO §convolution) with the fixed
-// dimension numbers [b, f, 0, 1, ...]x[o, i, 0, 1, ...]->[b, f, 0, 1, ...]:
-// lhs is N×C×S0×S1…, rhs is O×(C/feature_group_count)×K0×K1…, the result
-// is N×O×R0×R1…, with any number ≥ 1 of spatial dims.
+// rhs_dilation, feature_group_count, kernel_output_feature_dimension,
+// kernel_input_feature_dimension, kernel_spatial_dimensions} (StableHLO
+// §convolution) with the dimension numbers [b, f, 0, 1, ...]x[K]->[b, f,
+// 0, 1, ...]: lhs is N×C×S0×S1…, the result N×O×R0×R1…, with any number
+// ≥ 1 of spatial dims. The kernel (rhs) layout K is given by StableHLO's
+// kernel dimension numbers: rhs dimension kernel_output_feature_dimension
+// (default 0) has the O output features, kernel_input_feature_dimension
+// (default 1) the C/feature_group_count input features and
+// kernel_spatial_dimensions (default [2, 3, ...]) the window K0, K1, …;
+// the defaults are [o, i, 0, 1, ...] (OIHW), and [0, 1, ..., i, o] (HWIO,
+// what ConvKernelLayout produces) puts the output features innermost.
 //
 // Attributes (one entry per spatial dim): window_strides (default 1s, > 0),
 // padding [[lo, hi], ...] (default 0s, may be negative), lhs_dilation
@@ -29,6 +36,16 @@ type ConvConfig struct {
 	LhsDilation       []int64
 	RhsDilation       []int64
 	FeatureGroupCount int64
+	// Kernel dimension numbers; nil means the default OIHW layout.
+	Kernel *KernelDims
+}
+
+// KernelDims are StableHLO's kernel dimension numbers of a convolution:
+// which rhs dimension holds the output features, the input features and
+// each spatial window dimension.
+type KernelDims struct {
+	OutputFeature, InputFeature int64
+	Spatial                     []int64
 }
 
 // Attrs returns the configuration as op attributes, omitting defaults.
@@ -52,6 +69,11 @@ func (c ConvConfig) Attrs() g.DictAttr {
 	if c.FeatureGroupCount > 1 {
 		a = a.Set("feature_group_count", g.IntAttr(c.FeatureGroupCount))
 	}
+	if k := c.Kernel; k != nil {
+		a = a.Set("kernel_output_feature_dimension", g.IntAttr(k.OutputFeature)).
+			Set("kernel_input_feature_dimension", g.IntAttr(k.InputFeature)).
+			Set("kernel_spatial_dimensions", g.I64Array(k.Spatial...))
+	}
 	return a
 }
 
@@ -71,6 +93,9 @@ func init() {
 			{Name: "lhs_dilation", Kind: g.KindIntArray},
 			{Name: "rhs_dilation", Kind: g.KindIntArray},
 			{Name: "feature_group_count", Kind: g.KindInt},
+			{Name: "kernel_output_feature_dimension", Kind: g.KindInt},
+			{Name: "kernel_input_feature_dimension", Kind: g.KindInt},
+			{Name: "kernel_spatial_dimensions", Kind: g.KindIntArray},
 		},
 		Infer: func(op *g.Op) ([]g.Type, error) {
 			c, err := convConfig(op)
@@ -87,8 +112,38 @@ type convCfg struct {
 	lhs, rhs                        *g.TensorType
 	strides, lo, hi, lhsDil, rhsDil []int64
 	groups                          int64
+	kernel                          KernelDims // always set (defaults filled)
 	dilatedIn                       []int64
 	result                          *g.TensorType
+}
+
+// KernelDimsOf returns the kernel dimension numbers of a convolution op
+// with rank-r operands (defaults filled in). Errors: an attribute of the
+// wrong kind or length, or dimensions that are not a permutation of the
+// rhs dimensions.
+func KernelDimsOf(op *g.Op, rank int) (KernelDims, error) {
+	ns := rank - 2
+	k := KernelDims{OutputFeature: op.IntAttrOr("kernel_output_feature_dimension", 0), InputFeature: op.IntAttrOr("kernel_input_feature_dimension", 1)}
+	def := make([]int64, ns)
+	for i := range def {
+		def[i] = int64(2 + i)
+	}
+	sp, err := intsAttr(op, "kernel_spatial_dimensions", def)
+	if err != nil {
+		return k, err
+	}
+	if len(sp) != ns {
+		return k, op.Errorf("attribute 'kernel_spatial_dimensions' must have %d elements (one per spatial dimension), got %d", ns, len(sp))
+	}
+	k.Spatial = sp
+	seen := make([]bool, rank)
+	for _, d := range append([]int64{k.OutputFeature, k.InputFeature}, sp...) {
+		if d < 0 || d >= int64(rank) || seen[d] {
+			return k, op.Errorf("kernel dimension numbers (output feature %d, input feature %d, spatial %v) must be a permutation of the rhs dimensions 0..%d", k.OutputFeature, k.InputFeature, sp, rank-1)
+		}
+		seen[d] = true
+	}
+	return k, nil
 }
 
 func convConfig(op *g.Op) (*convCfg, error) {
@@ -107,6 +162,9 @@ func convConfig(op *g.Op) (*convCfg, error) {
 		return nil, op.Errorf("rhs must have the rank of lhs (%d), got %s", c.lhs.Rank(), c.rhs)
 	}
 	ns := c.lhs.Rank() - 2
+	if c.kernel, err = KernelDimsOf(op, c.lhs.Rank()); err != nil {
+		return nil, err
+	}
 	if c.strides, err = intsAttrLen(op, "window_strides", ns, 1); err != nil {
 		return nil, err
 	}
@@ -141,12 +199,12 @@ func convConfig(op *g.Op) (*convCfg, error) {
 	if c.groups <= 0 {
 		return nil, op.Errorf("feature_group_count must be positive, got %d", c.groups)
 	}
-	C, O := c.lhs.Shape[1], c.rhs.Shape[0]
+	C, O, CG := c.lhs.Shape[1], c.rhs.Shape[c.kernel.OutputFeature], c.rhs.Shape[c.kernel.InputFeature]
 	if C%c.groups != 0 {
 		return nil, op.Errorf("input feature dimension %d is not divisible by feature_group_count %d", C, c.groups)
 	}
-	if c.rhs.Shape[1]*c.groups != C {
-		return nil, op.Errorf("rhs input feature dimension must be %d (input features %d / feature_group_count %d), got %d", C/c.groups, C, c.groups, c.rhs.Shape[1])
+	if CG*c.groups != C {
+		return nil, op.Errorf("rhs input feature dimension must be %d (input features %d / feature_group_count %d), got %d", C/c.groups, C, c.groups, CG)
 	}
 	if O%c.groups != 0 {
 		return nil, op.Errorf("output feature dimension %d is not divisible by feature_group_count %d", O, c.groups)
@@ -154,7 +212,7 @@ func convConfig(op *g.Op) (*convCfg, error) {
 	shape := []int64{c.lhs.Shape[0], O}
 	c.dilatedIn = make([]int64, ns)
 	for i := 0; i < ns; i++ {
-		in, k := c.lhs.Shape[2+i], c.rhs.Shape[2+i]
+		in, k := c.lhs.Shape[2+i], c.rhs.Shape[c.kernel.Spatial[i]]
 		if in > 0 {
 			c.dilatedIn[i] = (in-1)*c.lhsDil[i] + 1
 		}
@@ -192,9 +250,14 @@ func evalConv(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 	lhs, rhs := args[0], args[1]
 	ns := c.lhs.Rank() - 2
 	ls, rs := g.Strides(c.lhs.Shape), g.Strides(c.rhs.Shape)
-	cg := c.rhs.Shape[1]
-	og := c.rhs.Shape[0] / c.groups
-	kShape := c.rhs.Shape[2:]
+	kd := c.kernel
+	cg := c.rhs.Shape[kd.InputFeature]
+	og := c.rhs.Shape[kd.OutputFeature] / c.groups
+	kShape := make([]int64, ns)
+	kStrides := make([]int64, ns)
+	for d, sd := range kd.Spatial {
+		kShape[d], kStrides[d] = c.rhs.Shape[sd], rs[sd]
+	}
 	nk := g.NewTensor(g.F64, kShape...).NumElements()
 	kIdx := make([][]int64, nk)
 	for k := range kIdx {
@@ -223,9 +286,9 @@ func evalConv(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 			if !ok {
 				continue
 			}
-			kOff := oc*rs[0] + offset(kk, rs[2:])
+			kOff := oc*rs[kd.OutputFeature] + offset(kk, kStrides)
 			for ci := int64(0); ci < cg; ci++ {
-				acc += lhs.Data[inOff+(grp*cg+ci)*ls[1]] * rhs.Data[kOff+ci*rs[1]]
+				acc += lhs.Data[inOff+(grp*cg+ci)*ls[1]] * rhs.Data[kOff+ci*rs[kd.InputFeature]]
 			}
 		}
 		out.Data[o] = acc

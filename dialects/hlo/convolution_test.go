@@ -86,6 +86,19 @@ func TestConvolutionAgainstNaive(t *testing.T) {
 		shape, want := naiveConv2D(x, w, full)
 		require.Equal(t, shape, out.Type.Shape, "case %d", i)
 		assert.Equal(t, want, out.Data, "case %d", i)
+		// The same kernel in other layouts (HWIO, and a scrambled one)
+		// through the kernel dimension numbers gives the same result.
+		for _, perm := range [][]int64{{2, 3, 1, 0}, {1, 3, 0, 2}} {
+			wp := evalOne(t, TransposeOp, []*g.Tensor{w}, nil, attrs("permutation", ints(perm...)))
+			pos := make([]int64, 4)
+			for i, d := range perm {
+				pos[d] = int64(i)
+			}
+			c := tc.c
+			c.Kernel = &KernelDims{OutputFeature: pos[0], InputFeature: pos[1], Spatial: []int64{pos[2], pos[3]}}
+			got := evalOne(t, ConvolutionOp, []*g.Tensor{x, wp}, nil, c.Attrs())
+			assert.Equal(t, want, got.Data, "case %d, kernel permuted %v", i, perm)
+		}
 	}
 }
 
@@ -126,6 +139,10 @@ func TestConvolutionVerifyErrors(t *testing.T) {
 		{x, w, good().Set("padding", g.ArrayAttr{ints(1, 1), ints(1)}), "must be an array of 2 [low, high] integer pairs"},
 		{x, w, good().Set("padding", g.ArrayAttr{ints(-5, -4), ints(0, 0)}), "makes spatial dimension 0 negative"},
 		{x, tt(g.F16, 6, 2, 3, 3), good(), "same element type"},
+		{x, w, good().Set("kernel_spatial_dimensions", ints(2)), "'kernel_spatial_dimensions' must have 2 elements"},
+		{x, w, good().Set("kernel_input_feature_dimension", g.IntAttr(0)), "must be a permutation of the rhs dimensions 0..3"},
+		{x, w, good().Set("kernel_spatial_dimensions", ints(2, 4)), "must be a permutation of the rhs dimensions 0..3"},
+		{x, f32(3, 3, 2, 6), good().Set("kernel_output_feature_dimension", g.IntAttr(3)).Set("kernel_input_feature_dimension", g.IntAttr(2)).Set("kernel_spatial_dimensions", ints(0, 0)), "must be a permutation"},
 	}
 	for i, c := range cases {
 		b := newFB(t, c.x, c.w)

@@ -243,7 +243,13 @@ func evalTranspose(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	is := g.Strides(args[0].Type.Shape)
+	return []*g.Tensor{transposeData(args[0], perm, rt)}, nil
+}
+
+// transposeData is x transposed by perm (result dimension i is x's
+// dimension perm[i]) into a tensor of type rt.
+func transposeData(x *g.Tensor, perm []int64, rt *g.TensorType) *g.Tensor {
+	is := g.Strides(x.Type.Shape)
 	rs := make([]int64, len(perm))
 	for i, p := range perm {
 		rs[i] = is[p]
@@ -252,9 +258,9 @@ func evalTranspose(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 	idx := make([]int64, rt.Rank())
 	for o := range out.Data {
 		unravel(int64(o), rt.Shape, idx)
-		out.Data[o] = args[0].Data[offset(idx, rs)]
+		out.Data[o] = x.Data[offset(idx, rs)]
 	}
-	return []*g.Tensor{out}, nil
+	return out
 }
 
 // ---- pad
