@@ -43,13 +43,10 @@ import (
 // 265 GFLOP/s; 14²: 114 against 289), while constant kernels are HWIO
 // already (conv-kernel-layout) and need none.
 func planChannelTiling(s *Schedule, name string, target Target) (*tilePlan, error) {
-	r := findBlock(s.Func().Body, name)
-	blk := r.Block
-	nest, ok := nestOf(s, name)
+	blk, nest, w, ok := tilingSubject(s, name, target)
 	if !ok {
 		return nil, errNotTileable
 	}
-	w := lanes(target, blk)
 	store := blk.Body.(*tir.BufferStore)
 	last := len(store.Indices) - 1
 	row := -1

@@ -144,18 +144,7 @@ func sampledTile(s *Schedule, name string, target Target) error {
 	if err != nil {
 		return err
 	}
-	if p.wastesLanes() {
-		if cp, err := planChannelTiling(s, name, target); err == nil && s.rng.Intn(2) == 0 {
-			saved := snapshot(s)
-			if err := cp.sampledTileWith(s, target); err == nil {
-				return nil
-			}
-			if err := s.restore(s.orig, saved); err != nil {
-				return err
-			}
-		}
-	}
-	return p.sampledTileWith(s, target)
+	return tileSketch(s, name, target, p, func() bool { return s.rng.Intn(2) == 0 }, func(p *tilePlan) error { return p.sampledTileWith(s, target) })
 }
 
 // sampledTileWith tiles plan p with sampled tile sizes.

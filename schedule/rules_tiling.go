@@ -184,15 +184,23 @@ type tilePlan struct {
 	channel bool
 }
 
+// tilingSubject is block name of a tileable nest, the nest and the vector
+// width (false when the nest does not match).
+func tilingSubject(s *Schedule, name string, target Target) (*tir.Block, []nestLoop, int64, bool) {
+	r := findBlock(s.Func().Body, name)
+	nest, ok := nestOf(s, name)
+	if r == nil || !ok {
+		return nil, nil, 0, false
+	}
+	return r.Block, nest, lanes(target, r.Block), true
+}
+
 // planTiling analyzes block name for multi-level tiling.
 func planTiling(s *Schedule, name string, target Target) (*tilePlan, error) {
-	r := findBlock(s.Func().Body, name)
-	blk := r.Block
-	nest, ok := nestOf(s, name)
+	blk, nest, w, ok := tilingSubject(s, name, target)
 	if !ok {
 		return nil, errNotTileable
 	}
-	w := lanes(target, blk)
 	store := blk.Body.(*tir.BufferStore)
 	// The columns: the spatial loop binding the store's last index.
 	col := -1
@@ -247,10 +255,18 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 	if err != nil {
 		return err
 	}
+	return tileSketch(s, name, target, p, func() bool { return true }, func(p *tilePlan) error { return p.heuristicTile(s, target) })
+}
+
+// tileSketch tiles block name (plan p, the row-vectorized sketch) with
+// tile, or — when p's columns waste lanes, the block has a
+// channel-vectorized plan and pickChannel says so — with that plan,
+// falling back to p when the primitives refuse it.
+func tileSketch(s *Schedule, name string, target Target, p *tilePlan, pickChannel func() bool, tile func(*tilePlan) error) error {
 	if p.wastesLanes() {
-		if cp, err := planChannelTiling(s, name, target); err == nil {
+		if cp, err := planChannelTiling(s, name, target); err == nil && pickChannel() {
 			saved := snapshot(s)
-			if err := cp.heuristicTile(s, target); err == nil {
+			if err := tile(cp); err == nil {
 				return nil
 			}
 			if err := s.restore(s.orig, saved); err != nil {
@@ -258,7 +274,7 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 			}
 		}
 	}
-	return p.heuristicTile(s, target)
+	return tile(p)
 }
 
 // heuristicTile tiles with the heuristic factors.
