@@ -31,14 +31,15 @@ type Target struct {
 //  1. auto-inline: every block without reduce iteration variables that
 //     writes an intermediate buffer is compute_inline'd into its
 //     consumers where that is legal (compute_inline refuses the rest,
-//     which changes nothing); epilogues (bias, relu) stay separate nests
-//     and get rule 3.
+//     which changes nothing); epilogues (bias, relu) are left to rule 2.
 //  2. multi-level tiling (rules_tiling.go): every block with a reduce
 //     iteration variable and at least two spatial ones (dot_general,
 //     convolution) whose loops are a perfect nest of one loop per
 //     iteration variable is tiled SSRSRS, its accumulator cached
-//     (cache_write "local", written back per outer tile), its init split
-//     off (decompose_reduction), the register tile vectorized and
+//     (cache_write "local", written back per outer tile, with its
+//     elementwise consumers folded into the write-back by
+//     reverse_compute_inline where legal; the others get rule 3), its init
+//     split off (decompose_reduction), the register tile vectorized and
 //     unrolled and the outer spatial tiles fused and parallel. A block
 //     the tiling rule cannot handle falls back to rule 3 (the schedule is
 //     replayed without the failed attempt).

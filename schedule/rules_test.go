@@ -210,7 +210,7 @@ func TestDefaultRulesTiling(t *testing.T) {
 	}
 	s, err := ApplyDefaultRules(parseFunc(t, gemmOf(1024, 1024, 1024)), avx512)
 	require.NoError(t, err)
-	require.Equal(t, "get_block,get_loops,split,split,split,reorder,fuse,vectorize,unroll,cache_write,reverse_compute_at,get_loops,split,vectorize,decompose_reduction,parallel", kinds(s))
+	require.Equal(t, "get_block,get_loops,split,split,split,reorder,fuse,vectorize,unroll,cache_write,reverse_compute_at,get_consumers,get_loops,split,vectorize,decompose_reduction,parallel", kinds(s))
 	tr := s.Trace().String()
 	require.Contains(t, tr, "factors=[-1,1,8,8]")  // i: 16 tasks × 8 row tiles × 8 rows
 	require.Contains(t, tr, "factors=[-1,1,4,32]") // j: 8 tasks × 4 column tiles × 32 lanes
@@ -257,6 +257,14 @@ func TestDefaultRulesTiling(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, kinds(s), "transform_layout")
 	require.Contains(t, printed(s.Func()), "tir.for %w_3 = 0 to 7 vectorized")
+
+	// conv + bias + relu: the epilogue is folded into the accumulator's
+	// write-back (reverse_compute_inline), no intermediate buffer left.
+	for _, src := range []string{convBiasReluSrc, ruleWorkloads(t)["cbr_file"]} {
+		s, err = ApplyDefaultRules(parseFunc(t, src), avx512)
+		require.NoError(t, err)
+		require.Contains(t, kinds(s), "reverse_compute_inline", printed(s.Func()))
+	}
 
 	// The elementwise chain (inlined into one block) gets the simple rule.
 	s, err = ApplyDefaultRules(parseFunc(t, chainSrc), avx512)

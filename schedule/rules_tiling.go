@@ -443,6 +443,7 @@ func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) error
 		return nil
 	}
 	if err := s.ReverseComputeAt(wb, at); err == nil {
+		inlineEpilogue(s, wb)
 		if wl, err := s.GetLoops(wb); err == nil && len(wl) > 0 {
 			last := wl[len(wl)-1]
 			if f, err := s.FindLoop(last); err == nil {
@@ -466,6 +467,22 @@ func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) error
 		return p.packChannel(s)
 	}
 	return nil
+}
+
+// inlineEpilogue folds the write-back's consumers, one at a time while
+// there is exactly one (an elementwise epilogue: bias, residual add,
+// relu), into the write-back block (reverse_compute_inline), so each tile
+// goes from the accumulator cache to the output in one pass instead of
+// through an intermediate buffer that a separate nest reads again
+// (MetaSchedule fuses such epilogues into the cache's write-back the same
+// way). A consumer the primitive refuses stays a separate nest.
+func inlineEpilogue(s *Schedule, wb BlockRV) {
+	for {
+		cs, err := s.GetConsumers(wb)
+		if err != nil || len(cs) != 1 || s.ReverseComputeInline(cs[0]) != nil {
+			return
+		}
+	}
 }
 
 // wastesLanes reports whether the register tile's columns leave vector
