@@ -576,38 +576,23 @@ func passesBuffer(c *CallKernel, b *Buffer) bool {
 // passedToCall reports whether a tir.call below s passes b (its callee
 // expects the whole buffer, so b is not compacted).
 func passedToCall(s Stmt, b *Buffer) bool {
-	found := false
-	VisitStmt(s, func(x Stmt) bool {
-		if c, ok := x.(*CallKernel); ok && passesBuffer(c, b) {
-			found = true
-		}
-		return !found
+	return anyStmt(s, func(x Stmt) bool {
+		c, ok := x.(*CallKernel)
+		return ok && passesBuffer(c, b)
 	})
-	return found
 }
 
 // accessesBuffer reports whether s or a statement below it uses b.
 func accessesBuffer(s Stmt, b *Buffer) bool {
-	found := false
-	VisitStmt(s, func(x Stmt) bool {
-		if !found && nodeAccesses(x, b) {
-			found = true
-		}
-		return !found
-	})
-	return found
+	return anyStmt(s, func(x Stmt) bool { return nodeAccesses(x, b) })
 }
 
 // storesBuffer reports whether a store below s writes b.
 func storesBuffer(s Stmt, b *Buffer) bool {
-	found := false
-	VisitStmt(s, func(x Stmt) bool {
-		if st, ok := x.(*BufferStore); ok && st.Buffer == b {
-			found = true
-		}
-		return !found
+	return anyStmt(s, func(x Stmt) bool {
+		st, ok := x.(*BufferStore)
+		return ok && st.Buffer == b
 	})
-	return found
 }
 
 func isReduction(b *Block) bool {
@@ -620,14 +605,10 @@ func isReduction(b *Block) bool {
 }
 
 func loadsBuffer(e Expr, b *Buffer) bool {
-	found := false
-	VisitExpr(e, func(x Expr) bool {
-		if l, ok := x.(*BufferLoad); ok && l.Buffer == b {
-			found = true
-		}
-		return !found
+	return anyExpr(e, func(x Expr) bool {
+		l, ok := x.(*BufferLoad)
+		return ok && l.Buffer == b
 	})
-	return found
 }
 
 func anyLoads(es []Expr, b *Buffer) bool {
@@ -640,11 +621,24 @@ func anyLoads(es []Expr, b *Buffer) bool {
 }
 
 func mentionsVar(e Expr, v *Var) bool {
+	return anyExpr(e, func(x Expr) bool { return x == Expr(v) })
+}
+
+// anyStmt reports whether pred holds for s or a statement below it.
+func anyStmt(s Stmt, pred func(Stmt) bool) bool {
+	found := false
+	VisitStmt(s, func(x Stmt) bool {
+		found = found || pred(x)
+		return !found
+	})
+	return found
+}
+
+// anyExpr reports whether pred holds for e or a sub-expression.
+func anyExpr(e Expr, pred func(Expr) bool) bool {
 	found := false
 	VisitExpr(e, func(x Expr) bool {
-		if x == Expr(v) {
-			found = true
-		}
+		found = found || pred(x)
 		return !found
 	})
 	return found
