@@ -163,7 +163,9 @@ func TestDefaultRulesCompiled(t *testing.T) {
 		require.NoError(t, m.Add(&g))
 		orig[g.Name] = f
 	}
-	res, err := cpu.Compile(m, cpu.Options{})
+	// StrictFP: no FMA contraction, so results are bit-identical to the
+	// interpreter's.
+	res, err := cpu.Compile(m, cpu.Options{StrictFP: true})
 	require.NoError(t, err)
 	so := filepath.Join(dir, "k.so")
 	require.NoError(t, res.WriteShared(so))

@@ -27,6 +27,8 @@ type compileOptions struct {
 	// kernels they match (for the target with threads worker threads).
 	tuningDB string
 	threads  int
+	// strictFP turns off FMA contraction (cpu.Options.StrictFP).
+	strictFP bool
 	// log receives the one-line tuning summary.
 	log io.Writer
 }
@@ -117,7 +119,7 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	if stop == stageTIR {
 		return c, nil
 	}
-	res, err := cpu.Compile(tm, cpu.Options{MCPU: opts.mcpu, Prefix: opts.name})
+	res, err := cpu.Compile(tm, cpu.Options{MCPU: opts.mcpu, Prefix: opts.name, StrictFP: opts.strictFP})
 	if err != nil {
 		return nil, err
 	}

@@ -62,7 +62,7 @@ tir.func @main(%x: buffer<4x8xf32>, out %y: buffer<4xf32>) attributes {global_sy
 
 func TestHostCallsConstantsArena(t *testing.T) {
 	m := parseModule(t, hostText)
-	so, res := buildShared(t, m, Options{})
+	so, res := buildShared(t, m, Options{StrictFP: true})
 	ll := res.LLVM()
 	assert.Contains(t, ll, "private unnamed_addr constant [192 x i8]")
 	assert.Contains(t, ll, "alloca [256 x i8], align 64")

@@ -328,9 +328,13 @@ func assertClose(t *testing.T, want, got tir.Args, rel float64) {
 
 // checkAgainstInterp compiles m, runs entry fn on random inputs and
 // compares with the tensorir interpreter; it returns the compiled module
-// and the driver's report.
+// and the driver's report. rel == 0 asks for bit-identical results, so
+// the module is compiled with StrictFP (no FMA contraction).
 func checkAgainstInterp(t *testing.T, m *tir.Module, fn string, opts Options, seed int64, rel float64, env ...string) (*Result, string) {
 	t.Helper()
+	if rel == 0 {
+		opts.StrictFP = true
+	}
 	exportAll(m)
 	so, res := buildShared(t, m, opts)
 	f := m.Func(fn)

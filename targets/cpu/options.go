@@ -31,6 +31,22 @@ type Options struct {
 	// mean -O1..-O3 and a negative value skips opt (llc-16 -O3 alone does no
 	// inlining, mem2reg or loop-invariant code motion).
 	OptLevel int
+	// StrictFP turns floating-point contraction off. By default llc-16 runs
+	// with -fp-contract=fast: a multiply feeding an add becomes one fused
+	// multiply-add (one rounding instead of two), as TVM's and XLA's CPU
+	// backends do, so results may differ from the interpreter's in the last
+	// bits (relative error of order 1e-7 per product for f32). With StrictFP
+	// the compiled code performs the interpreter's f32 operations in its
+	// order and the results are bit-identical.
+	StrictFP bool
+}
+
+// fpContract is llc-16's -fp-contract flag for these options.
+func (o Options) fpContract() string {
+	if o.StrictFP {
+		return "-fp-contract=off"
+	}
+	return "-fp-contract=fast"
 }
 
 func (o Options) mcpu() string {

@@ -47,7 +47,8 @@ func (r *Result) WriteLLVM(path string) error {
 }
 
 // codegen writes the IR, optimises it with opt-16 (Options.OptLevel) and
-// runs llc-16 -O3 -mcpu=<mcpu> -relocation-model=pic -filetype=<ft>.
+// runs llc-16 -O3 -mcpu=<mcpu> -fp-contract=fast|off (Options.StrictFP)
+// -relocation-model=pic -filetype=<ft>.
 func (r *Result) codegen(out, filetype string) error {
 	llc, err := findTool("llc-16", "llvm-16")
 	if err != nil {
@@ -78,7 +79,7 @@ func (r *Result) codegen(out, filetype string) error {
 		}
 		in = bc
 	}
-	return runTool(llc, "-O3", mcpu, "-relocation-model=pic", "-filetype="+filetype, in, "-o", out)
+	return runTool(llc, "-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype="+filetype, in, "-o", out)
 }
 
 // WriteObject compiles the module to a relocatable ELF object at path. A

@@ -44,7 +44,7 @@ int main(int argc, char **argv) {
 func TestObjectHeaderLink(t *testing.T) {
 	m := parseModule(t, matmulVecText)
 	exportAll(m)
-	res, err := Compile(m, Options{Prefix: "net"})
+	res, err := Compile(m, Options{Prefix: "net", StrictFP: true})
 	require.NoError(t, err)
 	verifyLLVM(t, res)
 	require.Len(t, res.Entries, 1)
@@ -107,4 +107,27 @@ func TestToolErrors(t *testing.T) {
 	err = res.WriteObject(filepath.Join(t.TempDir(), "m.o"))
 	require.Error(t, err)
 	assert.True(t, strings.Contains(err.Error(), "no-such-cpu"), err.Error())
+}
+
+// By default a multiply feeding an add is contracted into an FMA
+// (-fp-contract=fast); StrictFP keeps separate vmulps/vaddps. The
+// contracted kernel stays within f32 rounding of the interpreter.
+func TestFPContract(t *testing.T) {
+	asm := func(opts Options) string {
+		m := parseModule(t, matmulVecText)
+		exportAll(m)
+		opts.MCPU = "x86-64-v4"
+		res, err := Compile(m, opts)
+		require.NoError(t, err)
+		path := filepath.Join(t.TempDir(), "m.s")
+		require.NoError(t, res.WriteAsm(path))
+		b, err := os.ReadFile(path)
+		require.NoError(t, err)
+		return string(b)
+	}
+	assert.Contains(t, asm(Options{}), "vfmadd")
+	strict := asm(Options{StrictFP: true})
+	assert.NotContains(t, strict, "vfmadd")
+	assert.Contains(t, strict, "vmulps")
+	checkAgainstInterp(t, parseModule(t, matmulVecText), "matmul", Options{}, 3, 1e-5)
 }
