@@ -38,12 +38,15 @@ func clampOf(x tir.Expr) (e tir.Expr, lo, hi int64, ok bool) {
 }
 
 // clampedLoad generates, inside a widened body, a load whose last index is
-// clamp(e, lo, hi) with e of lane stride 1 (and every other index
-// lane-independent, row-major layout, 0 ≤ lo ≤ hi < the last dimension)
-// — what a padded convolution's input access lowers to — as one masked
-// vector load at e for the lanes with lo ≤ e ≤ hi, the other lanes taking
-// the element at lo (e < lo) or hi (e > hi): exactly the gathered values,
-// without a per-lane gather. ok is false when the load does not match.
+// clamp(e, lo, hi) with e of constant lane stride s, 1 ≤ s ≤
+// maxLoadStride (and every other index lane-independent, row-major
+// layout, 0 ≤ lo ≤ hi < the last dimension) — what a padded
+// convolution's or pooling's input access lowers to — as one masked
+// vector load at e for the lanes with lo ≤ e ≤ hi (for s > 1 a masked
+// load of lanes·s contiguous elements and a shuffle, as stridedLoad), the
+// other lanes taking the element at lo (e < lo) or hi (e > hi): exactly
+// the gathered values, without a per-lane gather. ok is false when the
+// load does not match.
 func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
 	n := len(x.Indices)
 	if g.vec == nil || g.lane0 || n == 0 || len(x.Buffer.Strides) != 0 || x.Buffer.ElemOffset != nil {
@@ -62,7 +65,8 @@ func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
 	if !ok || lo < 0 || hi >= shape[n-1] {
 		return nil, false, nil
 	}
-	if c, okc := g.vec.coeff(e); !okc || c != 1 {
+	stride, okc := g.vec.coeff(e)
+	if !okc || stride < 1 || stride > maxLoadStride {
 		return nil, false, nil
 	}
 	at := func(last tir.Expr) (*access, value.Value, error) {
@@ -105,12 +109,43 @@ func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
 	if g.vec.mask != nil {
 		m = g.cur.NewAnd(m, g.vec.mask)
 	}
-	vt := types.NewVector(uint64(lanes), a.st)
 	pass := g.cur.NewSelect(below, g.splat(loV, lanes), g.splat(hiV, lanes))
-	p := g.cur.NewBitCast(g.elemPtr(a, idx), types.NewPointer(vt))
-	f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
-	ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), m, pass)
-	return g.fromStorage(a, ld), true, nil
+	if stride == 1 {
+		vt := types.NewVector(uint64(lanes), a.st)
+		p := g.cur.NewBitCast(g.elemPtr(a, idx), types.NewPointer(vt))
+		f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
+		ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), m, pass)
+		return g.fromStorage(a, ld), true, nil
+	}
+	v := g.stridedMaskedLoad(g.elemPtr(a, idx), a.st, int(stride), m, align)
+	return g.fromStorage(a, g.cur.NewSelect(m, v, pass)), true, nil
+}
+
+// stridedMaskedLoad loads lane l from p + l·s for the lanes active in the
+// i1 vector m (the others are zero) as one masked load of lanes·s
+// contiguous elements, of which only every s-th of an active lane
+// touches memory, and a shuffle that picks them.
+func (g *fgen) stridedMaskedLoad(p value.Value, st types.Type, s int, m value.Value, align ir.Align) value.Value {
+	lanes := g.vec.lanes
+	wide := lanes * s
+	i32 := func(n int) constant.Constant { return constant.NewInt(types.I32, int64(n)) }
+	sel := make([]constant.Constant, wide)
+	for j := range sel {
+		sel[j] = i32(lanes) // the false of the zero vector
+		if j%s == 0 {
+			sel[j] = i32(j / s)
+		}
+	}
+	wm := g.cur.NewShuffleVector(m, constant.NewZeroInitializer(m.Type()), constant.NewVector(types.NewVector(uint64(wide), types.I32), sel...))
+	wt := types.NewVector(uint64(wide), st)
+	wp := g.cur.NewBitCast(p, types.NewPointer(wt))
+	f := g.m.declare("llvm.masked.load."+llvmSuffix(wt)+".p0"+llvmSuffix(wt), wt, wp.Type(), types.I32, wm.Type(), wt)
+	ld := g.cur.NewCall(f, wp, constant.NewInt(types.I32, int64(align)), wm, constant.NewZeroInitializer(wt))
+	pick := make([]constant.Constant, lanes)
+	for l := range pick {
+		pick[l] = i32(l * s)
+	}
+	return g.cur.NewShuffleVector(ld, constant.NewUndef(wt), constant.NewVector(types.NewVector(uint64(lanes), types.I32), pick...))
 }
 
 // addends flattens the top-level integer additions of e.

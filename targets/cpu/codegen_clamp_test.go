@@ -43,6 +43,39 @@ func TestClampedVectorLoad(t *testing.T) {
 
 // The flat index of C[i, j] (4×16, row-major) splits into the row and
 // column terms that lane0Ptr addresses with one getelementptr each.
+// A stride-2 padded row (a strided convolution's or pooling's input,
+// clamp(2·w + k - 3, 0, 20)) and a stride-3 one with a predicated tail:
+// a masked load of lanes·stride elements and a shuffle, not a gather;
+// exact against the interpreter.
+const clampStridedText = `tir.func @clamp_strided(%X: buffer<2x21xf32>, out %Y: buffer<2x7x11xf32>, out %Z: buffer<2x3x8xf32>) {
+  tir.for %r = 0 to 2 {
+    tir.for %k = 0 to 7 {
+      tir.for %w = 0 to 11 vectorized {
+        %Y[%r, %k, %w] = select(%w * 2 + %k - 3 >= 0 && %w * 2 + %k - 3 < 21, %X[%r, min(max(%w * 2 + %k - 3, 0), 20)], 0.0)
+      }
+    }
+    tir.for %k = 0 to 3 {
+      tir.for %wo = 0 to 2 {
+        tir.for %wi = 0 to 4 vectorized {
+          tir.if %wo * 4 + %wi < 8 {
+            %Z[%r, %k, %wo * 4 + %wi] = %X[%r, max(min(%wo * 12 + %wi * 3 + %k - 2, 19), 1)]
+          }
+        }
+      }
+    }
+  }
+}
+`
+
+func TestClampedStridedVectorLoad(t *testing.T) {
+	res, _ := checkAgainstInterp(t, parseModule(t, clampStridedText), "clamp_strided", Options{}, 5, 0)
+	ll := res.LLVM()
+	assert.Contains(t, ll, "@llvm.masked.load.v22f32.p0v22f32", "11 lanes × stride 2")
+	assert.Contains(t, ll, "@llvm.masked.load.v12f32.p0v12f32", "4 lanes × stride 3")
+	assert.NotContains(t, ll, "extractelement <11 x i64>", "no gather")
+	assert.NotContains(t, ll, "extractelement <4 x i64>", "no gather")
+}
+
 func TestFlatIndexAddends(t *testing.T) {
 	m := parseModule(t, `tir.func @f(out %C: buffer<4x16xf32>) {
   tir.for %i = 0 to 4 {

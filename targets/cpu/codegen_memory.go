@@ -233,40 +233,13 @@ func (g *fgen) stridedLoad(a *access, align ir.Align) (v value.Value, ok bool, e
 	if !isLinear || c < 2 || c > maxLoadStride {
 		return nil, false, nil
 	}
-	lanes, s := g.vec.lanes, int(c)
-	wide := lanes * s
 	ptr, err := g.lane0Ptr(a)
 	if err != nil {
 		return nil, false, err
 	}
-	wt := types.NewVector(uint64(wide), a.st)
-	p := g.cur.NewBitCast(ptr, types.NewPointer(wt))
-	i32 := func(n int) constant.Constant { return constant.NewInt(types.I32, int64(n)) }
-	var mask value.Value
-	if m := g.vec.mask; m != nil {
-		// Wide lane j is active when j is a multiple of s and lane j/s is
-		// active (index lanes selects the false of the zero vector).
-		sel := make([]constant.Constant, wide)
-		for j := range sel {
-			sel[j] = i32(lanes)
-			if j%s == 0 {
-				sel[j] = i32(j / s)
-			}
-		}
-		mask = g.cur.NewShuffleVector(m, constant.NewZeroInitializer(m.Type()), constant.NewVector(types.NewVector(uint64(wide), types.I32), sel...))
-	} else {
-		bits := make([]constant.Constant, wide)
-		for j := range bits {
-			bits[j] = constant.NewBool(j%s == 0)
-		}
-		mask = constant.NewVector(types.NewVector(uint64(wide), types.I1), bits...)
+	var mask value.Value = g.splat(constant.True, g.vec.lanes)
+	if g.vec.mask != nil {
+		mask = g.vec.mask
 	}
-	f := g.m.declare("llvm.masked.load."+llvmSuffix(wt)+".p0"+llvmSuffix(wt), wt, p.Type(), types.I32, mask.Type(), wt)
-	ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), mask, constant.NewZeroInitializer(wt))
-	pick := make([]constant.Constant, lanes)
-	for l := range pick {
-		pick[l] = i32(l * s)
-	}
-	v = g.cur.NewShuffleVector(ld, constant.NewUndef(wt), constant.NewVector(types.NewVector(uint64(lanes), types.I32), pick...))
-	return g.fromStorage(a, v), true, nil
+	return g.fromStorage(a, g.stridedMaskedLoad(ptr, a.st, int(c), mask, align)), true, nil
 }
