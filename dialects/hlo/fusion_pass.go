@@ -1,6 +1,7 @@
 package hlo
 
 import (
+	"slices"
 	"sort"
 
 	g "github.com/tessera-ml/tessera/graphir"
@@ -31,6 +32,12 @@ import (
 //     "input" fusion that absorbs elementwise-like producers;
 //   - at most one hero per fusion; a group without a hero is a "loop"
 //     fusion, a dot/convolution root alone is an "output" fusion.
+//   - Before grouping, a broadcast_in_dim with several users is cloned
+//     once per user (XLA's instruction fusion duplicates such cheap
+//     producers into every consumer): each copy then fuses into its user's
+//     group, so a bias or scale shared by several layers is broadcast
+//     inside each consumer instead of being materialized at full size by a
+//     fusion of its own and read back by every consumer.
 //   - Constants holding one stored element (splats and scalars) are cloned
 //     into every fusion that uses them and never become fusion operands;
 //     other constants (weights) stay outside as operands.
@@ -149,6 +156,7 @@ func FuseFunc(f *g.Func) error {
 	if block == nil {
 		return nil
 	}
+	duplicateBroadcasts(block)
 	ops := block.Ops()
 	pos := make(map[*g.Op]int, len(ops))
 	for i, op := range ops {
@@ -203,6 +211,32 @@ func FuseFunc(f *g.Func) error {
 		}
 	}
 	return nil
+}
+
+// duplicateBroadcasts gives every user of a multi-user broadcast_in_dim
+// its own copy, placed right after the original (its operands dominate
+// it there, and it precedes every user).
+func duplicateBroadcasts(block *g.Block) {
+	for _, op := range block.Ops() {
+		if op.Name != BroadcastInDimOp {
+			continue
+		}
+		var users []*g.Op
+		for _, u := range op.Results[0].Uses() {
+			if !slices.Contains(users, u) {
+				users = append(users, u)
+			}
+		}
+		for _, u := range users[min(1, len(users)):] {
+			c := op.Clone(map[*g.Value]*g.Value{})
+			block.InsertAfter(op, c)
+			for i, v := range u.Operands() {
+				if v == op.Results[0] {
+					u.SetOperand(i, c.Results[0])
+				}
+			}
+		}
+	}
 }
 
 // seedEpilogue starts an output group at the contraction hero and extends

@@ -158,6 +158,31 @@ func TestFuseConvBiasRelu(t *testing.T) {
 	assert.Equal(t, 3, fs[0].NumOperands())
 }
 
+// One bias broadcast used by two conv epilogues and the multiply after
+// the second: each consumer gets its own copy, so no fusion materializes the broadcast
+// and every fusion takes the 4-element bias as its operand.
+func TestFuseSharedBroadcastDuplicated(t *testing.T) {
+	r := rand.New(rand.NewSource(24))
+	b := newFB(t, f32(1, 3, 8, 8))
+	w1 := b.constant(r, f32(4, 3, 3, 3))
+	w2 := b.constant(r, f32(4, 4, 3, 3))
+	bias := b.constant(r, f32(4))
+	bb := b.bcast(bias, f32(1, 4, 8, 8), 1)
+	pad := ConvConfig{PadLow: []int64{1, 1}, PadHigh: []int64{1, 1}}
+	c1 := b.add(Convolution(b.arg(0), w1, pad, loc())).Results[0]
+	y1 := b.bin(AddOp, c1, bb)
+	c2 := b.add(Convolution(y1, w2, pad, loc())).Results[0]
+	y2 := b.bin(AddOp, c2, bb)
+	b.ret(b.bin(MultiplyOp, y2, bb))
+	fs := fuseAndCheck(t, b, 6)
+	require.Len(t, fs, 2)
+	assert.Equal(t, []string{BroadcastInDimOp, ConvolutionOp, AddOp}, bodyNames(fs[0]))
+	assert.Equal(t, []string{BroadcastInDimOp, BroadcastInDimOp, ConvolutionOp, AddOp, MultiplyOp}, bodyNames(fs[1]))
+	for _, f := range fs {
+		assert.Contains(t, f.Operands(), bias, "the bias, not a broadcast tensor, is the operand")
+	}
+}
+
 func TestFuseReduceWithElementwiseProducers(t *testing.T) {
 	b := newFB(t, f32(4, 6))
 	sq := b.bin(MultiplyOp, b.arg(0), b.arg(0))
