@@ -11,30 +11,34 @@ import (
 )
 
 // clampOf matches min(max(e, lo), hi) or max(min(e, hi), lo) with
-// constant lo ≤ hi.
-func clampOf(x tir.Expr) (e tir.Expr, lo, hi int64, ok bool) {
+// constant lo ≤ hi, and the one-sided max(e, lo) and min(e, hi) (what
+// simplification leaves of a clamp whose other side is provably in
+// range): there the missing bound is 0 or dim-1.
+func clampOf(x tir.Expr, dim int64) (e tir.Expr, lo, hi int64, ok bool) {
 	outer, isBin := x.(*tir.Binary)
 	if !isBin || (outer.Op != tir.OpMin && outer.Op != tir.OpMax) {
 		return nil, 0, 0, false
 	}
-	inner, isBin := outer.A.(*tir.Binary)
 	k1, isK1 := outer.B.(*tir.IntImm)
-	if !isBin || !isK1 {
+	if !isK1 {
 		return nil, 0, 0, false
 	}
-	k2, isK2 := inner.B.(*tir.IntImm)
-	if !isK2 {
-		return nil, 0, 0, false
+	inner, isBin := outer.A.(*tir.Binary)
+	var k2 *tir.IntImm
+	if isBin && inner.Op != outer.Op && (inner.Op == tir.OpMin || inner.Op == tir.OpMax) {
+		k2, _ = inner.B.(*tir.IntImm)
 	}
 	switch {
-	case outer.Op == tir.OpMin && inner.Op == tir.OpMax:
-		lo, hi = k2.Value, k1.Value
-	case outer.Op == tir.OpMax && inner.Op == tir.OpMin:
-		lo, hi = k1.Value, k2.Value
+	case k2 != nil && outer.Op == tir.OpMin:
+		e, lo, hi = inner.A, k2.Value, k1.Value
+	case k2 != nil:
+		e, lo, hi = inner.A, k1.Value, k2.Value
+	case outer.Op == tir.OpMax:
+		e, lo, hi = outer.A, k1.Value, dim-1
 	default:
-		return nil, 0, 0, false
+		e, lo, hi = outer.A, 0, k1.Value
 	}
-	return inner.A, lo, hi, lo <= hi
+	return e, lo, hi, lo <= hi
 }
 
 // clampedLoad generates, inside a widened body, a load whose last index is
@@ -61,7 +65,7 @@ func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
 			return nil, false, nil
 		}
 	}
-	e, lo, hi, ok := clampOf(x.Indices[n-1])
+	e, lo, hi, ok := clampOf(x.Indices[n-1], shape[n-1])
 	if !ok || lo < 0 || hi >= shape[n-1] {
 		return nil, false, nil
 	}

@@ -44,11 +44,16 @@ func TestClampedVectorLoad(t *testing.T) {
 // The flat index of C[i, j] (4×16, row-major) splits into the row and
 // column terms that lane0Ptr addresses with one getelementptr each.
 // A stride-2 padded row (a strided convolution's or pooling's input,
-// clamp(2·w + k - 3, 0, 20)) and a stride-3 one with a predicated tail:
+// clamp(2·w + k - 3, 0, 20)), a stride-3 one with a predicated tail, and
+// the one-sided clamps simplification leaves (max-pooling's
+// max(2·w - 1, 0), and min(w + 12, 20)):
 // a masked load of lanes·stride elements and a shuffle, not a gather;
 // exact against the interpreter.
-const clampStridedText = `tir.func @clamp_strided(%X: buffer<2x21xf32>, out %Y: buffer<2x7x11xf32>, out %Z: buffer<2x3x8xf32>) {
+const clampStridedText = `tir.func @clamp_strided(%X: buffer<2x21xf32>, out %Y: buffer<2x7x11xf32>, out %Z: buffer<2x3x8xf32>, out %W: buffer<2x11xf32>) {
   tir.for %r = 0 to 2 {
+    tir.for %w = 0 to 11 vectorized {
+      %W[%r, %w] = %X[%r, max(%w * 2 - 1, 0)] + %X[%r, min(%w + 12, 20)]
+    }
     tir.for %k = 0 to 7 {
       tir.for %w = 0 to 11 vectorized {
         %Y[%r, %k, %w] = select(%w * 2 + %k - 3 >= 0 && %w * 2 + %k - 3 < 21, %X[%r, min(max(%w * 2 + %k - 3, 0), 20)], 0.0)
