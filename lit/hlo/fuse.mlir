@@ -195,3 +195,30 @@ func.func @dot_operands(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>) -> tensor<3x5x
   %d = hlo.dot_general %e, %t {lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
   func.return %d : tensor<3x5xf32>
 }
+
+// A bias broadcast shared by two dot epilogues is cloned into each: both
+// fusions take the 3-element bias, no fusion materializes the broadcast.
+// CHECK-LABEL: func.func @shared_bias
+// CHECK-NEXT: %[[D1:.*]] = "hlo.fusion"(%arg2, %arg0, %arg1) ({
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: hlo.broadcast_in_dim
+// CHECK-NEXT: hlo.dot_general
+// CHECK-NEXT: hlo.add
+// CHECK-NEXT: hlo.return
+// CHECK-NEXT: }) {kind = "output"}
+// CHECK-NEXT: %[[D2:.*]] = "hlo.fusion"(%arg2, %[[D1]], %arg1) ({
+// CHECK-NEXT: ^bb0(
+// CHECK-NEXT: hlo.broadcast_in_dim
+// CHECK-NEXT: hlo.dot_general
+// CHECK-NEXT: hlo.add
+// CHECK-NEXT: hlo.return
+// CHECK-NEXT: }) {kind = "output"}
+// CHECK-NEXT: func.return %[[D2]]
+func.func @shared_bias(%x: tensor<2x3xf32>, %w: tensor<3x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
+  %bb = hlo.broadcast_in_dim %b {broadcast_dimensions = [1]} : (tensor<3xf32>) -> tensor<2x3xf32>
+  %d1 = hlo.dot_general %x, %w {lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+  %y1 = hlo.add %d1, %bb : tensor<2x3xf32>
+  %d2 = hlo.dot_general %y1, %w {lhs_contracting_dimensions = [1], rhs_contracting_dimensions = [0]} : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<2x3xf32>
+  %y2 = hlo.add %d2, %bb : tensor<2x3xf32>
+  func.return %y2 : tensor<2x3xf32>
+}
