@@ -32,6 +32,14 @@ type MeasureOptions struct {
 	// least MinRepeatSeconds in all (defaults 1, 5, 0.1 s).
 	Warmup, Repeats  int
 	MinRepeatSeconds float64
+	// CacheFlush evicts every argument but the first (the kernel's data
+	// input; weights, biases, residuals and outputs follow it) from the
+	// CPU cache before each call (runtime.FlushCache), so a candidate is
+	// timed as it runs inside a model whose weights do not fit in the
+	// last-level cache and come from memory on every inference. It is
+	// TVM's LocalRunner enable_cpu_cache_flush with its
+	// cache_flush_cpu_non_first_arg rule. Default off: warm caches.
+	CacheFlush bool
 	// Threads of the runner's parallel loops (TESSERA_NUM_THREADS;
 	// default: runtime.NumThreads()).
 	Threads int
@@ -231,7 +239,7 @@ func (m *Measurer) build(b *worker, t *Task, ref *taskRef, c *Candidate, so, fau
 }
 
 func (m *Measurer) run(ref *taskRef, so string) Result {
-	req := runRequest{SO: so, Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds}
+	req := runRequest{SO: so, Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds, FlushCache: m.opts.CacheFlush}
 	var resp workerResult
 	if err := m.runner.call(req, &resp, m.opts.RunTimeout); err != nil {
 		if errors.Is(err, errWorkerTimeout) {

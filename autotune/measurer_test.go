@@ -88,6 +88,25 @@ func TestMeasureFaultyCandidates(t *testing.T) {
 	require.Contains(t, got[1].Msg, "segmentation fault")
 }
 
+// With CacheFlush the runner flushes the arguments after the first
+// before each call; candidates still pass the correctness check and are
+// timed the requested number of times.
+func TestMeasureCacheFlush(t *testing.T) {
+	needLLVM(t)
+	task := parseTask(t, featGemmSrc(32, 24, 16))
+	cands := sampleN(t, task, 2)
+	m, err := NewMeasurer(MeasureOptions{Builders: 1, Repeats: 3, MinRepeatSeconds: 0.001, CacheFlush: true})
+	require.NoError(t, err)
+	defer m.Close()
+	n := 0
+	m.Measure(task, cands, nil, func(i int, r Result) {
+		n++
+		require.Empty(t, r.Error, "candidate %d: %s", i, r.Msg)
+		require.GreaterOrEqual(t, len(r.Seconds), 3)
+	})
+	require.Equal(t, len(cands), n)
+}
+
 // The interpreter's reference outputs are cached by kernel text and
 // seed: a second measurer reuses the file, and a damaged file is
 // recomputed, not trusted.

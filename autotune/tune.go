@@ -265,7 +265,7 @@ func (j *job) measure(m *Measurer, i int, cands []*Candidate) error {
 	var werr error
 	m.Measure(ts.Task, cands, func() bool { return werr != nil || j.stopped() }, func(k int, res Result) {
 		c := cands[k]
-		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg}
+		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush}
 		if err := j.db.Append(rec); err != nil {
 			werr = err
 			return

@@ -143,7 +143,9 @@ type paramSpec struct {
 
 // runRequest asks the runner to load SO, fill the inputs from Seed (see
 // randomValues), run once and compare the outputs with the references,
-// then time Warmup + at least Repeats calls lasting MinSeconds in all.
+// then time Warmup + at least Repeats calls lasting MinSeconds in all,
+// with every parameter but the first flushed from the cache before each
+// call when FlushCache is set (MeasureOptions.CacheFlush).
 type runRequest struct {
 	SO         string      `json:"so"`
 	Params     []paramSpec `json:"params"`
@@ -151,6 +153,7 @@ type runRequest struct {
 	Warmup     int         `json:"warmup"`
 	Repeats    int         `json:"repeats"`
 	MinSeconds float64     `json:"min_seconds"`
+	FlushCache bool        `json:"flush_cache,omitempty"`
 }
 
 func run(r *runRequest) workerResult {
@@ -202,7 +205,15 @@ func run(r *runRequest) workerResult {
 		}
 		res.MaxErr, res.MaxRef = math.Max(res.MaxErr, e), math.Max(res.MaxRef, m)
 	}
-	tm, err := entry.Bench(tensors, nil, r.Warmup, r.Repeats, time.Duration(r.MinSeconds*float64(time.Second)))
+	var before func()
+	if r.FlushCache && len(tensors) > 1 {
+		before = func() {
+			for _, t := range tensors[1:] {
+				rt.FlushCache(t.Bytes())
+			}
+		}
+	}
+	tm, err := entry.BenchEach(tensors, nil, r.Warmup, r.Repeats, time.Duration(r.MinSeconds*float64(time.Second)), before)
 	if err != nil {
 		return fail("%v", err)
 	}

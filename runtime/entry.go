@@ -213,6 +213,16 @@ type Timings struct {
 // for negative arguments, invalid tensors, a closed library, or the first
 // non-zero return (a *CallError), with no timings.
 func (e *Entry) Bench(inputs, outputs []*Tensor, warmup, minRepeats int, minTime time.Duration) (Timings, error) {
+	return e.BenchEach(inputs, outputs, warmup, minRepeats, minTime, nil)
+}
+
+// BenchEach is Bench with before, when non-nil, called ahead of every
+// call (warm-up and timed) outside the timed interval: the autotuner's
+// runner flushes the arguments from the cache there (FlushCache).
+func (e *Entry) BenchEach(inputs, outputs []*Tensor, warmup, minRepeats int, minTime time.Duration, before func()) (Timings, error) {
+	if before == nil {
+		before = func() {}
+	}
 	if warmup < 0 || minRepeats < 0 || minTime < 0 {
 		return Timings{}, fmt.Errorf("runtime: bench %s: warmup (%d), minRepeats (%d) and minTime (%v) must not be negative", e.symbol, warmup, minRepeats, minTime)
 	}
@@ -227,6 +237,7 @@ func (e *Entry) Bench(inputs, outputs []*Tensor, warmup, minRepeats int, minTime
 		return Timings{}, fmt.Errorf("runtime: bench %s: %w", e.symbol, ErrClosed)
 	}
 	for range warmup {
+		before()
 		if err := e.invoke(c); err != nil {
 			return Timings{}, err
 		}
@@ -234,6 +245,7 @@ func (e *Entry) Bench(inputs, outputs []*Tensor, warmup, minRepeats int, minTime
 	var secs []float64
 	var total time.Duration
 	for len(secs) == 0 || len(secs) < minRepeats || total < minTime {
+		before()
 		start := time.Now()
 		err := e.invoke(c)
 		d := time.Since(start)

@@ -502,3 +502,28 @@ func TestConcurrentCallsThenClose(t *testing.T) {
 	}
 	require.NoError(t, lib.Close())
 }
+
+// BenchEach runs its hook before every warm-up and timed call; flushing
+// the inputs there (FlushCache) leaves their values and the results
+// unchanged.
+func TestBenchEachFlushesInputs(t *testing.T) {
+	lib := openTestLib(t)
+	e := mainEntry(t, lib)
+	x, w, want := mainInputs(t)
+	xb := append([]byte(nil), x.Bytes()...)
+	y := mustNew(t, rt.Float32, []int64{2, 4})
+	calls := 0
+	tm, err := e.BenchEach([]*rt.Tensor{x, w}, []*rt.Tensor{y}, 2, 4, 0, func() {
+		calls++
+		rt.FlushCache(x.Bytes())
+		rt.FlushCache(w.Bytes()[1:]) // an unaligned start flushes its whole line
+	})
+	require.NoError(t, err)
+	assert.Len(t, tm.Seconds, 4)
+	assert.Equal(t, 6, calls, "2 warm-up + 4 timed calls")
+	assert.Equal(t, xb, x.Bytes(), "flushing keeps the data")
+	got, err := y.Float32s()
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	rt.FlushCache(nil)
+}
