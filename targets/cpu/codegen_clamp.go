@@ -46,8 +46,8 @@ func clampOf(x tir.Expr, dim int64) (e tir.Expr, lo, hi int64, ok bool) {
 // maxLoadStride (and every other index lane-independent, row-major
 // layout, 0 ≤ lo ≤ hi < the last dimension) — what a padded
 // convolution's or pooling's input access lowers to — as one masked
-// vector load at e for the lanes with lo ≤ e ≤ hi (for s > 1 a masked
-// load of lanes·s contiguous elements and a shuffle, as stridedLoad), the
+// vector load at e for the lanes with lo ≤ e ≤ hi (stridedMaskedLoad:
+// for s > 1 lanes·s contiguous elements and a shuffle), the
 // other lanes taking the element at lo (e < lo) or hi (e > hi): exactly
 // the gathered values, without a per-lane gather. ok is false when the
 // load does not match.
@@ -114,13 +114,6 @@ func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
 		m = g.cur.NewAnd(m, g.vec.mask)
 	}
 	pass := g.cur.NewSelect(below, g.splat(loV, lanes), g.splat(hiV, lanes))
-	if stride == 1 {
-		vt := types.NewVector(uint64(lanes), a.st)
-		p := g.cur.NewBitCast(g.elemPtr(a, idx), types.NewPointer(vt))
-		f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
-		ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), m, pass)
-		return g.fromStorage(a, ld), true, nil
-	}
 	v := g.stridedMaskedLoad(g.elemPtr(a, idx), a.st, int(stride), m, align)
 	return g.fromStorage(a, g.cur.NewSelect(m, v, pass)), true, nil
 }
@@ -128,7 +121,9 @@ func (g *fgen) clampedLoad(x *tir.BufferLoad) (value.Value, bool, error) {
 // stridedMaskedLoad loads lane l from p + l·s for the lanes active in the
 // i1 vector m (the others are zero) as one masked load of lanes·s
 // contiguous elements, of which only every s-th of an active lane
-// touches memory, and a shuffle that picks them.
+// touches memory, and a shuffle that picks them. For s = 1 the shuffle
+// is the identity, which LLVM folds away (as it folds a select on m
+// into the load's pass-through).
 func (g *fgen) stridedMaskedLoad(p value.Value, st types.Type, s int, m value.Value, align ir.Align) value.Value {
 	lanes := g.vec.lanes
 	wide := lanes * s
