@@ -43,6 +43,9 @@ type ScheduleOptions struct {
 	// Target is what tuning records must have been measured for (the
 	// zero value means HostTarget(0, "")).
 	Target autotune.Target
+	// KeepLayouts skips tensorir.RewriteLayoutModule after scheduling
+	// (constant kernel operands keep their row-major layout).
+	KeepLayouts bool
 }
 
 // ScheduleStats count how the kernels were scheduled.
@@ -52,6 +55,9 @@ type ScheduleStats struct {
 	Tuned    int // scheduled by the best tuning record of their workload
 	Untuned  int // with a DB: kernels without a usable record (default rules)
 	Fallback int // kernels the default rules refused (simple schedule)
+	// Layout counts the kernel parameters and host constants given the
+	// layout their loop nest reads (tensorir.RewriteLayoutModule).
+	Layout tensorir.LayoutRewriteStats
 }
 
 // HostTarget is the tuning target of this machine: its vector width and
@@ -69,14 +75,20 @@ func HostTarget(threads int, mcpu string) autotune.Target {
 }
 
 // ToTensorIR lowers a fused hlo module to tensor IR (a kernel per fusion,
-// a host function per function) and schedules the kernels with
-// ScheduleKernels; it returns the memory plan statistics too.
+// a host function per function), schedules the kernels with
+// ScheduleKernels and, unless opts.KeepLayouts, stores each constant
+// kernel operand in the order its schedule reads it
+// (tensorir.RewriteLayoutModule); it returns the memory plan statistics
+// too.
 func ToTensorIR(m *graphir.Module, opts ScheduleOptions) (*tensorir.Module, lowering.PlanStats, ScheduleStats, error) {
 	tm, plan, err := lowering.LowerToTIRWithStats(m)
 	if err != nil {
 		return nil, plan, ScheduleStats{}, err
 	}
 	st, err := ScheduleKernels(tm, opts)
+	if err == nil && !opts.KeepLayouts {
+		st.Layout = tensorir.RewriteLayoutModule(tm)
+	}
 	return tm, plan, st, err
 }
 

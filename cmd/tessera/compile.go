@@ -22,6 +22,7 @@ func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
 	cmd.Flags().StringVar(&o.target, "target", "cpu", "code generation target (cpu)")
 	cmd.Flags().StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu (native, x86-64-v4, znver4, ...)")
 	cmd.Flags().BoolVar(&o.strictFP, "strict-fp", false, "no fused multiply-add contraction: f32 results bit-identical to the interpreter's (default: llc-16 -fp-contract=fast)")
+	cmd.Flags().BoolVar(&o.keepLayouts, "keep-layouts", false, "keep constant kernel operands (weights) row-major instead of storing each in the order its schedule reads it (the rewrite-layout pass)")
 	cmd.Flags().StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
 }
 
@@ -97,6 +98,7 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 		st := c.sched
 		fmt.Fprintf(stderr, "schedules: %d kernels: %d default rules, %d tuned, %d traced, %d simple (refused by the default rules)\n",
 			st.Kernels, st.Kernels-st.Tuned-st.Traced-st.Fallback, st.Tuned, st.Traced, st.Fallback)
+		fmt.Fprintf(stderr, "layouts: %d constant kernel operands stored in the order their loop nests read them (%d constants transposed)\n", st.Layout.Params, st.Layout.Constants)
 	}
 	switch emit {
 	case "hlo":

@@ -200,6 +200,14 @@ func TestEmitLevels(t *testing.T) {
 	assert.Contains(t, tir, "tir.func @main(")
 	assert.Contains(t, stderr, "memory plan: arena ")
 	assert.Contains(t, stderr, "schedules: 2 kernels: 2 default rules, 0 tuned, 0 traced, 0 simple")
+	// Both weights and the first bias are read in tile order (the second
+	// bias is read row-major): three constants are transposed.
+	assert.Contains(t, stderr, "layouts: 3 constant kernel operands stored in the order their loop nests read them (3 constants transposed)")
+	assert.Contains(t, tir, "tir.func @fused_0(%in0: buffer<360x1x28x28xf32>, %in1: buffer<13x4x196x16xf32>,")
+	kept, stderr, code := tessera("compile", model, "--emit", "tir", "--stats", "--keep-layouts")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "layouts: 0 constant kernel operands")
+	assert.Contains(t, kept, "tir.func @fused_0(%in0: buffer<360x1x28x28xf32>, %in1: buffer<200x784xf32>,")
 	ll := filepath.Join(t.TempDir(), "mlp.ll")
 	_, stderr, code = tessera("compile", model, "--emit", "llvm", "-o", ll)
 	require.Equal(t, 0, code, stderr)

@@ -29,6 +29,8 @@ type compileOptions struct {
 	threads  int
 	// strictFP turns off FMA contraction (cpu.Options.StrictFP).
 	strictFP bool
+	// keepLayouts skips the rewrite-layout pass (ScheduleOptions.KeepLayouts).
+	keepLayouts bool
 	// log receives the one-line tuning summary.
 	log io.Writer
 }
@@ -92,7 +94,7 @@ func compileModel(path string, opts compileOptions, stop stage) (*compiled, erro
 	if err != nil {
 		return nil, err
 	}
-	so := pipeline.ScheduleOptions{Traces: traces, Target: pipeline.HostTarget(opts.threads, mcpuFlag(opts.mcpu))}
+	so := pipeline.ScheduleOptions{Traces: traces, Target: pipeline.HostTarget(opts.threads, mcpuFlag(opts.mcpu)), KeepLayouts: opts.keepLayouts}
 	if opts.tuningDB != "" {
 		db, err := openTuningDB(opts.tuningDB, opts.log)
 		if err != nil {

@@ -30,6 +30,7 @@ var tirSteps = []struct{ name, summary string }{
 	{"simplify", "tensor IR: simplify every expression (tensorir.SimplifyFunc)"},
 	{"inline-elementwise", "tensor IR: inline every spatial, injective intermediate block into its consumers (compute_inline)"},
 	{"compact-buffer-allocation", "tensor IR: move every allocation to the innermost statement holding its accesses and shrink it to the region accessed there (tensorir.CompactBufferAllocation)"},
+	{tir.RewriteLayoutPassName, "tensor IR: store every kernel parameter that only receives host constants in the order its loop nest reads it, transposing the constants (tensorir.RewriteLayoutModule)"},
 	{"cpu-default-schedule", "tensor IR: the CPU default schedule (vectorize the innermost spatial loop at --cpu-vector-bits, parallelize the outermost)"},
 }
 
@@ -53,6 +54,11 @@ func tirStepFunc(name string, o *options) func(m *tir.Module) error {
 		}
 	case "inline-elementwise":
 		return schedule.InlineElementwiseModule
+	case tir.RewriteLayoutPassName:
+		return func(m *tir.Module) error {
+			tir.RewriteLayoutModule(m)
+			return nil
+		}
 	case "compact-buffer-allocation":
 		return func(m *tir.Module) error {
 			tir.CompactBufferAllocationModule(m)

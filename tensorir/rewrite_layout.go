@@ -1,0 +1,854 @@
+package tensorir
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Layout rewriting of constant kernel operands (TVM MetaSchedule's
+// RewriteLayout postprocessor over Relay's layout-free placeholders; Ansor,
+// Zheng et al., OSDI 2020, §6 "layout rewrite"): a weight that reaches a
+// scheduled kernel only as a compile-time constant has no layout anyone
+// else depends on, so it is stored in the order the kernel's loop nest
+// reads it. The weight of a convolution tiled as
+//
+//	for o0 (parallel), rc0, o1, rc1, kh, kw, o2 (vectorized): W[kh, kw, rc0*16+rc1, o0*128+o1*32+o2]
+//
+// becomes a constant of shape [o0, rc0, o1, rc1, kh, kw, o2] read at
+// W'[o0, rc0, o1, rc1, kh, kw, o2]: each thread streams one contiguous
+// block instead of 512-byte pieces 2 KiB apart, which the hardware
+// prefetchers and the TLB follow far better when the weights come from
+// DRAM (a model's weights do not stay in the last-level cache between
+// inferences).
+//
+// A kernel parameter is rewritten when every tir.call of the kernel passes
+// a constant (tir.constant with data) for it, the kernel only reads it,
+// and all its loads sit in one leaf block (no block nested inside) at the
+// same indices, each a block iteration variable (or 0 in a dimension of
+// extent 1) whose binding is a sum c_j·a_j of loop "digits" a_j — a loop
+// variable or a floordiv/floormod of one, ranging over [0, M_j] — whose
+// coefficients form a mixed radix: sorted, c_0 = 1 and c_{j+1} =
+// c_j·(M_j+1) (what split, tile and fuse produce). The block's iteration
+// variable of such a dimension is replaced by one iteration variable per
+// digit (bound to the digit, of the same kind, its uses rewritten as
+// Σ c_j·v_j), the digits become the new buffer's dimensions in loop
+// nesting order (outer loops, and within a loop larger divisors, first),
+// and every call site's constant is transposed to that layout at compile
+// time (zero padding where the top digit's range overshoots the
+// dimension; those elements are never read). Anything else — a store to
+// the buffer, loads in several blocks or at different indices, a binding
+// that is not such a sum — leaves the parameter as it is. Results are
+// bit-identical: only where each weight is stored moves.
+
+// RewriteLayoutPassName is the step's name in tessera-opt.
+const RewriteLayoutPassName = "rewrite-layout"
+
+// LayoutRewriteStats count what RewriteLayoutModule changed.
+type LayoutRewriteStats struct {
+	Params    int // kernel parameters given a new layout
+	Constants int // host constants transposed (one per distinct constant and layout)
+}
+
+// RewriteLayoutModule rewrites, in place, the layout of every kernel
+// parameter of m that only ever receives a host constant and whose reads
+// follow a loop nest (see above), and transposes those constants. It
+// returns what it changed; m's functions are replaced by rewritten copies
+// (the originals are not modified). Kernels are the functions without
+// AttrHost. The rewrite never fails: a parameter it cannot handle keeps
+// its layout.
+func RewriteLayoutModule(m *Module) LayoutRewriteStats {
+	var st LayoutRewriteStats
+	consts, ok := hostConstArgs(m)
+	if !ok {
+		return st
+	}
+	plans := map[string]map[int]*layoutPlan{} // kernel → parameter index → plan
+	for i, f := range m.Funcs {
+		if _, host := f.Attrs[AttrHost]; host {
+			continue
+		}
+		for p, prm := range f.Params {
+			if prm.Buffer == nil || prm.Role != RoleIn || !consts[callArg{f.Name, p}] {
+				continue
+			}
+			plan := planLayout(f, prm.Buffer)
+			if plan == nil {
+				continue
+			}
+			f = plan.apply(f, p)
+			if plans[f.Name] == nil {
+				plans[f.Name] = map[int]*layoutPlan{}
+			}
+			plans[f.Name][p] = plan
+			st.Params++
+		}
+		m.Funcs[i] = f
+	}
+	if st.Params > 0 {
+		st.Constants = rewriteHostConsts(m, plans)
+	}
+	return st
+}
+
+// callArg names argument Index of the calls of kernel Callee.
+type callArg struct {
+	Callee string
+	Index  int
+}
+
+// hostConstArgs reports, for every kernel argument position, whether each
+// call passes a constant with data there. ok is false when a kernel is
+// called from a non-host function (nothing is rewritten then).
+func hostConstArgs(m *Module) (map[callArg]bool, bool) {
+	out := map[callArg]bool{}
+	ok := true
+	for _, f := range m.Funcs {
+		_, host := f.Attrs[AttrHost]
+		consts := map[*Buffer]bool{}
+		visitHost(f.Body, func(s Stmt) bool {
+			switch x := s.(type) {
+			case *AllocateConst:
+				consts[x.Buffer] = !x.Elided
+			case *CallKernel:
+				if !host {
+					ok = false
+				}
+				for i, a := range x.Args {
+					k := callArg{x.Callee, i}
+					c, seen := out[k]
+					out[k] = consts[a] && (c || !seen)
+				}
+			}
+			return true
+		})
+	}
+	return out, ok
+}
+
+// layoutDigit is one dimension of the rewritten buffer: a digit of old
+// dimension Dim with Coeff (the old index is Σ Coeff·digit) and Extent.
+type layoutDigit struct {
+	Dim    int
+	Coeff  int64
+	Extent int64
+	Atom   Expr // its value: an expression of one loop variable
+	iter   *IterVar
+	key    [2]int64 // nesting order: loop depth, -divisor
+}
+
+// layoutPlan is the new layout of one kernel parameter and the block that
+// reads it.
+type layoutPlan struct {
+	buf     *Buffer
+	realize *BlockRealize
+	iters   []int // per old dimension: the iteration variable index (-1: constant 0)
+	digits  []*layoutDigit
+}
+
+// Key identifies the layout (equal keys transpose a constant the same way).
+func (p *layoutPlan) Key() string {
+	var sb strings.Builder
+	for _, d := range p.digits {
+		fmt.Fprintf(&sb, "%d:%d:%d,", d.Dim, d.Coeff, d.Extent)
+	}
+	return sb.String()
+}
+
+// Shape is the rewritten buffer's shape.
+func (p *layoutPlan) Shape() []int64 {
+	out := make([]int64, len(p.digits))
+	for i, d := range p.digits {
+		out[i] = d.Extent
+	}
+	return out
+}
+
+// loopInfo is what planLayout knows of a loop: its nesting depth and range.
+type loopInfo struct {
+	depth int
+	lo    int64
+	ext   int64
+}
+
+// planLayout finds the layout buf is read in by f's loop nest, or nil.
+func planLayout(f *PrimFunc, buf *Buffer) *layoutPlan {
+	shape, ok := buf.ConstShape()
+	if !ok || buf.Strides != nil || buf.ElemOffset != nil {
+		return nil
+	}
+	r, loops, env := readerOf(f.Body, buf)
+	if r == nil {
+		return nil
+	}
+	idx := loadIndices(r.Block, buf)
+	if idx == nil || len(idx) != len(shape) {
+		return nil
+	}
+	p := &layoutPlan{buf: buf, realize: r, iters: make([]int, len(shape))}
+	used := map[int]bool{}
+	for k, e := range idx {
+		p.iters[k] = -1
+		if c, isC := e.(*IntImm); isC && c.Value == 0 && shape[k] == 1 {
+			continue
+		}
+		j := iterIndex(r.Block, e)
+		if j < 0 || used[j] {
+			return nil
+		}
+		used[j] = true
+		p.iters[k] = j
+		ds := digitsOf(r.Values[j], loops, env, shape[k])
+		if ds == nil {
+			return nil
+		}
+		for _, d := range ds {
+			d.Dim, d.iter = k, r.Block.IterVars[j]
+		}
+		p.digits = append(p.digits, ds...)
+	}
+	sort.SliceStable(p.digits, func(a, b int) bool {
+		ka, kb := p.digits[a].key, p.digits[b].key
+		return ka[0] < kb[0] || ka[0] == kb[0] && ka[1] < kb[1]
+	})
+	if p.isIdentity(shape) {
+		return nil
+	}
+	return p
+}
+
+// isIdentity reports whether the plan keeps every element at its
+// row-major offset (dimensions only split, in order, without padding).
+func (p *layoutPlan) isIdentity(shape []int64) bool {
+	cover := make([]int64, len(shape))
+	for i := range cover {
+		cover[i] = 1
+	}
+	for i, d := range p.digits {
+		cover[d.Dim] *= d.Extent
+		if i > 0 {
+			prev := p.digits[i-1]
+			if d.Dim < prev.Dim || d.Dim == prev.Dim && d.Coeff > prev.Coeff {
+				return false
+			}
+		}
+	}
+	for k, n := range shape {
+		if cover[k] != n {
+			return false
+		}
+	}
+	return true
+}
+
+// readerOf finds the one leaf block realize that loads buf (nil when the
+// buffer is stored to, loaded outside that block, or named in the regions
+// of another block), with the loops around it and their ranges.
+func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEnv) {
+	var found *BlockRealize
+	var foundLoops map[*Var]loopInfo
+	bad := false
+	loops := map[*Var]loopInfo{}
+	var walk func(s Stmt, depth int)
+	walk = func(s Stmt, depth int) {
+		if bad || s == nil {
+			return
+		}
+		switch x := s.(type) {
+		case *For:
+			lo, ok1 := x.Min.(*IntImm)
+			ext, ok2 := x.Extent.(*IntImm)
+			if ok1 && ok2 {
+				loops[x.Var] = loopInfo{depth, lo.Value, ext.Value}
+			}
+			walk(x.Body, depth+1)
+			delete(loops, x.Var)
+			return
+		case *BlockRealize:
+			if x.Block == nil {
+				return
+			}
+			mentions := regionsName(x.Block, buf)
+			reads := stmtLoads(x.Block, buf)
+			nested := false
+			VisitStmt(x.Block.Body, func(y Stmt) bool {
+				_, isR := y.(*BlockRealize)
+				nested = nested || isR
+				return !nested
+			})
+			switch {
+			case exprsLoad(x.Values, buf) || exprsLoad([]Expr{x.Predicate}, buf):
+				bad = true
+			case reads && !nested && found == nil:
+				found = x
+				foundLoops = make(map[*Var]loopInfo, len(loops))
+				for v, l := range loops {
+					foundLoops[v] = l
+				}
+				return
+			case mentions || reads:
+				bad = true // several readers, or an enclosing block's regions
+			}
+			walk(x.Block.Body, depth)
+			return
+		case *BufferStore:
+			if x.Buffer == buf {
+				bad = true
+			}
+		}
+		if stmtLoadsShallow(s, buf) {
+			bad = true
+		}
+		for _, c := range SubStmts(s) {
+			walk(c, depth)
+		}
+	}
+	walk(body, 0)
+	if bad || found == nil {
+		return nil, nil, nil
+	}
+	env := BoundEnv{}
+	for v, l := range foundLoops {
+		if l.ext > 0 {
+			env[v] = Interval{l.lo, l.lo + l.ext - 1}
+		}
+	}
+	return found, foundLoops, env
+}
+
+// regionsName reports whether b's read or write regions name buf.
+func regionsName(b *Block, buf *Buffer) bool {
+	for _, rs := range [][]BufferRegion{b.Reads, b.Writes} {
+		for _, r := range rs {
+			if r.Buffer == buf {
+				return true
+			}
+		}
+	}
+	for _, a := range b.Allocs {
+		if a == buf {
+			return true
+		}
+	}
+	return false
+}
+
+// stmtLoads reports whether any expression in b's init or body loads buf.
+func stmtLoads(b *Block, buf *Buffer) bool {
+	found := false
+	for _, s := range []Stmt{b.Init, b.Body} {
+		VisitStmt(s, func(y Stmt) bool {
+			found = found || stmtLoadsShallow(y, buf)
+			return !found
+		})
+	}
+	return found
+}
+
+// stmtLoadsShallow reports whether the expressions of s itself (not of its
+// children) load buf.
+func stmtLoadsShallow(s Stmt, buf *Buffer) bool {
+	switch x := s.(type) {
+	case *For:
+		return exprsLoad([]Expr{x.Min, x.Extent}, buf)
+	case *BufferStore:
+		return exprsLoad(append([]Expr{x.Value}, x.Indices...), buf)
+	case *IfThenElse:
+		return exprsLoad([]Expr{x.Cond}, buf)
+	case *LetStmt:
+		return exprsLoad([]Expr{x.Value}, buf)
+	case *Evaluate:
+		return exprsLoad([]Expr{x.Value}, buf)
+	case *CallKernel:
+		for _, a := range x.Args {
+			if a == buf {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func exprsLoad(es []Expr, buf *Buffer) bool {
+	found := false
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		VisitExpr(e, func(x Expr) bool {
+			if l, ok := x.(*BufferLoad); ok && l.Buffer == buf {
+				found = true
+			}
+			return !found
+		})
+	}
+	return found
+}
+
+// loadIndices returns the indices of b's loads of buf when they are all
+// equal (nil otherwise).
+func loadIndices(b *Block, buf *Buffer) []Expr {
+	var idx []Expr
+	same := true
+	visit := func(e Expr) {
+		VisitExpr(e, func(x Expr) bool {
+			if l, ok := x.(*BufferLoad); ok && l.Buffer == buf {
+				if idx == nil {
+					idx = l.Indices
+				} else if !equalList(idx, l.Indices) {
+					same = false
+				}
+			}
+			return true
+		})
+	}
+	for _, s := range []Stmt{b.Init, b.Body} {
+		VisitStmt(s, func(y Stmt) bool {
+			for _, e := range stmtExprs(y) {
+				if e != nil {
+					visit(e)
+				}
+			}
+			return true
+		})
+	}
+	if !same {
+		return nil
+	}
+	return idx
+}
+
+// stmtExprs are the expressions of s itself.
+func stmtExprs(s Stmt) []Expr {
+	switch x := s.(type) {
+	case *For:
+		return []Expr{x.Min, x.Extent}
+	case *BufferStore:
+		return append([]Expr{x.Value}, x.Indices...)
+	case *IfThenElse:
+		return []Expr{x.Cond}
+	case *LetStmt:
+		return []Expr{x.Value}
+	case *Evaluate:
+		return []Expr{x.Value}
+	}
+	return nil
+}
+
+// iterIndex is the index of the iteration variable e of b, or -1.
+func iterIndex(b *Block, e Expr) int {
+	v, ok := e.(*Var)
+	if !ok {
+		return -1
+	}
+	for i, iv := range b.IterVars {
+		if iv.Var == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// digitKey is the nesting order of a loop digit (a loop variable, or
+// floordiv/floormod by positive constants of one): its loop's depth and
+// minus its divisor; ok is false for any other expression.
+func digitKey(e Expr, loops map[*Var]loopInfo) (key [2]int64, ok bool) {
+	div := int64(1)
+	for {
+		switch x := e.(type) {
+		case *Var:
+			l, found := loops[x]
+			return [2]int64{int64(l.depth), -div}, found
+		case *Binary:
+			c, isC := x.B.(*IntImm)
+			if !isC || c.Value <= 0 || x.Op != OpFloorDiv && x.Op != OpFloorMod {
+				return key, false
+			}
+			if x.Op == OpFloorDiv {
+				div *= c.Value
+			}
+			e = x.A
+		default:
+			return key, false
+		}
+	}
+}
+
+// digitsOf decomposes binding e of an index into dimension of size n into
+// mixed-radix loop digits (nil when it is not such a sum). The top digit's
+// extent is raised to cover n when the loops cover less.
+func digitsOf(e Expr, loops map[*Var]loopInfo, env BoundEnv, n int64) []*layoutDigit {
+	lin := (&simplifier{env: env}).linear(e)
+	if lin.c != 0 {
+		return nil
+	}
+	var ds []*layoutDigit
+	for _, t := range lin.terms {
+		if t.coeff == 0 {
+			continue
+		}
+		key, ok := digitKey(t.atom, loops)
+		b := Bound(t.atom, env)
+		if !ok || t.coeff < 0 || b.IsFull() || b.Lo < 0 {
+			return nil
+		}
+		if b.Hi > 0 {
+			ds = append(ds, &layoutDigit{Coeff: t.coeff, Extent: b.Hi + 1, Atom: t.atom, key: key})
+		}
+	}
+	if len(ds) == 0 {
+		if n == 1 {
+			return []*layoutDigit{}
+		}
+		return nil
+	}
+	sort.Slice(ds, func(a, b int) bool { return ds[a].Coeff < ds[b].Coeff })
+	next := int64(1)
+	for i, d := range ds {
+		if d.Coeff != next || d.Extent > n {
+			return nil
+		}
+		if i == len(ds)-1 {
+			if top := (n + d.Coeff - 1) / d.Coeff; top > d.Extent {
+				d.Extent = top
+			}
+		}
+		next = d.Coeff * d.Extent
+	}
+	return ds
+}
+
+// apply returns f with parameter p (the plan's buffer) in the new layout:
+// the reading block gets one iteration variable per digit.
+func (p *layoutPlan) apply(f *PrimFunc, param int) *PrimFunc {
+	old := p.buf
+	nb := &Buffer{Name: old.Name, DType: old.DType, Align: old.Align, Scope: old.Scope, Loc: old.Loc}
+	for _, d := range p.Shape() {
+		nb.Shape = append(nb.Shape, Int(d))
+	}
+	names := usedNames(f)
+	b := p.realize.Block
+	nr := *p.realize
+	nblk := *b
+	nr.Block = &nblk
+	nblk.IterVars, nr.Values = nil, nil
+	sub := map[*Var]Expr{}
+	digitVar := map[*layoutDigit]*Var{}
+	for j, iv := range b.IterVars {
+		var mine []*layoutDigit
+		for _, d := range p.digits {
+			if d.iter == iv {
+				mine = append(mine, d)
+			}
+		}
+		if len(mine) == 0 {
+			nblk.IterVars = append(nblk.IterVars, iv)
+			nr.Values = append(nr.Values, p.realize.Values[j])
+			continue
+		}
+		sort.SliceStable(mine, func(a, c int) bool { return mine[a].Coeff > mine[c].Coeff })
+		t := iv.Var.Type
+		var sum Expr
+		for n, d := range mine {
+			v := NewVar(freshName(names, fmt.Sprintf("%s_%d", iv.Var.Name, n)), t)
+			digitVar[d] = v
+			nblk.IterVars = append(nblk.IterVars, &IterVar{Var: v, Kind: iv.Kind, Dom: Range{Min: IntOf(t, 0), Extent: IntOf(t, d.Extent)}})
+			nr.Values = append(nr.Values, d.Atom)
+			term := Expr(v)
+			if d.Coeff != 1 {
+				term = Mul(v, IntOf(t, d.Coeff))
+			}
+			if sum == nil {
+				sum = term
+			} else {
+				sum = Add(sum, term)
+			}
+		}
+		sub[iv.Var] = sum
+	}
+	idx := make([]Expr, len(p.digits))
+	point := make([]Range, len(p.digits))
+	for i, d := range p.digits {
+		idx[i] = digitVar[d]
+		point[i] = Range{Min: idx[i], Extent: IntOf(idx[i].DType(), 1)}
+	}
+	ex := func(e Expr) Expr {
+		if e == nil {
+			return nil
+		}
+		return MapExpr(e, func(v *Var) Expr {
+			if r, ok := sub[v]; ok {
+				return r
+			}
+			return v
+		}, func(buf *Buffer, is []Expr) Expr {
+			if buf == old {
+				return &BufferLoad{Buffer: nb, Indices: idx}
+			}
+			return &BufferLoad{Buffer: buf, Indices: is}
+		})
+	}
+	regions := func(rs []BufferRegion) []BufferRegion {
+		out := make([]BufferRegion, len(rs))
+		for i, r := range rs {
+			if r.Buffer == old {
+				out[i] = BufferRegion{Buffer: nb, Region: point}
+				continue
+			}
+			out[i] = BufferRegion{Buffer: r.Buffer, Region: make([]Range, len(r.Region))}
+			for k, rg := range r.Region {
+				out[i].Region[k] = Range{Min: ex(rg.Min), Extent: ex(rg.Extent)}
+			}
+		}
+		return out
+	}
+	nblk.Reads, nblk.Writes = regions(b.Reads), regions(b.Writes)
+	nblk.Init, nblk.Body = mapStmtExprs(b.Init, ex), mapStmtExprs(b.Body, ex)
+	out := *f
+	out.Params = append([]*Param(nil), f.Params...)
+	np := *f.Params[param]
+	np.Buffer = nb
+	out.Params[param] = &np
+	out.Body = Mutate(f.Body, func(s Stmt) (Stmt, bool) {
+		if s == Stmt(p.realize) {
+			return &nr, true
+		}
+		return nil, false
+	})
+	return &out
+}
+
+// mapStmtExprs rebuilds the statements of a leaf block's init or body with
+// every expression mapped by ex.
+func mapStmtExprs(st Stmt, ex func(Expr) Expr) Stmt {
+	var rec func(s Stmt) Stmt
+	rec = func(s Stmt) Stmt {
+		return Mutate(s, func(y Stmt) (Stmt, bool) {
+			switch x := y.(type) {
+			case *For:
+				c := *x
+				c.Min, c.Extent, c.Body = ex(x.Min), ex(x.Extent), rec(x.Body)
+				return &c, true
+			case *BufferStore:
+				c := *x
+				c.Value = ex(x.Value)
+				c.Indices = make([]Expr, len(x.Indices))
+				for i, a := range x.Indices {
+					c.Indices[i] = ex(a)
+				}
+				return &c, true
+			case *IfThenElse:
+				c := *x
+				c.Cond, c.Then, c.Else = ex(x.Cond), rec(x.Then), rec(x.Else)
+				return &c, true
+			case *LetStmt:
+				c := *x
+				c.Value, c.Body = ex(x.Value), rec(x.Body)
+				return &c, true
+			case *Evaluate:
+				c := *x
+				c.Value = ex(x.Value)
+				return &c, true
+			}
+			return nil, false
+		})
+	}
+	return rec(st)
+}
+
+// usedNames are the names of f's parameters and of its loop, block and
+// let variables.
+func usedNames(f *PrimFunc) map[string]bool {
+	names := map[string]bool{}
+	for _, p := range f.Params {
+		names[p.Name()] = true
+	}
+	VisitStmt(f.Body, func(s Stmt) bool {
+		switch x := s.(type) {
+		case *For:
+			names[x.Var.Name] = true
+		case *Block:
+			for _, iv := range x.IterVars {
+				names[iv.Var.Name] = true
+			}
+		case *LetStmt:
+			names[x.Var.Name] = true
+		case *Allocate:
+			names[x.Buffer.Name] = true
+		}
+		return true
+	})
+	return names
+}
+
+// freshName is base, or base with a numeric suffix, not in names (which
+// it is added to).
+func freshName(names map[string]bool, base string) string {
+	name := base
+	for i := 1; names[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	names[name] = true
+	return name
+}
+
+// rewriteHostConsts transposes, in every host function, the constants
+// passed for rewritten parameters and returns how many it made.
+func rewriteHostConsts(m *Module, plans map[string]map[int]*layoutPlan) int {
+	made := 0
+	for i, f := range m.Funcs {
+		if _, host := f.Attrs[AttrHost]; !host {
+			continue
+		}
+		h := &hostRewrite{plans: plans, names: usedNames(f), consts: map[*Buffer]*AllocateConst{}, made: map[string]*AllocateConst{}, byOld: map[*Buffer][]*AllocateConst{}}
+		visitHost(f.Body, func(s Stmt) bool {
+			if x, ok := s.(*AllocateConst); ok {
+				h.consts[x.Buffer] = x
+				h.names[x.Buffer.Name] = true
+			}
+			return true
+		})
+		out := *f
+		out.Body = h.rewrite(f.Body)
+		m.Funcs[i] = &out
+		made += len(h.made)
+	}
+	return made
+}
+
+// hostRewrite is the state of rewriteHostConsts in one host function.
+type hostRewrite struct {
+	plans  map[string]map[int]*layoutPlan
+	names  map[string]bool
+	consts map[*Buffer]*AllocateConst
+	made   map[string]*AllocateConst    // old buffer name + plan key → transposed constant
+	byOld  map[*Buffer][]*AllocateConst // in creation order
+}
+
+// rewrite replaces the constant arguments of rewritten parameters in st
+// and places each transposed constant just inside its original (dropped
+// when nothing uses it any more).
+func (h *hostRewrite) rewrite(st Stmt) Stmt {
+	return Mutate(st, func(s Stmt) (Stmt, bool) {
+		switch x := s.(type) {
+		case *CallKernel:
+			ps := h.plans[x.Callee]
+			if len(ps) == 0 {
+				return nil, false
+			}
+			c := *x
+			c.Args = append([]*Buffer(nil), x.Args...)
+			for p, plan := range ps {
+				c.Args[p] = h.transposed(x.Args[p], plan).Buffer
+			}
+			return &c, true
+		case *AllocateConst:
+			body := h.rewrite(x.Body)
+			for _, n := range h.byOld[x.Buffer] {
+				nc := *n
+				nc.Body = body
+				body = &nc
+			}
+			if !usesBuffer(body, x.Buffer) {
+				return body, true
+			}
+			c := *x
+			c.Body = body
+			return &c, true
+		}
+		return nil, false
+	})
+}
+
+// transposed is the constant of buffer a in plan's layout (made once).
+func (h *hostRewrite) transposed(a *Buffer, plan *layoutPlan) *AllocateConst {
+	key := a.Name + "|" + plan.Key()
+	if c, ok := h.made[key]; ok {
+		return c
+	}
+	src := h.consts[a]
+	nb := &Buffer{Name: freshName(h.names, a.Name+"_packed"), DType: a.DType, Align: a.Align, Scope: a.Scope, Loc: a.Loc}
+	for _, d := range plan.Shape() {
+		nb.Shape = append(nb.Shape, Int(d))
+	}
+	c := &AllocateConst{Buffer: nb, Loc: src.Loc}
+	perm := plan.offsets()
+	if src.Floats != nil {
+		c.Floats = make([]float64, plan.size())
+		for i, v := range src.Floats {
+			c.Floats[perm(i)] = v
+		}
+	}
+	if src.Ints != nil {
+		c.Ints = make([]int64, plan.size())
+		for i, v := range src.Ints {
+			c.Ints[perm(i)] = v
+		}
+	}
+	h.made[key] = c
+	h.byOld[a] = append(h.byOld[a], c)
+	return c
+}
+
+// size is the element count of the new layout.
+func (p *layoutPlan) size() int64 {
+	n := int64(1)
+	for _, d := range p.Shape() {
+		n *= d
+	}
+	return n
+}
+
+// offsets returns the map from an element's row-major offset in the old
+// layout to its offset in the new one.
+func (p *layoutPlan) offsets() func(int) int {
+	shape, _ := p.buf.ConstShape()
+	newShape := p.Shape()
+	stride := make([]int64, len(newShape))
+	s := int64(1)
+	for i := len(newShape) - 1; i >= 0; i-- {
+		stride[i] = s
+		s *= newShape[i]
+	}
+	tables := make([][]int64, len(shape))
+	for k, n := range shape {
+		tables[k] = make([]int64, n)
+	}
+	for i, d := range p.digits {
+		for x := range tables[d.Dim] {
+			tables[d.Dim][x] += (int64(x) / d.Coeff) % d.Extent * stride[i]
+		}
+	}
+	return func(off int) int {
+		o := int64(off)
+		out := int64(0)
+		for k := len(shape) - 1; k >= 0; k-- {
+			out += tables[k][o%shape[k]]
+			o /= shape[k]
+		}
+		return int(out)
+	}
+}
+
+// visitHost is VisitStmt through host statements too (constants, arenas).
+func visitHost(s Stmt, fn func(Stmt) bool) {
+	if s == nil || !fn(s) {
+		return
+	}
+	for _, c := range SubStmts(s) {
+		visitHost(c, fn)
+	}
+}
+
+// usesBuffer reports whether st calls a kernel with buf or accesses it.
+func usesBuffer(st Stmt, buf *Buffer) bool {
+	found := false
+	visitHost(st, func(s Stmt) bool {
+		if x, ok := s.(*BufferStore); ok && x.Buffer == buf {
+			found = true
+		}
+		found = found || stmtLoadsShallow(s, buf)
+		return !found
+	})
+	return found
+}
