@@ -53,6 +53,22 @@ type searcher struct {
 	good     []*scored       // measured successful candidates, fastest first
 	nextSeed int64
 	single   bool // the design space has one point (no sampling decisions)
+	// seeds are measured before any sample (Options.SeedDefault).
+	seeds []*Candidate
+}
+
+// takeSeeds returns up to n seeds not measured yet.
+func (s *searcher) takeSeeds(n int) []*Candidate {
+	var out []*Candidate
+	for len(s.seeds) > 0 && len(out) < n {
+		c := s.seeds[0]
+		s.seeds = s.seeds[1:]
+		if !s.measured[c.Key] {
+			s.measured[c.Key] = true
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // scored is a candidate and its measured latency or predicted score.
@@ -86,9 +102,10 @@ func (s *searcher) fresh() *Candidate {
 	return c
 }
 
-// randomBatch returns up to n unmeasured fresh samples.
+// randomBatch returns up to n unmeasured candidates: the seeds, then
+// fresh samples.
 func (s *searcher) randomBatch(n int) []*Candidate {
-	var out []*Candidate
+	out := s.takeSeeds(n)
 	for tries := 0; len(out) < n && tries < 20*n+20; tries++ {
 		c := s.fresh()
 		if c == nil || s.measured[c.Key] {
@@ -106,6 +123,10 @@ func (s *searcher) randomBatch(n int) []*Candidate {
 // evolveBatch returns up to n unmeasured candidates picked by the
 // evolutionary search.
 func (s *searcher) evolveBatch(n int) []*Candidate {
+	if len(s.seeds) > 0 {
+		seeds := s.takeSeeds(n)
+		return append(seeds, s.randomBatch(n-len(seeds))...)
+	}
 	if s.model == nil || s.model.NumSamples() == 0 {
 		return s.randomBatch(n)
 	}

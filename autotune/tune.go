@@ -5,6 +5,8 @@ import (
 	"math"
 	"math/rand"
 	"time"
+
+	"github.com/tessera-ml/tessera/schedule"
 )
 
 // Options configure a tuning job.
@@ -20,8 +22,15 @@ type Options struct {
 	// Scheduler is SchedulerGradient (default) or SchedulerRoundRobin.
 	Strategy, Scheduler string
 	Seed                int64
-	Search              SearchOptions
-	Measure             MeasureOptions
+	// SeedDefault makes each task's first candidate the schedule the
+	// compiler gives it without a record (schedule.ApplyDefaultRules), so
+	// a tuned kernel is never slower than an untuned one as measured
+	// (AutoTVM's fallback configuration as a starting point). Off, the
+	// search sees only its own samples (what the search-curve bench
+	// compares).
+	SeedDefault bool
+	Search      SearchOptions
+	Measure     MeasureOptions
 	// Progress, when set, is told about the job's progress.
 	Progress Progress
 	// Stop is checked before each trial; true ends the job after the
@@ -153,6 +162,11 @@ func (j *job) resume(tasks []*Task) {
 	for i, t := range tasks {
 		ts := &TaskStatus{Task: t, Best: math.Inf(1)}
 		s := &searcher{task: t, target: j.opts.Target.Schedule, rng: rand.New(rand.NewSource(j.opts.Seed + int64(i)*1000003)), opts: j.opts.Search, measured: map[string]bool{}}
+		if j.opts.SeedDefault {
+			if d, err := schedule.ApplyDefaultRules(t.Func, j.opts.Target.Schedule); err == nil {
+				s.seeds = append(s.seeds, newCandidate(t, d))
+			}
+		}
 		for _, r := range j.db.Records(t.Key, j.target) {
 			ts.Trials++
 			s.measured[r.Candidate] = true

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/schedule"
 )
 
 func fastMeasure() MeasureOptions {
@@ -57,4 +59,37 @@ func TestTuneResumes(t *testing.T) {
 	st, err = Tune([]*Task{g1, g2}, db, opts)
 	require.NoError(t, err)
 	require.Equal(t, 28, st.Done)
+}
+
+// With SeedDefault each task's first trial is its default-rules schedule
+// (the compiler's choice without a record), so the best record is never
+// slower than it as measured; a resumed job does not measure it again.
+func TestTuneSeedsDefaultSchedule(t *testing.T) {
+	needLLVM(t)
+	g := parseTask(t, featGemmSrc(64, 48, 40))
+	d, err := schedule.ApplyDefaultRules(g.Func, testTarget().Schedule)
+	require.NoError(t, err)
+	want := newCandidate(g, d).Key
+	path := filepath.Join(t.TempDir(), "tune.jsonl")
+	db, _, err := OpenDatabase(path)
+	require.NoError(t, err)
+	defer db.Close()
+	opts := Options{Target: testTarget(), Trials: 4, BatchSize: 4, Seed: 5, SeedDefault: true, Measure: fastMeasure()}
+	st, err := Tune([]*Task{g}, db, opts)
+	require.NoError(t, err)
+	recs := db.Records(g.Key, testTarget().String())
+	require.Len(t, recs, 4)
+	require.Equal(t, want, recs[0].Candidate)
+	require.True(t, recs[0].OK(), "%s: %s", recs[0].Error, recs[0].ErrorMsg)
+	require.LessOrEqual(t, st.Tasks[0].Best, recs[0].Median())
+	opts.Trials = 8
+	_, err = Tune([]*Task{g}, db, opts)
+	require.NoError(t, err)
+	n := 0
+	for _, r := range db.Records(g.Key, testTarget().String()) {
+		if r.Candidate == want {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
 }

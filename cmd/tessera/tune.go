@@ -30,7 +30,7 @@ type tuneOptions struct {
 	seed                                  int64
 	minRepeat                             time.Duration
 	repeats                               int
-	cacheFlush                            bool
+	cacheFlush, noDefaultSeed             bool
 }
 
 func newTuneCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -73,6 +73,7 @@ such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 	f.IntVar(&o.repeats, "repeats", 5, "minimum timed runs per trial")
 	f.DurationVar(&o.minRepeat, "min-repeat-time", 100*time.Millisecond, "minimum total timed duration per trial")
 	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
+	f.BoolVar(&o.noDefaultSeed, "no-default-seed", false, "do not measure each task's default-rules schedule first (by default a tuned kernel is never slower than the untuned one, as measured)")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush every kernel argument but the first (weights, bias, residual, output) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush)")
 	return cmd
 }
@@ -129,7 +130,7 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 		}
 	}()
 	opts := autotune.Options{
-		Target: target, Trials: o.trials, BatchSize: o.batch, Strategy: o.strategy, Scheduler: o.scheduler, Seed: o.seed,
+		Target: target, Trials: o.trials, BatchSize: o.batch, Strategy: o.strategy, Scheduler: o.scheduler, Seed: o.seed, SeedDefault: !o.noDefaultSeed,
 		Measure:  autotune.MeasureOptions{Builders: o.builders, BuildTimeout: o.buildTimeout, RunTimeout: o.timeout, Repeats: o.repeats, MinRepeatSeconds: o.minRepeat.Seconds(), CacheFlush: o.cacheFlush},
 		Progress: newTuneProgress(stdout),
 		Stop:     stop.Load,
