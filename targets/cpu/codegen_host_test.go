@@ -75,7 +75,7 @@ func TestHostCallsConstantsArena(t *testing.T) {
 	require.NoError(t, tir.RunModule(m, "main", want))
 	report := runShared(t, so, "main", f, args, "TESSERA_NUM_THREADS=2")
 	assertClose(t, want, args, 0)
-	assert.Equal(t, "rc=0 gomp=1 wait=passive", report)
+	assert.Equal(t, "rc=0 gomp=1 wait=unset spin="+GOMPSpinCount, report)
 }
 
 // A large arena is heap-allocated (aligned_alloc) per call; elided

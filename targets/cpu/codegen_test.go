@@ -70,7 +70,7 @@ func TestMatmulVectorParallelExact(t *testing.T) {
 	assert.Contains(t, res.LLVM(), "load <16 x float>")
 	assert.Contains(t, res.LLVM(), "store <16 x float>")
 	assert.Contains(t, res.LLVM(), "@llvm.global_ctors")
-	assert.Equal(t, "rc=0 gomp=1 wait=passive", report)
+	assert.Equal(t, "rc=0 gomp=1 wait=unset spin="+GOMPSpinCount, report)
 }
 
 const conv2dText = `tir.func @conv2d(%X: buffer<2x3x9x9xf32>, %W: buffer<4x3x3x3xf32>, out %Y: buffer<2x4x7x7xf32>) {
@@ -100,7 +100,7 @@ const conv2dText = `tir.func @conv2d(%X: buffer<2x3x9x9xf32>, %W: buffer<4x3x3x3
 // Nested parallel loops: only the outer one is outlined, for 1, 2 and 3
 // threads (the last does not divide the extent), and with the thread
 // count from OMP_NUM_THREADS or all cores. The module's constructor
-// loads libgomp and sets OMP_WAIT_POLICY=passive unless the user chose.
+// loads libgomp and sets GOMP_SPINCOUNT unless the user chose a wait policy.
 func TestConv2dParallelThreads(t *testing.T) {
 	for _, env := range [][]string{
 		{"TESSERA_NUM_THREADS=1"}, {"TESSERA_NUM_THREADS=2"}, {"TESSERA_NUM_THREADS=3", "OMP_NUM_THREADS=1"},
@@ -109,11 +109,11 @@ func TestConv2dParallelThreads(t *testing.T) {
 		t.Run(strings.Join(env, ","), func(t *testing.T) {
 			res, report := checkAgainstInterp(t, parseModule(t, conv2dText), "conv2d", Options{}, 3, 0, env...)
 			assert.Equal(t, 1, countOf(res.LLVM(), "(i8* %data)"))
-			wait := "passive"
+			want := "wait=unset spin=" + GOMPSpinCount
 			if len(env) == 1 && env[0] == "OMP_WAIT_POLICY=active" {
-				wait = "active"
+				want = "wait=active spin=unset"
 			}
-			assert.Equal(t, "rc=0 gomp=1 wait="+wait, report)
+			assert.Equal(t, "rc=0 gomp=1 "+want, report)
 		})
 	}
 }
@@ -188,7 +188,7 @@ const allocText = `tir.func @alloc(%A: buffer<8x40xf32>, out %B: buffer<8x40xf32
 
 func TestAllocateLetIfCast(t *testing.T) {
 	res, report := checkAgainstInterp(t, parseModule(t, allocText), "alloc", Options{}, 5, 0)
-	assert.Equal(t, "rc=0 gomp=0 wait=unset", report, "no parallel loop: libgomp is not loaded")
+	assert.Equal(t, "rc=0 gomp=0 wait=unset spin=unset", report, "no parallel loop: libgomp is not loaded")
 	assert.Contains(t, res.LLVM(), "alloca [40 x float]")
 	assert.Contains(t, res.LLVM(), "@malloc")
 	assert.Contains(t, res.LLVM(), "@free")
@@ -456,7 +456,7 @@ func TestI32LoopVarsAndF16(t *testing.T) {
 	m := &tir.Module{Funcs: []*tir.PrimFunc{f}}
 	res, report := checkAgainstInterp(t, m, "h", Options{}, 10, 1e-3, "TESSERA_NUM_THREADS=2")
 	assert.Contains(t, res.LLVM(), "<8 x half>")
-	assert.Equal(t, "rc=0 gomp=1 wait=passive", report)
+	assert.Equal(t, "rc=0 gomp=1 wait=unset spin="+GOMPSpinCount, report)
 }
 
 // Integer edge values: MinInt32 divided by -1 wraps, as in the

@@ -80,7 +80,8 @@ int main(int argc, char **argv) {
 		fclose(f);
 	}
 	const char *wait = getenv("OMP_WAIT_POLICY");
-	printf("rc=%d gomp=%d wait=%s\n", rc, dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD) != 0, wait ? wait : "unset");
+	const char *spin = getenv("GOMP_SPINCOUNT");
+	printf("rc=%d gomp=%d wait=%s spin=%s\n", rc, dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD) != 0, wait ? wait : "unset", spin ? spin : "unset");
 	dlclose(h);
 	return 0;
 }
@@ -212,7 +213,7 @@ func decode(a *tir.Array, b []byte) {
 // runShared calls symbol in so with f's parameters taken from args (in
 // f's parameter order) and decodes the buffers back into args' arrays. It
 // returns the driver's report: "rc=0 gomp=<libgomp loaded: 0/1>
-// wait=<OMP_WAIT_POLICY after the call>".
+// wait=<OMP_WAIT_POLICY after the call> spin=<GOMP_SPINCOUNT after it>".
 func runShared(t *testing.T, so, symbol string, f *tir.PrimFunc, args tir.Args, env ...string) string {
 	t.Helper()
 	dir := t.TempDir()

@@ -112,8 +112,9 @@ func WriteHeader(w io.Writer, prefix string, sig Signature) error {
 	if sig.Parallel {
 		b.WriteString(" * Link with -lm. Parallel loops run through libgomp (libgomp.so.1, loaded at\n")
 		b.WriteString(" * start-up; without it they run serially) on TESSERA_NUM_THREADS threads,\n")
-		b.WriteString(" * else OMP_NUM_THREADS, else all cores. At start-up OMP_WAIT_POLICY is set\n")
-		b.WriteString(" * to passive unless already set.\n */\n")
+		b.WriteString(" * else OMP_NUM_THREADS, else all cores. At start-up GOMP_SPINCOUNT is set to\n")
+		b.WriteString(" * " + GOMPSpinCount + " (idle workers spin ~0.1 ms, then sleep) unless OMP_WAIT_POLICY or\n")
+		b.WriteString(" * GOMP_SPINCOUNT is already set.\n */\n")
 	} else {
 		b.WriteString(" * Link with -lm.\n */\n")
 	}
