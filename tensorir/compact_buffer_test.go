@@ -10,13 +10,13 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// runOnRandom interprets f on random float inputs (seeded) and returns
-// every buffer parameter's contents afterwards.
-func runOnRandom(t *testing.T, f *tir.PrimFunc, seed int64) map[string][]float64 {
+// randomArrays makes an array per buffer parameter, filled with random
+// values (seeded) exactly representable in its dtype.
+func randomArrays(t *testing.T, params []*tir.Param, seed int64) map[string]*tir.Array {
 	t.Helper()
 	r := rand.New(rand.NewSource(seed))
 	arrays := map[string]*tir.Array{}
-	for _, p := range f.Params {
+	for _, p := range params {
 		shape, ok := p.Buffer.ConstShape()
 		require.True(t, ok)
 		a := tir.NewArray(p.Buffer.DType, shape...)
@@ -25,12 +25,25 @@ func runOnRandom(t *testing.T, f *tir.PrimFunc, seed int64) map[string][]float64
 		}
 		arrays[p.Buffer.Name] = a
 	}
-	require.NoError(t, tir.Run(f, arrays))
+	return arrays
+}
+
+// contents are the values of every array.
+func contents(arrays map[string]*tir.Array) map[string][]float64 {
 	out := map[string][]float64{}
 	for name, a := range arrays {
 		out[name] = a.Floats
 	}
 	return out
+}
+
+// runOnRandom interprets f on random float inputs (seeded) and returns
+// every buffer parameter's contents afterwards.
+func runOnRandom(t *testing.T, f *tir.PrimFunc, seed int64) map[string][]float64 {
+	t.Helper()
+	arrays := randomArrays(t, f.Params, seed)
+	require.NoError(t, tir.Run(f, arrays))
+	return contents(arrays)
 }
 
 // TestCompactBufferAllocation runs every function of the pass's lit test

@@ -1,7 +1,6 @@
 package tensorir_test
 
 import (
-	"math/rand"
 	"os"
 	"strings"
 	"testing"
@@ -15,23 +14,9 @@ import (
 // every buffer parameter's contents afterwards.
 func runHostOnRandom(t *testing.T, m *tir.Module, seed int64) map[string][]float64 {
 	t.Helper()
-	r := rand.New(rand.NewSource(seed))
-	arrays := map[string]*tir.Array{}
-	for _, p := range m.Func("main").Params {
-		shape, ok := p.Buffer.ConstShape()
-		require.True(t, ok)
-		a := tir.NewArray(p.Buffer.DType, shape...)
-		for i := range a.Floats {
-			a.Floats[i] = tir.RoundFloat(p.Buffer.DType, r.Float64()*4-2)
-		}
-		arrays[p.Buffer.Name] = a
-	}
+	arrays := randomArrays(t, m.Func("main").Params, seed)
 	require.NoError(t, tir.RunModule(m, "main", tir.Args{Arrays: arrays}))
-	out := map[string][]float64{}
-	for name, a := range arrays {
-		out[name] = a.Floats
-	}
-	return out
+	return contents(arrays)
 }
 
 // rewriteLayoutCase parses the pass's lit test, edited by replace (pairs
