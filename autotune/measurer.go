@@ -32,13 +32,15 @@ type MeasureOptions struct {
 	// least MinRepeatSeconds in all (defaults 1, 5, 0.1 s).
 	Warmup, Repeats  int
 	MinRepeatSeconds float64
-	// CacheFlush evicts every argument but the first (the kernel's data
-	// input; weights, biases, residuals and outputs follow it) from the
-	// CPU cache before each call (runtime.FlushCache), so a candidate is
-	// timed as it runs inside a model whose weights do not fit in the
-	// last-level cache and come from memory on every inference. It is
-	// TVM's LocalRunner enable_cpu_cache_flush with its
-	// cache_flush_cpu_non_first_arg rule. Default off: warm caches.
+	// CacheFlush evicts the task's constant arguments (Task.Constants: the
+	// model's weights and biases) from the CPU cache before each call
+	// (runtime.FlushCache), so a candidate is timed as it runs inside a
+	// model whose weights do not fit in the last-level cache and come from
+	// memory on every inference, while its activations, just written by
+	// the kernel before, stay warm. A task without constants (a kernel
+	// tuned on its own) gets TVM's rule instead: every argument but the
+	// first (LocalRunner's enable_cpu_cache_flush with
+	// cache_flush_cpu_non_first_arg). Default off: warm caches.
 	CacheFlush bool
 	// Threads of the runner's parallel loops (TESSERA_NUM_THREADS;
 	// default: runtime.NumThreads()).
@@ -117,6 +119,7 @@ type taskRef struct {
 	kernel string // the unscheduled kernel's module text
 	params []paramSpec
 	seed   int64
+	flush  []int // parameters flushed before each timed call (CacheFlush)
 	err    error // the interpreter failed: candidates are not checked
 }
 
@@ -239,7 +242,10 @@ func (m *Measurer) build(b *worker, t *Task, ref *taskRef, c *Candidate, so, fau
 }
 
 func (m *Measurer) run(ref *taskRef, so string) Result {
-	req := runRequest{SO: so, Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds, FlushCache: m.opts.CacheFlush}
+	req := runRequest{SO: so, Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds}
+	if m.opts.CacheFlush {
+		req.Flush = ref.flush
+	}
 	var resp workerResult
 	if err := m.runner.call(req, &resp, m.opts.RunTimeout); err != nil {
 		if errors.Is(err, errWorkerTimeout) {
@@ -260,11 +266,24 @@ func (m *Measurer) run(ref *taskRef, so string) Result {
 
 // reference prepares (once per task) the kernel text and the
 // interpreter's outputs on the runner's random inputs.
+// flushParams are the parameters MeasureOptions.CacheFlush evicts: the
+// task's constants, else every parameter but the first.
+func flushParams(t *Task) []int {
+	if len(t.Constants) > 0 {
+		return t.Constants
+	}
+	var out []int
+	for i := 1; i < len(t.Func.Params); i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
 func (m *Measurer) reference(t *Task) *taskRef {
 	if r := m.refs[t.Key]; r != nil {
 		return r
 	}
-	r := &taskRef{kernel: tir.PrintFunc(t.Func, tir.PrintOptions{}), seed: 1}
+	r := &taskRef{kernel: tir.PrintFunc(t.Func, tir.PrintOptions{}), seed: 1, flush: flushParams(t)}
 	m.refs[t.Key] = r
 	args := tir.Args{Arrays: map[string]*tir.Array{}}
 	for i, p := range t.Func.Params {

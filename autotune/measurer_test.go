@@ -145,3 +145,23 @@ func TestMeasureReferenceCache(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, st.Size(), st3.Size(), "a damaged reference is recomputed")
 }
+
+// Task extraction records which parameters receive model constants at
+// every call; --cache-flush evicts those (the weights), or every
+// parameter but the first for a kernel tuned without its model.
+func TestTaskConstantsAreFlushed(t *testing.T) {
+	src, err := os.ReadFile("../lit/tir/rewrite-layout.tir")
+	require.NoError(t, err)
+	m, err := tir.Parse("rewrite-layout.tir", src)
+	require.NoError(t, err)
+	got := map[string][]int{}
+	for _, task := range ExtractTasks(m.Funcs, testTarget()) {
+		got[task.Name] = flushParams(task)
+		require.Equal(t, task.Constants, flushParams(task), task.Name)
+	}
+	require.Equal(t, map[string][]int{"matmul": {1}, "bias": {1, 2}, "transposed": {0}, "scale": {0}}, got)
+	// Without a host function nothing is known to be constant.
+	gemm := parseTask(t, featGemmSrc(32, 24, 16))
+	require.Empty(t, gemm.Constants)
+	require.Equal(t, []int{1, 2}, flushParams(gemm))
+}

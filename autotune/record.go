@@ -39,8 +39,9 @@ type Record struct {
 	// ErrTimeout, ErrWrong; ErrorMsg says what happened.
 	Error    string `json:"error,omitempty"`
 	ErrorMsg string `json:"error_msg,omitempty"`
-	// CacheFlush is set when the arguments after the first were flushed
-	// from the CPU cache before each timed call (MeasureOptions.CacheFlush).
+	// CacheFlush is set when the task's constant arguments (else those
+	// after the first) were flushed from the CPU cache before each timed
+	// call (MeasureOptions.CacheFlush).
 	CacheFlush bool   `json:"cache_flush,omitempty"`
 	Tessera    string `json:"tessera"` // Tessera version
 	Time       string `json:"time"`    // RFC 3339 UTC timestamp

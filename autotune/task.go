@@ -34,6 +34,10 @@ type Task struct {
 	Key string
 	// Weight is the number of kernels of the model with this workload.
 	Weight int
+	// Constants are the indices of the parameters that every call of every
+	// kernel of the task passes a model constant (its weights; see
+	// tensorir.ConstantParams). MeasureOptions.CacheFlush flushes them.
+	Constants []int
 	// FLOPs is the floating-point operations of one call (adds,
 	// multiplies, divides, math calls, min/max; estimated from the loop
 	// nest: per store, its arithmetic times the trip count of the loops
@@ -98,6 +102,7 @@ func ExtractTasks(funcs []*tir.PrimFunc, target Target) []*Task {
 	ts := target.String()
 	var tasks []*Task
 	byKey := map[string]*Task{}
+	consts := tir.ConstantParams(&tir.Module{Funcs: funcs})
 	for _, f := range funcs {
 		if !IsKernel(f) {
 			continue
@@ -106,13 +111,28 @@ func ExtractTasks(funcs []*tir.PrimFunc, target Target) []*Task {
 		if t := byKey[key]; t != nil {
 			t.Weight++
 			t.Kernels = append(t.Kernels, f.Name)
+			t.Constants = intersect(t.Constants, consts[f.Name])
 			continue
 		}
-		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: f, Key: key, Weight: 1, FLOPs: EstimateFLOPs(f)}
+		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: f, Key: key, Weight: 1, Constants: consts[f.Name], FLOPs: EstimateFLOPs(f)}
 		byKey[key] = t
 		tasks = append(tasks, t)
 	}
 	return tasks
+}
+
+// intersect keeps the elements of a (sorted) that are in b.
+func intersect(a, b []int) []int {
+	var out []int
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				out = append(out, x)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // EstimateFLOPs counts the floating-point operations of one run of f:

@@ -144,8 +144,8 @@ type paramSpec struct {
 // runRequest asks the runner to load SO, fill the inputs from Seed (see
 // randomValues), run once and compare the outputs with the references,
 // then time Warmup + at least Repeats calls lasting MinSeconds in all,
-// with every parameter but the first flushed from the cache before each
-// call when FlushCache is set (MeasureOptions.CacheFlush).
+// with the parameters Flush lists flushed from the cache before each call
+// (MeasureOptions.CacheFlush).
 type runRequest struct {
 	SO         string      `json:"so"`
 	Params     []paramSpec `json:"params"`
@@ -153,7 +153,7 @@ type runRequest struct {
 	Warmup     int         `json:"warmup"`
 	Repeats    int         `json:"repeats"`
 	MinSeconds float64     `json:"min_seconds"`
-	FlushCache bool        `json:"flush_cache,omitempty"`
+	Flush      []int       `json:"flush,omitempty"`
 }
 
 func run(r *runRequest) workerResult {
@@ -206,10 +206,12 @@ func run(r *runRequest) workerResult {
 		res.MaxErr, res.MaxRef = math.Max(res.MaxErr, e), math.Max(res.MaxRef, m)
 	}
 	var before func()
-	if r.FlushCache && len(tensors) > 1 {
+	if len(r.Flush) > 0 {
 		before = func() {
-			for _, t := range tensors[1:] {
-				rt.FlushCache(t.Bytes())
+			for _, i := range r.Flush {
+				if i >= 0 && i < len(tensors) {
+					rt.FlushCache(tensors[i].Bytes())
+				}
 			}
 		}
 	}

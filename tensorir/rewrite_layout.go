@@ -91,6 +91,23 @@ func RewriteLayoutModule(m *Module) LayoutRewriteStats {
 	return st
 }
 
+// ConstantParams returns, for every kernel of m, the indices of its
+// parameters that every tir.call of it passes a host constant (the
+// model's weights), in increasing order; kernels called with no constant
+// argument are absent.
+func ConstantParams(m *Module) map[string][]int {
+	consts, _ := hostConstArgs(m)
+	out := map[string][]int{}
+	for _, f := range m.Funcs {
+		for i := range f.Params {
+			if consts[callArg{f.Name, i}] {
+				out[f.Name] = append(out[f.Name], i)
+			}
+		}
+	}
+	return out
+}
+
 // callArg names argument Index of the calls of kernel Callee.
 type callArg struct {
 	Callee string

@@ -74,7 +74,7 @@ such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 	f.DurationVar(&o.minRepeat, "min-repeat-time", 100*time.Millisecond, "minimum total timed duration per trial")
 	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
 	f.BoolVar(&o.noDefaultSeed, "no-default-seed", false, "do not measure each task's default-rules schedule first (by default a tuned kernel is never slower than the untuned one, as measured)")
-	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush every kernel argument but the first (weights, bias, residual, output) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush)")
+	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
 }
 
