@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-model latency, Tessera against PyTorch in the same run.
 #
-#   bench/model_vs_torch.sh [MODEL] [THREADS] [TUNING_DB]
+#   bench/model_vs_torch.sh [MODEL] [THREADS] [TUNING_DB] [ROUNDS]
 #
 # MODEL is a torchvision model exported by examples/onnx/export_models.py
 # (default resnet18; run `/usr/bin/python3 examples/onnx/export_models.py`
@@ -10,12 +10,16 @@
 # PyTorch's exported output (tessera run --reference), then times Tessera
 # (tessera bench, with TUNING_DB when given) and PyTorch
 # (bench/torch_model.py, its fastest mode) with THREADS threads (default
-# 2), and prints both medians and their ratio.
+# 2), and prints both medians and their ratio. The two are timed in
+# ROUNDS alternating rounds (default 3: Tessera, PyTorch, Tessera, ...),
+# so that drifts of a shared machine's speed hit both; the result is the
+# median of each side's per-round medians.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 model=${1:-resnet18}
 threads=${2:-2}
 db=${3:-}
+rounds=${4:-3}
 onnx=examples/onnx/$model.onnx
 if [ ! -f "$onnx" ]; then
 	echo "$onnx is missing: run /usr/bin/python3 examples/onnx/export_models.py" >&2
@@ -31,10 +35,16 @@ tune=()
 [ -n "$db" ] && tune=(--tuning-db "$db")
 bin/tessera run "$work/$model.mlir" "${tune[@]}" --threads "$threads" \
 	--input "examples/onnx/${model}_input.npy" --reference "examples/onnx/${model}_output.npy"
-t=$(bin/tessera bench "$work/$model.mlir" "${tune[@]}" --threads "$threads" --repeats 30 --min-time 2s --input "examples/onnx/${model}_input.npy")
-echo "tessera $t"
-p=$(/usr/bin/python3 bench/torch_model.py --model "$model" --threads "$threads" --input "examples/onnx/${model}_input.npy")
-echo "$p"
-tm=$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$t")
-pm=$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$p")
-awk -v t="$tm" -v p="$pm" -v m="$model" -v n="$threads" 'BEGIN { printf "%s on %s threads: Tessera %.3f ms, PyTorch %.3f ms, PyTorch/Tessera = %.2f (above 1: Tessera is faster)\n", m, n, t, p, p / t }'
+ts=() ps=()
+for ((r = 1; r <= rounds; r++)); do
+	t=$(bin/tessera bench "$work/$model.mlir" "${tune[@]}" --threads "$threads" --repeats 30 --min-time 2s --input "examples/onnx/${model}_input.npy" 2>/dev/null)
+	echo "round $r: tessera $t"
+	p=$(/usr/bin/python3 bench/torch_model.py --model "$model" --threads "$threads" --input "examples/onnx/${model}_input.npy")
+	echo "round $r: $p"
+	ts+=("$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$t")")
+	ps+=("$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$p")")
+done
+median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+tm=$(median "${ts[@]}")
+pm=$(median "${ps[@]}")
+awk -v t="$tm" -v p="$pm" -v m="$model" -v n="$threads" -v r="$rounds" 'BEGIN { printf "%s on %s threads, median of %d rounds: Tessera %.3f ms, PyTorch %.3f ms, PyTorch/Tessera = %.2f (above 1: Tessera is faster)\n", m, n, r, t, p, p / t }'
