@@ -159,7 +159,6 @@ type layoutDigit struct {
 type layoutPlan struct {
 	buf     *Buffer
 	realize *BlockRealize
-	iters   []int // per old dimension: the iteration variable index (-1: constant 0)
 	digits  []*layoutDigit
 }
 
@@ -202,10 +201,9 @@ func planLayout(f *PrimFunc, buf *Buffer) *layoutPlan {
 	if idx == nil || len(idx) != len(shape) {
 		return nil
 	}
-	p := &layoutPlan{buf: buf, realize: r, iters: make([]int, len(shape))}
+	p := &layoutPlan{buf: buf, realize: r}
 	used := map[int]bool{}
 	for k, e := range idx {
-		p.iters[k] = -1
 		if c, isC := e.(*IntImm); isC && c.Value == 0 && shape[k] == 1 {
 			continue
 		}
@@ -214,7 +212,6 @@ func planLayout(f *PrimFunc, buf *Buffer) *layoutPlan {
 			return nil
 		}
 		used[j] = true
-		p.iters[k] = j
 		ds := digitsOf(r.Values[j], loops, env, shape[k])
 		if ds == nil {
 			return nil
@@ -296,7 +293,7 @@ func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEn
 			switch {
 			case exprsLoad(x.Values, buf) || exprsLoad([]Expr{x.Predicate}, buf):
 				bad = true
-			case reads && !nested && found == nil:
+			case reads && !nested && found == nil && !writesTo(x.Block, buf):
 				found = x
 				foundLoops = make(map[*Var]loopInfo, len(loops))
 				for v, l := range loops {
@@ -331,6 +328,16 @@ func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEn
 		}
 	}
 	return found, foundLoops, env
+}
+
+// writesTo reports whether b's write regions name buf.
+func writesTo(b *Block, buf *Buffer) bool {
+	for _, r := range b.Writes {
+		if r.Buffer == buf {
+			return true
+		}
+	}
+	return false
 }
 
 // regionsName reports whether b's read or write regions name buf.
