@@ -264,8 +264,6 @@ func (m *Measurer) run(ref *taskRef, so string) Result {
 	return Result{Seconds: resp.Seconds}
 }
 
-// reference prepares (once per task) the kernel text and the
-// interpreter's outputs on the runner's random inputs.
 // flushParams are the parameters MeasureOptions.CacheFlush evicts: the
 // task's constants, else every parameter but the first.
 func flushParams(t *Task) []int {
@@ -279,6 +277,8 @@ func flushParams(t *Task) []int {
 	return out
 }
 
+// reference prepares (once per task) the kernel text and the
+// interpreter's outputs on the runner's random inputs.
 func (m *Measurer) reference(t *Task) *taskRef {
 	if r := m.refs[t.Key]; r != nil {
 		return r

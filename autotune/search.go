@@ -121,13 +121,10 @@ func (s *searcher) randomBatch(n int) []*Candidate {
 }
 
 // evolveBatch returns up to n unmeasured candidates picked by the
-// evolutionary search.
+// evolutionary search (the seeds and fresh samples while there are
+// seeds left or nothing to train the model on).
 func (s *searcher) evolveBatch(n int) []*Candidate {
-	if len(s.seeds) > 0 {
-		seeds := s.takeSeeds(n)
-		return append(seeds, s.randomBatch(n-len(seeds))...)
-	}
-	if s.model == nil || s.model.NumSamples() == 0 {
+	if len(s.seeds) > 0 || s.model == nil || s.model.NumSamples() == 0 {
 		return s.randomBatch(n)
 	}
 	pop := s.initialPopulation()

@@ -330,9 +330,9 @@ func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEn
 	return found, foundLoops, env
 }
 
-// writesTo reports whether b's write regions name buf.
-func writesTo(b *Block, buf *Buffer) bool {
-	for _, r := range b.Writes {
+// regionHas reports whether one of rs is a region of buf.
+func regionHas(rs []BufferRegion, buf *Buffer) bool {
+	for _, r := range rs {
 		if r.Buffer == buf {
 			return true
 		}
@@ -340,14 +340,13 @@ func writesTo(b *Block, buf *Buffer) bool {
 	return false
 }
 
-// regionsName reports whether b's read or write regions name buf.
+// writesTo reports whether b's write regions name buf.
+func writesTo(b *Block, buf *Buffer) bool { return regionHas(b.Writes, buf) }
+
+// regionsName reports whether b's regions or allocations name buf.
 func regionsName(b *Block, buf *Buffer) bool {
-	for _, rs := range [][]BufferRegion{b.Reads, b.Writes} {
-		for _, r := range rs {
-			if r.Buffer == buf {
-				return true
-			}
-		}
+	if regionHas(b.Reads, buf) || regionHas(b.Writes, buf) {
+		return true
 	}
 	for _, a := range b.Allocs {
 		if a == buf {
@@ -370,29 +369,19 @@ func stmtLoads(b *Block, buf *Buffer) bool {
 }
 
 // stmtLoadsShallow reports whether the expressions of s itself (not of its
-// children) load buf.
+// children) load buf, or s passes buf to a kernel.
 func stmtLoadsShallow(s Stmt, buf *Buffer) bool {
-	switch x := s.(type) {
-	case *For:
-		return exprsLoad([]Expr{x.Min, x.Extent}, buf)
-	case *BufferStore:
-		return exprsLoad(append([]Expr{x.Value}, x.Indices...), buf)
-	case *IfThenElse:
-		return exprsLoad([]Expr{x.Cond}, buf)
-	case *LetStmt:
-		return exprsLoad([]Expr{x.Value}, buf)
-	case *Evaluate:
-		return exprsLoad([]Expr{x.Value}, buf)
-	case *CallKernel:
+	if x, ok := s.(*CallKernel); ok {
 		for _, a := range x.Args {
 			if a == buf {
 				return true
 			}
 		}
 	}
-	return false
+	return exprsLoad(stmtExprs(s), buf)
 }
 
+// exprsLoad reports whether one of es loads buf.
 func exprsLoad(es []Expr, buf *Buffer) bool {
 	found := false
 	for _, e := range es {
@@ -724,7 +713,7 @@ func rewriteHostConsts(m *Module, plans map[string]map[int]*layoutPlan) int {
 		if _, host := f.Attrs[AttrHost]; !host {
 			continue
 		}
-		h := &hostRewrite{plans: plans, names: usedNames(f), consts: map[*Buffer]*AllocateConst{}, made: map[string]*AllocateConst{}, byOld: map[*Buffer][]*AllocateConst{}}
+		h := &hostRewrite{plans: plans, names: usedNames(f), consts: map[*Buffer]*AllocateConst{}, made: map[constLayout]*AllocateConst{}, byOld: map[*Buffer][]*AllocateConst{}}
 		visitHost(f.Body, func(s Stmt) bool {
 			if x, ok := s.(*AllocateConst); ok {
 				h.consts[x.Buffer] = x
@@ -745,8 +734,14 @@ type hostRewrite struct {
 	plans  map[string]map[int]*layoutPlan
 	names  map[string]bool
 	consts map[*Buffer]*AllocateConst
-	made   map[string]*AllocateConst    // old buffer name + plan key → transposed constant
-	byOld  map[*Buffer][]*AllocateConst // in creation order
+	made   map[constLayout]*AllocateConst // transposed constants
+	byOld  map[*Buffer][]*AllocateConst   // in creation order
+}
+
+// constLayout is a host constant in a layout (layoutPlan.Key).
+type constLayout struct {
+	buf    *Buffer
+	layout string
 }
 
 // rewrite replaces the constant arguments of rewritten parameters in st
@@ -786,7 +781,7 @@ func (h *hostRewrite) rewrite(st Stmt) Stmt {
 
 // transposed is the constant of buffer a in plan's layout (made once).
 func (h *hostRewrite) transposed(a *Buffer, plan *layoutPlan) *AllocateConst {
-	key := a.Name + "|" + plan.Key()
+	key := constLayout{a, plan.Key()}
 	if c, ok := h.made[key]; ok {
 		return c
 	}
@@ -795,23 +790,24 @@ func (h *hostRewrite) transposed(a *Buffer, plan *layoutPlan) *AllocateConst {
 	for _, d := range plan.Shape() {
 		nb.Shape = append(nb.Shape, Int(d))
 	}
-	c := &AllocateConst{Buffer: nb, Loc: src.Loc}
 	perm := plan.offsets()
-	if src.Floats != nil {
-		c.Floats = make([]float64, plan.size())
-		for i, v := range src.Floats {
-			c.Floats[perm(i)] = v
-		}
-	}
-	if src.Ints != nil {
-		c.Ints = make([]int64, plan.size())
-		for i, v := range src.Ints {
-			c.Ints[perm(i)] = v
-		}
-	}
+	c := &AllocateConst{Buffer: nb, Floats: permuted(src.Floats, plan.size(), perm), Ints: permuted(src.Ints, plan.size(), perm), Loc: src.Loc}
 	h.made[key] = c
 	h.byOld[a] = append(h.byOld[a], c)
 	return c
+}
+
+// permuted places src[i] at perm(i) of a zeroed slice of n elements (nil
+// for a nil src).
+func permuted[T any](src []T, n int64, perm func(int) int) []T {
+	if src == nil {
+		return nil
+	}
+	out := make([]T, n)
+	for i, v := range src {
+		out[perm(i)] = v
+	}
+	return out
 }
 
 // size is the element count of the new layout.
