@@ -25,6 +25,29 @@ const (
 	ConstantLike
 	// IsolatedFromAbove ops' regions may not use values defined outside them.
 	IsolatedFromAbove
+	// Injective ops compute each result element from a bounded number of
+	// operand elements at indices derived from the result index (TVM's
+	// kInjective): broadcast, reshape, transpose, slice, pad, concatenate;
+	// elementwise ops are injective too. Fusion puts them on either side
+	// of a hero.
+	Injective
+	// DataMovement ops only move operand elements, without arithmetic
+	// (reshape, transpose, broadcast, slice, pad, concatenate): fusion
+	// leaves them to the consumer's group, where they are read in place.
+	DataMovement
+	// LayoutOnly ops read every result element from exactly one operand
+	// element, without arithmetic or a padding value (reshape, transpose,
+	// broadcast): the only producers fused on the operand side of a
+	// contraction, where any arithmetic would be recomputed per output.
+	LayoutOnly
+	// Reduction ops combine many operand elements into each result element
+	// through a body region (TVM's kCommReduce, XLA's reduction heroes):
+	// they head "input" fusions.
+	Reduction
+	// Contraction ops multiply and accumulate over contracting dimensions
+	// (dot, convolution; TVM's kOutEWiseFusable): they head "output"
+	// fusions with their elementwise epilogue.
+	Contraction
 )
 
 // AttrKind is the expected kind of an attribute in an op's schema.
@@ -60,6 +83,11 @@ type AttrSpec struct {
 	Enum []string
 	// Len, when > 0, is the required length of an array attribute.
 	Len int
+	// Default is what an absent attribute means (nil: no default). The
+	// typed accessors (Op.Int, Op.Ints, ...) return it, importers leave
+	// attributes at their default out, and it is the one place a default
+	// is written.
+	Default Attribute
 }
 
 // Arity is an inclusive range of counts; Max < 0 means unbounded.
@@ -123,6 +151,14 @@ func RegisterOp(def *OpDef) *OpDef {
 	defer regMu.Unlock()
 	if _, dup := registry[def.Name]; dup {
 		panic("graphir: op registered twice: " + def.Name)
+	}
+	for _, s := range def.Attrs {
+		if s.Default != nil && !attrHasKind(s.Default, s.Kind) {
+			panic(fmt.Sprintf("graphir: %s: the default of attribute '%s' is not %s", def.Name, s.Name, kindArticle(s.Kind)))
+		}
+		if arr, ok := s.Default.(ArrayAttr); ok && s.Len > 0 && len(arr) != s.Len {
+			panic(fmt.Sprintf("graphir: %s: the default of attribute '%s' has %d elements, not %d", def.Name, s.Name, len(arr), s.Len))
+		}
 	}
 	registry[def.Name] = def
 	return def

@@ -1,8 +1,6 @@
 package graphir
 
-import (
-	"math"
-)
+import ()
 
 // VerifyOptions tune the verifier.
 type VerifyOptions struct {
@@ -326,79 +324,6 @@ func attrHasKind(a Attribute, k AttrKind) bool {
 		return ok
 	}
 	return false
-}
-
-// Attribute accessors for verifiers, evaluators and passes. Each returns
-// the default when the attribute is absent; the schema check guarantees the kind.
-
-// IntAttrOr returns integer attribute name of op, or def.
-func (op *Op) IntAttrOr(name string, def int64) int64 {
-	if a, ok := op.Attr(name).(*IntegerAttr); ok {
-		return a.Value
-	}
-	return def
-}
-
-// FloatAttrOr returns float (or integer) attribute name of op, or def.
-func (op *Op) FloatAttrOr(name string, def float64) float64 {
-	switch a := op.Attr(name).(type) {
-	case *FloatAttr:
-		return a.Value
-	case *IntegerAttr:
-		return float64(a.Value)
-	}
-	return def
-}
-
-// BoolAttrOr returns bool attribute name of op, or def.
-func (op *Op) BoolAttrOr(name string, def bool) bool {
-	if a, ok := op.Attr(name).(BoolAttr); ok {
-		return bool(a)
-	}
-	return def
-}
-
-// StringAttrOr returns string attribute name of op, or def.
-func (op *Op) StringAttrOr(name string, def string) string {
-	if a, ok := op.Attr(name).(StringAttr); ok {
-		return string(a)
-	}
-	return def
-}
-
-// IntsAttrOr returns integer-array attribute name of op, or def.
-func (op *Op) IntsAttrOr(name string, def []int64) []int64 {
-	arr, ok := op.Attr(name).(ArrayAttr)
-	if !ok {
-		return def
-	}
-	out := make([]int64, len(arr))
-	for i, e := range arr {
-		if ia, ok := e.(*IntegerAttr); ok {
-			out[i] = ia.Value
-		}
-	}
-	return out
-}
-
-// FloatsAttrOr returns float-array attribute name of op, or def.
-func (op *Op) FloatsAttrOr(name string, def []float64) []float64 {
-	arr, ok := op.Attr(name).(ArrayAttr)
-	if !ok {
-		return def
-	}
-	out := make([]float64, len(arr))
-	for i, e := range arr {
-		switch x := e.(type) {
-		case *FloatAttr:
-			out[i] = x.Value
-		case *IntegerAttr:
-			out[i] = float64(x.Value)
-		default:
-			out[i] = math.NaN()
-		}
-	}
-	return out
 }
 
 // TensorOperand returns operand i's tensor type, or an error diagnostic

@@ -5,37 +5,19 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // This file builds one kernel PrimFunc from one hlo.fusion, TE-style: one
 // block per hlo op over a full loop nest, each writing its own buffer.
-// The per-op index arithmetic lives in tir_ops.go, the scalar semantics of
-// elementwise ops in tir_scalar.go.
+// What each op computes is its registered lowering (hlo.Lower, beside the
+// op's definition); this file only lays the blocks out, with their
+// buffers and constants.
 
 // tirDType maps a graphir element type to the tensor IR dtype.
-func tirDType(d graphir.DType) (tir.DType, bool) {
-	switch d {
-	case graphir.F32:
-		return tir.DF32, true
-	case graphir.F16:
-		return tir.DF16, true
-	case graphir.BF16:
-		return tir.DBF16, true
-	case graphir.F64:
-		return tir.DF64, true
-	case graphir.I1:
-		return tir.DBool, true
-	case graphir.I8:
-		return tir.DI8, true
-	case graphir.I32:
-		return tir.DI32, true
-	case graphir.I64:
-		return tir.DI64, true
-	}
-	return tir.DType{}, false
-}
+func tirDType(d graphir.DType) (tir.DType, bool) { return hlo.TIRDType(d) }
 
 func tirLoc(l graphir.Location) tir.Location {
 	return tir.Location{File: l.File, Line: l.Line, Col: l.Col}
@@ -62,27 +44,10 @@ func bufferFor(name string, t *graphir.TensorType, dt tir.DType) *tir.Buffer {
 	return tir.NewBuffer(name, dt, t.Shape...)
 }
 
-// operand is how a block reads a value of the fusion: a buffer (an input
-// parameter, an intermediate or an output) or a splat constant.
-type operand struct {
-	buf   *tir.Buffer
-	splat tir.Expr // the immediate of a one-value constant
-	shape []int64
-	dt    tir.DType
-}
-
-// at reads the operand at the given indices.
-func (o *operand) at(idx ...tir.Expr) tir.Expr {
-	if o.splat != nil {
-		return o.splat
-	}
-	return tir.Load(o.buf, idx...)
-}
-
 // kernel accumulates the PrimFunc of one fusion.
 type kernel struct {
 	f       *tir.PrimFunc
-	vals    map[*graphir.Value]*operand
+	vals    map[*graphir.Value]*tir.Operand
 	blocks  []tir.Stmt    // block loop nests in program order
 	allocs  []*tir.Buffer // intermediate buffers (tir.allocate, local)
 	consts  []*tir.AllocateConst
@@ -120,132 +85,46 @@ func blockName(op *graphir.Op) string {
 	return op.Name
 }
 
-// nest describes the loops of one block: spatial loops over the output
-// shape, then reduce loops.
-type nest struct {
-	spatial []*tir.Var // block iteration variables, one per output dim
-	reduce  []*tir.Var
-}
-
-// computeBlock emits the loop nest and block computing out over its whole
-// shape. body gets the iteration variables and the accumulator and
-// returns the stored value. With an init (a reduction), the block's init
-// stores init and body's value is the update of the accumulator (out at
-// the spatial variables); without reduce variables the accumulator is
-// init itself, and a reduction over an empty domain stores init. Without
-// an init the accumulator is nil. A zero-sized output emits nothing.
-func (k *kernel) computeBlock(op *graphir.Op, out *tir.Buffer, shape, redExtents []int64,
-	init func(n nest) tir.Expr, body func(n nest, acc tir.Expr) tir.Expr) {
-	k.computeNamed(blockName(op), tirLoc(op.Loc), out, shape, redExtents, init, body)
+// emit adds the block computing c into out, named after base (made
+// unique).
+func (k *kernel) emit(base string, loc tir.Location, out *tir.Buffer, c *tir.Compute) {
+	if s := c.Block(k.uniqueBlock(base), out, loc); s != nil {
+		k.blocks = append(k.blocks, s)
+	}
 }
 
 // copyBlock copies src into out (named "copy").
-func (k *kernel) copyBlock(src *operand, out *tir.Buffer, loc tir.Location) {
-	k.computeNamed("copy", loc, out, src.shape, nil, nil, func(n nest, _ tir.Expr) tir.Expr { return src.at(varsOf(n.spatial)...) })
+func (k *kernel) copyBlock(src *tir.Operand, out *tir.Buffer, loc tir.Location) {
+	k.emit("copy", loc, out, &tir.Compute{Shape: src.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr { return src.At(n.Index()...) }})
 }
 
-// computeNamed is computeBlock for a block name (made unique) and location.
-func (k *kernel) computeNamed(base string, loc tir.Location, out *tir.Buffer, shape, redExtents []int64,
-	init func(n nest) tir.Expr, body func(n nest, acc tir.Expr) tir.Expr) {
-	for _, d := range shape {
-		if d == 0 {
-			return
+// lowerOp emits the block of one op of a fusion region (a constant
+// becomes an immediate or a tir.constant instead).
+func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) error {
+	if op.Name == hlo.ConstantOp {
+		return k.constOperand(op)
+	}
+	if len(op.Results) != 1 {
+		return errorAt(op, "'%s' with %d results cannot be lowered", op.Name, len(op.Results))
+	}
+	ins := make([]*tir.Operand, op.NumOperands())
+	for i := range ins {
+		o, err := k.in(op, i)
+		if err != nil {
+			return err
 		}
+		ins[i] = o
 	}
-	update := body
-	if init != nil {
-		zero := false
-		for _, e := range redExtents {
-			zero = zero || e == 0
-		}
-		init0 := init
-		switch {
-		case zero: // nothing to reduce: the result is init
-			update = func(n nest, _ tir.Expr) tir.Expr { return init0(n) }
-			redExtents, init = nil, nil
-		case len(redExtents) == 0: // one element: body(init, x)
-			update = func(n nest, _ tir.Expr) tir.Expr { return body(n, init0(n)) }
-			init = nil
-		}
+	out, _, err := k.result(op, 0, outFor)
+	if err != nil {
+		return err
 	}
-	name := k.uniqueBlock(base)
-	var n nest
-	var loops []*tir.Var
-	blk := &tir.Block{Name: name, Loc: loc}
-	var values []tir.Expr
-	for i, d := range shape {
-		lv := tir.NewVar("i"+strconv.Itoa(i), tir.DIndex)
-		iv := tir.NewVar("v"+strconv.Itoa(i), tir.DIndex)
-		loops = append(loops, lv)
-		n.spatial = append(n.spatial, iv)
-		blk.IterVars = append(blk.IterVars, &tir.IterVar{Var: iv, Dom: tir.RangeOf(0, d), Kind: tir.Spatial})
-		values = append(values, lv)
+	c, err := hlo.Lower(op, ins, out.DType)
+	if err != nil {
+		return err
 	}
-	for i, e := range redExtents {
-		lv := tir.NewVar("r"+strconv.Itoa(i), tir.DIndex)
-		iv := tir.NewVar("k"+strconv.Itoa(i), tir.DIndex)
-		loops = append(loops, lv)
-		n.reduce = append(n.reduce, iv)
-		blk.IterVars = append(blk.IterVars, &tir.IterVar{Var: iv, Dom: tir.RangeOf(0, e), Kind: tir.Reduce})
-		values = append(values, lv)
-	}
-	idx := make([]tir.Expr, len(n.spatial))
-	for i, v := range n.spatial {
-		idx[i] = v
-	}
-	var acc tir.Expr
-	if init != nil {
-		acc = tir.Load(out, idx...)
-	}
-	val := update(n, acc)
-	blk.Body = &tir.BufferStore{Buffer: out, Value: val, Indices: idx, Loc: loc}
-	if init != nil && len(redExtents) > 0 {
-		blk.Init = &tir.BufferStore{Buffer: out, Value: init(n), Indices: idx, Loc: loc}
-	}
-	blk.Writes = []tir.BufferRegion{pointRegion(out, idx)}
-	blk.Reads = readRegions(out, len(redExtents) > 0, val)
-	var s tir.Stmt = &tir.BlockRealize{Values: values, Block: blk, Loc: loc}
-	all := append(append([]int64(nil), shape...), redExtents...)
-	for i := len(loops) - 1; i >= 0; i-- {
-		s = &tir.For{Var: loops[i], Min: tir.Int(0), Extent: tir.Int(all[i]), Body: s, Loc: loc}
-	}
-	k.blocks = append(k.blocks, s)
-}
-
-func pointRegion(b *tir.Buffer, idx []tir.Expr) tir.BufferRegion {
-	r := tir.BufferRegion{Buffer: b, Region: make([]tir.Range, len(idx))}
-	for i, e := range idx {
-		r.Region[i] = tir.Range{Min: e, Extent: tir.Int(1)}
-	}
-	return r
-}
-
-// fullRegion is the whole buffer.
-func fullRegion(b *tir.Buffer) tir.BufferRegion {
-	r := tir.BufferRegion{Buffer: b, Region: make([]tir.Range, len(b.Shape))}
-	for i, d := range b.Shape {
-		r.Region[i] = tir.Range{Min: tir.Int(0), Extent: d}
-	}
-	return r
-}
-
-// readRegions lists the buffers loaded by e as whole-buffer regions (a
-// sound over-approximation of the exact regions), in first-load order;
-// out is included when a reduction reads its accumulator.
-func readRegions(out *tir.Buffer, readsOut bool, e tir.Expr) []tir.BufferRegion {
-	var rs []tir.BufferRegion
-	seen := map[*tir.Buffer]bool{}
-	if !readsOut {
-		seen[out] = true
-	}
-	tir.VisitExpr(e, func(x tir.Expr) bool {
-		if l, ok := x.(*tir.BufferLoad); ok && !seen[l.Buffer] {
-			seen[l.Buffer] = true
-			rs = append(rs, fullRegion(l.Buffer))
-		}
-		return true
-	})
-	return rs
+	k.emit(blockName(op), tirLoc(op.Loc), out, c)
+	return nil
 }
 
 // lowerFusion builds the kernel of one hlo.fusion named name.
@@ -257,7 +136,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 	loc := tirLoc(op.Loc)
 	k := &kernel{
 		f:     &tir.PrimFunc{Name: name, Attrs: tir.Attrs{tir.AttrKernel: tir.UnitAttr{}}, Loc: loc},
-		vals:  map[*graphir.Value]*operand{},
+		vals:  map[*graphir.Value]*tir.Operand{},
 		names: map[string]int{}, bufs: map[string]int{}, loc: loc,
 	}
 	for i, a := range body.Args {
@@ -268,10 +147,10 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		b := bufferFor("in"+strconv.Itoa(i), t, dt)
 		b.Loc = loc
 		k.f.Params = append(k.f.Params, &tir.Param{Buffer: b, Role: tir.RoleIn, Loc: loc})
-		k.vals[a] = &operand{buf: b, shape: t.Shape, dt: dt}
+		k.vals[a] = &tir.Operand{Buffer: b, Shape: t.Shape, DType: dt}
 	}
 	ret := body.Last()
-	if ret == nil || ret.Name != "hlo.return" {
+	if ret == nil || ret.Name != hlo.ReturnOp {
 		return nil, op.Errorf("lower-to-tir: fusion region must end with hlo.return")
 	}
 	// Output parameters; an op whose result is returned writes straight
@@ -287,7 +166,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		b.Loc = loc
 		k.f.Params = append(k.f.Params, &tir.Param{Buffer: b, Role: tir.RoleOut, Loc: loc})
 		outs = append(outs, b)
-		if _, done := outFor[v]; !done && v.Def != nil && v.Def.Block == body && v.Def.Name != "hlo.constant" {
+		if _, done := outFor[v]; !done && v.Def != nil && v.Def.Block == body && v.Def.Name != hlo.ConstantOp {
 			outFor[v] = b
 		}
 	}
@@ -334,14 +213,6 @@ func (k *kernel) assemble() tir.Stmt {
 	return s
 }
 
-func varsOf(vs []*tir.Var) []tir.Expr {
-	out := make([]tir.Expr, len(vs))
-	for i, v := range vs {
-		out[i] = v
-	}
-	return out
-}
-
 // result gives the buffer op's result i is written to: its output
 // parameter when returned, else a new local intermediate.
 func (k *kernel) result(op *graphir.Op, i int, outFor map[*graphir.Value]*tir.Buffer) (*tir.Buffer, *graphir.TensorType, error) {
@@ -357,12 +228,12 @@ func (k *kernel) result(op *graphir.Op, i int, outFor map[*graphir.Value]*tir.Bu
 		b.Loc = tirLoc(op.Loc)
 		k.allocs = append(k.allocs, b)
 	}
-	k.vals[v] = &operand{buf: b, shape: t.Shape, dt: dt}
+	k.vals[v] = &tir.Operand{Buffer: b, Shape: t.Shape, DType: dt}
 	return b, t, nil
 }
 
 // in returns the operand for op's operand i.
-func (k *kernel) in(op *graphir.Op, i int) (*operand, error) {
+func (k *kernel) in(op *graphir.Op, i int) (*tir.Operand, error) {
 	if i >= op.NumOperands() {
 		return nil, op.Errorf("lower-to-tir: expects operand #%d", i)
 	}
@@ -392,7 +263,7 @@ func (k *kernel) constOperand(op *graphir.Op) error {
 		return op.Errorf("lower-to-tir: constant has no data")
 	}
 	if d.IsSplat() || len(vals) == 1 {
-		k.vals[op.Results[0]] = &operand{splat: immediate(dt, vals[0]), shape: t.Shape, dt: dt}
+		k.vals[op.Results[0]] = &tir.Operand{Splat: tir.Imm(dt, vals[0]), Shape: t.Shape, DType: dt}
 		return nil
 	}
 	c, err := constStmt(op, k.uniqueBuffer("c"), t, dt, d)
@@ -400,7 +271,7 @@ func (k *kernel) constOperand(op *graphir.Op) error {
 		return err
 	}
 	k.consts = append(k.consts, c)
-	k.vals[op.Results[0]] = &operand{buf: c.Buffer, shape: t.Shape, dt: dt}
+	k.vals[op.Results[0]] = &tir.Operand{Buffer: c.Buffer, Shape: t.Shape, DType: dt}
 	return nil
 }
 
@@ -446,14 +317,6 @@ func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType,
 // maxConstElements bounds the data of one embedded constant (1 GiB of
 // f32).
 const maxConstElements = 1 << 28
-
-// immediate is the constant v of dtype dt.
-func immediate(dt tir.DType, v float64) tir.Expr {
-	if dt.IsFloat() {
-		return tir.Float(dt, v)
-	}
-	return tir.IntOf(dt, int64(v))
-}
 
 func errorAt(op *graphir.Op, format string, args ...any) error {
 	return op.Errorf("lower-to-tir: %s", fmt.Sprintf(format, args...))

@@ -102,7 +102,7 @@ func (l *tirLowering) copyKernel(t *graphir.TensorType, dt tir.DType, loc graphi
 	in := bufferFor("in0", t, dt)
 	out := bufferFor("out0", t, dt)
 	k.f.Params = []*tir.Param{{Buffer: in, Role: tir.RoleIn, Loc: tl}, {Buffer: out, Role: tir.RoleOut, Loc: tl}}
-	k.copyBlock(&operand{buf: in, shape: t.Shape, dt: dt}, out, tl)
+	k.copyBlock(&tir.Operand{Buffer: in, Shape: t.Shape, DType: dt}, out, tl)
 	k.f.Body = k.assemble()
 	return k.f
 }

@@ -2,6 +2,7 @@ package hlo
 
 import (
 	g "github.com/tessera-ml/tessera/graphir"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // hlo.convolution(lhs, rhs) {window_strides, padding, lhs_dilation,
@@ -83,10 +84,10 @@ func Convolution(lhs, rhs *g.Value, c ConvConfig, loc g.Location) (*g.Op, error)
 }
 
 func init() {
-	g.RegisterOp(&g.OpDef{
+	register(&g.OpDef{
 		Name:     ConvolutionOp,
 		Summary:  "N-d convolution, layout [b, f, spatial]x[o, i, spatial]->[b, f, spatial]",
-		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure | g.Contraction, Pretty: true,
 		Attrs: []g.AttrSpec{
 			{Name: "window_strides", Kind: g.KindIntArray},
 			{Name: "padding", Kind: g.KindArray},
@@ -105,7 +106,7 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalConv,
-	})
+	}, Lowering{Compute: convCompute})
 }
 
 type convCfg struct {
@@ -294,4 +295,66 @@ func evalConv(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 		out.Data[o] = acc
 	}
 	return []*g.Tensor{out.Round()}, nil
+}
+
+// convCompute (lhs N×C×S…, rhs O×(C/G)×K… in the layout of the kernel
+// dimension numbers): out[n, o, r…] = Σ over ci, k… of
+// lhs[n, g·C/G + ci, q…] · rhs[o, ci, k…] with g = o / (O/G) and
+// q_j = (r_j·stride_j + k_j·rhs_dil_j − lo_j) / lhs_dil_j where that is an
+// element of the input (padding and dilation holes read 0).
+func convCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error) {
+	c, err := convConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	l, r := ins[0], ins[1]
+	ns := len(l.Shape) - 2
+	kd := c.kernel
+	O, CG := r.Shape[kd.OutputFeature], r.Shape[kd.InputFeature]
+	red := []int64{CG}
+	for _, d := range kd.Spatial {
+		red = append(red, r.Shape[d])
+	}
+	return &tir.Compute{Shape: c.result.Shape, Reduce: red,
+		Init: func(tir.Nest) tir.Expr { return tir.Zero(res) },
+		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
+			ci := n.Reduce[0]
+			var ch tir.Expr = ci
+			if c.groups != 1 {
+				grp := tir.FloorDiv(n.Spatial[1], tir.Int(O/c.groups))
+				ch = tir.Add(tir.Mul(grp, tir.Int(CG)), ci)
+			}
+			pos := make([]tir.Expr, ns)
+			for j := range pos {
+				pos[j] = tir.Sub(tir.Add(tir.Mul(n.Spatial[2+j], tir.Int(c.strides[j])), tir.Mul(n.Reduce[1+j], tir.Int(c.rhsDil[j]))), tir.Int(c.lo[j]))
+			}
+			cond, sp := windowRead(pos, c.lhsDil, l.Shape[2:])
+			x := l.At(append([]tir.Expr{n.Spatial[0], ch}, sp...)...)
+			xv := &tir.Select{Cond: cond, T: x, F: tir.Zero(res)}
+			widx := make([]tir.Expr, len(r.Shape))
+			widx[kd.OutputFeature], widx[kd.InputFeature] = n.Spatial[1], ci
+			for j, d := range kd.Spatial {
+				widx[d] = n.Reduce[1+j]
+			}
+			return multiplyAdd(acc, xv, r.At(widx...), res)
+		}}, nil
+}
+
+// windowRead is the guarded read at position pos (in the padded,
+// dilation-expanded input) along each dimension: the condition that every
+// position is a real element, and the clamped operand indices.
+func windowRead(pos []tir.Expr, dil, size []int64) (tir.Expr, []tir.Expr) {
+	var cond tir.Expr
+	idx := make([]tir.Expr, len(pos))
+	for j, p := range pos {
+		q := p
+		if dil[j] != 1 {
+			q = tir.FloorDiv(p, tir.Int(dil[j]))
+			cond = and(cond, tir.Bin(tir.OpEQ, tir.FloorMod(p, tir.Int(dil[j])), tir.Int(0)))
+		}
+		cond = and(cond, tir.Bin(tir.OpGE, p, tir.Int(0)))
+		cond = and(cond, tir.LT(q, tir.Int(size[j])))
+		idx[j] = clampIndex(q, size[j])
+	}
+	return cond, idx
 }

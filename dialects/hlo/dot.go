@@ -2,6 +2,7 @@ package hlo
 
 import (
 	g "github.com/tessera-ml/tessera/graphir"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // hlo.dot_general(lhs, rhs) {lhs_batching_dimensions, rhs_batching_dimensions,
@@ -44,10 +45,10 @@ func DotGeneral(lhs, rhs *g.Value, dims DotDims, loc g.Location) (*g.Op, error) 
 
 func init() {
 	arr := func(n string) g.AttrSpec { return g.AttrSpec{Name: n, Kind: g.KindIntArray} }
-	g.RegisterOp(&g.OpDef{
+	register(&g.OpDef{
 		Name:     DotGeneralOp,
 		Summary:  "generalized tensor contraction with batch and contracting dimensions",
-		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure | g.Contraction, Pretty: true,
 		Attrs: []g.AttrSpec{arr("lhs_batching_dimensions"), arr("rhs_batching_dimensions"),
 			arr("lhs_contracting_dimensions"), arr("rhs_contracting_dimensions")},
 		Infer: func(op *g.Op) ([]g.Type, error) {
@@ -58,7 +59,7 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalDot,
-	})
+	}, Lowering{Compute: dotCompute})
 }
 
 type dotCfg struct {
@@ -183,4 +184,51 @@ func evalDot(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 		return nil, op.Errorf("written result type %s differs from the inferred %s", rt, c.result)
 	}
 	return []*g.Tensor{out.Round()}, nil
+}
+
+// dotCompute: one reduce variable per contracting pair; result dims are
+// batch ++ lhs free ++ rhs free, as dotConfig orders them.
+func dotCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error) {
+	c, err := dotConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	d := c.dims
+	nb, nl := len(d.LhsBatch), len(c.lhsFree)
+	red := make([]int64, len(d.LhsContracting))
+	for i, k := range d.LhsContracting {
+		red[i] = c.lhs.Shape[k]
+	}
+	return &tir.Compute{Shape: c.result.Shape, Reduce: red,
+		Init: func(tir.Nest) tir.Expr { return tir.Zero(res) },
+		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
+			l := dotIndex(n, c.lhs.Rank(), d.LhsBatch, d.LhsContracting, c.lhsFree, nb)
+			r := dotIndex(n, c.rhs.Rank(), d.RhsBatch, d.RhsContracting, c.rhsFree, nb+nl)
+			return multiplyAdd(acc, ins[0].At(l...), ins[1].At(r...), res)
+		}}, nil
+}
+
+// dotIndex is an operand's index for the iteration variables of n: batch
+// dimension #p reads spatial variable p, contracting #p reduce variable
+// p, free #q spatial variable freeBase+q.
+func dotIndex(n tir.Nest, rank int, batch, contract, free []int64, freeBase int) []tir.Expr {
+	idx := make([]tir.Expr, rank)
+	for p, d := range batch {
+		idx[d] = n.Spatial[p]
+	}
+	for p, d := range contract {
+		idx[d] = n.Reduce[p]
+	}
+	for q, d := range free {
+		idx[d] = n.Spatial[freeBase+q]
+	}
+	return idx
+}
+
+// multiplyAdd is acc + a*b (acc || (a && b) on i1).
+func multiplyAdd(acc, a, b tir.Expr, dt tir.DType) tir.Expr {
+	if dt.IsBool() {
+		return tir.Bin(tir.OpOr, acc, tir.Bin(tir.OpAnd, a, b))
+	}
+	return tir.Add(acc, tir.Mul(a, b))
 }

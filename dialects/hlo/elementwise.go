@@ -4,31 +4,108 @@ import (
 	"math"
 
 	g "github.com/tessera-ml/tessera/graphir"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// Elementwise ops: binary arithmetic (StableHLO §add, §subtract, §multiply,
-// §divide, §maximum, §minimum, §power), unary math (§negate, §exponential,
-// §log, §tanh, §logistic, §rsqrt, §sqrt, §abs), §compare, §select and
-// §convert. No implicit broadcasting: binary operands have identical types.
+// Elementwise ops: binary arithmetic (StableHLO §add, §subtract,
+// §multiply, §divide, §maximum, §minimum, §power), logic (§and, §or,
+// §not; Tessera's take i1 only, StableHLO's also integers bitwise), unary
+// math (§negate, §exponential, §log, §tanh, §logistic, §rsqrt, §sqrt,
+// §abs, §floor, §ceil, §sign, and CHLO's erf), §compare, §select,
+// §convert and §clamp. No implicit broadcasting: binary operands have
+// identical types.
+//
+// Each op is one row of a table: its element-type rule, its reference
+// evaluator (the interpreter's semantics) and its scalar lowering to
+// tensor IR (Lowering.Scalar), which matches the evaluator:
+//   - add/multiply/maximum/minimum on i1 are or/and/or/and;
+//   - integer divide truncates toward zero and x / 0 = -1 (XLA);
+//   - negate of a float multiplies by -1 (so -(+0) = -0);
+//   - integer power is computed in f64 and truncated back;
+//   - sign is select(x > 0, 1, select(x < 0, -1, x)): NaN and ±0 pass
+//     through;
+//   - clamp(lo, x, hi) is min(max(x, lo), hi) (NaN propagates; a rank-0
+//     bound is read at []);
+//   - compare gives i1; convert is a cast (float → int truncates toward
+//     zero, → i1 tests for non-zero).
 
-// binaryDef describes one elementwise binary op.
+// elems is the element types an elementwise op accepts.
+type elems uint8
+
+const (
+	numbersOrBool elems = iota // any element type
+	numbers                    // signed integers and floats, not i1
+	floatsOnly                 // floating-point types
+	boolOnly                   // i1
+)
+
+// binaryDef is one binary op of two same-typed operands.
 type binaryDef struct {
-	name    string
-	summary string
-	comm    bool
-	// boolOK allows i1 operands (add = or, multiply = and, max = or, min = and).
-	boolOK bool
-	fn     func(a, b float64, dt g.DType) float64
+	name, summary string
+	comm          bool
+	elems         elems
+	fn            func(a, b float64, dt g.DType) float64
+	scalar        func(a, b tir.Expr, t tir.DType) tir.Expr // nil result: t is not accepted
 }
 
 var binaryOps = []binaryDef{
-	{AddOp, "elementwise a + b (logical or on i1)", true, true, func(a, b float64, _ g.DType) float64 { return a + b }},
-	{SubtractOp, "elementwise a - b", false, false, func(a, b float64, _ g.DType) float64 { return a - b }},
-	{MultiplyOp, "elementwise a * b (logical and on i1)", true, true, func(a, b float64, _ g.DType) float64 { return a * b }},
-	{DivideOp, "elementwise a / b; integers truncate toward zero, x / 0 = -1 as XLA", false, false, divide},
-	{MaximumOp, "elementwise max(a, b), NaN propagates", true, true, fmax},
-	{MinimumOp, "elementwise min(a, b), NaN propagates", true, true, fmin},
-	{PowerOp, "elementwise a ** b", false, false, func(a, b float64, _ g.DType) float64 { return math.Pow(a, b) }},
+	{AddOp, "elementwise a + b (logical or on i1)", true, numbersOrBool,
+		func(a, b float64, _ g.DType) float64 { return a + b }, boolOr(tir.Add)},
+	{SubtractOp, "elementwise a - b", false, numbers,
+		func(a, b float64, _ g.DType) float64 { return a - b }, numeric(ignoreType(tir.Sub))},
+	{MultiplyOp, "elementwise a * b (logical and on i1)", true, numbersOrBool,
+		func(a, b float64, _ g.DType) float64 { return a * b }, boolAnd(tir.Mul)},
+	{DivideOp, "elementwise a / b; integers truncate toward zero, x / 0 = -1 as XLA", false, numbers, divide, numeric(divideExpr)},
+	{MaximumOp, "elementwise max(a, b), NaN propagates", true, numbersOrBool, fmax, boolOr(tir.Max)},
+	{MinimumOp, "elementwise min(a, b), NaN propagates", true, numbersOrBool, fmin, boolAnd(tir.Min)},
+	{PowerOp, "elementwise a ** b; on integers a negative exponent gives 0 unless the base is ±1 (StableHLO)", false, numbers, power, numeric(powerExpr)},
+	{AndOp, "elementwise logical and of i1 tensors", true, boolOnly,
+		func(a, b float64, _ g.DType) float64 { return b2f(a != 0 && b != 0) }, logical(tir.OpAnd)},
+	{OrOp, "elementwise logical or of i1 tensors", true, boolOnly,
+		func(a, b float64, _ g.DType) float64 { return b2f(a != 0 || b != 0) }, logical(tir.OpOr)},
+}
+
+// numeric is a binary lowering for non-i1 dtypes.
+func numeric(f func(a, b tir.Expr, t tir.DType) tir.Expr) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return func(a, b tir.Expr, t tir.DType) tir.Expr {
+		if t.IsBool() {
+			return nil
+		}
+		return f(a, b, t)
+	}
+}
+
+// ignoreType adapts a dtype-independent expression builder.
+func ignoreType(f func(a, b tir.Expr) tir.Expr) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return func(a, b tir.Expr, _ tir.DType) tir.Expr { return f(a, b) }
+}
+
+// boolOr is f on numbers and logical or on i1; boolAnd likewise with and.
+func boolOr(f func(a, b tir.Expr) tir.Expr) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return withBool(f, tir.OpOr)
+}
+
+func boolAnd(f func(a, b tir.Expr) tir.Expr) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return withBool(f, tir.OpAnd)
+}
+
+func withBool(f func(a, b tir.Expr) tir.Expr, onBool tir.BinOp) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return func(a, b tir.Expr, t tir.DType) tir.Expr {
+		if t.IsBool() {
+			return tir.Bin(onBool, a, b)
+		}
+		return f(a, b)
+	}
+}
+
+// logical is an i1-only binary lowering.
+func logical(op tir.BinOp) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return func(a, b tir.Expr, t tir.DType) tir.Expr {
+		if !t.IsBool() {
+			return nil
+		}
+		return tir.Bin(op, a, b)
+	}
 }
 
 func divide(a, b float64, dt g.DType) float64 {
@@ -41,139 +118,285 @@ func divide(a, b float64, dt g.DType) float64 {
 	return a / b
 }
 
+// power is a ** b; for integers as StableHLO defines it: a negative
+// exponent gives 1 for base 1, ±1 for base -1 (by the exponent's parity)
+// and 0 otherwise; other results are computed in f64 (exact while they are
+// below 2^53 in magnitude), truncated to an integer and wrapped to the type.
+func power(a, b float64, dt g.DType) float64 {
+	if !dt.IsInt() || b >= 0 {
+		return math.Pow(a, b)
+	}
+	switch {
+	case a == 1:
+		return 1
+	case a == -1 && math.Mod(b, 2) != 0:
+		return -1
+	case a == -1:
+		return 1
+	}
+	return 0
+}
+
 func fmax(a, b float64, _ g.DType) float64 { return math.Max(a, b) }
 func fmin(a, b float64, _ g.DType) float64 { return math.Min(a, b) }
 
-// unaryDef describes one elementwise unary op.
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// divideExpr is a / b; on integers it truncates toward zero with x / 0 =
+// -1: with d = (b == 0 ? 1 : b), q = floordiv(a, d), corrected by one
+// when the remainder is non-zero and the signs differ.
+func divideExpr(a, b tir.Expr, t tir.DType) tir.Expr {
+	if t.IsFloat() {
+		return tir.Div(a, b)
+	}
+	zero := tir.IntOf(t, 0)
+	isZero := tir.Bin(tir.OpEQ, b, zero)
+	d := &tir.Select{Cond: isZero, T: tir.IntOf(t, 1), F: b}
+	q := tir.FloorDiv(a, d)
+	r := tir.FloorMod(a, d)
+	signsDiffer := tir.Bin(tir.OpNE, tir.LT(a, zero), tir.LT(d, zero))
+	fix := tir.Bin(tir.OpAnd, tir.Bin(tir.OpNE, r, zero), signsDiffer)
+	tq := &tir.Select{Cond: fix, T: tir.Add(q, tir.IntOf(t, 1)), F: q}
+	return &tir.Select{Cond: isZero, T: tir.IntOf(t, -1), F: tq}
+}
+
+// powerExpr is pow(a, b); integers follow power: raised in f64 and
+// truncated back, with the negative-exponent cases selected explicitly.
+func powerExpr(a, b tir.Expr, t tir.DType) tir.Expr {
+	if t.IsFloat() {
+		return &tir.Call{Name: "pow", Args: []tir.Expr{a, b}}
+	}
+	p := &tir.Call{Name: "pow", Args: []tir.Expr{&tir.Cast{Type: tir.DF64, X: a}, &tir.Cast{Type: tir.DF64, X: b}}}
+	one, minusOne := tir.IntOf(t, 1), tir.IntOf(t, -1)
+	even := tir.Bin(tir.OpEQ, tir.FloorMod(b, tir.IntOf(t, 2)), tir.IntOf(t, 0))
+	minusOnePow := &tir.Select{Cond: even, T: one, F: minusOne}
+	negExp := &tir.Select{Cond: tir.Bin(tir.OpEQ, a, one), T: one,
+		F: &tir.Select{Cond: tir.Bin(tir.OpEQ, a, minusOne), T: minusOnePow, F: tir.IntOf(t, 0)}}
+	// Through i64, so a result beyond t's range wraps as the reference's
+	// truncation does (a float → integer cast saturates).
+	var v tir.Expr = &tir.Cast{Type: tir.DI64, X: p}
+	if t != tir.DI64 {
+		v = &tir.Cast{Type: t, X: v}
+	}
+	return &tir.Select{Cond: tir.LT(b, tir.IntOf(t, 0)), T: negExp, F: v}
+}
+
+// unaryDef is one unary op whose result has the operand's type.
 type unaryDef struct {
-	name      string
-	summary   string
-	floatOnly bool
-	fn        func(x float64) float64
+	name, summary string
+	elems         elems
+	fn            func(x float64) float64
+	// intrinsic is the tensor IR intrinsic computing the op; without one,
+	// scalar does.
+	intrinsic string
+	scalar    func(x tir.Expr, t tir.DType) tir.Expr
 }
 
 var unaryOps = []unaryDef{
-	{NegateOp, "elementwise -x", false, func(x float64) float64 { return -x }},
-	{ExponentialOp, "elementwise e^x", true, math.Exp},
-	{LogOp, "elementwise natural logarithm", true, math.Log},
-	{TanhOp, "elementwise hyperbolic tangent", true, math.Tanh},
-	{LogisticOp, "elementwise 1 / (1 + e^-x)", true, func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }},
-	{RsqrtOp, "elementwise 1 / sqrt(x)", true, func(x float64) float64 { return 1 / math.Sqrt(x) }},
-	{SqrtOp, "elementwise square root", true, math.Sqrt},
-	{AbsOp, "elementwise |x|", false, math.Abs},
+	{name: NegateOp, summary: "elementwise -x", elems: numbers, fn: func(x float64) float64 { return -x }, scalar: negateExpr},
+	{name: AbsOp, summary: "elementwise |x|", elems: numbers, fn: math.Abs, intrinsic: "abs"},
+	{name: ExponentialOp, summary: "elementwise e^x", elems: floatsOnly, fn: math.Exp, intrinsic: "exp"},
+	{name: LogOp, summary: "elementwise natural logarithm", elems: floatsOnly, fn: math.Log, intrinsic: "log"},
+	{name: TanhOp, summary: "elementwise hyperbolic tangent", elems: floatsOnly, fn: math.Tanh, intrinsic: "tanh"},
+	{name: LogisticOp, summary: "elementwise 1 / (1 + e^-x)", elems: floatsOnly, fn: func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }, intrinsic: "sigmoid"},
+	{name: RsqrtOp, summary: "elementwise 1 / sqrt(x)", elems: floatsOnly, fn: func(x float64) float64 { return 1 / math.Sqrt(x) }, intrinsic: "rsqrt"},
+	{name: SqrtOp, summary: "elementwise square root", elems: floatsOnly, fn: math.Sqrt, intrinsic: "sqrt"},
+	{name: ErfOp, summary: "elementwise Gauss error function", elems: floatsOnly, fn: math.Erf, intrinsic: "erf"},
+	{name: FloorOp, summary: "elementwise round toward -inf", elems: floatsOnly, fn: math.Floor, intrinsic: "floor"},
+	{name: CeilOp, summary: "elementwise round toward +inf", elems: floatsOnly, fn: math.Ceil, intrinsic: "ceil"},
+	{name: SignOp, summary: "elementwise sign: -1, 0 or 1 (NaN and ±0 pass through)", elems: numbers, fn: sign, scalar: signExpr},
+	{name: NotOp, summary: "elementwise logical not of an i1 tensor", elems: boolOnly, fn: func(x float64) float64 { return b2f(x == 0) },
+		scalar: func(x tir.Expr, t tir.DType) tir.Expr { return &tir.Not{X: x} }},
+}
+
+// sign is -1, 0 or 1 by the sign of x; NaN and ±0 pass through.
+func sign(x float64) float64 {
+	switch {
+	case x > 0:
+		return 1
+	case x < 0:
+		return -1
+	}
+	return x
+}
+
+func negateExpr(x tir.Expr, t tir.DType) tir.Expr {
+	if t.IsFloat() {
+		return tir.Mul(x, tir.Float(t, -1))
+	}
+	return tir.Sub(tir.IntOf(t, 0), x)
+}
+
+func signExpr(x tir.Expr, t tir.DType) tir.Expr {
+	zero, one, minus := tir.Imm(t, 0), tir.Imm(t, 1), tir.Imm(t, -1)
+	neg := &tir.Select{Cond: tir.LT(x, zero), T: minus, F: x}
+	return &tir.Select{Cond: tir.Bin(tir.OpGT, x, zero), T: one, F: neg}
 }
 
 // ComparisonDirections are the values of hlo.compare's comparison_direction.
 var ComparisonDirections = []string{"EQ", "NE", "LT", "LE", "GT", "GE"}
 
+var compareOps = map[string]struct {
+	fn func(a, b float64) bool
+	op tir.BinOp
+}{
+	"EQ": {func(a, b float64) bool { return a == b }, tir.OpEQ},
+	"NE": {func(a, b float64) bool { return a != b }, tir.OpNE},
+	"LT": {func(a, b float64) bool { return a < b }, tir.OpLT},
+	"LE": {func(a, b float64) bool { return a <= b }, tir.OpLE},
+	"GT": {func(a, b float64) bool { return a > b }, tir.OpGT},
+	"GE": {func(a, b float64) bool { return a >= b }, tir.OpGE},
+}
+
 func init() {
 	for _, d := range binaryOps {
-		d := d
-		traits := g.Pure | g.Elementwise | g.SameOperandsAndResultType
-		if d.comm {
-			traits |= g.Commutative
-		}
-		g.RegisterOp(&g.OpDef{
-			Name: d.name, Summary: d.summary,
-			Operands: g.Exactly(2), Results: g.Exactly(1), Traits: traits, Pretty: true,
-			Infer: func(op *g.Op) ([]g.Type, error) { return inferBinary(op, d.boolOK) },
-			Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
-				if err := checkArgs(op, args, 2); err != nil {
-					return nil, err
-				}
-				rt, err := evalResultType(op)
-				if err != nil {
-					return nil, err
-				}
-				a, b := args[0], args[1]
-				if len(a.Data) != len(b.Data) || int64(len(a.Data)) != rt.NumElements() {
-					return nil, op.Errorf("evaluator got inputs of %d and %d elements for a result of %d", len(a.Data), len(b.Data), rt.NumElements())
-				}
-				out := g.NewZeroTensor(rt)
-				for i := range out.Data {
-					out.Data[i] = d.fn(a.Data[i], b.Data[i], rt.Elem)
-				}
-				return []*g.Tensor{out.Round()}, nil
-			},
-		})
+		registerBinary(d)
 	}
 	for _, d := range unaryOps {
-		d := d
-		g.RegisterOp(&g.OpDef{
-			Name: d.name, Summary: d.summary,
-			Operands: g.Exactly(1), Results: g.Exactly(1),
-			Traits: g.Pure | g.Elementwise | g.SameOperandsAndResultType, Pretty: true,
-			Infer: func(op *g.Op) ([]g.Type, error) {
-				ts, err := tensorOperands(op)
-				if err != nil {
-					return nil, err
-				}
-				if e := ts[0].Elem; e == g.I1 || (d.floatOnly && !e.IsFloat()) {
-					want := "a signed integer or floating-point"
-					if d.floatOnly {
-						want = "a floating-point"
-					}
-					return nil, op.Errorf("operand must have %s element type, got %s", want, ts[0])
-				}
-				return []g.Type{ts[0]}, nil
-			},
-			Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
-				if err := checkArgs(op, args, 1); err != nil {
-					return nil, err
-				}
-				rt, err := evalResultType(op)
-				if err != nil {
-					return nil, err
-				}
-				if int64(len(args[0].Data)) != rt.NumElements() {
-					return nil, op.Errorf("evaluator got %d elements for a result of %d", len(args[0].Data), rt.NumElements())
-				}
-				out := g.NewZeroTensor(rt)
-				for i, x := range args[0].Data {
-					out.Data[i] = d.fn(x)
-				}
-				return []*g.Tensor{out.Round()}, nil
-			},
-		})
+		registerUnary(d)
 	}
-	g.RegisterOp(&g.OpDef{
+	register(&g.OpDef{
 		Name:     CompareOp,
 		Summary:  "elementwise comparison of two same-typed tensors, giving an i1 tensor",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Attrs: []g.AttrSpec{{Name: "comparison_direction", Kind: g.KindEnum, Required: true, Enum: ComparisonDirections}},
 		Infer: inferCompare,
 		Eval:  evalCompare,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Scalar: compareScalar})
+	register(&g.OpDef{
 		Name:     SelectOp,
 		Summary:  "elementwise pred ? on_true : on_false; pred is i1 of the same shape or rank 0",
 		Operands: g.Exactly(3), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Infer: inferSelect,
 		Eval:  evalSelect,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Scalar: func(op *g.Op, args []tir.Expr, _ tir.DType) (tir.Expr, error) {
+		return &tir.Select{Cond: args[0], T: args[1], F: args[2]}, nil
+	}})
+	register(&g.OpDef{
 		Name:     ConvertOp,
 		Summary:  "elementwise element type conversion; the result type is written explicitly",
 		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Verify: verifyConvert,
 		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
-			if err := checkArgs(op, args, 1); err != nil {
-				return nil, err
-			}
+			return evalMap(op, args, func(x []float64) float64 { return x[0] })
+		},
+	}, Lowering{Scalar: func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error) {
+		if args[0].DType() == res {
+			return args[0], nil
+		}
+		return &tir.Cast{Type: res, X: args[0]}, nil
+	}})
+	register(&g.OpDef{
+		Name:     ClampOp,
+		Summary:  "elementwise min(max(x, min), max); min and max have the operand's type or are rank 0",
+		Operands: g.Exactly(3), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
+		Infer: inferClamp,
+		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+			return evalMap(op, args, func(x []float64) float64 { return math.Min(math.Max(x[1], x[0]), x[2]) })
+		},
+	}, Lowering{Scalar: func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error) {
+		if res.IsBool() {
+			return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+		}
+		return tir.Min(tir.Max(args[1], args[0]), args[2]), nil
+	}})
+}
+
+func registerBinary(d binaryDef) {
+	traits := g.Pure | g.Elementwise | g.SameOperandsAndResultType
+	if d.comm {
+		traits |= g.Commutative
+	}
+	register(&g.OpDef{
+		Name: d.name, Summary: d.summary,
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: traits, Pretty: true,
+		Infer: func(op *g.Op) ([]g.Type, error) { return inferBinary(op, d.elems) },
+		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 			rt, err := evalResultType(op)
 			if err != nil {
 				return nil, err
 			}
-			if int64(len(args[0].Data)) != rt.NumElements() {
-				return nil, op.Errorf("evaluator got %d elements for a result of %d", len(args[0].Data), rt.NumElements())
-			}
-			out := &g.Tensor{Type: rt, Data: append([]float64(nil), args[0].Data...)}
-			return []*g.Tensor{out.Round()}, nil
+			return evalMap(op, args, func(x []float64) float64 { return d.fn(x[0], x[1], rt.Elem) })
 		},
-	})
+	}, Lowering{Scalar: func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error) {
+		e := d.scalar(args[0], args[1], res)
+		if e == nil {
+			return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+		}
+		return e, nil
+	}})
 }
 
-func inferBinary(op *g.Op, boolOK bool) ([]g.Type, error) {
+func registerUnary(d unaryDef) {
+	register(&g.OpDef{
+		Name: d.name, Summary: d.summary,
+		Operands: g.Exactly(1), Results: g.Exactly(1),
+		Traits: g.Pure | g.Elementwise | g.SameOperandsAndResultType, Pretty: true,
+		Infer: func(op *g.Op) ([]g.Type, error) {
+			ts, err := tensorOperands(op)
+			if err != nil {
+				return nil, err
+			}
+			if err := checkUnaryElems(op, ts[0], d.elems); err != nil {
+				return nil, err
+			}
+			return []g.Type{ts[0]}, nil
+		},
+		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+			return evalMap(op, args, func(x []float64) float64 { return d.fn(x[0]) })
+		},
+	}, Lowering{Scalar: func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error) {
+		if !acceptsElems(res, d.elems) {
+			return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+		}
+		if d.intrinsic != "" {
+			return intrinsicCall(op, d.intrinsic, res, args...)
+		}
+		return d.scalar(args[0], res), nil
+	}})
+}
+
+// intrinsicCall is the tensor IR intrinsic name applied to args, refused
+// (at op) for integer dtypes the intrinsic does not take.
+func intrinsicCall(op *g.Op, name string, res tir.DType, args ...tir.Expr) (tir.Expr, error) {
+	if in := tir.Intrinsics[name]; !res.IsFloat() && !in.IntOK {
+		return nil, errorAt(op, "'%s' does not take %s", op.Name, res)
+	}
+	return &tir.Call{Name: name, Args: args}, nil
+}
+
+// acceptsElems reports whether tensor IR dtype t is of kind k.
+func acceptsElems(t tir.DType, k elems) bool {
+	switch k {
+	case numbers:
+		return !t.IsBool()
+	case floatsOnly:
+		return t.IsFloat()
+	case boolOnly:
+		return t.IsBool()
+	}
+	return true
+}
+
+// checkUnaryElems reports the unary operand types an op refuses.
+func checkUnaryElems(op *g.Op, t *g.TensorType, k elems) error {
+	switch e := t.Elem; {
+	case k == boolOnly && e != g.I1:
+		return op.Errorf("operand must have element type i1, got %s", t)
+	case k == floatsOnly && !e.IsFloat():
+		return op.Errorf("operand must have a floating-point element type, got %s", t)
+	case k == numbers && e == g.I1:
+		return op.Errorf("operand must have a signed integer or floating-point element type, got %s", t)
+	}
+	return nil
+}
+
+func inferBinary(op *g.Op, k elems) ([]g.Type, error) {
 	ts, err := tensorOperands(op)
 	if err != nil {
 		return nil, err
@@ -181,10 +404,45 @@ func inferBinary(op *g.Op, boolOK bool) ([]g.Type, error) {
 	if !ts[0].Equal(ts[1]) {
 		return nil, op.Errorf("operands must have the same type (no implicit broadcasting), got %s and %s", ts[0], ts[1])
 	}
-	if ts[0].Elem == g.I1 && !boolOK {
+	switch e := ts[0].Elem; {
+	case k == boolOnly && e != g.I1:
+		return nil, op.Errorf("operands must have element type i1, got %s", ts[0])
+	case k != boolOnly && k != numbersOrBool && e == g.I1:
 		return nil, op.Errorf("does not accept i1 operands, got %s", ts[0])
 	}
 	return []g.Type{ts[0]}, nil
+}
+
+// evalMap evaluates an elementwise op: result element i is fn of the
+// operands' elements i (a rank-0 operand gives its one element
+// everywhere), rounded to the result type.
+func evalMap(op *g.Op, args []*g.Tensor, fn func(x []float64) float64) ([]*g.Tensor, error) {
+	if err := checkArgSizes(op, args); err != nil {
+		return nil, err
+	}
+	rt, err := evalResultType(op)
+	if err != nil {
+		return nil, err
+	}
+	n := rt.NumElements()
+	for _, a := range args {
+		if a.Type.Rank() != 0 && int64(len(a.Data)) != n {
+			return nil, op.Errorf("evaluator got an input of %d elements for a result of %d", len(a.Data), n)
+		}
+	}
+	out := g.NewZeroTensor(rt)
+	x := make([]float64, len(args))
+	for i := range out.Data {
+		for k, a := range args {
+			if a.Type.Rank() == 0 {
+				x[k] = a.Data[0]
+			} else {
+				x[k] = a.Data[i]
+			}
+		}
+		out.Data[i] = fn(x)
+	}
+	return []*g.Tensor{out.Round()}, nil
 }
 
 func inferCompare(op *g.Op) ([]g.Type, error) {
@@ -199,42 +457,21 @@ func inferCompare(op *g.Op) ([]g.Type, error) {
 }
 
 func evalCompare(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
-	if err := checkArgs(op, args, 2); err != nil {
-		return nil, err
-	}
-	rt, err := evalResultType(op)
-	if err != nil {
-		return nil, err
-	}
-	dir := op.StringAttrOr("comparison_direction", "")
-	var cmp func(a, b float64) bool
-	switch dir {
-	case "EQ":
-		cmp = func(a, b float64) bool { return a == b }
-	case "NE":
-		cmp = func(a, b float64) bool { return a != b }
-	case "LT":
-		cmp = func(a, b float64) bool { return a < b }
-	case "LE":
-		cmp = func(a, b float64) bool { return a <= b }
-	case "GT":
-		cmp = func(a, b float64) bool { return a > b }
-	case "GE":
-		cmp = func(a, b float64) bool { return a >= b }
-	default:
+	dir, _ := op.Str("comparison_direction")
+	c, ok := compareOps[dir]
+	if !ok {
 		return nil, op.Errorf("unknown comparison_direction %q", dir)
 	}
-	a, b := args[0], args[1]
-	if len(a.Data) != len(b.Data) || int64(len(a.Data)) != rt.NumElements() {
-		return nil, op.Errorf("evaluator got inputs of %d and %d elements for a result of %d", len(a.Data), len(b.Data), rt.NumElements())
+	return evalMap(op, args, func(x []float64) float64 { return b2f(c.fn(x[0], x[1])) })
+}
+
+func compareScalar(op *g.Op, args []tir.Expr, _ tir.DType) (tir.Expr, error) {
+	dir, _ := op.Str("comparison_direction")
+	c, ok := compareOps[dir]
+	if !ok {
+		return nil, errorAt(op, "unknown comparison_direction %q", dir)
 	}
-	out := g.NewZeroTensor(rt)
-	for i := range out.Data {
-		if cmp(a.Data[i], b.Data[i]) {
-			out.Data[i] = 1
-		}
-	}
-	return []*g.Tensor{out}, nil
+	return tir.Bin(c.op, args[0], args[1]), nil
 }
 
 func inferSelect(op *g.Op) ([]g.Type, error) {
@@ -256,31 +493,12 @@ func inferSelect(op *g.Op) ([]g.Type, error) {
 }
 
 func evalSelect(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
-	if err := checkArgs(op, args, 3); err != nil {
-		return nil, err
-	}
-	rt, err := evalResultType(op)
-	if err != nil {
-		return nil, err
-	}
-	p, t, f := args[0], args[1], args[2]
-	n := rt.NumElements()
-	if int64(len(t.Data)) != n || int64(len(f.Data)) != n || (p.Type.Rank() == 0 && len(p.Data) != 1) || (p.Type.Rank() != 0 && int64(len(p.Data)) != n) {
-		return nil, op.Errorf("evaluator got inputs of mismatched sizes")
-	}
-	out := g.NewZeroTensor(rt)
-	for i := range out.Data {
-		pv := p.Data[0]
-		if p.Type.Rank() != 0 {
-			pv = p.Data[i]
+	return evalMap(op, args, func(x []float64) float64 {
+		if x[0] != 0 {
+			return x[1]
 		}
-		if pv != 0 {
-			out.Data[i] = t.Data[i]
-		} else {
-			out.Data[i] = f.Data[i]
-		}
-	}
-	return []*g.Tensor{out}, nil
+		return x[2]
+	})
 }
 
 func verifyConvert(op *g.Op) error {
@@ -296,4 +514,25 @@ func verifyConvert(op *g.Op) error {
 		return op.Errorf("result shape must equal operand shape: operand %s, result %s", ts[0], rt)
 	}
 	return nil
+}
+
+func inferClamp(op *g.Op) ([]g.Type, error) {
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return nil, err
+	}
+	x := ts[1]
+	if x.Elem == g.I1 {
+		return nil, op.Errorf("does not accept i1 operands, got %s", x)
+	}
+	for _, i := range []int{0, 2} {
+		b := ts[i]
+		if b.Elem != x.Elem {
+			return nil, op.Errorf("operand #%d must have element type %s, got %s", i, x.Elem, b)
+		}
+		if b.Rank() != 0 && !b.Equal(x) {
+			return nil, op.Errorf("operand #%d must be rank 0 or have the operand's type %s, got %s", i, x, b)
+		}
+	}
+	return []g.Type{x}, nil
 }

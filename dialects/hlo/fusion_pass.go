@@ -10,9 +10,9 @@ import (
 // The `fuse` pass groups the top-level hlo ops of every function into
 // hlo.fusion ops, in the manner of XLA's instruction fusion:
 //
-//   - First, each dot_general/convolution seeds an "output" group that
-//     takes its chain of elementwise arithmetic consumers while each link
-//     has a single user (bias add, relu, ...; not data movement), so an epilogue joins the contraction that
+//   - First, each Contraction seeds an "output" group that takes its chain
+//     of elementwise arithmetic consumers while each link has a single user
+//     (bias add, relu, ...; not DataMovement), so an epilogue joins the contraction that
 //     produces it rather than a later reduction's input fusion (XLA fuses
 //     such epilogues into the GEMM/convolution as output fusions).
 //   - Ops are visited in reverse program order. An op that is not yet in a
@@ -20,16 +20,17 @@ import (
 //     producers of its members, visiting candidate producers in decreasing
 //     program order, when every user of the producer is already in the group
 //     and the producer may take that position:
-//   - elementwise-like ops (Elementwise trait, broadcast_in_dim, reshape,
-//     transpose, convert, compare, select, slice, pad, concatenate) join on
-//     the epilogue side of any group;
-//   - a dot_general/convolution joins a group that has no hero yet, which
-//     becomes an "output" fusion (e.g. relu(add(dot, broadcast(bias))));
-//   - on the operand side of a dot/convolution hero only layout-only ops
-//     (reshape, transpose, broadcast_in_dim) join: arithmetic there would be
-//     recomputed for every output element;
-//   - a reduce/reduce_window is a hero only as the root: its group is an
-//     "input" fusion that absorbs elementwise-like producers;
+//   - elementwise-like ops (traits Elementwise or Injective: arithmetic,
+//     compare, select, convert, broadcast_in_dim, reshape, transpose,
+//     slice, pad, concatenate) join on the epilogue side of any group;
+//   - a Contraction (dot_general, convolution) joins a group that has no
+//     hero yet, which becomes an "output" fusion (e.g. relu(add(dot,
+//     broadcast(bias))));
+//   - on the operand side of a Contraction hero only LayoutOnly ops
+//     (reshape, transpose, broadcast_in_dim) join: arithmetic there would
+//     be recomputed for every output element;
+//   - a Reduction (reduce, reduce_window) is a hero only as the root: its
+//     group is an "input" fusion that absorbs elementwise-like producers;
 //   - at most one hero per fusion; a group without a hero is a "loop"
 //     fusion, a dot/convolution root alone is an "output" fusion.
 //   - Before grouping, a broadcast_in_dim with several users is cloned
@@ -94,60 +95,31 @@ type group struct {
 }
 
 func (gr *group) kind() string {
-	if gr.hero == nil {
+	switch {
+	case gr.hero == nil:
 		return "loop"
-	}
-	switch gr.hero.Name {
-	case ReduceOp, ReduceWindowOp:
+	case gr.hero.HasTrait(g.Reduction):
 		return "input"
 	}
 	return "output"
 }
 
-func isHero(op *g.Op) bool {
-	switch op.Name {
-	case DotGeneralOp, ConvolutionOp, ReduceOp, ReduceWindowOp:
-		return true
-	}
-	return false
-}
+// The pass reads op traits (graphir.Trait), never op names: a hero is a
+// Reduction or a Contraction, elementwise-like ops are Elementwise or
+// Injective, and LayoutOnly / DataMovement refine where they may join.
 
-func isContractionHero(op *g.Op) bool { return op.Name == DotGeneralOp || op.Name == ConvolutionOp }
+func isHero(op *g.Op) bool { return op.HasTrait(g.Reduction | g.Contraction) }
 
-// isLayoutOnly: ops that move data without arithmetic.
-func isLayoutOnly(op *g.Op) bool {
-	switch op.Name {
-	case ReshapeOp, TransposeOp, BroadcastInDimOp:
-		return true
-	}
-	return false
-}
+func isContractionHero(op *g.Op) bool { return op.HasTrait(g.Contraction) }
 
 // isElementwiseLike: ops computable per output element with O(1) work.
 func isElementwiseLike(op *g.Op) bool {
-	if op.Dialect() != "hlo" || len(op.Regions) > 0 {
-		return false
-	}
-	if op.HasTrait(g.Elementwise) {
-		return true
-	}
-	switch op.Name {
-	case BroadcastInDimOp, ReshapeOp, TransposeOp, ConvertOp, CompareOp, SelectOp, SliceOp, PadOp, ConcatenateOp:
-		return true
-	}
-	return false
+	return op.Dialect() == "hlo" && len(op.Regions) == 0 && op.HasTrait(g.Elementwise|g.Injective)
 }
 
 // isFusible reports whether op is a compute op the pass puts into a fusion.
 func isFusible(op *g.Op) bool {
-	if op.Def == nil || op.Dialect() != "hlo" {
-		return false
-	}
-	switch op.Name {
-	case ConstantOp, FusionOp, ReturnOp:
-		return false
-	}
-	return isHero(op) || isElementwiseLike(op)
+	return op.Def != nil && op.Dialect() == "hlo" && (isHero(op) || isElementwiseLike(op))
 }
 
 // FuseFunc runs the fusion pass on one function.
@@ -249,7 +221,7 @@ func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group) *group {
 	owner[heroOp] = gr
 	for len(gr.root.Results) == 1 {
 		u := soleUser(gr.root.Results[0])
-		if u == nil || owner[u] != nil || !isElementwiseLike(u) || isDataMovement(u) || u.Block != gr.root.Block {
+		if u == nil || owner[u] != nil || !isElementwiseLike(u) || u.HasTrait(g.DataMovement) || u.Block != gr.root.Block {
 			break
 		}
 		gr.members[u] = epilogue
@@ -257,17 +229,6 @@ func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group) *group {
 		gr.root = u
 	}
 	return gr
-}
-
-// isDataMovement: elementwise-like ops that only move data (layout ops,
-// slice, pad, concatenate). The epilogue chain leaves them to the
-// consumer's fusion, where they can be read in place.
-func isDataMovement(op *g.Op) bool {
-	switch op.Name {
-	case ReshapeOp, TransposeOp, BroadcastInDimOp, SliceOp, PadOp, ConcatenateOp:
-		return true
-	}
-	return false
 }
 
 // soleUser returns the only op using v (possibly in several operand
@@ -343,7 +304,7 @@ func admit(gr *group, p *g.Op, owner map[*g.Op]*group) (role, bool) {
 		return 0, false
 	case !operandSide:
 		return epilogue, true
-	case isContractionHero(gr.hero) && !isLayoutOnly(p):
+	case isContractionHero(gr.hero) && !p.HasTrait(g.LayoutOnly):
 		return 0, false
 	}
 	return prologue, true

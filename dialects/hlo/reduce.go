@@ -2,6 +2,7 @@ package hlo
 
 import (
 	g "github.com/tessera-ml/tessera/graphir"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // Reductions with a body region (StableHLO §reduce, §reduce_window), in
@@ -18,7 +19,11 @@ import (
 // evaluator folds elements in row-major order starting from init: a body
 // that is a single hlo.add/maximum/minimum/multiply of its two arguments
 // takes a fast path with identical rounding; any other body runs through
-// graphir.EvalBlock per pair.
+// graphir.EvalBlock per pair. In tensor IR a reduction is a block with an
+// init and one reduce variable per reduced (or window) dimension, in
+// increasing dimension order (the evaluator's row-major fold order); the
+// body becomes a scalar expression of the accumulator and the element,
+// built from the body ops' scalar lowerings.
 
 // fastOps are the body ops the evaluator applies directly.
 var fastOps = map[string]func(a, b float64) float64{
@@ -29,11 +34,11 @@ var fastOps = map[string]func(a, b float64) float64{
 }
 
 func init() {
-	g.RegisterOp(&g.OpDef{
+	register(&g.OpDef{
 		Name:     ReduceOp,
 		Summary:  "reduces the given dimensions of input with the body computation, starting from init",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Regions: 1,
-		Traits: g.Pure | g.IsolatedFromAbove,
+		Traits: g.Pure | g.IsolatedFromAbove | g.Reduction,
 		Attrs:  []g.AttrSpec{{Name: "dimensions", Kind: g.KindIntArray, Required: true}},
 		Infer: func(op *g.Op) ([]g.Type, error) {
 			t, _, err := reduceConfig(op)
@@ -50,12 +55,12 @@ func init() {
 			return verifyBody(op, ts[0].Elem)
 		},
 		Eval: evalReduce,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Compute: reduceCompute})
+	register(&g.OpDef{
 		Name:     ReduceWindowOp,
 		Summary:  "reduces sliding windows of input with the body computation, padding with init",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Regions: 1,
-		Traits: g.Pure | g.IsolatedFromAbove,
+		Traits: g.Pure | g.IsolatedFromAbove | g.Reduction,
 		Attrs: []g.AttrSpec{
 			{Name: "window_dimensions", Kind: g.KindIntArray, Required: true},
 			{Name: "window_strides", Kind: g.KindIntArray},
@@ -78,7 +83,7 @@ func init() {
 			return verifyBody(op, ts[0].Elem)
 		},
 		Eval: evalReduceWindow,
-	})
+	}, Lowering{Compute: reduceWindowCompute})
 }
 
 // checkInit verifies that init is a rank-0 tensor of input's element type.
@@ -392,4 +397,136 @@ func evalReduceWindow(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 		out.Data[o] = acc
 	}
 	return []*g.Tensor{out.Round()}, nil
+}
+
+// reduceCompute reduces the dimensions of the input with the body.
+func reduceCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error) {
+	rt, dims, err := reduceConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	x, init := ins[0], ins[1]
+	if _, err := bodyScalar(op, tir.Zero(res), tir.Zero(res)); err != nil {
+		return nil, err
+	}
+	var red []int64
+	for d, n := range x.Shape {
+		if containsDim(dims, d) {
+			red = append(red, n)
+		}
+	}
+	return &tir.Compute{Shape: rt.Shape, Reduce: red,
+		Init: func(tir.Nest) tir.Expr { return init.At() },
+		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
+			idx := make([]tir.Expr, len(x.Shape))
+			si, ri := 0, 0
+			for d := range idx {
+				if containsDim(dims, d) {
+					idx[d] = n.Reduce[ri]
+					ri++
+				} else {
+					idx[d] = n.Spatial[si]
+					si++
+				}
+			}
+			e, _ := bodyScalar(op, acc, x.At(idx...))
+			return e
+		}}, nil
+}
+
+// reduceWindowCompute has one reduce variable per input dimension over
+// the window; positions in the padding or in base-dilation holes
+// contribute init, as in the reference.
+func reduceWindowCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error) {
+	c, err := windowConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	x, init := ins[0], ins[1]
+	if _, err := bodyScalar(op, tir.Zero(res), tir.Zero(res)); err != nil {
+		return nil, err
+	}
+	return &tir.Compute{Shape: c.result.Shape, Reduce: c.dims,
+		Init: func(tir.Nest) tir.Expr { return init.At() },
+		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
+			elem := init.At()
+			if !hasZero(x.Shape) {
+				pos := make([]tir.Expr, len(x.Shape))
+				for j := range pos {
+					pos[j] = tir.Sub(tir.Add(tir.Mul(n.Spatial[j], tir.Int(c.strides[j])), tir.Mul(n.Reduce[j], tir.Int(c.winDil[j]))), tir.Int(c.lo[j]))
+				}
+				cond, idx := windowRead(pos, c.baseDil, x.Shape)
+				elem = &tir.Select{Cond: cond, T: x.At(idx...), F: init.At()}
+			}
+			e, _ := bodyScalar(op, acc, elem)
+			return e
+		}}, nil
+}
+
+// bodyScalar translates the body of a reduce / reduce_window (two rank-0
+// arguments: accumulator and element) into an expression of acc and x.
+// Every op of the body must be elementwise or a rank-0 constant.
+func bodyScalar(op *g.Op, acc, x tir.Expr) (tir.Expr, error) {
+	if len(op.Regions) != 1 || len(op.Regions[0].Blocks) != 1 {
+		return nil, errorAt(op, "expects one region with one block")
+	}
+	b := op.Regions[0].Blocks[0]
+	if len(b.Args) != 2 {
+		return nil, errorAt(op, "body must have two arguments, got %d", len(b.Args))
+	}
+	env := map[*g.Value]tir.Expr{b.Args[0]: acc, b.Args[1]: x}
+	for o := b.First(); o != nil; o = o.Next() {
+		if o.Name == ReturnOp {
+			return bodyResult(o, env)
+		}
+		e, err := bodyOp(o, env)
+		if err != nil {
+			return nil, err
+		}
+		env[o.Results[0]] = e
+	}
+	return nil, errorAt(op, "reduction body does not end with hlo.return")
+}
+
+// bodyResult is the value a reduction body returns.
+func bodyResult(ret *g.Op, env map[*g.Value]tir.Expr) (tir.Expr, error) {
+	if ret.NumOperands() != 1 {
+		return nil, ret.Errorf("lower-to-tir: reduction body must return one value")
+	}
+	r, ok := env[ret.Operand(0)]
+	if !ok {
+		return nil, ret.Errorf("lower-to-tir: reduction body returns a value defined outside it")
+	}
+	return r, nil
+}
+
+// bodyOp is the scalar value of one op of a reduction body.
+func bodyOp(o *g.Op, env map[*g.Value]tir.Expr) (tir.Expr, error) {
+	if len(o.Results) != 1 {
+		return nil, o.Errorf("lower-to-tir: cannot lower '%s' in a reduction body", o.Name)
+	}
+	rt, err := resultTensor(o, 0)
+	if err != nil {
+		return nil, err
+	}
+	dt, ok := TIRDType(rt.Elem)
+	if !ok {
+		return nil, o.Errorf("lower-to-tir: element type %s has no tensor IR dtype", rt.Elem)
+	}
+	if o.Name == ConstantOp {
+		d, ok := o.Attr("value").(*g.DenseElementsAttr)
+		if !ok || d.Elided || len(d.Values()) == 0 {
+			return nil, o.Errorf("lower-to-tir: constant in a reduction body needs a value")
+		}
+		return tir.Imm(dt, d.Values()[0]), nil
+	}
+	args := make([]tir.Expr, o.NumOperands())
+	for i, v := range o.Operands() {
+		e, ok := env[v]
+		if !ok {
+			return nil, o.Errorf("lower-to-tir: operand #%d of a reduction body op is defined outside the body", i)
+		}
+		args[i] = e
+	}
+	return scalarOf(o, args, dt)
 }

@@ -2,24 +2,37 @@ package hlo
 
 import (
 	g "github.com/tessera-ml/tessera/graphir"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // Data-movement ops (StableHLO §broadcast_in_dim, §reshape, §transpose,
-// §pad, §slice, §concatenate). All keep the element type.
+// §pad, §slice, §concatenate). All keep the element type. Each lowers to
+// one block reading its operand at the index arithmetic of the op (the
+// reference evaluators' semantics); reads that may fall outside an
+// operand (padding, interior holes, other concatenation pieces) load at a
+// clamped index and are discarded by a select, so every load is in
+// bounds and the block stays a single store (inlinable).
+
+// Traits of the data-movement ops: relayouts read one operand element per
+// result element; the others may select a padding value or a piece.
+const (
+	relayout = g.Pure | g.Injective | g.DataMovement | g.LayoutOnly
+	movement = g.Pure | g.Injective | g.DataMovement
+)
 
 func init() {
-	g.RegisterOp(&g.OpDef{
+	register(&g.OpDef{
 		Name:     BroadcastInDimOp,
 		Summary:  "broadcasts operand dim i to result dim broadcast_dimensions[i]; the result type is written",
-		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: relayout, Pretty: true,
 		Attrs:  []g.AttrSpec{{Name: "broadcast_dimensions", Kind: g.KindIntArray, Required: true}},
 		Verify: func(op *g.Op) error { _, err := broadcastDims(op); return err },
 		Eval:   evalBroadcast,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Compute: broadcastCompute})
+	register(&g.OpDef{
 		Name:     ReshapeOp,
 		Summary:  "row-major reshape to the written result type (same element count)",
-		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: relayout, Pretty: true,
 		Verify: verifyReshape,
 		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 			if err := checkArgSizes(op, args); err != nil {
@@ -31,11 +44,11 @@ func init() {
 			rt, _ := resultTensor(op, 0)
 			return []*g.Tensor{{Type: rt, Data: append([]float64(nil), args[0].Data...)}}, nil
 		},
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Compute: reshapeCompute})
+	register(&g.OpDef{
 		Name:     TransposeOp,
 		Summary:  "permutes dimensions: result dim i is operand dim permutation[i]",
-		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: relayout, Pretty: true,
 		Attrs: []g.AttrSpec{{Name: "permutation", Kind: g.KindIntArray, Required: true}},
 		Infer: func(op *g.Op) ([]g.Type, error) {
 			t, _, err := transposeConfig(op)
@@ -45,11 +58,11 @@ func init() {
 			return []g.Type{t}, nil
 		},
 		Eval: evalTranspose,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Compute: transposeCompute})
+	register(&g.OpDef{
 		Name:     PadOp,
 		Summary:  "pads with padding_value: edge padding (may be negative) and interior padding",
-		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: movement, Pretty: true,
 		Attrs: []g.AttrSpec{
 			{Name: "edge_padding_low", Kind: g.KindIntArray},
 			{Name: "edge_padding_high", Kind: g.KindIntArray},
@@ -63,11 +76,11 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalPad,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Compute: padCompute})
+	register(&g.OpDef{
 		Name:     SliceOp,
 		Summary:  "strided slice [start_indices, limit_indices) with strides",
-		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: movement, Pretty: true,
 		Attrs: []g.AttrSpec{
 			{Name: "start_indices", Kind: g.KindIntArray, Required: true},
 			{Name: "limit_indices", Kind: g.KindIntArray, Required: true},
@@ -81,11 +94,11 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalSlice,
-	})
-	g.RegisterOp(&g.OpDef{
+	}, Lowering{Compute: sliceCompute})
+	register(&g.OpDef{
 		Name:     ConcatenateOp,
 		Summary:  "concatenates operands along dimension",
-		Operands: g.AtLeast(1), Results: g.Exactly(1), Traits: g.Pure, Pretty: true,
+		Operands: g.AtLeast(1), Results: g.Exactly(1), Traits: movement, Pretty: true,
 		Attrs: []g.AttrSpec{{Name: "dimension", Kind: g.KindInt, Required: true}},
 		Infer: func(op *g.Op) ([]g.Type, error) {
 			t, _, err := concatConfig(op)
@@ -95,7 +108,7 @@ func init() {
 			return []g.Type{t}, nil
 		},
 		Eval: evalConcat,
-	})
+	}, Lowering{Compute: concatCompute})
 }
 
 // ---- broadcast_in_dim
@@ -494,4 +507,182 @@ func evalConcat(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 		}
 	}
 	return []*g.Tensor{out}, nil
+}
+
+// ---- tensor IR lowerings
+
+func broadcastCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
+	dims, err := broadcastDims(op)
+	if err != nil {
+		return nil, err
+	}
+	rt, _ := resultTensor(op, 0)
+	x := ins[0]
+	return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		idx := make([]tir.Expr, len(x.Shape))
+		for i, d := range dims {
+			if x.Shape[i] == 1 && rt.Shape[d] != 1 {
+				idx[i] = tir.Int(0)
+			} else {
+				idx[i] = n.Spatial[d]
+			}
+		}
+		return x.At(idx...)
+	}}, nil
+}
+
+// reshapeCompute remaps row-major: the linear index of the result element
+// is unravelled over the operand's shape.
+func reshapeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
+	rt, err := resultTensor(op, 0)
+	if err != nil {
+		return nil, err
+	}
+	x := ins[0]
+	return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		var lin tir.Expr = tir.Int(0)
+		st := g.Strides(rt.Shape)
+		for i, v := range n.Spatial {
+			lin = tir.Add(lin, tir.Mul(v, tir.Int(st[i])))
+		}
+		ist := g.Strides(x.Shape)
+		idx := make([]tir.Expr, len(x.Shape))
+		for j := range x.Shape {
+			e := lin
+			if ist[j] != 1 {
+				e = tir.FloorDiv(e, tir.Int(ist[j]))
+			}
+			if j > 0 {
+				e = tir.FloorMod(e, tir.Int(x.Shape[j]))
+			}
+			idx[j] = e
+		}
+		return x.At(idx...)
+	}}, nil
+}
+
+func transposeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
+	rt, perm, err := transposeConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	x := ins[0]
+	return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		idx := make([]tir.Expr, len(x.Shape))
+		for i, p := range perm {
+			idx[p] = n.Spatial[i]
+		}
+		return x.At(idx...)
+	}}, nil
+}
+
+// clampIndex is min(max(e, 0), n-1): an always-valid index into a
+// dimension of size n.
+func clampIndex(e tir.Expr, n int64) tir.Expr {
+	return tir.Min(tir.Max(e, tir.Int(0)), tir.Int(n-1))
+}
+
+// and is a && b, where a nil a is true.
+func and(a, b tir.Expr) tir.Expr {
+	if a == nil {
+		return b
+	}
+	return tir.Bin(tir.OpAnd, a, b)
+}
+
+func hasZero(shape []int64) bool {
+	for _, d := range shape {
+		if d == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// padCompute: result position v of dim i holds operand element
+// (v - lo) / (p+1) when v - lo ≥ 0, divisible by p+1 and the quotient
+// < d; else the padding value.
+func padCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
+	c, err := padConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	x, pv := ins[0], ins[1]
+	return &tir.Compute{Shape: c.result.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		padValue := pv.At()
+		if hasZero(x.Shape) {
+			return padValue
+		}
+		var cond tir.Expr
+		idx := make([]tir.Expr, len(x.Shape))
+		for i := range x.Shape {
+			p := tir.Sub(n.Spatial[i], tir.Int(c.lo[i]))
+			q := p
+			if step := c.interior[i] + 1; step != 1 {
+				q = tir.FloorDiv(p, tir.Int(step))
+				cond = and(cond, tir.Bin(tir.OpEQ, tir.FloorMod(p, tir.Int(step)), tir.Int(0)))
+			}
+			cond = and(cond, tir.Bin(tir.OpGE, p, tir.Int(0)))
+			cond = and(cond, tir.LT(q, tir.Int(x.Shape[i])))
+			idx[i] = clampIndex(q, x.Shape[i])
+		}
+		if cond == nil {
+			return x.At(idx...)
+		}
+		return &tir.Select{Cond: cond, T: x.At(idx...), F: padValue}
+	}}, nil
+}
+
+func sliceCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
+	c, err := sliceConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	x := ins[0]
+	return &tir.Compute{Shape: c.result.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		idx := make([]tir.Expr, len(x.Shape))
+		for i := range idx {
+			idx[i] = tir.Add(tir.Mul(n.Spatial[i], tir.Int(c.strides[i])), tir.Int(c.start[i]))
+		}
+		return x.At(idx...)
+	}}, nil
+}
+
+// concatCompute selects the piece holding the result position along the
+// concatenated dimension (pieces of size 0 are skipped).
+func concatCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
+	rt, dim, err := concatConfig(op)
+	if err != nil {
+		return nil, err
+	}
+	var pieces []*tir.Operand
+	var offsets []int64
+	off := int64(0)
+	for _, o := range ins {
+		if o.Shape[dim] > 0 {
+			pieces = append(pieces, o)
+			offsets = append(offsets, off)
+		}
+		off += o.Shape[dim]
+	}
+	return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		var e tir.Expr
+		for p := len(pieces) - 1; p >= 0; p-- {
+			o := pieces[p]
+			idx := n.Index()
+			pos := tir.Sub(n.Spatial[dim], tir.Int(offsets[p]))
+			if len(pieces) > 1 {
+				idx[dim] = clampIndex(pos, o.Shape[dim])
+			} else {
+				idx[dim] = pos
+			}
+			v := o.At(idx...)
+			if e == nil {
+				e = v
+			} else {
+				e = &tir.Select{Cond: tir.LT(n.Spatial[dim], tir.Int(offsets[p+1])), T: v, F: e}
+			}
+		}
+		return e
+	}}, nil
 }

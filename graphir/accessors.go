@@ -1,0 +1,229 @@
+package graphir
+
+import "math"
+
+// Attribute accessors for verifiers, evaluators, legalizations and
+// lowerings. Each returns the attribute when op has it, else the Default
+// of op's schema entry (AttrSpec.Default), else the zero value; the schema
+// is the one place a default is written. They report a present attribute
+// of the wrong kind (or, for arrays, a length other than the schema's
+// Len) as a diagnostic at op, because Infer may run (through Build) on
+// ops the generic schema check has not seen.
+
+// attrOrDefault returns op's attribute name, or its schema default (nil
+// when there is neither).
+func (op *Op) attrOrDefault(name string) Attribute {
+	if a := op.Attr(name); a != nil {
+		return a
+	}
+	if op.Def != nil {
+		if s := op.Def.Spec(name); s != nil {
+			return s.Default
+		}
+	}
+	return nil
+}
+
+func (op *Op) wrongKind(name, want string, a Attribute) *Diagnostic {
+	return op.Errorf("attribute '%s' must be %s, got %s", name, want, FormatAttr(a))
+}
+
+// Int returns integer attribute name. Errors: not an integer.
+func (op *Op) Int(name string) (int64, error) {
+	switch a := op.attrOrDefault(name).(type) {
+	case nil:
+		return 0, nil
+	case *IntegerAttr:
+		return a.Value, nil
+	default:
+		return 0, op.wrongKind(name, "an integer", a)
+	}
+}
+
+// Float returns float attribute name (an integer attribute is accepted).
+// Errors: neither a float nor an integer.
+func (op *Op) Float(name string) (float64, error) {
+	switch a := op.attrOrDefault(name).(type) {
+	case nil:
+		return 0, nil
+	case *FloatAttr:
+		return a.Value, nil
+	case *IntegerAttr:
+		return float64(a.Value), nil
+	default:
+		return 0, op.wrongKind(name, "a float", a)
+	}
+}
+
+// Bool returns bool attribute name. Errors: not a bool.
+func (op *Op) Bool(name string) (bool, error) {
+	switch a := op.attrOrDefault(name).(type) {
+	case nil:
+		return false, nil
+	case BoolAttr:
+		return bool(a), nil
+	default:
+		return false, op.wrongKind(name, "a bool", a)
+	}
+}
+
+// Str returns string attribute name. Errors: not a string.
+func (op *Op) Str(name string) (string, error) {
+	switch a := op.attrOrDefault(name).(type) {
+	case nil:
+		return "", nil
+	case StringAttr:
+		return string(a), nil
+	default:
+		return "", op.wrongKind(name, "a string", a)
+	}
+}
+
+// Ints returns integer-array attribute name (nil when absent without a
+// default). Errors: not an array of integers, or not of the schema's Len.
+func (op *Op) Ints(name string) ([]int64, error) {
+	a := op.attrOrDefault(name)
+	if a == nil {
+		return nil, nil
+	}
+	arr, ok := a.(ArrayAttr)
+	if !ok {
+		return nil, op.wrongKind(name, "an integer array", a)
+	}
+	out := make([]int64, len(arr))
+	for i, e := range arr {
+		ia, ok := e.(*IntegerAttr)
+		if !ok {
+			return nil, op.wrongKind(name, "an integer array", a)
+		}
+		out[i] = ia.Value
+	}
+	return out, op.checkLen(name, len(out))
+}
+
+// Floats returns float-array attribute name (integers accepted; nil when
+// absent without a default). Errors: not an array of numbers, or not of
+// the schema's Len.
+func (op *Op) Floats(name string) ([]float64, error) {
+	a := op.attrOrDefault(name)
+	if a == nil {
+		return nil, nil
+	}
+	arr, ok := a.(ArrayAttr)
+	if !ok {
+		return nil, op.wrongKind(name, "a float array", a)
+	}
+	out := make([]float64, len(arr))
+	for i, e := range arr {
+		switch x := e.(type) {
+		case *FloatAttr:
+			out[i] = x.Value
+		case *IntegerAttr:
+			out[i] = float64(x.Value)
+		default:
+			return nil, op.wrongKind(name, "a float array", a)
+		}
+	}
+	return out, op.checkLen(name, len(out))
+}
+
+// IntsLen is Ints for an array whose length n depends on the operands
+// (one entry per dimension): absent without a default, it is n copies of
+// fill. Errors: as Ints, or a length other than n.
+func (op *Op) IntsLen(name string, n int, fill int64) ([]int64, error) {
+	vs, err := op.Ints(name)
+	if err != nil {
+		return nil, err
+	}
+	if vs == nil && op.attrOrDefault(name) == nil {
+		vs = make([]int64, n)
+		for i := range vs {
+			vs[i] = fill
+		}
+	}
+	if len(vs) != n {
+		return nil, op.Errorf("attribute '%s' must have %d elements, got %d", name, n, len(vs))
+	}
+	return vs, nil
+}
+
+// checkLen compares an array attribute's length with the schema's Len.
+func (op *Op) checkLen(name string, n int) error {
+	if op.Def == nil {
+		return nil
+	}
+	if s := op.Def.Spec(name); s != nil && s.Len > 0 && n != s.Len {
+		return op.Errorf("attribute '%s' must have %d elements, got %d", name, s.Len, n)
+	}
+	return nil
+}
+
+// IntAttrOr returns integer attribute name of op, or def.
+func (op *Op) IntAttrOr(name string, def int64) int64 {
+	if a, ok := op.Attr(name).(*IntegerAttr); ok {
+		return a.Value
+	}
+	return def
+}
+
+// FloatAttrOr returns float (or integer) attribute name of op, or def.
+func (op *Op) FloatAttrOr(name string, def float64) float64 {
+	switch a := op.Attr(name).(type) {
+	case *FloatAttr:
+		return a.Value
+	case *IntegerAttr:
+		return float64(a.Value)
+	}
+	return def
+}
+
+// BoolAttrOr returns bool attribute name of op, or def.
+func (op *Op) BoolAttrOr(name string, def bool) bool {
+	if a, ok := op.Attr(name).(BoolAttr); ok {
+		return bool(a)
+	}
+	return def
+}
+
+// StringAttrOr returns string attribute name of op, or def.
+func (op *Op) StringAttrOr(name string, def string) string {
+	if a, ok := op.Attr(name).(StringAttr); ok {
+		return string(a)
+	}
+	return def
+}
+
+// IntsAttrOr returns integer-array attribute name of op, or def.
+func (op *Op) IntsAttrOr(name string, def []int64) []int64 {
+	arr, ok := op.Attr(name).(ArrayAttr)
+	if !ok {
+		return def
+	}
+	out := make([]int64, len(arr))
+	for i, e := range arr {
+		if ia, ok := e.(*IntegerAttr); ok {
+			out[i] = ia.Value
+		}
+	}
+	return out
+}
+
+// FloatsAttrOr returns float-array attribute name of op, or def.
+func (op *Op) FloatsAttrOr(name string, def []float64) []float64 {
+	arr, ok := op.Attr(name).(ArrayAttr)
+	if !ok {
+		return def
+	}
+	out := make([]float64, len(arr))
+	for i, e := range arr {
+		switch x := e.(type) {
+		case *FloatAttr:
+			out[i] = x.Value
+		case *IntegerAttr:
+			out[i] = float64(x.Value)
+		default:
+			out[i] = math.NaN()
+		}
+	}
+	return out
+}

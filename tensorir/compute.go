@@ -1,0 +1,189 @@
+package tensorir
+
+import "strconv"
+
+// Tensor computations as data, in the manner of TVM's te.compute: an op
+// lowering describes what one output element is (a Compute over Operands)
+// and Compute.Block turns the description into a loop nest with one block,
+// so every op's lowering gets the same block structure (iteration
+// variables, init, read and write regions) without building it itself.
+
+// Operand is how a computation reads a tensor: from a buffer, or as a
+// splat, an immediate every element equals (a one-value constant).
+// Shape is the tensor's shape, DType its element type.
+type Operand struct {
+	Buffer *Buffer
+	Splat  Expr
+	Shape  []int64
+	DType  DType
+}
+
+// At reads the operand at the given indices (one per dimension). A splat
+// ignores them and a rank-0 buffer takes none, so a scalar operand can be
+// read at any index of a larger result (hlo.select's predicate,
+// hlo.clamp's bounds).
+func (o *Operand) At(idx ...Expr) Expr {
+	switch {
+	case o.Splat != nil:
+		return o.Splat
+	case len(o.Shape) == 0:
+		return Load(o.Buffer)
+	}
+	return Load(o.Buffer, idx...)
+}
+
+// Nest names the iteration variables of a computation's block: one
+// spatial variable per output dimension, then one reduce variable per
+// reduction extent.
+type Nest struct {
+	Spatial []*Var
+	Reduce  []*Var
+}
+
+// Index returns the spatial variables as the output element's indices.
+func (n Nest) Index() []Expr {
+	out := make([]Expr, len(n.Spatial))
+	for i, v := range n.Spatial {
+		out[i] = v
+	}
+	return out
+}
+
+// Compute describes one tensor: out[Spatial...] = Body(n, acc) over the
+// output Shape. With Init it is a reduction over the Reduce extents:
+// the block's init stores Init(n) and Body(n, acc) is the update of the
+// accumulator acc (out at the spatial variables). Without Init, Reduce
+// must be empty and acc is nil.
+type Compute struct {
+	Shape  []int64
+	Reduce []int64
+	Init   func(n Nest) Expr
+	Body   func(n Nest, acc Expr) Expr
+}
+
+// Block returns the loop nest (one loop per iteration variable, spatial
+// loops outermost, all from 0 with the constant extents) around one block
+// named name that stores the computation into out at loc. Degenerate
+// reductions need no reduce loop: over an empty domain the result is
+// Init, over zero reduce dimensions Body(n, Init(n)). A zero-sized output
+// gives nil (nothing to compute). The block reads the whole of every
+// buffer its value loads (a sound over-approximation) and writes one
+// element of out.
+func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
+	for _, d := range c.Shape {
+		if d == 0 {
+			return nil
+		}
+	}
+	init, body, reduce := c.normalized()
+	var n Nest
+	var loops []*Var
+	blk := &Block{Name: name, Loc: loc}
+	var values []Expr
+	addLoop := func(kind IterKind, extent int64, i int) *Var {
+		prefix, ivPrefix := "i", "v"
+		if kind == Reduce {
+			prefix, ivPrefix = "r", "k"
+		}
+		lv := NewVar(prefix+strconv.Itoa(i), DIndex)
+		iv := NewVar(ivPrefix+strconv.Itoa(i), DIndex)
+		loops = append(loops, lv)
+		blk.IterVars = append(blk.IterVars, &IterVar{Var: iv, Dom: RangeOf(0, extent), Kind: kind})
+		values = append(values, lv)
+		return iv
+	}
+	for i, d := range c.Shape {
+		n.Spatial = append(n.Spatial, addLoop(Spatial, d, i))
+	}
+	for i, e := range reduce {
+		n.Reduce = append(n.Reduce, addLoop(Reduce, e, i))
+	}
+	idx := n.Index()
+	var acc Expr
+	if init != nil {
+		acc = Load(out, idx...)
+	}
+	val := body(n, acc)
+	blk.Body = &BufferStore{Buffer: out, Value: val, Indices: idx, Loc: loc}
+	if init != nil {
+		blk.Init = &BufferStore{Buffer: out, Value: init(n), Indices: idx, Loc: loc}
+	}
+	blk.Writes = []BufferRegion{pointRegion(out, idx)}
+	blk.Reads = wholeReads(out, init != nil, val)
+	var s Stmt = &BlockRealize{Values: values, Block: blk, Loc: loc}
+	extents := append(append([]int64(nil), c.Shape...), reduce...)
+	for i := len(loops) - 1; i >= 0; i-- {
+		s = &For{Var: loops[i], Min: Int(0), Extent: Int(extents[i]), Body: s, Loc: loc}
+	}
+	return s
+}
+
+// normalized returns the init, body and reduce extents of the block
+// Block builds: a reduction over an empty domain is its init alone, one
+// over no reduce dimensions is one application of the body (both without
+// an init in the block).
+func (c *Compute) normalized() (init func(Nest) Expr, body func(Nest, Expr) Expr, reduce []int64) {
+	if c.Init == nil {
+		return nil, c.Body, nil
+	}
+	empty := false
+	for _, e := range c.Reduce {
+		empty = empty || e == 0
+	}
+	switch {
+	case empty:
+		return nil, func(n Nest, _ Expr) Expr { return c.Init(n) }, nil
+	case len(c.Reduce) == 0:
+		return nil, func(n Nest, _ Expr) Expr { return c.Body(n, c.Init(n)) }, nil
+	}
+	return c.Init, c.Body, c.Reduce
+}
+
+// pointRegion is the one element of b at idx.
+func pointRegion(b *Buffer, idx []Expr) BufferRegion {
+	r := BufferRegion{Buffer: b, Region: make([]Range, len(idx))}
+	for i, e := range idx {
+		r.Region[i] = Range{Min: e, Extent: Int(1)}
+	}
+	return r
+}
+
+// WholeRegion is all of b.
+func WholeRegion(b *Buffer) BufferRegion {
+	r := BufferRegion{Buffer: b, Region: make([]Range, len(b.Shape))}
+	for i, d := range b.Shape {
+		r.Region[i] = Range{Min: Int(0), Extent: d}
+	}
+	return r
+}
+
+// wholeReads lists the buffers loaded by e as whole-buffer regions, in
+// first-load order; out is included only when the block reads its
+// accumulator (readsOut).
+func wholeReads(out *Buffer, readsOut bool, e Expr) []BufferRegion {
+	var rs []BufferRegion
+	seen := map[*Buffer]bool{}
+	if !readsOut {
+		seen[out] = true
+	}
+	VisitExpr(e, func(x Expr) bool {
+		if l, ok := x.(*BufferLoad); ok && !seen[l.Buffer] {
+			seen[l.Buffer] = true
+			rs = append(rs, WholeRegion(l.Buffer))
+		}
+		return true
+	})
+	return rs
+}
+
+// Imm is the constant v of dtype dt: a FloatImm for float dtypes, else an
+// IntImm of v truncated toward zero and wrapped to dt.
+func Imm(dt DType, v float64) Expr {
+	if dt.IsFloat() {
+		return Float(dt, v)
+	}
+	return IntOf(dt, int64(v))
+}
+
+// Zero is the additive identity of dt (false for bool).
+func Zero(dt DType) Expr { return Imm(dt, 0) }
