@@ -42,8 +42,10 @@ type layoutRule struct {
 var layoutRules = []layoutRule{
 	{folder: "graphir", tree: 1, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
 	{folder: "dialects", tree: 2, internal: []string{"graphir"}, allowed: "graphir"},
-	// hlo ops register their tensor IR lowering beside their definition.
+	// hlo ops register their tensor IR lowering beside their definition,
+	// graph ops their legalization to hlo.
 	{folder: "dialects/hlo", tree: 2, internal: []string{"graphir", "tensorir"}, allowed: "graphir, tensorir"},
+	{folder: "dialects/graph", tree: 2, internal: []string{"graphir", "dialects/hlo"}, allowed: "graphir, dialects/hlo"},
 	{folder: "dialects/graph/onnx", tree: 3, internal: []string{"graphir", "dialects/graph"}, allowed: "graphir, dialects/graph"},
 	{folder: "tensorir", tree: 1, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
 	{folder: "lowering", tree: 1, internal: []string{"graphir", "dialects", "tensorir"}, allowed: "graphir, dialects/..., tensorir"},

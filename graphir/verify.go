@@ -158,22 +158,48 @@ func (v *verifier) op(op *Op) {
 	if v.full() {
 		return
 	}
+	if d := checkSemantics(op); d != nil {
+		v.add(d)
+	}
+}
+
+// VerifyOp checks one registered op on its own: the generic schema checks
+// (arity, attribute kinds, regions), then its inferred result types
+// against the written ones and its Verify; regions and the dominance of
+// its operands are not checked. Passes that rewrite op by op (such as
+// legalization) call it so that a rule only ever sees a well-formed op.
+// Errors: the first diagnostic, located at op; an unregistered op.
+func VerifyOp(op *Op) error {
+	if op.Def == nil {
+		return op.Errorf("is not registered (unknown dialect or op name)")
+	}
+	if d := checkDef(op); d != nil {
+		return d
+	}
+	if d := checkSemantics(op); d != nil {
+		return d
+	}
+	return nil
+}
+
+// checkSemantics compares op's inferred result types with the written
+// ones and runs its Verify.
+func checkSemantics(op *Op) *Diagnostic {
 	if op.Def.Infer != nil {
 		tys, err := op.Def.Infer(op)
 		if err != nil {
-			v.add(asOpDiag(op, err))
-			return
+			return asOpDiag(op, err)
 		}
 		if !TypesEqual(tys, valueTypes(op.Results)) {
-			v.add(op.Errorf("inferred result types (%s) do not match the written types (%s)", typeListString(tys), typeListString(valueTypes(op.Results))))
-			return
+			return op.Errorf("inferred result types (%s) do not match the written types (%s)", typeListString(tys), typeListString(valueTypes(op.Results)))
 		}
 	}
 	if op.Def.Verify != nil {
 		if err := op.Def.Verify(op); err != nil {
-			v.add(asOpDiag(op, err))
+			return asOpDiag(op, err)
 		}
 	}
+	return nil
 }
 
 func (v *verifier) regions(op *Op) {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -52,7 +53,7 @@ func TestLegalizeActivationIR(t *testing.T) {
 	}
 	for _, c := range cases {
 		m := ewModule(t, c.c)
-		runPipeline(t, m, LegalizeToHLOPassName)
+		runPipeline(t, m, graph.LegalizeToHLOPassName)
 		var got []string
 		m.Walk(func(op *graphir.Op) {
 			if op.Name != graphir.ReturnOpName {
@@ -71,7 +72,7 @@ func TestLegalizeActivationErrors(t *testing.T) {
 }`
 	m, err := graphir.ParseString("bad.mlir", src)
 	require.NoError(t, err)
-	err = LegalizeToHLO(m)
+	err = legalizeModule(m)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bad.mlir:2:")
 	assert.Contains(t, err.Error(), "graph.prelu")

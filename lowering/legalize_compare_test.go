@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -33,12 +34,12 @@ func compareAgreeCases() []ewCase {
 // TestLegalizeCompareIR: operands are broadcast to the result shape, then compared.
 func TestLegalizeCompareIR(t *testing.T) {
 	m := ewModule(t, ewCase{op: "graph.less", inputs: []*graphir.TensorType{f32t(2, 3), f32t(3)}})
-	runPipeline(t, m, LegalizeToHLOPassName)
+	runPipeline(t, m, graph.LegalizeToHLOPassName)
 	text := graphir.Print(m)
 	assert.Contains(t, text, `hlo.broadcast_in_dim %arg1 {broadcast_dimensions = [1]} : (tensor<3xf32>) -> tensor<2x3xf32>`)
 	assert.Contains(t, text, `hlo.compare %arg0, %0 {comparison_direction = "LT"} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>`)
 	m = ewModule(t, ewCase{op: "graph.where", inputs: []*graphir.TensorType{i1t(), f32t(2), f32t(2)}})
-	runPipeline(t, m, LegalizeToHLOPassName)
+	runPipeline(t, m, graph.LegalizeToHLOPassName)
 	text = graphir.Print(m)
 	assert.Contains(t, text, `hlo.broadcast_in_dim %arg0 {broadcast_dimensions = []} : (tensor<i1>) -> tensor<2xi1>`)
 	assert.Contains(t, text, `hlo.select`)

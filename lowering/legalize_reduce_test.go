@@ -66,7 +66,7 @@ func TestLegalizeLogSumExpInfinities(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []float64{-inf, inf, float64(float32(1000 + math.Log(2)))}, want[0].Data[:3])
 	lm := structModule(t, c)
-	runPipeline(t, lm, LegalizeToHLOPassName+",fuse")
+	runPipeline(t, lm, graph.LegalizeToHLOPassName+",fuse")
 	got, err := graphir.Interpret(lm.Funcs[0], []*graphir.Tensor{x})
 	require.NoError(t, err)
 	for i, w := range want[0].Data {
@@ -108,7 +108,7 @@ func TestLegalizeStructuralIntegers(t *testing.T) {
 	want, err := graphir.Interpret(m.Funcs[0], args)
 	require.NoError(t, err)
 	fm := parse()
-	runPipeline(t, fm, LegalizeToHLOPassName+",canonicalize,cse,fuse")
+	runPipeline(t, fm, graph.LegalizeToHLOPassName+",canonicalize,cse,fuse")
 	got, err := graphir.Interpret(fm.Funcs[0], args)
 	require.NoError(t, err)
 	for i := range want {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
@@ -134,4 +135,14 @@ func requireTIRClose(t *testing.T, want *graphir.Tensor, got *tir.Array, rel flo
 		}
 		require.LessOrEqual(t, math.Abs(g-v), rel*(math.Abs(v)+scale)+1e-30, "element %d: want %v got %v %v", i, v, g, msg)
 	}
+}
+
+// legalizeModule runs graph.LegalizeFunc on every function of m.
+func legalizeModule(m *graphir.Module) error {
+	for _, f := range m.Funcs {
+		if err := graph.LegalizeFunc(f); err != nil {
+			return err
+		}
+	}
+	return nil
 }

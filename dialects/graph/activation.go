@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -39,22 +40,12 @@ const (
 	PReluOp       = "graph.prelu"
 )
 
-// Default attribute values of the activation ops (ONNX).
-const (
-	DefaultHardSigmoidAlpha = 0.2
-	DefaultHardSigmoidBeta  = 0.5
-	DefaultLeakyReluAlpha   = 0.01
-	DefaultEluAlpha         = 1.0
-	DefaultSeluAlpha        = 1.67326319217681884765625
-	DefaultSeluGamma        = 1.05070102214813232421875
-)
-
-// finiteAttrs reads float attributes (name, default) pairs and requires
-// each to be finite.
-func finiteAttrs(op *graphir.Op, names []string, defs []float64) ([]float64, error) {
+// finiteAttrs reads float attributes (absent: the schema's default) and
+// requires each to be finite.
+func finiteAttrs(op *graphir.Op, names ...string) ([]float64, error) {
 	out := make([]float64, len(names))
 	for i, n := range names {
-		v, err := floatAttr(op, n, defs[i])
+		v, err := op.Float(n)
 		if err != nil {
 			return nil, err
 		}
@@ -66,10 +57,12 @@ func finiteAttrs(op *graphir.Op, names []string, defs []float64) ([]float64, err
 	return out, nil
 }
 
-func floatAttrs(names ...string) []graphir.AttrSpec {
-	s := make([]graphir.AttrSpec, len(names))
-	for i, n := range names {
-		s[i] = graphir.AttrSpec{Name: n, Kind: graphir.KindFloat}
+// floatSpec is a float attribute's schema entry with its default (ONNX's);
+// a NaN default means none.
+func floatSpec(name string, def float64) graphir.AttrSpec {
+	s := graphir.AttrSpec{Name: name, Kind: graphir.KindFloat}
+	if !math.IsNaN(def) {
+		s.Default = graphir.F32Attr(def)
 	}
 	return s
 }
@@ -77,11 +70,16 @@ func floatAttrs(names ...string) []graphir.AttrSpec {
 // ClipBounds returns clip's bounds: -inf / +inf when absent. Each present
 // bound must not be NaN.
 func ClipBounds(op *graphir.Op) (lo, hi float64, err error) {
-	if lo, err = floatAttr(op, "min", math.Inf(-1)); err != nil {
-		return 0, 0, err
+	lo, hi = math.Inf(-1), math.Inf(1)
+	if op.Attr("min") != nil {
+		if lo, err = op.Float("min"); err != nil {
+			return 0, 0, err
+		}
 	}
-	if hi, err = floatAttr(op, "max", math.Inf(1)); err != nil {
-		return 0, 0, err
+	if op.Attr("max") != nil {
+		if hi, err = op.Float("max"); err != nil {
+			return 0, 0, err
+		}
 	}
 	if math.IsNaN(lo) || math.IsNaN(hi) {
 		return 0, 0, op.Errorf("clip bounds must not be NaN")
@@ -100,56 +98,56 @@ func Softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-
 func init() {
 	registerUnary([]unaryOp{
 		{name: SoftplusOp, summary: "log(1 + exp(x)) (ONNX Softplus); float element types", kind: floatElem,
-			fn: func(x float64, _ []float64) float64 { return Softplus(x) }},
+			fn:       func(x float64, _ []float64) float64 { return Softplus(x) },
+			legalize: legalizeSoftplus, onnx: "Softplus"},
 		{name: SoftsignOp, summary: "x / (1 + |x|) (ONNX Softsign); float element types", kind: floatElem,
-			fn: func(x float64, _ []float64) float64 { return x / (1 + math.Abs(x)) }},
+			fn:       func(x float64, _ []float64) float64 { return x / (1 + math.Abs(x)) },
+			legalize: legalizeSoftsign, onnx: "Softsign"},
 		{name: ClipOp, summary: "min(max(x, min), max), absent bounds unbounded (ONNX Clip)", kind: signedElem,
-			attrs:  floatAttrs("min", "max"),
-			params: func(op *graphir.Op) ([]float64, error) { lo, hi, err := ClipBounds(op); return []float64{lo, hi}, err },
-			fn:     func(x float64, p []float64) float64 { return math.Min(math.Max(x, p[0]), p[1]) }},
+			attrs:    []graphir.AttrSpec{floatSpec("min", math.NaN()), floatSpec("max", math.NaN())},
+			params:   func(op *graphir.Op) ([]float64, error) { lo, hi, err := ClipBounds(op); return []float64{lo, hi}, err },
+			fn:       func(x float64, p []float64) float64 { return math.Min(math.Max(x, p[0]), p[1]) },
+			legalize: legalizeClip},
 		{name: HardSigmoidOp, summary: "max(0, min(1, alpha*x + beta)) (ONNX HardSigmoid); float element types", kind: floatElem,
-			attrs: floatAttrs("alpha", "beta"),
-			params: func(op *graphir.Op) ([]float64, error) {
-				return finiteAttrs(op, []string{"alpha", "beta"}, []float64{DefaultHardSigmoidAlpha, DefaultHardSigmoidBeta})
-			},
-			fn: func(x float64, p []float64) float64 { return HardSigmoid(x, p[0], p[1]) }},
+			attrs:    []graphir.AttrSpec{floatSpec("alpha", 0.2), floatSpec("beta", 0.5)},
+			params:   func(op *graphir.Op) ([]float64, error) { return finiteAttrs(op, "alpha", "beta") },
+			fn:       func(x float64, p []float64) float64 { return HardSigmoid(x, p[0], p[1]) },
+			legalize: legalizeHardSigmoid, onnx: "HardSigmoid"},
 		{name: HardSwishOp, summary: "x * max(0, min(1, x/6 + 1/2)) (ONNX HardSwish); float element types", kind: floatElem,
-			fn: func(x float64, _ []float64) float64 { return x * HardSigmoid(x, 1.0/6, 0.5) }},
+			fn:       func(x float64, _ []float64) float64 { return x * HardSigmoid(x, 1.0/6, 0.5) },
+			legalize: legalizeHardSwish, onnx: "HardSwish"},
 		{name: LeakyReluOp, summary: "x >= 0 ? x : alpha*x (ONNX LeakyRelu); float element types", kind: floatElem,
-			attrs: floatAttrs("alpha"),
-			params: func(op *graphir.Op) ([]float64, error) {
-				return finiteAttrs(op, []string{"alpha"}, []float64{DefaultLeakyReluAlpha})
-			},
+			attrs:  []graphir.AttrSpec{floatSpec("alpha", 0.01)},
+			params: func(op *graphir.Op) ([]float64, error) { return finiteAttrs(op, "alpha") },
 			fn: func(x float64, p []float64) float64 {
 				if x >= 0 {
 					return x
 				}
 				return p[0] * x
-			}},
-		{name: EluOp, summary: "x >= 0 ? x : alpha*(exp(x) - 1) (ONNX Elu); float element types", kind: floatElem,
-			attrs: floatAttrs("alpha"),
-			params: func(op *graphir.Op) ([]float64, error) {
-				return finiteAttrs(op, []string{"alpha"}, []float64{DefaultEluAlpha})
 			},
+			legalize: legalizeLeakyRelu, onnx: "LeakyRelu"},
+		{name: EluOp, summary: "x >= 0 ? x : alpha*(exp(x) - 1) (ONNX Elu); float element types", kind: floatElem,
+			attrs:  []graphir.AttrSpec{floatSpec("alpha", 1)},
+			params: func(op *graphir.Op) ([]float64, error) { return finiteAttrs(op, "alpha") },
 			fn: func(x float64, p []float64) float64 {
 				if x >= 0 {
 					return x
 				}
 				return p[0] * math.Expm1(x)
-			}},
-		{name: SeluOp, summary: "gamma * (x > 0 ? x : alpha*(exp(x) - 1)) (ONNX Selu); float element types", kind: floatElem,
-			attrs: floatAttrs("alpha", "gamma"),
-			params: func(op *graphir.Op) ([]float64, error) {
-				return finiteAttrs(op, []string{"alpha", "gamma"}, []float64{DefaultSeluAlpha, DefaultSeluGamma})
 			},
+			legalize: legalizeElu, onnx: "Elu"},
+		{name: SeluOp, summary: "gamma * (x > 0 ? x : alpha*(exp(x) - 1)) (ONNX Selu); float element types", kind: floatElem,
+			attrs:  []graphir.AttrSpec{floatSpec("alpha", 1.67326319217681884765625), floatSpec("gamma", 1.05070102214813232421875)},
+			params: func(op *graphir.Op) ([]float64, error) { return finiteAttrs(op, "alpha", "gamma") },
 			fn: func(x float64, p []float64) float64 {
 				if x > 0 {
 					return p[1] * x
 				}
 				return p[1] * p[0] * math.Expm1(x)
-			}},
+			},
+			legalize: legalizeSelu, onnx: "Selu"},
 	})
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     PReluOp,
 		Summary:  "x >= 0 ? x : slope*x, slope unidirectionally broadcast to x (ONNX PRelu); float element types",
 		Operands: graphir.Exactly(2),
@@ -165,7 +163,7 @@ func init() {
 			})
 		},
 		Pretty: true,
-	})
+	}, Conversions{Legalize: legalizePRelu, ONNX: "PRelu"})
 }
 
 // inferPRelu: x and slope share a float element type and slope broadcasts
@@ -201,4 +199,117 @@ func shapeEq(a, b []int64) bool {
 		}
 	}
 	return true
+}
+
+// Legalization (s(v) is an hlo.constant splat of x's type, c(v) a rank-0
+// hlo.constant):
+//
+//	graph.softplus(x)     → max(x, s(0)) + log(s(1) + exp(−|x|))   (stable form)
+//	graph.softsign(x)     → x / (s(1) + |x|)
+//	graph.clip(x) {min, max} → hlo.clamp(c(min), x, c(max)) with both bounds;
+//	                        maximum(x, s(min)) or minimum(x, s(max)) with one; x with none
+//	graph.hard_sigmoid(x) → hlo.clamp(c(0), x·s(alpha) + s(beta), c(1))
+//	graph.hard_swish(x)   → x · hard_sigmoid(x) with alpha = 1/6, beta = 0.5
+//	graph.leaky_relu(x)   → select(x ≥ s(0), x, x·s(alpha))
+//	graph.elu(x)          → select(x ≥ s(0), x, s(alpha)·(exp(x) − s(1)))
+//	graph.selu(x)         → select(x > s(0), x·s(gamma), s(gamma·alpha)·(exp(x) − s(1)))
+//	graph.prelu(x, slope) → select(x ≥ s(0), x, x·broadcast_in_dim(slope))
+//
+// Comparisons with NaN are false, so a NaN input takes the negative
+// branch, which multiplies it: NaN out, as the evaluator.
+
+// activation starts a chain on op's operand x, with its attributes read
+// (and checked) by the op's Infer.
+func activation(op *graphir.Op, b *builder, attrs ...string) (*graphir.Value, *chain, []float64, error) {
+	x := op.Operand(0)
+	p, err := finiteAttrs(op, attrs...)
+	return x, &chain{b: b, t: graphir.AsTensor(x.Type)}, p, err
+}
+
+func legalizeSoftplus(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	m := c.op(hlo.MaximumOp, x, c.splat(0))
+	e := c.op(hlo.ExponentialOp, c.op(hlo.NegateOp, c.op(hlo.AbsOp, x)))
+	l := c.op(hlo.LogOp, c.op(hlo.AddOp, c.splat(1), e))
+	return c.done(c.op(hlo.AddOp, m, l))
+}
+
+func legalizeSoftsign(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	return c.done(c.op(hlo.DivideOp, x, c.op(hlo.AddOp, c.splat(1), c.op(hlo.AbsOp, x))))
+}
+
+func legalizeClip(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	lo, hi, err := ClipBounds(op)
+	if err != nil {
+		return nil, err
+	}
+	hasLo, hasHi := op.Attr("min") != nil, op.Attr("max") != nil
+	switch {
+	case hasLo && hasHi:
+		return c.done(c.op(hlo.ClampOp, c.scalar(lo), x, c.scalar(hi)))
+	case hasLo:
+		return c.done(c.op(hlo.MaximumOp, x, c.splat(lo)))
+	case hasHi:
+		return c.done(c.op(hlo.MinimumOp, x, c.splat(hi)))
+	}
+	return []*graphir.Value{x}, nil
+}
+
+// hardSigmoid emits clamp(0, x·alpha + beta, 1).
+func (c *chain) hardSigmoid(x *graphir.Value, alpha, beta float64) *graphir.Value {
+	y := c.op(hlo.AddOp, c.op(hlo.MultiplyOp, x, c.splat(alpha)), c.splat(beta))
+	return c.op(hlo.ClampOp, c.scalar(0), y, c.scalar(1))
+}
+
+func legalizeHardSigmoid(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, p, err := activation(op, b, "alpha", "beta")
+	if err != nil {
+		return nil, err
+	}
+	return c.done(c.hardSigmoid(x, p[0], p[1]))
+}
+
+func legalizeHardSwish(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	return c.done(c.op(hlo.MultiplyOp, x, c.hardSigmoid(x, 1.0/6, 0.5)))
+}
+
+func legalizeLeakyRelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, p, err := activation(op, b, "alpha")
+	if err != nil {
+		return nil, err
+	}
+	return c.done(c.op(hlo.SelectOp, c.cmp("GE", x, c.splat(0)), x, c.op(hlo.MultiplyOp, x, c.splat(p[0]))))
+}
+
+// expm1 emits exp(x) − 1.
+func (c *chain) expm1(x *graphir.Value) *graphir.Value {
+	return c.op(hlo.SubtractOp, c.op(hlo.ExponentialOp, x), c.splat(1))
+}
+
+func legalizeElu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, p, err := activation(op, b, "alpha")
+	if err != nil {
+		return nil, err
+	}
+	neg := c.op(hlo.MultiplyOp, c.splat(p[0]), c.expm1(x))
+	return c.done(c.op(hlo.SelectOp, c.cmp("GE", x, c.splat(0)), x, neg))
+}
+
+func legalizeSelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, p, err := activation(op, b, "alpha", "gamma")
+	if err != nil {
+		return nil, err
+	}
+	pos := c.op(hlo.MultiplyOp, x, c.splat(p[1]))
+	neg := c.op(hlo.MultiplyOp, c.splat(p[1]*p[0]), c.expm1(x))
+	return c.done(c.op(hlo.SelectOp, c.cmp("GT", x, c.splat(0)), pos, neg))
+}
+
+func legalizePRelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	slope := c.do(func() (*graphir.Value, error) { return b.broadcastTo(op.Operand(1), c.t.Shape) })
+	return c.done(c.op(hlo.SelectOp, c.cmp("GE", x, c.splat(0)), x, c.op(hlo.MultiplyOp, x, slope)))
 }

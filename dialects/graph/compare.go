@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -13,6 +14,11 @@ import (
 //	graph.and, graph.or (a, b) (i1) → i1 of the broadcast shape ONNX And, Or
 //	graph.where(cond, a, b) → broadcast of all three shapes, a's element type
 //	    (cond i1; a and b of one element type)                ONNX Where
+//
+// Legalization broadcasts every operand to the result shape
+// (hlo.broadcast_in_dim, NumPy rules), then: the comparisons → hlo.compare
+// {comparison_direction = "EQ"/"LT"/"GT"/"LE"/"GE"}; and, or, not →
+// hlo.and, hlo.or, hlo.not; where → hlo.select.
 
 // Comparison and logical op names.
 const (
@@ -35,78 +41,30 @@ func boolOf(b bool) float64 {
 }
 
 func init() {
-	compares := []struct {
-		name, summary string
-		comm          bool
-		fn            func(a, b float64) bool
-	}{
-		{EqualOp, "a == b with NumPy broadcasting, i1 result (ONNX Equal)", true, func(a, b float64) bool { return a == b }},
-		{LessOp, "a < b with NumPy broadcasting, i1 result (ONNX Less)", false, func(a, b float64) bool { return a < b }},
-		{GreaterOp, "a > b with NumPy broadcasting, i1 result (ONNX Greater)", false, func(a, b float64) bool { return a > b }},
-		{LessEqualOp, "a <= b with NumPy broadcasting, i1 result (ONNX LessOrEqual)", false, func(a, b float64) bool { return a <= b }},
-		{GreaterEqualOp, "a >= b with NumPy broadcasting, i1 result (ONNX GreaterOrEqual)", false, func(a, b float64) bool { return a >= b }},
-	}
-	for _, c := range compares {
-		c := c
-		traits := graphir.Pure | graphir.Elementwise
-		if c.comm {
-			traits |= graphir.Commutative
+	cmp := func(name, summary, dir, onnx string, comm bool, fn func(a, b float64) bool) binaryOp {
+		var traits graphir.Trait
+		if comm {
+			traits = graphir.Commutative
 		}
-		graphir.RegisterOp(&graphir.OpDef{
-			Name:     c.name,
-			Summary:  c.summary,
-			Operands: graphir.Exactly(2),
-			Results:  graphir.Exactly(1),
-			Traits:   traits,
-			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
-				tys, err := inferBinary(op)
-				if err != nil {
-					return nil, err
-				}
-				return one(graphir.NewTensor(graphir.I1, graphir.AsTensor(tys[0]).Shape...)), nil
-			},
-			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
-				return evalBinary(op, args, func(a, b float64) float64 { return boolOf(c.fn(a, b)) })
-			},
-			Pretty: true,
-		})
+		return binaryOp{name: name, summary: summary, traits: traits, boolResult: true,
+			fn: func(a, b float64) float64 { return boolOf(fn(a, b)) }, legalize: legalizeCompare(dir), onnx: onnx}
 	}
-	logical := []struct {
-		name, summary string
-		fn            func(a, b bool) bool
-	}{
-		{AndOp, "logical a && b with NumPy broadcasting on i1 (ONNX And)", func(a, b bool) bool { return a && b }},
-		{OrOp, "logical a || b with NumPy broadcasting on i1 (ONNX Or)", func(a, b bool) bool { return a || b }},
-	}
-	for _, l := range logical {
-		l := l
-		graphir.RegisterOp(&graphir.OpDef{
-			Name:     l.name,
-			Summary:  l.summary,
-			Operands: graphir.Exactly(2),
-			Results:  graphir.Exactly(1),
-			Traits:   graphir.Pure | graphir.Elementwise | graphir.Commutative,
-			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
-				tys, err := inferBinary(op)
-				if err != nil {
-					return nil, err
-				}
-				if err := checkElem(op, graphir.AsTensor(tys[0]), boolElem); err != nil {
-					return nil, err
-				}
-				return tys, nil
-			},
-			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
-				return evalBinary(op, args, func(a, b float64) float64 { return boolOf(l.fn(a != 0, b != 0)) })
-			},
-			Pretty: true,
-		})
-	}
+	registerBinary([]binaryOp{
+		cmp(EqualOp, "a == b with NumPy broadcasting, i1 result (ONNX Equal)", "EQ", "Equal", true, func(a, b float64) bool { return a == b }),
+		cmp(LessOp, "a < b with NumPy broadcasting, i1 result (ONNX Less)", "LT", "Less", false, func(a, b float64) bool { return a < b }),
+		cmp(GreaterOp, "a > b with NumPy broadcasting, i1 result (ONNX Greater)", "GT", "Greater", false, func(a, b float64) bool { return a > b }),
+		cmp(LessEqualOp, "a <= b with NumPy broadcasting, i1 result (ONNX LessOrEqual)", "LE", "LessOrEqual", false, func(a, b float64) bool { return a <= b }),
+		cmp(GreaterEqualOp, "a >= b with NumPy broadcasting, i1 result (ONNX GreaterOrEqual)", "GE", "GreaterOrEqual", false, func(a, b float64) bool { return a >= b }),
+		{name: AndOp, summary: "logical a && b with NumPy broadcasting on i1 (ONNX And)", kind: boolElem, traits: graphir.Commutative,
+			fn: func(a, b float64) float64 { return boolOf(a != 0 && b != 0) }, hlo: hlo.AndOp, onnx: "And"},
+		{name: OrOp, summary: "logical a || b with NumPy broadcasting on i1 (ONNX Or)", kind: boolElem, traits: graphir.Commutative,
+			fn: func(a, b float64) float64 { return boolOf(a != 0 || b != 0) }, hlo: hlo.OrOp, onnx: "Or"},
+	})
 	registerUnary([]unaryOp{
 		{name: NotOp, summary: "logical negation of an i1 tensor (ONNX Not)", kind: boolElem,
-			fn: func(x float64, _ []float64) float64 { return boolOf(x == 0) }},
+			fn: func(x float64, _ []float64) float64 { return boolOf(x == 0) }, hlo: hlo.NotOp, onnx: "Not"},
 	})
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     WhereOp,
 		Summary:  "cond ? a : b with NumPy broadcasting of all three operands; cond is i1 (ONNX Where)",
 		Operands: graphir.Exactly(3),
@@ -115,7 +73,24 @@ func init() {
 		Infer:    inferWhere,
 		Eval:     evalWhere,
 		Pretty:   true,
-	})
+	}, Conversions{Legalize: legalizeBroadcast(hlo.SelectOp), ONNX: "Where"})
+}
+
+// legalizeCompare: both operands broadcast to the result shape, then
+// hlo.compare {comparison_direction = dir}.
+func legalizeCompare(dir string) legalizeFn {
+	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+		rt, err := b.resultTensor()
+		if err != nil {
+			return nil, err
+		}
+		xs, err := broadcastOperands(op, b, rt.Shape)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.compare(dir, xs[0], xs[1])
+		return []*graphir.Value{r}, err
+	}
 }
 
 func inferWhere(op *graphir.Op) ([]graphir.Type, error) {

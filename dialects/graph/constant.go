@@ -1,12 +1,15 @@
 package graph
 
-import "github.com/tessera-ml/tessera/graphir"
+import (
+	"github.com/tessera-ml/tessera/dialects/hlo"
+	"github.com/tessera-ml/tessera/graphir"
+)
 
 // ConstantOp is graph.constant: a tensor given by its `value` attribute.
 const ConstantOp = "graph.constant"
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     ConstantOp,
 		Summary:  "constant tensor: {value = dense<...> : tensor<...>} (ONNX Constant)",
 		Operands: graphir.Exactly(0),
@@ -17,7 +20,17 @@ func init() {
 		Verify:   verifyConstant,
 		Eval:     evalConstant,
 		Pretty:   true,
-	})
+	}, Conversions{Legalize: legalizeConstant})
+}
+
+// legalizeConstant: graph.constant → hlo.constant with the same value.
+func legalizeConstant(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	d, err := constantValue(op)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.insert(hlo.ConstantFromDense(d, op.Loc), nil)
+	return []*graphir.Value{r}, err
 }
 
 func constantValue(op *graphir.Op) (*graphir.DenseElementsAttr, error) {

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -16,17 +17,17 @@ import (
 const Conv2DOp = "graph.conv2d"
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     Conv2DOp,
 		Summary:  "2-D convolution, NCHW input, OIHW weight, optional bias [O] (ONNX Conv)",
 		Operands: graphir.Arity{Min: 2, Max: 3},
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
-			{Name: "strides", Kind: graphir.KindIntArray, Len: 2},
-			{Name: "pads", Kind: graphir.KindIntArray, Len: 4},
-			{Name: "dilations", Kind: graphir.KindIntArray, Len: 2},
-			{Name: "groups", Kind: graphir.KindInt},
+			{Name: "strides", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
+			{Name: "pads", Kind: graphir.KindIntArray, Len: 4, Default: graphir.I64Array(0, 0, 0, 0)},
+			{Name: "dilations", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
+			{Name: "groups", Kind: graphir.KindInt, Default: graphir.IntAttr(1)},
 		},
 		Infer: inferConv2D,
 		Verify: func(op *graphir.Op) error {
@@ -38,7 +39,7 @@ func init() {
 		},
 		Eval:   evalConv2D,
 		Pretty: true,
-	})
+	}, Conversions{Legalize: legalizeConv2D})
 }
 
 // ConvOutputSize returns the output length of one spatial dimension of a
@@ -96,16 +97,16 @@ type convParams struct {
 func convAttrs(op *graphir.Op) (*convParams, error) {
 	var p convParams
 	var err error
-	if p.strides, err = intsAttr(op, "strides", []int64{1, 1}, 2); err != nil {
+	if p.strides, err = op.Ints("strides"); err != nil {
 		return nil, err
 	}
-	if p.pads, err = intsAttr(op, "pads", []int64{0, 0, 0, 0}, 4); err != nil {
+	if p.pads, err = op.Ints("pads"); err != nil {
 		return nil, err
 	}
-	if p.dilations, err = intsAttr(op, "dilations", []int64{1, 1}, 2); err != nil {
+	if p.dilations, err = op.Ints("dilations"); err != nil {
 		return nil, err
 	}
-	if p.groups, err = intAttr(op, "groups", 1); err != nil {
+	if p.groups, err = op.Int("groups"); err != nil {
 		return nil, err
 	}
 	for _, s := range p.strides {
@@ -229,4 +230,34 @@ func evalConv2D(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 		}
 	}
 	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// legalizeConv2D: graph.conv2d(x, w[, b]) → hlo.convolution(x, w)
+// {window_strides = strides, padding = [[top, bottom], [left, right]],
+// rhs_dilation = dilations, feature_group_count = groups}, then, with a
+// bias, hlo.add(conv, hlo.broadcast_in_dim(b) {broadcast_dimensions =
+// [1]}). Both levels use NCHW inputs and OIHW weights, so no transposes
+// appear.
+func legalizeConv2D(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	p, err := convAttrs(op)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	cfg := hlo.ConvConfig{WindowStrides: p.strides, PadLow: []int64{p.pads[0], p.pads[1]}, PadHigh: []int64{p.pads[2], p.pads[3]},
+		RhsDilation: p.dilations, FeatureGroupCount: p.groups}
+	conv, err := b.insert(hlo.Convolution(op.Operand(0), op.Operand(1), cfg, op.Loc))
+	if err != nil {
+		return nil, err
+	}
+	bias := optionalOperand(op, 2)
+	if bias == nil {
+		return []*graphir.Value{conv}, nil
+	}
+	c := &chain{b: b, t: rt}
+	bb := c.do(func() (*graphir.Value, error) { return b.broadcastInDim(bias, rt.Shape, []int64{1}) })
+	return c.done(c.op(hlo.AddOp, conv, bb))
 }

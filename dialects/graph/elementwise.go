@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -90,79 +91,182 @@ const (
 )
 
 func init() {
-	binary := []struct {
-		name, summary string
-		traits        graphir.Trait
-		fn            func(a, b float64) float64
-	}{
-		{AddOp, "a + b with NumPy broadcasting (ONNX Add)", graphir.Commutative, func(a, b float64) float64 { return a + b }},
-		{SubOp, "a - b with NumPy broadcasting (ONNX Sub)", 0, func(a, b float64) float64 { return a - b }},
-		{MulOp, "a * b with NumPy broadcasting (ONNX Mul)", graphir.Commutative, func(a, b float64) float64 { return a * b }},
-		{DivOp, "a / b with NumPy broadcasting (ONNX Div; integers truncate toward zero)", 0, func(a, b float64) float64 { return a / b }},
-	}
-	for _, b := range binary {
-		fn := b.fn
-		graphir.RegisterOp(&graphir.OpDef{
-			Name:     b.name,
-			Summary:  b.summary,
-			Operands: graphir.Exactly(2),
-			Results:  graphir.Exactly(1),
-			Traits:   graphir.Pure | graphir.Elementwise | b.traits,
-			Infer:    inferBinary,
-			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
-				return evalBinary(op, args, fn)
-			},
-			Pretty: true,
-		})
-	}
-	unary := []struct {
-		name, summary string
-		fn            func(float64) float64
-		float         bool
-		canon         []*graphir.Pattern
-	}{
-		{ReluOp, "max(x, 0) (ONNX Relu)", func(x float64) float64 {
+	registerBinary([]binaryOp{
+		{name: AddOp, summary: "a + b with NumPy broadcasting (ONNX Add)", traits: graphir.Commutative,
+			fn: func(a, b float64) float64 { return a + b }, hlo: hlo.AddOp, onnx: "Add"},
+		{name: SubOp, summary: "a - b with NumPy broadcasting (ONNX Sub)",
+			fn: func(a, b float64) float64 { return a - b }, hlo: hlo.SubtractOp, onnx: "Sub"},
+		{name: MulOp, summary: "a * b with NumPy broadcasting (ONNX Mul)", traits: graphir.Commutative,
+			fn: func(a, b float64) float64 { return a * b }, hlo: hlo.MultiplyOp, onnx: "Mul"},
+		{name: DivOp, summary: "a / b with NumPy broadcasting (ONNX Div; integers truncate toward zero)",
+			fn: func(a, b float64) float64 { return a / b }, hlo: hlo.DivideOp, onnx: "Div"},
+	})
+	registerUnary([]unaryOp{
+		{name: ReluOp, summary: "max(x, 0) (ONNX Relu)", fn: func(x float64, _ []float64) float64 {
 			if x > 0 || math.IsNaN(x) {
 				return x
 			}
 			return 0
-		}, false, []*graphir.Pattern{idempotentUnary(ReluOp)}},
-		{SigmoidOp, "1 / (1 + exp(-x)) (ONNX Sigmoid); float element types", sigmoid, true, nil},
-		{TanhOp, "hyperbolic tangent (ONNX Tanh); float element types", math.Tanh, true, nil},
+		}, canon: []*graphir.Pattern{idempotentUnary(ReluOp)}, legalize: legalizeRelu, onnx: "Relu"},
+		{name: SigmoidOp, summary: "1 / (1 + exp(-x)) (ONNX Sigmoid); float element types", kind: floatElem,
+			fn: func(x float64, _ []float64) float64 { return sigmoid(x) }, hlo: hlo.LogisticOp, onnx: "Sigmoid"},
+		{name: TanhOp, summary: "hyperbolic tangent (ONNX Tanh); float element types", kind: floatElem,
+			fn: func(x float64, _ []float64) float64 { return math.Tanh(x) }, hlo: hlo.TanhOp, onnx: "Tanh"},
+	})
+}
+
+// elemKind restricts the element type of an elementwise op's operands.
+type elemKind int
+
+const (
+	anyElem    elemKind = 0 // every element type
+	floatElem  elemKind = 1 // f16, bf16, f32, f64
+	signedElem elemKind = 2 // floats and signed integers (not i1)
+	boolElem   elemKind = 3 // i1 only
+)
+
+// checkElem reports a diagnostic when t's element type is not of kind k.
+func checkElem(op *graphir.Op, t *graphir.TensorType, k elemKind) error {
+	switch k {
+	case floatElem:
+		return requireFloat(op, t)
+	case signedElem:
+		if t.Elem == graphir.I1 {
+			return op.Errorf("requires a signed integer or floating-point element type, got %s", t)
+		}
+	case boolElem:
+		if t.Elem != graphir.I1 {
+			return op.Errorf("requires element type i1, got %s", t)
+		}
 	}
-	for _, u := range unary {
-		fn, float := u.fn, u.float
-		graphir.RegisterOp(&graphir.OpDef{
+	return nil
+}
+
+// unaryOp is one row of the elementwise tables: an op of one operand whose
+// result has the operand's type, with its reference semantics fn (which
+// may read the op's attributes through params), its legalization (to the
+// single hlo op hlo, or by legalize) and the ONNX op type it implements.
+type unaryOp struct {
+	name, summary string
+	kind          elemKind
+	attrs         []graphir.AttrSpec
+	// params reads and checks the attributes (nil: none).
+	params   func(op *graphir.Op) ([]float64, error)
+	fn       func(x float64, p []float64) float64
+	canon    []*graphir.Pattern
+	hlo      string
+	legalize legalizeFn
+	onnx     string
+}
+
+// registerUnary registers the elementwise unary ops us.
+func registerUnary(us []unaryOp) {
+	for _, u := range us {
+		u := u
+		legalize := u.legalize
+		if u.hlo != "" {
+			legalize = legalizeUnary(u.hlo)
+		}
+		register(&graphir.OpDef{
 			Name:     u.name,
 			Summary:  u.summary,
 			Operands: graphir.Exactly(1),
 			Results:  graphir.Exactly(1),
 			Traits:   graphir.Pure | graphir.Elementwise | graphir.SameOperandsAndResultType,
-			Infer:    inferUnary,
-			Verify: func(op *graphir.Op) error {
-				if !float {
-					return nil
-				}
-				t, err := op.TensorOperand(0)
+			Attrs:    u.attrs,
+			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
+				ts, err := operandTensors(op)
 				if err != nil {
-					return err
+					return nil, err
 				}
-				return requireFloat(op, t)
+				if err := checkElem(op, ts[0], u.kind); err != nil {
+					return nil, err
+				}
+				if u.params != nil {
+					if _, err := u.params(op); err != nil {
+						return nil, err
+					}
+				}
+				return one(ts[0]), nil
 			},
 			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
 				out, err := evalPrologue(op, args)
 				if err != nil {
 					return nil, err
 				}
+				var p []float64
+				if u.params != nil {
+					if p, err = u.params(op); err != nil {
+						return nil, err
+					}
+				}
 				for i, v := range args[0].Data {
-					out.Data[i] = fn(v)
+					out.Data[i] = u.fn(v, p)
 				}
 				return []*graphir.Tensor{out.Round()}, nil
 			},
 			Pretty:       true,
 			Canonicalize: u.canon,
-		})
+		}, Conversions{Legalize: legalize, ONNX: u.onnx})
 	}
+}
+
+// binaryOp is one row of the elementwise tables: an op of two
+// NumPy-broadcast operands of one element type; the result has the
+// broadcast shape and that type (i1 when boolResult), fn its reference
+// semantics; it legalizes to the hlo op hlo on broadcast operands (or by
+// legalize).
+type binaryOp struct {
+	name, summary string
+	kind          elemKind
+	traits        graphir.Trait
+	boolResult    bool
+	fn            func(a, b float64) float64
+	hlo           string
+	legalize      legalizeFn
+	onnx          string
+}
+
+func registerBinary(bs []binaryOp) {
+	for _, b := range bs {
+		b := b
+		legalize := b.legalize
+		if b.hlo != "" {
+			legalize = legalizeBroadcast(b.hlo)
+		}
+		register(&graphir.OpDef{
+			Name:     b.name,
+			Summary:  b.summary,
+			Operands: graphir.Exactly(2),
+			Results:  graphir.Exactly(1),
+			Traits:   graphir.Pure | graphir.Elementwise | b.traits,
+			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
+				tys, err := inferBinary(op)
+				if err != nil {
+					return nil, err
+				}
+				t := graphir.AsTensor(tys[0])
+				if err := checkElem(op, t, b.kind); err != nil {
+					return nil, err
+				}
+				if b.boolResult {
+					return one(graphir.NewTensor(graphir.I1, t.Shape...)), nil
+				}
+				return tys, nil
+			},
+			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+				return evalBinary(op, args, b.fn)
+			},
+			Pretty: true,
+		}, Conversions{Legalize: legalize, ONNX: b.onnx})
+	}
+}
+
+// legalizeRelu: graph.relu(x) → hlo.maximum(x, hlo.constant splat 0).
+func legalizeRelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	c := &chain{b: b, t: graphir.AsTensor(x.Type)}
+	return c.done(c.op(hlo.MaximumOp, x, c.splat(0)))
 }
 
 // sigmoid is the logistic function, evaluated without overflow for large |x|.
@@ -189,14 +293,6 @@ func inferBinary(op *graphir.Op) ([]graphir.Type, error) {
 		return nil, op.Errorf("operand %s", err)
 	}
 	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
-}
-
-func inferUnary(op *graphir.Op) ([]graphir.Type, error) {
-	ts, err := operandTensors(op)
-	if err != nil {
-		return nil, err
-	}
-	return one(ts[0]), nil
 }
 
 func evalBinary(op *graphir.Op, args []*graphir.Tensor, fn func(a, b float64) float64) ([]*graphir.Tensor, error) {

@@ -85,7 +85,7 @@ func foldOneBatchNorm(bn *graphir.Op) bool {
 	if int64(len(bias)) != o || int64(len(gamma)) != o || int64(len(beta)) != o || int64(len(mean)) != o || int64(len(vr)) != o {
 		return false
 	}
-	eps, err := floatAttr(bn, "epsilon", DefaultBatchNormEpsilon)
+	eps, err := bn.Float("epsilon")
 	if err != nil {
 		return false
 	}

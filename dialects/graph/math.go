@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -35,127 +36,6 @@ const (
 	CastOp       = "graph.cast"
 )
 
-// elemKind restricts the element type of a unary op's operand.
-type elemKind int
-
-const (
-	anyElem    elemKind = 0 // every element type
-	floatElem  elemKind = 1 // f16, bf16, f32, f64
-	signedElem elemKind = 2 // floats and signed integers (not i1)
-	boolElem   elemKind = 3 // i1 only
-)
-
-// checkElem reports a diagnostic when t's element type is not of kind k.
-func checkElem(op *graphir.Op, t *graphir.TensorType, k elemKind) error {
-	switch k {
-	case floatElem:
-		return requireFloat(op, t)
-	case signedElem:
-		if t.Elem == graphir.I1 {
-			return op.Errorf("requires a signed integer or floating-point element type, got %s", t)
-		}
-	case boolElem:
-		if t.Elem != graphir.I1 {
-			return op.Errorf("requires element type i1, got %s", t)
-		}
-	}
-	return nil
-}
-
-// unaryOp describes an elementwise op of one operand whose result has the
-// operand's type; fn may read the op's attributes through params.
-type unaryOp struct {
-	name, summary string
-	kind          elemKind
-	attrs         []graphir.AttrSpec
-	// params reads and checks the attributes (nil: none).
-	params func(op *graphir.Op) ([]float64, error)
-	fn     func(x float64, p []float64) float64
-}
-
-// registerUnary registers the elementwise unary ops us.
-func registerUnary(us []unaryOp) {
-	for _, u := range us {
-		u := u
-		graphir.RegisterOp(&graphir.OpDef{
-			Name:     u.name,
-			Summary:  u.summary,
-			Operands: graphir.Exactly(1),
-			Results:  graphir.Exactly(1),
-			Traits:   graphir.Pure | graphir.Elementwise | graphir.SameOperandsAndResultType,
-			Attrs:    u.attrs,
-			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
-				ts, err := operandTensors(op)
-				if err != nil {
-					return nil, err
-				}
-				if err := checkElem(op, ts[0], u.kind); err != nil {
-					return nil, err
-				}
-				if u.params != nil {
-					if _, err := u.params(op); err != nil {
-						return nil, err
-					}
-				}
-				return one(ts[0]), nil
-			},
-			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
-				out, err := evalPrologue(op, args)
-				if err != nil {
-					return nil, err
-				}
-				var p []float64
-				if u.params != nil {
-					if p, err = u.params(op); err != nil {
-						return nil, err
-					}
-				}
-				for i, v := range args[0].Data {
-					out.Data[i] = u.fn(v, p)
-				}
-				return []*graphir.Tensor{out.Round()}, nil
-			},
-			Pretty: true,
-		})
-	}
-}
-
-// binaryOp describes an elementwise op of two NumPy-broadcast operands of
-// one element type; the result has the broadcast shape and that type.
-type binaryOp struct {
-	name, summary string
-	kind          elemKind
-	traits        graphir.Trait
-	fn            func(a, b float64) float64
-}
-
-func registerBinary(bs []binaryOp) {
-	for _, b := range bs {
-		b := b
-		graphir.RegisterOp(&graphir.OpDef{
-			Name:     b.name,
-			Summary:  b.summary,
-			Operands: graphir.Exactly(2),
-			Results:  graphir.Exactly(1),
-			Traits:   graphir.Pure | graphir.Elementwise | b.traits,
-			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
-				tys, err := inferBinary(op)
-				if err != nil {
-					return nil, err
-				}
-				if err := checkElem(op, graphir.AsTensor(tys[0]), b.kind); err != nil {
-					return nil, err
-				}
-				return tys, nil
-			},
-			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
-				return evalBinary(op, args, b.fn)
-			},
-			Pretty: true,
-		})
-	}
-}
-
 // Sign is ONNX Sign: -1, 0 or 1; NaN stays NaN and ±0 gives 0 of that sign.
 func Sign(x float64) float64 {
 	switch {
@@ -173,23 +53,23 @@ func Pow(a, b float64) float64 { return math.Pow(a, b) }
 
 func init() {
 	registerUnary([]unaryOp{
-		{name: ExpOp, summary: "e^x (ONNX Exp); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Exp(x) }},
-		{name: LogOp, summary: "natural logarithm (ONNX Log; log 0 = -inf, log of a negative = NaN); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Log(x) }},
-		{name: SqrtOp, summary: "square root (ONNX Sqrt; negative → NaN); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Sqrt(x) }},
-		{name: ErfOp, summary: "Gauss error function (ONNX Erf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Erf(x) }},
-		{name: ReciprocalOp, summary: "1 / x (ONNX Reciprocal; 1/±0 = ±inf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return 1 / x }},
-		{name: FloorOp, summary: "largest integer ≤ x (ONNX Floor; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Floor(x) }},
-		{name: CeilOp, summary: "smallest integer ≥ x (ONNX Ceil; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Ceil(x) }},
-		{name: NegOp, summary: "-x (ONNX Neg); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return -x }},
-		{name: AbsOp, summary: "|x| (ONNX Abs); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return math.Abs(x) }},
-		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return Sign(x) }},
+		{name: ExpOp, summary: "e^x (ONNX Exp); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Exp(x) }, hlo: hlo.ExponentialOp, onnx: "Exp"},
+		{name: LogOp, summary: "natural logarithm (ONNX Log; log 0 = -inf, log of a negative = NaN); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Log(x) }, hlo: hlo.LogOp, onnx: "Log"},
+		{name: SqrtOp, summary: "square root (ONNX Sqrt; negative → NaN); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Sqrt(x) }, hlo: hlo.SqrtOp, onnx: "Sqrt"},
+		{name: ErfOp, summary: "Gauss error function (ONNX Erf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Erf(x) }, hlo: hlo.ErfOp, onnx: "Erf"},
+		{name: ReciprocalOp, summary: "1 / x (ONNX Reciprocal; 1/±0 = ±inf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return 1 / x }, legalize: legalizeReciprocal, onnx: "Reciprocal"},
+		{name: FloorOp, summary: "largest integer ≤ x (ONNX Floor; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Floor(x) }, hlo: hlo.FloorOp, onnx: "Floor"},
+		{name: CeilOp, summary: "smallest integer ≥ x (ONNX Ceil; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Ceil(x) }, hlo: hlo.CeilOp, onnx: "Ceil"},
+		{name: NegOp, summary: "-x (ONNX Neg); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return -x }, hlo: hlo.NegateOp, onnx: "Neg"},
+		{name: AbsOp, summary: "|x| (ONNX Abs); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return math.Abs(x) }, hlo: hlo.AbsOp, onnx: "Abs"},
+		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return Sign(x) }, hlo: hlo.SignOp, onnx: "Sign"},
 	})
 	registerBinary([]binaryOp{
-		{PowOp, "a ** b with NumPy broadcasting (ONNX Pow; same element type, not i1)", signedElem, 0, Pow},
-		{MaxOp, "max(a, b) with NumPy broadcasting (ONNX Max of two operands; NaN propagates)", anyElem, graphir.Commutative, math.Max},
-		{MinOp, "min(a, b) with NumPy broadcasting (ONNX Min of two operands; NaN propagates)", anyElem, graphir.Commutative, math.Min},
+		{name: PowOp, summary: "a ** b with NumPy broadcasting (ONNX Pow; same element type, not i1)", kind: signedElem, fn: Pow, hlo: hlo.PowerOp},
+		{name: MaxOp, summary: "max(a, b) with NumPy broadcasting (ONNX Max of two operands; NaN propagates)", traits: graphir.Commutative, fn: math.Max, hlo: hlo.MaximumOp},
+		{name: MinOp, summary: "min(a, b) with NumPy broadcasting (ONNX Min of two operands; NaN propagates)", traits: graphir.Commutative, fn: math.Min, hlo: hlo.MinimumOp},
 	})
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     CastOp,
 		Summary:  "element type conversion to the written result type, same shape (ONNX Cast; float → int truncates toward zero, → i1 is x != 0)",
 		Operands: graphir.Exactly(1),
@@ -198,7 +78,7 @@ func init() {
 		Verify:   verifyCast,
 		Eval:     evalCast,
 		Pretty:   true,
-	})
+	}, Conversions{Legalize: legalizeCast})
 }
 
 // castResult returns the operand and result types of a cast with equal shapes.
@@ -241,4 +121,26 @@ func evalCast(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error)
 		out.Data[i] = v
 	}
 	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// legalizeReciprocal: graph.reciprocal(x) → hlo.divide(splat 1, x).
+func legalizeReciprocal(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	c := &chain{b: b, t: graphir.AsTensor(x.Type)}
+	return c.done(c.op(hlo.DivideOp, c.splat(1), x))
+}
+
+// legalizeCast: graph.cast(x) → hlo.convert(x) to the written result type
+// (nothing when the types are equal).
+func legalizeCast(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	rt, err := castResult(op)
+	if err != nil {
+		return nil, err
+	}
+	if x.Type.Equal(rt) {
+		return []*graphir.Value{x}, nil
+	}
+	r, err := b.insert(hlo.Convert(x, rt.Elem, op.Loc))
+	return []*graphir.Value{r}, err
 }

@@ -1,6 +1,9 @@
 package graph
 
-import "github.com/tessera-ml/tessera/graphir"
+import (
+	"github.com/tessera-ml/tessera/dialects/hlo"
+	"github.com/tessera-ml/tessera/graphir"
+)
 
 // MatMulOp is graph.matmul (NumPy matmul, ONNX MatMul): a [..., M, K] ×
 // b [..., K, N] → [..., M, N] with the batch dimensions broadcast. A 1-D a
@@ -15,7 +18,7 @@ const MatMulOp = "graph.matmul"
 const GemmOp = "graph.gemm"
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     MatMulOp,
 		Summary:  "NumPy matrix product with broadcast batch dimensions (ONNX MatMul)",
 		Operands: graphir.Exactly(2),
@@ -24,23 +27,23 @@ func init() {
 		Infer:    inferMatMul,
 		Eval:     evalMatMul,
 		Pretty:   true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeMatMul})
+	register(&graphir.OpDef{
 		Name:     GemmOp,
 		Summary:  "alpha * op(A) * op(B) + beta * C (ONNX Gemm)",
 		Operands: graphir.Arity{Min: 2, Max: 3},
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
-			{Name: "alpha", Kind: graphir.KindFloat},
-			{Name: "beta", Kind: graphir.KindFloat},
-			{Name: "transA", Kind: graphir.KindBool},
-			{Name: "transB", Kind: graphir.KindBool},
+			{Name: "alpha", Kind: graphir.KindFloat, Default: graphir.F32Attr(1)},
+			{Name: "beta", Kind: graphir.KindFloat, Default: graphir.F32Attr(1)},
+			{Name: "transA", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
+			{Name: "transB", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 		},
 		Infer:  inferGemm,
 		Eval:   evalGemm,
 		Pretty: true,
-	})
+	}, Conversions{Legalize: legalizeGemm})
 }
 
 // matmulShapes holds the analysed shapes of a matmul.
@@ -156,16 +159,16 @@ func analyseGemm(op *graphir.Op) (*gemmParams, []*graphir.TensorType, error) {
 		return nil, nil, err
 	}
 	p := &gemmParams{}
-	if p.alpha, err = floatAttr(op, "alpha", 1); err != nil {
+	if p.alpha, err = op.Float("alpha"); err != nil {
 		return nil, nil, err
 	}
-	if p.beta, err = floatAttr(op, "beta", 1); err != nil {
+	if p.beta, err = op.Float("beta"); err != nil {
 		return nil, nil, err
 	}
-	if p.transA, err = boolAttr(op, "transA", false); err != nil {
+	if p.transA, err = op.Bool("transA"); err != nil {
 		return nil, nil, err
 	}
-	if p.transB, err = boolAttr(op, "transB", false); err != nil {
+	if p.transB, err = op.Bool("transB"); err != nil {
 		return nil, nil, err
 	}
 	a, b := ts[0], ts[1]
@@ -247,4 +250,93 @@ func evalGemm(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error)
 		}
 	}
 	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// Legalization:
+//
+// graph.matmul(a, b) (NumPy matmul) → hlo.dot_general:
+//   - 1-D operands contract directly (a [K] contracts dim 0; b [K] contracts
+//     dim 0), so the dot_general result already has NumPy's shape with the
+//     promoted dimension removed: [K]·[K] → rank 0, [K]·[...,K,N] → [...,N],
+//     [...,M,K]·[K] → [...,M];
+//   - a rank-r a with a 2-D b needs no batching: contracting a's last dim
+//     with b's dim 0 gives a's leading dims ++ [M] ++ [N];
+//   - otherwise both operands are broadcast (hlo.broadcast_in_dim) to the
+//     common batch shape and the leading dims become batching dimensions.
+//
+// graph.gemm(A, B[, C]) {alpha, beta, transA, transB} (ONNX Gemm) →
+// hlo.dot_general contracting A's dim transA?0:1 with B's dim transB?1:0
+// (no explicit transpose); alpha ≠ 1 multiplies the product by a splat
+// constant; C is scaled by beta (when beta ≠ 1) at its own shape, broadcast
+// to M×N and added.
+
+func legalizeMatMul(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	s, err := analyseMatMul(op)
+	if err != nil {
+		return nil, err
+	}
+	lhs, rhs := op.Operand(0), op.Operand(1)
+	ra, rb := s.aType.Rank(), s.bType.Rank()
+	kbDim := int64(0)
+	if rb >= 2 {
+		kbDim = int64(rb - 2)
+	}
+	// 1-D operands and 2-D rhs: plain contraction, no batching.
+	if ra == 1 || rb <= 2 {
+		dims := hlo.DotDims{LhsContracting: []int64{int64(ra - 1)}, RhsContracting: []int64{kbDim}}
+		r, err := b.insert(hlo.DotGeneral(lhs, rhs, dims, op.Loc))
+		return []*graphir.Value{r}, err
+	}
+	// Both batched (ra ≥ 2, rb ≥ 3): broadcast batch dims to the common shape.
+	nb := len(s.batch)
+	x, err := b.broadcastTo(lhs, append(append([]int64(nil), s.batch...), s.aType.Shape[ra-2:]...))
+	if err != nil {
+		return nil, err
+	}
+	y, err := b.broadcastTo(rhs, append(append([]int64(nil), s.batch...), s.bType.Shape[rb-2:]...))
+	if err != nil {
+		return nil, err
+	}
+	bd := iota64(0, nb)
+	dims := hlo.DotDims{LhsBatch: bd, RhsBatch: bd, LhsContracting: []int64{int64(nb + 1)}, RhsContracting: []int64{int64(nb)}}
+	r, err := b.insert(hlo.DotGeneral(x, y, dims, op.Loc))
+	return []*graphir.Value{r}, err
+}
+
+func legalizeGemm(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	p, _, err := analyseGemm(op)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	lc, rc := int64(1), int64(0)
+	if p.transA {
+		lc = 0
+	}
+	if p.transB {
+		rc = 1
+	}
+	c := &chain{b: b, t: rt}
+	y := c.do(func() (*graphir.Value, error) {
+		return b.insert(hlo.DotGeneral(op.Operand(0), op.Operand(1), hlo.DotDims{LhsContracting: []int64{lc}, RhsContracting: []int64{rc}}, op.Loc))
+	})
+	if p.alpha != 1 {
+		y = c.op(hlo.MultiplyOp, y, c.splat(p.alpha))
+	}
+	cv := optionalOperand(op, 2)
+	if cv == nil {
+		return c.done(y)
+	}
+	if p.beta != 1 {
+		cc := &chain{b: b, t: graphir.AsTensor(cv.Type)}
+		cv = cc.op(hlo.MultiplyOp, cv, cc.splat(p.beta))
+		if cc.err != nil {
+			return nil, cc.err
+		}
+	}
+	cb := c.do(func() (*graphir.Value, error) { return b.broadcastTo(cv, rt.Shape) })
+	return c.done(c.op(hlo.AddOp, y, cb))
 }

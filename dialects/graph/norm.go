@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -21,13 +22,13 @@ const SoftmaxOp = "graph.softmax"
 const DefaultBatchNormEpsilon = 1e-5
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     BatchNormOp,
 		Summary:  "inference batch normalization over axis 1 (ONNX BatchNormalization)",
 		Operands: graphir.Exactly(5),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
-		Attrs:    []graphir.AttrSpec{{Name: "epsilon", Kind: graphir.KindFloat}},
+		Attrs:    []graphir.AttrSpec{{Name: "epsilon", Kind: graphir.KindFloat, Default: graphir.F32Attr(DefaultBatchNormEpsilon)}},
 		Infer:    inferBatchNorm,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
@@ -37,7 +38,7 @@ func init() {
 			if err := requireFloat(op, t); err != nil {
 				return err
 			}
-			eps, err := floatAttr(op, "epsilon", DefaultBatchNormEpsilon)
+			eps, err := op.Float("epsilon")
 			if err != nil {
 				return err
 			}
@@ -48,14 +49,14 @@ func init() {
 		},
 		Eval:   evalBatchNorm,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeBatchNorm})
+	register(&graphir.OpDef{
 		Name:     SoftmaxOp,
 		Summary:  "softmax along one axis (ONNX Softmax, opset 13)",
 		Operands: graphir.Exactly(1),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
-		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt}},
+		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(-1)}},
 		Infer:    inferSoftmax,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
@@ -66,7 +67,7 @@ func init() {
 		},
 		Eval:   evalSoftmax,
 		Pretty: true,
-	})
+	}, Conversions{Legalize: legalizeSoftmaxLike(false)})
 }
 
 func inferBatchNorm(op *graphir.Op) ([]graphir.Type, error) {
@@ -99,7 +100,7 @@ func evalBatchNorm(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, e
 	if err != nil {
 		return nil, err
 	}
-	eps, err := floatAttr(op, "epsilon", DefaultBatchNormEpsilon)
+	eps, err := op.Float("epsilon")
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +120,7 @@ func inferSoftmax(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	axis, err := intAttr(op, "axis", -1)
+	axis, err := op.Int("axis")
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +145,7 @@ func evalSoftmaxLike(op *graphir.Op, args []*graphir.Tensor, logOut bool) ([]*gr
 	if err != nil {
 		return nil, err
 	}
-	axis, err := intAttr(op, "axis", -1)
+	axis, err := op.Int("axis")
 	if err != nil {
 		return nil, err
 	}
@@ -178,4 +179,68 @@ func evalSoftmaxLike(op *graphir.Op, args []*graphir.Tensor, logOut bool) ([]*gr
 		}
 	}
 	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// legalizeBatchNorm: the per-channel factor s = scale · rsqrt(var + ε) is
+// computed on the [C] vectors with hlo ops, then y = (x − mean) · s + bias
+// with each [C] vector broadcast along dimension 1.
+func legalizeBatchNorm(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, scale, bias, mean, variance := op.Operand(0), op.Operand(1), op.Operand(2), op.Operand(3), op.Operand(4)
+	eps, err := op.Float("epsilon")
+	if err != nil {
+		return nil, err
+	}
+	xt := graphir.AsTensor(x.Type)
+	vec := &chain{b: b, t: graphir.AsTensor(variance.Type)}
+	s := vec.op(hlo.MultiplyOp, scale, vec.op(hlo.RsqrtOp, vec.op(hlo.AddOp, variance, vec.splat(eps))))
+	if vec.err != nil {
+		return nil, vec.err
+	}
+	c := &chain{b: b, t: xt}
+	perChannel := func(v *graphir.Value) *graphir.Value {
+		return c.do(func() (*graphir.Value, error) { return b.broadcastInDim(v, xt.Shape, []int64{1}) })
+	}
+	y := c.op(hlo.SubtractOp, x, perChannel(mean))
+	y = c.op(hlo.MultiplyOp, y, perChannel(s))
+	return c.done(c.op(hlo.AddOp, y, perChannel(bias)))
+}
+
+// legalizeSoftmaxLike lowers softmax (logOut false) and log_softmax (logOut
+// true) along the op's axis in the numerically stable form: m = reduce
+// max over the axis (init the lowest value), d = x − broadcast(m),
+// s = reduce add of exp(d); softmax is exp(d) / broadcast(s), log_softmax
+// d − broadcast(log(s)).
+func legalizeSoftmaxLike(logOut bool) legalizeFn {
+	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+		x := op.Operand(0)
+		xt := graphir.AsTensor(x.Type)
+		axis, err := op.Int("axis")
+		if err != nil {
+			return nil, err
+		}
+		ax, err := normAxis(op, axis, xt.Rank())
+		if err != nil {
+			return nil, err
+		}
+		var keep []int64 // maps the reduced tensor's dims back to x's
+		for i := 0; i < xt.Rank(); i++ {
+			if i != ax {
+				keep = append(keep, int64(i))
+			}
+		}
+		c := &chain{b: b, t: xt}
+		back := func(v *graphir.Value) *graphir.Value {
+			return c.do(func() (*graphir.Value, error) { return b.broadcastInDim(v, xt.Shape, keep) })
+		}
+		reduce := func(v *graphir.Value, init float64, combiner string) *graphir.Value {
+			return c.do(func() (*graphir.Value, error) { return b.reduce(v, init, combiner, []int64{int64(ax)}) })
+		}
+		d := c.op(hlo.SubtractOp, x, back(reduce(x, lowestValue(xt.Elem), hlo.MaximumOp)))
+		e := c.op(hlo.ExponentialOp, d)
+		s := reduce(e, 0, hlo.AddOp)
+		if logOut {
+			return c.done(c.op(hlo.SubtractOp, d, back(c.op(hlo.LogOp, s))))
+		}
+		return c.done(c.op(hlo.DivideOp, e, back(s)))
+	}
 }

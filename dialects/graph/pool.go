@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -24,7 +25,7 @@ const (
 )
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     MaxPool2DOp,
 		Summary:  "2-D max pooling over NCHW input (ONNX MaxPool)",
 		Operands: graphir.Exactly(1),
@@ -32,16 +33,16 @@ func init() {
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
 			{Name: "kernel", Kind: graphir.KindIntArray, Required: true, Len: 2},
-			{Name: "strides", Kind: graphir.KindIntArray, Len: 2},
-			{Name: "pads", Kind: graphir.KindIntArray, Len: 4},
-			{Name: "dilations", Kind: graphir.KindIntArray, Len: 2},
-			{Name: "ceil_mode", Kind: graphir.KindBool},
+			{Name: "strides", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
+			{Name: "pads", Kind: graphir.KindIntArray, Len: 4, Default: graphir.I64Array(0, 0, 0, 0)},
+			{Name: "dilations", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
+			{Name: "ceil_mode", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 		},
 		Infer:  inferPool,
 		Eval:   evalPool,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizePool2D(true)})
+	register(&graphir.OpDef{
 		Name:     AvgPool2DOp,
 		Summary:  "2-D average pooling over NCHW input (ONNX AveragePool)",
 		Operands: graphir.Exactly(1),
@@ -49,10 +50,10 @@ func init() {
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
 			{Name: "kernel", Kind: graphir.KindIntArray, Required: true, Len: 2},
-			{Name: "strides", Kind: graphir.KindIntArray, Len: 2},
-			{Name: "pads", Kind: graphir.KindIntArray, Len: 4},
-			{Name: "ceil_mode", Kind: graphir.KindBool},
-			{Name: "count_include_pad", Kind: graphir.KindBool},
+			{Name: "strides", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
+			{Name: "pads", Kind: graphir.KindIntArray, Len: 4, Default: graphir.I64Array(0, 0, 0, 0)},
+			{Name: "ceil_mode", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
+			{Name: "count_include_pad", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 		},
 		Infer: inferPool,
 		Verify: func(op *graphir.Op) error {
@@ -64,8 +65,8 @@ func init() {
 		},
 		Eval:   evalPool,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizePool2D(false)})
+	register(&graphir.OpDef{
 		Name:     GlobalAvgPoolOp,
 		Summary:  "mean over all spatial dimensions: N×C×H×W → N×C×1×1 (ONNX GlobalAveragePool)",
 		Operands: graphir.Exactly(1),
@@ -81,7 +82,7 @@ func init() {
 		},
 		Eval:   evalGlobalAvgPool,
 		Pretty: true,
-	})
+	}, Conversions{Legalize: legalizeGlobalAvgPool})
 }
 
 type poolParams struct {
@@ -95,26 +96,26 @@ func poolAttrs(op *graphir.Op) (*poolParams, error) {
 	if op.Attr("kernel") == nil {
 		return nil, op.Errorf("requires attribute 'kernel'")
 	}
-	if p.kernel, err = intsAttr(op, "kernel", nil, 2); err != nil {
+	if p.kernel, err = op.Ints("kernel"); err != nil {
 		return nil, err
 	}
-	if p.strides, err = intsAttr(op, "strides", []int64{1, 1}, 2); err != nil {
+	if p.strides, err = op.Ints("strides"); err != nil {
 		return nil, err
 	}
-	if p.pads, err = intsAttr(op, "pads", []int64{0, 0, 0, 0}, 4); err != nil {
+	if p.pads, err = op.Ints("pads"); err != nil {
 		return nil, err
 	}
 	p.dilations = []int64{1, 1}
 	if op.Name == MaxPool2DOp {
-		if p.dilations, err = intsAttr(op, "dilations", []int64{1, 1}, 2); err != nil {
+		if p.dilations, err = op.Ints("dilations"); err != nil {
 			return nil, err
 		}
 	}
-	if p.ceil, err = boolAttr(op, "ceil_mode", false); err != nil {
+	if p.ceil, err = op.Bool("ceil_mode"); err != nil {
 		return nil, err
 	}
 	if op.Name == AvgPool2DOp {
-		if p.includePad, err = boolAttr(op, "count_include_pad", false); err != nil {
+		if p.includePad, err = op.Bool("count_include_pad"); err != nil {
 			return nil, err
 		}
 	}
@@ -277,4 +278,144 @@ func evalGlobalAvgPool(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tenso
 		}
 	}
 	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// Legalization (NCHW):
+//
+// graph.max_pool2d(x) → hlo.reduce_window(x, lowest) with a hlo.maximum
+// body, window_dimensions [1, 1, kh, kw], window_strides [1, 1, sh, sw],
+// window_dilations [1, 1, dh, dw] and padding [[0, 0], [0, 0], [t, b'],
+// [l, r']]. Padded elements take the init value, so they never win.
+//
+// graph.avg_pool2d(x) → hlo.reduce_window(x, 0) with a hlo.add body (same
+// window attributes) divided by the per-window element count:
+//   - count_include_pad = true: the window elements inside the explicitly
+//     padded extent [-t, H+b) × [-l, W+r) (as ONNX Runtime and PyTorch do),
+//     which is the kernel size everywhere unless ceil_mode lets the last
+//     windows run past the padded border;
+//   - count_include_pad = false: the window elements inside the input.
+//
+// The counts are computed at legalization time: a splat constant when they
+// are uniform, else an OH×OW constant broadcast along dims [2, 3].
+//
+// ceil_mode: the result type fixes the output size; b' (r') is raised above
+// b (r) just enough for reduce_window to produce the last window, and those
+// extra padded elements (init value) are never counted.
+//
+// graph.global_avg_pool(x) → hlo.reduce(x, 0) {dimensions = [2, ..., r-1]}
+// with an add body, hlo.reshape to N×C×1×...×1, hlo.divide by a splat of
+// the spatial element count (H·W for images).
+
+// poolDim is the window geometry along one spatial dimension.
+type poolDim struct {
+	in, out, k, s, d, lo, hi int64
+}
+
+// highPad returns the high padding that makes reduce_window produce at
+// least out windows.
+func (p poolDim) highPad() int64 {
+	eff := p.d*(p.k-1) + 1
+	return max(p.hi, (p.out-1)*p.s+eff-p.in-p.lo)
+}
+
+// counts returns, for each output position, how many window taps fall in
+// [lo, hi) of the unpadded input coordinate space.
+func (p poolDim) counts(lo, hi int64) []int64 {
+	out := make([]int64, p.out)
+	for o := range out {
+		start := int64(o)*p.s - p.lo
+		for j := int64(0); j < p.k; j++ {
+			if x := start + j*p.d; x >= lo && x < hi {
+				out[o]++
+			}
+		}
+	}
+	return out
+}
+
+func legalizePool2D(isMax bool) legalizeFn {
+	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+		p, err := poolAttrs(op)
+		if err != nil {
+			return nil, err
+		}
+		rt, err := b.resultTensor()
+		if err != nil {
+			return nil, err
+		}
+		xt := graphir.AsTensor(op.Operand(0).Type)
+		var dims [2]poolDim
+		var his [2]int64
+		for i := range dims {
+			dims[i] = poolDim{in: xt.Shape[2+i], out: rt.Shape[2+i], k: p.kernel[i], s: p.strides[i], d: p.dilations[i], lo: p.pads[i], hi: p.pads[2+i]}
+			his[i] = dims[i].highPad()
+		}
+		init, combiner := 0.0, hlo.AddOp
+		if isMax {
+			init, combiner = lowestValue(xt.Elem), hlo.MaximumOp
+		}
+		c := &chain{b: b, t: rt}
+		cfg := hlo.WindowConfig{
+			WindowDimensions: []int64{1, 1, p.kernel[0], p.kernel[1]},
+			WindowStrides:    []int64{1, 1, p.strides[0], p.strides[1]},
+			WindowDilations:  []int64{1, 1, p.dilations[0], p.dilations[1]},
+			PadLow:           []int64{0, 0, p.pads[0], p.pads[1]},
+			PadHigh:          []int64{0, 0, his[0], his[1]},
+		}
+		iv := c.scalar(init)
+		r := c.do(func() (*graphir.Value, error) {
+			return b.insert(hlo.ReduceWindow(op.Operand(0), iv, cfg, combiner, op.Loc))
+		})
+		if isMax {
+			return c.done(r)
+		}
+		var cnt [2][]int64
+		for i, d := range dims {
+			if p.includePad {
+				cnt[i] = d.counts(-d.lo, d.in+d.hi)
+			} else {
+				cnt[i] = d.counts(0, d.in)
+			}
+		}
+		div := c.do(func() (*graphir.Value, error) { return b.countTensor(cnt, rt) })
+		return c.done(c.op(hlo.DivideOp, r, div))
+	}
+}
+
+// countTensor materializes the outer product of per-dimension window
+// counts at the result type: a splat when uniform, else an OH×OW constant
+// broadcast along dims [2, 3].
+func (b *builder) countTensor(cnt [2][]int64, rt *graphir.TensorType) (*graphir.Value, error) {
+	oh, ow := len(cnt[0]), len(cnt[1])
+	t := graphir.NewTensor(rt.Elem, int64(oh), int64(ow))
+	ct := graphir.NewZeroTensor(t)
+	uniform := true
+	for i, a := range cnt[0] {
+		for j, c := range cnt[1] {
+			ct.Data[i*ow+j] = float64(a * c)
+			uniform = uniform && ct.Data[i*ow+j] == ct.Data[0]
+		}
+	}
+	if uniform {
+		return b.splat(rt, ct.Data[0])
+	}
+	v, err := b.constant(ct.Round().ToDense())
+	if err != nil {
+		return nil, err
+	}
+	return b.broadcastInDim(v, rt.Shape, []int64{2, 3})
+}
+
+func legalizeGlobalAvgPool(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	x := op.Operand(0)
+	xt := graphir.AsTensor(x.Type)
+	count := product(xt.Shape[2:])
+	c := &chain{b: b, t: rt}
+	sum := c.do(func() (*graphir.Value, error) { return b.reduce(x, 0, hlo.AddOp, iota64(2, xt.Rank())) })
+	r := c.do(func() (*graphir.Value, error) { return b.reshape(sum, rt.Shape) })
+	return c.done(c.op(hlo.DivideOp, r, c.splat(float64(count))))
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"math"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -58,7 +59,7 @@ var reduceKinds = []struct {
 func init() {
 	for _, k := range reduceKinds {
 		needFloat := k.float
-		graphir.RegisterOp(&graphir.OpDef{
+		register(&graphir.OpDef{
 			Name:     k.name,
 			Summary:  "reduce over axes, keepdims (ONNX " + k.onnx + ")",
 			Operands: graphir.Exactly(1),
@@ -66,8 +67,8 @@ func init() {
 			Traits:   graphir.Pure,
 			Attrs: []graphir.AttrSpec{
 				{Name: "axes", Kind: graphir.KindIntArray},
-				{Name: "keepdims", Kind: graphir.KindBool},
-				{Name: "noop_with_empty_axes", Kind: graphir.KindBool},
+				{Name: "keepdims", Kind: graphir.KindBool, Default: graphir.BoolAttr(true)},
+				{Name: "noop_with_empty_axes", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 			},
 			Infer: inferReduce,
 			Verify: func(op *graphir.Op) error {
@@ -85,15 +86,15 @@ func init() {
 			},
 			Eval:   evalReduce,
 			Pretty: true,
-		})
+		}, Conversions{Legalize: legalizeReduce})
 	}
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     LogSoftmaxOp,
 		Summary:  "log of softmax along one axis (ONNX LogSoftmax, opset 13)",
 		Operands: graphir.Exactly(1),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
-		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt}},
+		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(-1)}},
 		Infer:    inferSoftmax,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
@@ -104,22 +105,22 @@ func init() {
 		},
 		Eval:   evalLogSoftmax,
 		Pretty: true,
-	})
+	}, Conversions{Legalize: legalizeSoftmaxLike(true)})
 }
 
 // ReduceAxes returns, for a reduction op on an input of rank r, which
 // dimensions are reduced (absent or empty axes: all) and the keepdims flag.
 // Errors: malformed attributes, an axis outside [-r, r-1], a repeated axis.
 func ReduceAxes(op *graphir.Op, r int) ([]bool, bool, error) {
-	axes, err := intsAttr(op, "axes", nil, 0)
+	axes, err := op.Ints("axes")
 	if err != nil {
 		return nil, false, err
 	}
-	keep, err := boolAttr(op, "keepdims", true)
+	keep, err := op.Bool("keepdims")
 	if err != nil {
 		return nil, false, err
 	}
-	noop, err := boolAttr(op, "noop_with_empty_axes", false)
+	noop, err := op.Bool("noop_with_empty_axes")
 	if err != nil {
 		return nil, false, err
 	}
@@ -309,4 +310,87 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 
 func evalLogSoftmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
 	return evalSoftmaxLike(op, args, true)
+}
+
+// Legalization:
+//
+//	graph.reduce_sum / _max / _min / _prod (x) {axes, keepdims}
+//	    → hlo.reduce over the reduced dims with an add / maximum / minimum /
+//	      multiply body (init 0 / lowest / highest / 1), then hlo.reshape
+//	      to the keepdims shape (nothing without keepdims)
+//	graph.reduce_mean → the sum, then hlo.divide by a splat of the number
+//	      of reduced elements
+//	graph.reduce_l2   → hlo.multiply(x, x), add-reduce, hlo.sqrt
+//	graph.reduce_log_sum_exp → stable form: m = max-reduce; s = m where
+//	      |m| < inf, else 0 (hlo.abs, hlo.compare LT, hlo.select);
+//	      hlo.log(add-reduce(exp(x − broadcast(s)))) + s
+//	graph.log_softmax → see legalizeSoftmaxLike (norm.go)
+
+func legalizeReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	x := op.Operand(0)
+	xt := graphir.AsTensor(x.Type)
+	red, _, err := ReduceAxes(op, xt.Rank())
+	if err != nil {
+		return nil, err
+	}
+	var dims, keep []int64
+	count := int64(1)
+	for i, r := range red {
+		if r {
+			dims = append(dims, int64(i))
+			count *= xt.Shape[i]
+		} else {
+			keep = append(keep, int64(i))
+		}
+	}
+	c := &chain{b: b, t: xt}
+	reduce := func(v *graphir.Value, init float64, combiner string) *graphir.Value {
+		return c.do(func() (*graphir.Value, error) { return b.reduce(v, init, combiner, dims) })
+	}
+	var y *graphir.Value
+	switch op.Name {
+	case ReduceSumOp:
+		y = reduce(x, 0, hlo.AddOp)
+	case ReduceMeanOp:
+		sum := reduce(x, 0, hlo.AddOp)
+		mean := &chain{b: b, t: graphir.NewTensor(xt.Elem, reducedShape(xt.Shape, red, false)...)}
+		y = mean.op(hlo.DivideOp, sum, mean.splat(float64(count)))
+		c.err = mean.err
+	case ReduceMaxOp:
+		y = reduce(x, lowestValue(xt.Elem), hlo.MaximumOp)
+	case ReduceMinOp:
+		y = reduce(x, highestValue(xt.Elem), hlo.MinimumOp)
+	case ReduceProdOp:
+		y = reduce(x, 1, hlo.MultiplyOp)
+	case ReduceL2Op:
+		y = c.op(hlo.SqrtOp, reduce(c.op(hlo.MultiplyOp, x, x), 0, hlo.AddOp))
+	case ReduceLogSumExpOp:
+		y = c.logSumExp(x, xt, dims, keep)
+	}
+	return c.done(c.do(func() (*graphir.Value, error) { return b.reshape(y, rt.Shape) }))
+}
+
+// logSumExp builds m + log(Σ exp(x − m)) over dims, with m the maximum
+// replaced by 0 where it is not finite (all −inf, +inf or NaN), so that an
+// all −inf slice gives −inf instead of NaN.
+func (c *chain) logSumExp(x *graphir.Value, xt *graphir.TensorType, dims, keep []int64) *graphir.Value {
+	b := c.b
+	m := c.do(func() (*graphir.Value, error) { return b.reduce(x, math.Inf(-1), hlo.MaximumOp, dims) })
+	if c.err != nil {
+		return nil
+	}
+	mc := &chain{b: b, t: graphir.AsTensor(m.Type)}
+	finite := mc.cmp("LT", mc.op(hlo.AbsOp, m), mc.splat(math.Inf(1)))
+	s := mc.op(hlo.SelectOp, finite, m, mc.splat(0))
+	if c.err = mc.err; c.err != nil {
+		return nil
+	}
+	sb := c.do(func() (*graphir.Value, error) { return b.broadcastInDim(s, xt.Shape, keep) })
+	e := c.op(hlo.ExponentialOp, c.op(hlo.SubtractOp, x, sb))
+	sum := c.do(func() (*graphir.Value, error) { return b.reduce(e, 0, hlo.AddOp, dims) })
+	return c.op(hlo.AddOp, c.op(hlo.LogOp, sum), s)
 }

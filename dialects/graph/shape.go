@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -21,19 +22,19 @@ const (
 )
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:         FlattenOp,
 		Summary:      "flatten to 2-D at axis (ONNX Flatten)",
 		Operands:     graphir.Exactly(1),
 		Results:      graphir.Exactly(1),
 		Traits:       graphir.Pure,
-		Attrs:        []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt}},
+		Attrs:        []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(1)}},
 		Infer:        inferFlatten,
 		Eval:         evalCopy,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{dropIdentity(FlattenOp), foldReshapeChain(FlattenOp)},
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeReshape})
+	register(&graphir.OpDef{
 		Name:         ReshapeOp,
 		Summary:      "reshape to a static shape; 0 copies a dim, one -1 is inferred (ONNX Reshape)",
 		Operands:     graphir.Exactly(1),
@@ -44,8 +45,8 @@ func init() {
 		Eval:         evalCopy,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{dropIdentity(ReshapeOp), foldReshapeChain(ReshapeOp)},
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeReshape})
+	register(&graphir.OpDef{
 		Name:         TransposeOp,
 		Summary:      "permute dimensions: result dim i = input dim perm[i] (ONNX Transpose)",
 		Operands:     graphir.Exactly(1),
@@ -56,8 +57,8 @@ func init() {
 		Eval:         evalTranspose,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{dropIdentityTranspose(), foldTransposeChain()},
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeTranspose})
+	register(&graphir.OpDef{
 		Name:         ConcatOp,
 		Summary:      "concatenate along axis (ONNX Concat)",
 		Operands:     graphir.AtLeast(1),
@@ -68,7 +69,7 @@ func init() {
 		Eval:         evalConcat,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{concatSingle()},
-	})
+	}, Conversions{Legalize: legalizeConcat})
 }
 
 // flattenShape returns the 2-D shape of ONNX Flatten of shape at axis
@@ -89,7 +90,7 @@ func inferFlatten(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	axis, err := intAttr(op, "axis", 1)
+	axis, err := op.Int("axis")
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func inferReshape(op *graphir.Op) ([]graphir.Type, error) {
 	if op.Attr("shape") == nil {
 		return nil, op.Errorf("requires attribute 'shape'")
 	}
-	target, err := intsAttr(op, "shape", nil, 0)
+	target, err := op.Ints("shape")
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func transposePerm(op *graphir.Op, r int) ([]int64, error) {
 	for i := range def {
 		def[i] = int64(r - 1 - i)
 	}
-	perm, err := intsAttr(op, "perm", def, 0)
+	perm, err := intsOr(op, "perm", def)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func inferConcat(op *graphir.Op) ([]graphir.Type, error) {
 	if op.Attr("axis") == nil {
 		return nil, op.Errorf("requires attribute 'axis'")
 	}
-	axis, err := intAttr(op, "axis", 0)
+	axis, err := op.Int("axis")
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +292,7 @@ func evalConcat(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 	if err != nil {
 		return nil, err
 	}
-	axis, _ := intAttr(op, "axis", 0)
+	axis, _ := op.Int("axis")
 	ax, err := normAxis(op, axis, out.Type.Rank())
 	if err != nil {
 		return nil, err
@@ -308,4 +309,50 @@ func evalConcat(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 		at += rowIn
 	}
 	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// Legalization:
+//
+//	graph.flatten, graph.reshape → hlo.reshape to the result type (the -1
+//	    and 0 entries of reshape are already resolved in it); nothing
+//	    when the types are equal
+//	graph.transpose(x) {perm} → hlo.transpose {permutation = perm}
+//	    (reversed dimensions when perm is absent)
+//	graph.concat(xs...) {axis} → hlo.concatenate {dimension = axis}, a
+//	    negative axis normalized against the rank
+
+func legalizeReshape(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.reshape(op.Operand(0), rt.Shape)
+	return []*graphir.Value{r}, err
+}
+
+func legalizeTranspose(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	perm, err := transposePerm(op, graphir.AsTensor(x.Type).Rank())
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.insert(hlo.Transpose(x, perm, op.Loc))
+	return []*graphir.Value{r}, err
+}
+
+func legalizeConcat(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	axis, err := op.Int("axis")
+	if err != nil {
+		return nil, err
+	}
+	ax, err := normAxis(op, axis, rt.Rank())
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.insert(hlo.Concatenate(op.Operands(), int64(ax), op.Loc))
+	return []*graphir.Value{r}, err
 }

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	"github.com/tessera-ml/tessera/graphir"
+
+	"github.com/tessera-ml/tessera/dialects/hlo"
 )
 
 // Data-movement ops with static attributes (ONNX opset 18 semantics, the
@@ -52,22 +54,22 @@ const (
 var PadModes = []string{"constant", "reflect", "edge"}
 
 func init() {
-	graphir.RegisterOp(&graphir.OpDef{
+	register(&graphir.OpDef{
 		Name:     SplitOp,
 		Summary:  "split along axis into pieces (ONNX Split)",
 		Operands: graphir.Exactly(1),
 		Results:  graphir.AtLeast(1),
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
-			{Name: "axis", Kind: graphir.KindInt},
+			{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(0)},
 			{Name: "split", Kind: graphir.KindIntArray},
 			{Name: "num_outputs", Kind: graphir.KindInt},
 		},
 		Infer:  inferSplit,
 		Eval:   evalSplit,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeSplit})
+	register(&graphir.OpDef{
 		Name:     SliceOp,
 		Summary:  "strided slice with ONNX clamping and negative indices (ONNX Slice)",
 		Operands: graphir.Exactly(1),
@@ -82,22 +84,22 @@ func init() {
 		Infer:  inferSlice,
 		Eval:   evalSlice,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeSlice})
+	register(&graphir.OpDef{
 		Name:     GatherOp,
 		Summary:  "take constant indices along axis (ONNX Gather)",
 		Operands: graphir.Exactly(1),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
-			{Name: "axis", Kind: graphir.KindInt},
+			{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(0)},
 			{Name: "indices", Kind: graphir.KindDense, Required: true},
 		},
 		Infer:  inferGather,
 		Eval:   evalGather,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeGather})
+	register(&graphir.OpDef{
 		Name:     PadOp,
 		Summary:  "pad or crop each dimension, constant/reflect/edge (ONNX Pad)",
 		Operands: graphir.Exactly(1),
@@ -105,14 +107,14 @@ func init() {
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
 			{Name: "pads", Kind: graphir.KindIntArray, Required: true},
-			{Name: "mode", Kind: graphir.KindEnum, Enum: PadModes},
-			{Name: "value", Kind: graphir.KindFloat},
+			{Name: "mode", Kind: graphir.KindEnum, Enum: PadModes, Default: graphir.StringAttr("constant")},
+			{Name: "value", Kind: graphir.KindFloat, Default: graphir.F32Attr(0)},
 		},
 		Infer:  inferPad,
 		Eval:   evalPad,
 		Pretty: true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizePad})
+	register(&graphir.OpDef{
 		Name:     ExpandOp,
 		Summary:  "bidirectional broadcast to a shape (ONNX Expand)",
 		Operands: graphir.Exactly(1),
@@ -122,8 +124,8 @@ func init() {
 		Infer:    inferExpand,
 		Eval:     evalExpand,
 		Pretty:   true,
-	})
-	graphir.RegisterOp(&graphir.OpDef{
+	}, Conversions{Legalize: legalizeExpand})
+	register(&graphir.OpDef{
 		Name:     TileOp,
 		Summary:  "repeat the tensor along every dimension (ONNX Tile)",
 		Operands: graphir.Exactly(1),
@@ -133,7 +135,7 @@ func init() {
 		Infer:    inferTile,
 		Eval:     evalTile,
 		Pretty:   true,
-	})
+	}, Conversions{Legalize: legalizeTile})
 }
 
 // ---- split
@@ -144,7 +146,7 @@ func SplitSizes(op *graphir.Op, shape []int64) (int, []int64, error) {
 	if len(shape) == 0 {
 		return 0, nil, op.Errorf("input must have rank at least 1")
 	}
-	axis, err := intAttr(op, "axis", 0)
+	axis, err := op.Int("axis")
 	if err != nil {
 		return 0, nil, err
 	}
@@ -157,7 +159,7 @@ func SplitSizes(op *graphir.Op, shape []int64) (int, []int64, error) {
 		if op.Attr("num_outputs") != nil {
 			return 0, nil, op.Errorf("takes 'split' or 'num_outputs', not both")
 		}
-		sizes, err := intsAttr(op, "split", nil, 0)
+		sizes, err := op.Ints("split")
 		if err != nil {
 			return 0, nil, err
 		}
@@ -178,7 +180,7 @@ func SplitSizes(op *graphir.Op, shape []int64) (int, []int64, error) {
 	}
 	n := int64(len(op.Results))
 	if op.Attr("num_outputs") != nil {
-		if n, err = intAttr(op, "num_outputs", 0); err != nil {
+		if n, err = op.Int("num_outputs"); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -284,19 +286,19 @@ func SliceParams(op *graphir.Op, shape []int64) (start, step, size []int64, err 
 			return nil, nil, nil, op.Errorf("requires attribute '%s'", n)
 		}
 	}
-	starts, err := intsAttr(op, "starts", nil, 0)
+	starts, err := op.Ints("starts")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	k := len(starts)
-	ends, err := intsAttr(op, "ends", nil, 0)
+	ends, err := op.Ints("ends")
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	if len(ends) != k {
 		return nil, nil, nil, op.Errorf("starts %s and ends %s must have the same length", shapeString(starts), shapeString(ends))
 	}
-	axes, err := intsAttr(op, "axes", iota64n(k), 0)
+	axes, err := intsOr(op, "axes", iota64n(k))
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -307,7 +309,7 @@ func SliceParams(op *graphir.Op, shape []int64) (start, step, size []int64, err 
 	for i := range ones {
 		ones[i] = 1
 	}
-	steps, err := intsAttr(op, "steps", ones, 0)
+	steps, err := intsOr(op, "steps", ones)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -407,7 +409,7 @@ func GatherIndices(op *graphir.Op, shape []int64) (int, []int64, []int64, error)
 	if len(shape) == 0 {
 		return 0, nil, nil, op.Errorf("input must have rank at least 1")
 	}
-	axis, err := intAttr(op, "axis", 0)
+	axis, err := op.Int("axis")
 	if err != nil {
 		return 0, nil, nil, err
 	}
@@ -503,7 +505,7 @@ func PadParams(op *graphir.Op, shape []int64) (*PadConfig, error) {
 	if op.Attr("pads") == nil {
 		return nil, op.Errorf("requires attribute 'pads'")
 	}
-	pads, err := intsAttr(op, "pads", nil, 0)
+	pads, err := op.Ints("pads")
 	if err != nil {
 		return nil, err
 	}
@@ -518,7 +520,7 @@ func PadParams(op *graphir.Op, shape []int64) (*PadConfig, error) {
 		}
 		c.Mode = string(s)
 	}
-	if c.Value, err = floatAttr(op, "value", 0); err != nil {
+	if c.Value, err = op.Float("value"); err != nil {
 		return nil, err
 	}
 	for i, d := range shape {
@@ -614,7 +616,7 @@ func inferExpand(op *graphir.Op) ([]graphir.Type, error) {
 	if op.Attr("shape") == nil {
 		return nil, op.Errorf("requires attribute 'shape'")
 	}
-	shape, err := intsAttr(op, "shape", nil, 0)
+	shape, err := op.Ints("shape")
 	if err != nil {
 		return nil, err
 	}
@@ -661,7 +663,7 @@ func inferTile(op *graphir.Op) ([]graphir.Type, error) {
 	if op.Attr("repeats") == nil {
 		return nil, op.Errorf("requires attribute 'repeats'")
 	}
-	reps, err := intsAttr(op, "repeats", nil, 0)
+	reps, err := op.Ints("repeats")
 	if err != nil {
 		return nil, err
 	}
@@ -691,4 +693,305 @@ func evalTile(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error)
 		return true
 	}, 0)
 	return []*graphir.Tensor{out}, nil
+}
+
+// Legalization. hlo has no reverse or gather, so taking an arbitrary
+// constant list of indices along an axis ("take") is built from slices:
+// the list is cut into maximal runs, an ascending run with a constant
+// stride ≥ 1 is one strided hlo.slice, a run of one repeated index is a
+// 1-element hlo.slice broadcast (hlo.broadcast_in_dim) to the run length,
+// and the pieces are joined by one hlo.concatenate. A descending run (a
+// reversal) therefore costs one 1-element slice per element; the
+// tensor-IR lowering turns the concatenate into a select chain over its
+// pieces, so taking n indices costs O(n) ops and O(n) work per output
+// element — meant for the short reversals and index lists of real models
+// (reflect padding, flips of small dims, embedding lookups of a few
+// tokens), not for reversing long axes.
+//
+//	graph.split(x) {axis, split} → one hlo.slice per piece
+//	graph.slice(x) {starts, ends, axes, steps} → one hlo.slice with the
+//	    clamped starts and limits and |steps| as strides (dims in ascending
+//	    order; nothing when it is the identity); each negative-step dim is
+//	    then reversed with a take of indices n−1, ..., 0
+//	graph.gather(x) {axis, indices} → take of the flattened (wrapped)
+//	    indices along axis, then hlo.reshape to x[:axis] ++ indices.shape
+//	    ++ x[axis+1:]
+//	graph.pad(x) constant → hlo.pad (negative pads crop; the value is a
+//	    rank-0 hlo.constant); reflect / edge → per padded dim: hlo.slice
+//	    for the crop, then hlo.concatenate of the left take (reflect:
+//	    indices b, ..., 1; edge: index 0 broadcast b times), the cropped
+//	    tensor and the right take
+//	graph.expand(x) {shape} → hlo.broadcast_in_dim (right-aligned dims)
+//	graph.tile(x) {repeats} → hlo.broadcast_in_dim of x (d0, ..., dk) to
+//	    (r0, d0, ..., rk, dk) with dims [1, 3, ...], hlo.reshape to
+//	    (r0·d0, ..., rk·dk); nothing when every repeat is 1
+
+// hloSlice creates hlo.slice of x with explicit start, limit and strides,
+// or returns x when the slice is the identity.
+func (b *builder) hloSlice(x *graphir.Value, start, limit, strides []int64) (*graphir.Value, error) {
+	t := graphir.AsTensor(x.Type)
+	identity := true
+	for i := range start {
+		identity = identity && start[i] == 0 && limit[i] == t.Shape[i] && strides[i] == 1
+	}
+	if identity {
+		return x, nil
+	}
+	return b.insert(hlo.Slice(x, start, limit, strides, b.src.Loc))
+}
+
+// hloConcat joins xs along dim with hlo.concatenate (xs itself when there
+// is one piece).
+func (b *builder) hloConcat(xs []*graphir.Value, dim int) (*graphir.Value, error) {
+	if len(xs) == 1 {
+		return xs[0], nil
+	}
+	return b.insert(hlo.Concatenate(xs, int64(dim), b.src.Loc))
+}
+
+// axisSlice slices x along dim alone: [start, start + (n−1)·stride + 1)
+// with stride, full range elsewhere.
+func (b *builder) axisSlice(x *graphir.Value, dim int, start, n, stride int64) (*graphir.Value, error) {
+	t := graphir.AsTensor(x.Type)
+	st, lim, str := make([]int64, t.Rank()), append([]int64(nil), t.Shape...), make([]int64, t.Rank())
+	for i := range str {
+		str[i] = 1
+	}
+	st[dim], str[dim] = start, stride
+	lim[dim] = start
+	if n > 0 {
+		lim[dim] = start + (n-1)*stride + 1
+	}
+	return b.hloSlice(x, st, lim, str)
+}
+
+// takePieces returns the pieces whose concatenation along dim is x taken
+// at idx (all in range) along dim; see the comment above.
+func (b *builder) takePieces(x *graphir.Value, dim int, idx []int64) ([]*graphir.Value, error) {
+	if len(idx) == 0 {
+		v, err := b.axisSlice(x, dim, 0, 0, 1)
+		return []*graphir.Value{v}, err
+	}
+	t := graphir.AsTensor(x.Type)
+	var pieces []*graphir.Value
+	for k := 0; k < len(idx); {
+		n, step := int64(1), int64(1)
+		if k+1 < len(idx) && idx[k+1] >= idx[k] {
+			step = idx[k+1] - idx[k]
+			for k+int(n) < len(idx) && idx[k+int(n)]-idx[k+int(n)-1] == step {
+				n++
+			}
+		}
+		var p *graphir.Value
+		var err error
+		if step == 0 {
+			one, err := b.axisSlice(x, dim, idx[k], 1, 1)
+			if err != nil {
+				return nil, err
+			}
+			shape := append([]int64(nil), t.Shape...)
+			shape[dim] = n
+			p, err = b.broadcastInDim(one, shape, iota64(0, t.Rank()))
+			if err != nil {
+				return nil, err
+			}
+		} else if p, err = b.axisSlice(x, dim, idx[k], n, step); err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, p)
+		k += int(n)
+	}
+	return pieces, nil
+}
+
+// take is x taken at idx along dim, as one value.
+func (b *builder) take(x *graphir.Value, dim int, idx []int64) (*graphir.Value, error) {
+	ps, err := b.takePieces(x, dim, idx)
+	if err != nil {
+		return nil, err
+	}
+	return b.hloConcat(ps, dim)
+}
+
+func legalizeSplit(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	ax, sizes, err := SplitSizes(op, graphir.AsTensor(x.Type).Shape)
+	if err != nil {
+		return nil, err
+	}
+	var out []*graphir.Value
+	at := int64(0)
+	for _, s := range sizes {
+		p, err := b.axisSlice(x, ax, at, s, 1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+		at += s
+	}
+	return out, nil
+}
+
+func legalizeSlice(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	xt := graphir.AsTensor(x.Type)
+	start, step, size, err := SliceParams(op, xt.Shape)
+	if err != nil {
+		return nil, err
+	}
+	r := xt.Rank()
+	st, lim, str := make([]int64, r), make([]int64, r), make([]int64, r)
+	var reversed []int
+	for i := 0; i < r; i++ {
+		s, n := step[i], size[i]
+		if s < 0 && n > 0 {
+			// The same elements in ascending order: the last one taken first.
+			s = -s
+			start[i] -= (n - 1) * s
+			if n > 1 {
+				reversed = append(reversed, i)
+			}
+		}
+		if s < 0 {
+			s = -s
+		}
+		st[i], str[i], lim[i] = start[i], s, start[i]
+		if n > 0 {
+			lim[i] = start[i] + (n-1)*s + 1
+		}
+	}
+	y, err := b.hloSlice(x, st, lim, str)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range reversed {
+		rev := make([]int64, size[d])
+		for k := range rev {
+			rev[k] = size[d] - 1 - int64(k)
+		}
+		if y, err = b.take(y, d, rev); err != nil {
+			return nil, err
+		}
+	}
+	return []*graphir.Value{y}, nil
+}
+
+func legalizeGather(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	ax, idx, _, err := GatherIndices(op, graphir.AsTensor(x.Type).Shape)
+	if err != nil {
+		return nil, err
+	}
+	y, err := b.take(x, ax, idx)
+	if err != nil {
+		return nil, err
+	}
+	y, err = b.reshape(y, rt.Shape)
+	return []*graphir.Value{y}, err
+}
+
+func legalizePad(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	xt := graphir.AsTensor(x.Type)
+	c, err := PadParams(op, xt.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if c.Mode == "constant" {
+		v, err := b.scalar(xt.Elem, c.Value)
+		if err != nil {
+			return nil, err
+		}
+		y, err := b.insert(hlo.Pad(x, v, c.Begin, c.End, make([]int64, xt.Rank()), op.Loc))
+		return []*graphir.Value{y}, err
+	}
+	y := x
+	for d := 0; d < xt.Rank(); d++ {
+		if y, err = b.padDim(y, xt.Shape[d], d, c); err != nil {
+			return nil, err
+		}
+	}
+	return []*graphir.Value{y}, nil
+}
+
+// padDim pads (reflect or edge) or crops y along dimension d of original
+// size n: crop first, then concatenate the left take, the cropped tensor
+// and the right take.
+func (b *builder) padDim(y *graphir.Value, n int64, d int, c *PadConfig) (*graphir.Value, error) {
+	lo, hi := c.Begin[d], c.End[d]
+	if lo == 0 && hi == 0 {
+		return y, nil
+	}
+	c0 := -min(lo, 0)
+	dc := n - c0 + min(hi, 0)
+	y, err := b.axisSlice(y, d, c0, dc, 1)
+	if err != nil {
+		return nil, err
+	}
+	var left, right []int64
+	for k := int64(0); k < max(lo, 0); k++ {
+		left = append(left, PadSource(k, max(lo, 0), 0, dc, c.Mode))
+	}
+	for k := int64(0); k < max(hi, 0); k++ {
+		right = append(right, PadSource(max(lo, 0)+dc+k, max(lo, 0), max(hi, 0), dc, c.Mode))
+	}
+	var pieces []*graphir.Value
+	if len(left) > 0 {
+		ps, err := b.takePieces(y, d, left)
+		if err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, ps...)
+	}
+	pieces = append(pieces, y)
+	if len(right) > 0 {
+		ps, err := b.takePieces(y, d, right)
+		if err != nil {
+			return nil, err
+		}
+		pieces = append(pieces, ps...)
+	}
+	return b.hloConcat(pieces, d)
+}
+
+func legalizeExpand(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	y, err := b.broadcastTo(op.Operand(0), rt.Shape)
+	return []*graphir.Value{y}, err
+}
+
+func legalizeTile(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x := op.Operand(0)
+	xt := graphir.AsTensor(x.Type)
+	rt, err := b.resultTensor()
+	if err != nil {
+		return nil, err
+	}
+	reps, err := op.Ints("repeats")
+	if err != nil {
+		return nil, err
+	}
+	all1 := true
+	var wide, dims []int64
+	for i, r := range reps {
+		all1 = all1 && r == 1
+		wide = append(wide, r, xt.Shape[i])
+		dims = append(dims, int64(2*i+1))
+	}
+	if all1 {
+		return []*graphir.Value{x}, nil
+	}
+	y, err := b.broadcastInDim(x, wide, dims)
+	if err != nil {
+		return nil, err
+	}
+	y, err = b.reshape(y, rt.Shape)
+	return []*graphir.Value{y}, err
 }

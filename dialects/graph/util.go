@@ -65,70 +65,14 @@ func requireFloat(op *graphir.Op, t *graphir.TensorType) error {
 	return nil
 }
 
-// intsAttr returns integer-array attribute name, or def when absent. When
-// n > 0 the array must have exactly n elements. Unlike Op.IntsAttrOr it
-// reports a wrong kind, since Infer may run on ops the schema check has not seen.
-func intsAttr(op *graphir.Op, name string, def []int64, n int) ([]int64, error) {
-	a := op.Attr(name)
-	if a == nil {
+// intsOr is integer-array attribute name, or def when absent (for
+// defaults that depend on the operands, which the schema cannot state).
+// Errors: as graphir.Op.Ints.
+func intsOr(op *graphir.Op, name string, def []int64) ([]int64, error) {
+	if op.Attr(name) == nil {
 		return def, nil
 	}
-	arr, ok := a.(graphir.ArrayAttr)
-	if !ok {
-		return nil, op.Errorf("attribute '%s' must be an integer array, got %s", name, graphir.FormatAttr(a))
-	}
-	out := make([]int64, len(arr))
-	for i, e := range arr {
-		ia, ok := e.(*graphir.IntegerAttr)
-		if !ok {
-			return nil, op.Errorf("attribute '%s' must be an integer array, got %s", name, graphir.FormatAttr(a))
-		}
-		out[i] = ia.Value
-	}
-	if n > 0 && len(out) != n {
-		return nil, op.Errorf("attribute '%s' must have %d elements, got %d", name, n, len(out))
-	}
-	return out, nil
-}
-
-// intAttr returns integer attribute name, or def when absent.
-func intAttr(op *graphir.Op, name string, def int64) (int64, error) {
-	a := op.Attr(name)
-	if a == nil {
-		return def, nil
-	}
-	ia, ok := a.(*graphir.IntegerAttr)
-	if !ok {
-		return 0, op.Errorf("attribute '%s' must be an integer, got %s", name, graphir.FormatAttr(a))
-	}
-	return ia.Value, nil
-}
-
-// floatAttr returns float (or integer) attribute name, or def when absent.
-func floatAttr(op *graphir.Op, name string, def float64) (float64, error) {
-	switch a := op.Attr(name).(type) {
-	case nil:
-		return def, nil
-	case *graphir.FloatAttr:
-		return a.Value, nil
-	case *graphir.IntegerAttr:
-		return float64(a.Value), nil
-	default:
-		return 0, op.Errorf("attribute '%s' must be a float, got %s", name, graphir.FormatAttr(a))
-	}
-}
-
-// boolAttr returns bool attribute name, or def when absent.
-func boolAttr(op *graphir.Op, name string, def bool) (bool, error) {
-	a := op.Attr(name)
-	if a == nil {
-		return def, nil
-	}
-	b, ok := a.(graphir.BoolAttr)
-	if !ok {
-		return false, op.Errorf("attribute '%s' must be a bool, got %s", name, graphir.FormatAttr(a))
-	}
-	return bool(b), nil
+	return op.Ints(name)
 }
 
 // normAxis maps axis in [-rank, rank-1] to [0, rank-1].

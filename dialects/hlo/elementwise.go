@@ -536,3 +536,19 @@ func inferClamp(op *g.Op) ([]g.Type, error) {
 	}
 	return []g.Type{x}, nil
 }
+
+// Compare builds a detached hlo.compare of a and b in direction dir (one of
+// ComparisonDirections).
+func Compare(a, b *g.Value, dir string, loc g.Location) (*g.Op, error) {
+	return g.Build(CompareOp, []*g.Value{a, b}, g.DictAttr{{Name: "comparison_direction", Value: g.StringAttr(dir)}}, loc)
+}
+
+// Convert builds a detached hlo.convert of x to element type elem.
+func Convert(x *g.Value, elem g.DType, loc g.Location) (*g.Op, error) {
+	t, ok := x.Type.(*g.TensorType)
+	if !ok {
+		return nil, g.Errorf(loc, "'%s' op operand must be a tensor, got %s", ConvertOp, x.Type)
+	}
+	op := g.NewOp(ConvertOp, []*g.Value{x}, []g.Type{g.NewTensor(elem, t.Shape...)}, nil, loc)
+	return op, nil
+}

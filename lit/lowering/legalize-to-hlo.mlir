@@ -89,7 +89,7 @@ func.func @conv2d(%x: tensor<1x4x7x8xf32>, %w: tensor<6x2x3x2xf32>, %b: tensor<6
 // -----
 
 // CHECK-LABEL: func.func @conv2d_nobias
-// CHECK-NEXT: %[[C:.*]] = hlo.convolution %arg0, %arg1 {feature_group_count = 1, padding = {{\[}}[0, 0], [0, 0]], rhs_dilation = [1, 1], window_strides = [1, 1]}
+// CHECK-NEXT: %[[C:.*]] = hlo.convolution %arg0, %arg1 {padding = {{\[}}[0, 0], [0, 0]], rhs_dilation = [1, 1], window_strides = [1, 1]}
 // CHECK-NEXT: func.return %[[C]]
 func.func @conv2d_nobias(%x: tensor<1x3x5x5xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x2x3x3xf32> {
   %0 = graph.conv2d %x, %w : (tensor<1x3x5x5xf32>, tensor<2x3x3x3xf32>) -> tensor<1x2x3x3xf32>

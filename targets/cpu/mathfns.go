@@ -33,6 +33,54 @@ const (
 	ErfMaxULP     = 3
 )
 
+// mathImpl is how the CPU target computes one intrinsic: any for every
+// float dtype (an LLVM intrinsic or exact operations), else f32 (f16
+// computes in f32 and rounds back) and f64. A new intrinsic is a row of
+// mathImpls beside the row of tensorir.Intrinsics.
+type mathImpl struct {
+	any, f32, f64 func(g *fgen, args []value.Value) value.Value
+}
+
+// mathImpls holds the CPU implementation of every float intrinsic.
+var mathImpls = map[string]mathImpl{
+	"abs":   {any: llvmMath("llvm.fabs")},
+	"sqrt":  {any: llvmMath("llvm.sqrt")},
+	"fma":   {any: llvmMath("llvm.fma")},
+	"floor": {any: llvmMath("llvm.floor")},
+	"ceil":  {any: llvmMath("llvm.ceil")},
+	"rsqrt": {any: func(g *fgen, a []value.Value) value.Value {
+		return g.cur.NewFDiv(fk(a[0], 1), g.callIntrinsic("llvm.sqrt", a[0]))
+	}},
+	"exp":     {f32: unaryMath((*fgen).expf), f64: libmMath("exp")},
+	"tanh":    {f32: unaryMath((*fgen).tanhf), f64: libmMath("tanh")},
+	"erf":     {f32: unaryMath((*fgen).erff), f64: libmMath("erf")},
+	"log":     {f32: libmMath("logf"), f64: libmMath("log")},
+	"pow":     {f32: libmMath("powf"), f64: libmMath("pow")},
+	"sigmoid": {f32: sigmoidWith((*fgen).expf), f64: sigmoidWith(func(g *fgen, v value.Value) value.Value { return g.libm("exp", v) })},
+}
+
+// llvmMath is the LLVM intrinsic base applied to the arguments.
+func llvmMath(base string) func(*fgen, []value.Value) value.Value {
+	return func(g *fgen, a []value.Value) value.Value { return g.callIntrinsic(base, a...) }
+}
+
+// libmMath calls the C math function name one lane at a time.
+func libmMath(name string) func(*fgen, []value.Value) value.Value {
+	return func(g *fgen, a []value.Value) value.Value { return g.libm(name, a...) }
+}
+
+// unaryMath adapts a one-argument generator.
+func unaryMath(f func(*fgen, value.Value) value.Value) func(*fgen, []value.Value) value.Value {
+	return func(g *fgen, a []value.Value) value.Value { return f(g, a[0]) }
+}
+
+// sigmoidWith is sigmoid computed with the exponential exp.
+func sigmoidWith(exp func(*fgen, value.Value) value.Value) func(*fgen, []value.Value) value.Value {
+	return func(g *fgen, a []value.Value) value.Value {
+		return g.sigmoid(a[0], func(v value.Value) value.Value { return exp(g, v) })
+	}
+}
+
 // call generates an intrinsic Call.
 func (g *fgen) call(x *tir.Call) (value.Value, error) {
 	in, ok := tir.Intrinsics[x.Name]
@@ -51,64 +99,30 @@ func (g *fgen) call(x *tir.Call) (value.Value, error) {
 		args[i] = v
 	}
 	args = g.unify(args...)
-	a := args[0]
 	t := x.DType()
-	c := g.cur
 	if !t.IsFloat() {
 		if x.Name != "abs" || !in.IntOK {
 			return nil, g.errorf("intrinsic %q needs float arguments, got %v", x.Name, t)
 		}
-		zero := constOf(a.Type(), 0)
-		return c.NewSelect(c.NewICmp(enum.IPredSLT, a, zero), c.NewSub(zero, a), a), nil
+		a, zero := args[0], constOf(args[0].Type(), 0)
+		return g.cur.NewSelect(g.cur.NewICmp(enum.IPredSLT, a, zero), g.cur.NewSub(zero, a), a), nil
 	}
-	switch x.Name {
-	case "abs":
-		return g.callIntrinsic("llvm.fabs", a), nil
-	case "sqrt":
-		return g.callIntrinsic("llvm.sqrt", a), nil
-	case "rsqrt":
-		return c.NewFDiv(constOf(a.Type(), 1), g.callIntrinsic("llvm.sqrt", a)), nil
-	case "fma":
-		return g.callIntrinsic("llvm.fma", args...), nil
-	case "floor":
-		return g.callIntrinsic("llvm.floor", a), nil
-	case "ceil":
-		return g.callIntrinsic("llvm.ceil", a), nil
-	}
-	// The rest compute in f32 (f16 widened) or call libm (f64).
-	if t.Kind == tir.F64 {
-		switch x.Name {
-		case "sigmoid":
-			return g.sigmoid(a, func(v value.Value) value.Value { return g.libm("exp", v) }), nil
-		case "pow":
-			return g.libm("pow", args...), nil
-		}
-		return g.libm(x.Name, a), nil
+	impl, ok := mathImpls[x.Name]
+	switch {
+	case !ok:
+		return nil, g.errorf("intrinsic %q is not supported by the CPU target", x.Name)
+	case impl.any != nil:
+		return impl.any(g, args), nil
+	case t.Kind == tir.F64:
+		return impl.f64(g, args), nil
 	}
 	narrow := t.Kind == tir.F16
 	if narrow {
 		for i := range args {
-			args[i] = c.NewFPExt(args[i], withLanes(types.Float, lanesOf(args[i])))
+			args[i] = g.cur.NewFPExt(args[i], withLanes(types.Float, lanesOf(args[i])))
 		}
-		a = args[0]
 	}
-	var r value.Value
-	switch x.Name {
-	case "exp":
-		r = g.expf(a)
-	case "tanh":
-		r = g.tanhf(a)
-	case "sigmoid":
-		r = g.sigmoid(a, g.expf)
-	case "erf":
-		r = g.erff(a)
-	case "log":
-		r = g.libm("logf", a)
-	case "pow":
-		r = g.libm("powf", args...)
-	default:
-		return nil, g.errorf("intrinsic %q is not supported by the CPU target", x.Name)
-	}
+	r := impl.f32(g, args)
 	if narrow {
 		r = g.cur.NewFPTrunc(r, withLanes(types.Half, lanesOf(r)))
 	}

@@ -136,3 +136,15 @@ func TestMathULP(t *testing.T) {
 		})
 	}
 }
+
+// TestEveryIntrinsicHasACPUImplementation: each intrinsic of the tensor
+// IR (tensorir.Intrinsics) has a row in mathImpls, with an implementation
+// for every float dtype.
+func TestEveryIntrinsicHasACPUImplementation(t *testing.T) {
+	for name := range tir.Intrinsics {
+		impl, ok := mathImpls[name]
+		if assert.True(t, ok, "intrinsic %q has no CPU implementation", name) {
+			assert.True(t, impl.any != nil || (impl.f32 != nil && impl.f64 != nil), "intrinsic %q lacks an f32 or f64 implementation", name)
+		}
+	}
+}

@@ -198,6 +198,9 @@ func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
 		n.ins = append(n.ins, x)
 	}
 	conv, ok := converters[np.GetOpType()]
+	if def := graph.ONNXOp(np.GetOpType()); !ok && def != nil {
+		conv, ok = func(n *node) ([]*value, error) { return convertDirect(n, def) }, true
+	}
 	if !ok {
 		return n.errorf("unsupported op '%s' (the supported ops are listed in dialects/graph/onnx/README.md)", np.GetOpType())
 	}

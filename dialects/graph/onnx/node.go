@@ -288,41 +288,112 @@ func attrs(kv ...any) graphir.DictAttr {
 
 func list(xs ...*value) []*value { return xs }
 
-// opDefaults lists graph-op attributes at their default value, which the
-// importer leaves out (an absent attribute means the default).
-var opDefaults = map[string]graphir.DictAttr{
-	"graph.conv2d":             attrs("strides", graphir.I64Array(1, 1), "pads", graphir.I64Array(0, 0, 0, 0), "dilations", graphir.I64Array(1, 1), "groups", graphir.IntAttr(1)),
-	"graph.max_pool2d":         attrs("strides", graphir.I64Array(1, 1), "pads", graphir.I64Array(0, 0, 0, 0), "dilations", graphir.I64Array(1, 1), "ceil_mode", graphir.BoolAttr(false)),
-	"graph.avg_pool2d":         attrs("strides", graphir.I64Array(1, 1), "pads", graphir.I64Array(0, 0, 0, 0), "ceil_mode", graphir.BoolAttr(false), "count_include_pad", graphir.BoolAttr(false)),
-	"graph.gemm":               attrs("alpha", graphir.F32Attr(1), "beta", graphir.F32Attr(1), "transA", graphir.BoolAttr(false), "transB", graphir.BoolAttr(false)),
-	"graph.batch_norm":         attrs("epsilon", graphir.F32Attr(1e-5)),
-	"graph.flatten":            attrs("axis", graphir.IntAttr(1)),
-	"graph.softmax":            attrs("axis", graphir.IntAttr(-1)),
-	"graph.log_softmax":        attrs("axis", graphir.IntAttr(-1)),
-	"graph.leaky_relu":         attrs("alpha", graphir.F32Attr(0.01)),
-	"graph.elu":                attrs("alpha", graphir.F32Attr(1)),
-	"graph.hard_sigmoid":       attrs("alpha", graphir.F32Attr(0.2), "beta", graphir.F32Attr(0.5)),
-	"graph.selu":               attrs("alpha", graphir.F32Attr(1.67326319217681884765625), "gamma", graphir.F32Attr(1.05070102214813232421875)),
-	"graph.pad":                attrs("mode", graphir.StringAttr("constant"), "value", graphir.F32Attr(0)),
-	"graph.split":              attrs("axis", graphir.IntAttr(0)),
-	"graph.gather":             attrs("axis", graphir.IntAttr(0)),
-	"graph.reduce_sum":         attrs("keepdims", graphir.BoolAttr(true)),
-	"graph.reduce_mean":        attrs("keepdims", graphir.BoolAttr(true)),
-	"graph.reduce_max":         attrs("keepdims", graphir.BoolAttr(true)),
-	"graph.reduce_min":         attrs("keepdims", graphir.BoolAttr(true)),
-	"graph.reduce_prod":        attrs("keepdims", graphir.BoolAttr(true)),
-	"graph.reduce_l2":          attrs("keepdims", graphir.BoolAttr(true)),
-	"graph.reduce_log_sum_exp": attrs("keepdims", graphir.BoolAttr(true)),
-}
-
-// dropDefaults removes attributes equal to their default.
+// dropDefaults removes the attributes equal to graph op op's defaults
+// (AttrSpec.Default): an absent attribute means the default.
 func dropDefaults(op string, a graphir.DictAttr) graphir.DictAttr {
 	out := graphir.DictAttr{}
 	for _, na := range a {
-		if def := opDefaults[op].Get(na.Name); def != nil && graphir.AttrEqual(def, na.Value) {
+		if def := graphDefault(op, na.Name); def != nil && graphir.AttrEqual(def, na.Value) {
 			continue
 		}
 		out = out.Set(na.Name, na.Value)
 	}
 	return out
+}
+
+// graphDefault is the default of attribute name of graph op op, from the
+// op's schema (nil when it has none): ONNX's default for an attribute the
+// graph op shares is the same value, written once, in the op's definition.
+func graphDefault(op, name string) graphir.Attribute {
+	if def := graphir.LookupOp(op); def != nil {
+		if s := def.Spec(name); s != nil {
+			return s.Default
+		}
+	}
+	return nil
+}
+
+// intsOf reads integer-list attribute name, which graph op op shares:
+// absent, the op's default.
+func (n *node) intsOf(name, op string) ([]int64, error) {
+	var def []int64
+	if arr, ok := graphDefault(op, name).(graphir.ArrayAttr); ok {
+		for _, e := range arr {
+			def = append(def, e.(*graphir.IntegerAttr).Value)
+		}
+	}
+	return n.intsAttr(name, def)
+}
+
+// intOf reads integer attribute name of graph op op's attribute graphName
+// (an ONNX int, a graph int or bool): absent, the op's default.
+func (n *node) intOf(name, op, graphName string) (int64, error) {
+	var def int64
+	switch d := graphDefault(op, graphName).(type) {
+	case *graphir.IntegerAttr:
+		def = d.Value
+	case graphir.BoolAttr:
+		if d {
+			def = 1
+		}
+	}
+	return n.intAttr(name, def)
+}
+
+// floatOf reads float attribute name, which graph op op shares: absent,
+// the op's default.
+func (n *node) floatOf(name, op string) (float64, error) {
+	var def float64
+	if d, ok := graphDefault(op, name).(*graphir.FloatAttr); ok {
+		def = d.Value
+	}
+	return n.floatAttr(name, def)
+}
+
+// convertDirect imports a node whose op type graph op def implements
+// one-to-one (graph.ONNXOp): the inputs become its operands in order and
+// every attribute becomes the graph attribute of the same name, converted
+// to the kind the op's schema declares. Errors: an input count outside the
+// op's arity, an attribute the op does not have or of a kind it cannot
+// take.
+func convertDirect(n *node, def *graphir.OpDef) ([]*value, error) {
+	if err := n.need(def.Operands.Min, def.Operands.Max); err != nil {
+		return nil, err
+	}
+	attrs := graphir.DictAttr{}
+	for _, a := range n.p.GetAttribute() {
+		spec := def.Spec(a.GetName())
+		if spec == nil {
+			return nil, n.errorf("unsupported attribute '%s'", a.GetName())
+		}
+		v, err := n.graphAttr(a, spec.Kind)
+		if err != nil {
+			return nil, err
+		}
+		attrs = attrs.Set(a.GetName(), v)
+	}
+	return n.emit(def.Name, n.ins, attrs)
+}
+
+// graphAttr converts an ONNX attribute to a graph attribute of kind k.
+func (n *node) graphAttr(a *onnxpb.AttributeProto, k graphir.AttrKind) (graphir.Attribute, error) {
+	name := a.GetName()
+	switch k {
+	case graphir.KindFloat:
+		v, err := n.floatAttr(name, 0)
+		return graphir.F32Attr(v), err
+	case graphir.KindInt:
+		v, err := n.intAttr(name, 0)
+		return graphir.IntAttr(v), err
+	case graphir.KindBool:
+		v, err := n.intAttr(name, 0)
+		return graphir.BoolAttr(v != 0), err
+	case graphir.KindIntArray:
+		v, err := n.intsAttr(name, nil)
+		return graphir.I64Array(v...), err
+	case graphir.KindString, graphir.KindEnum:
+		v, err := n.stringAttr(name, "")
+		return graphir.StringAttr(v), err
+	}
+	return nil, n.errorf("unsupported attribute '%s' (%s)", name, a.GetType())
 }

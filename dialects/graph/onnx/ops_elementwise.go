@@ -1,9 +1,7 @@
 package onnx
 
 import (
-	"fmt"
-	"math"
-
+	"github.com/tessera-ml/tessera/dialects/graph"
 	pb "github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
 	"github.com/tessera-ml/tessera/graphir"
 )
@@ -12,46 +10,10 @@ import (
 // NumPy broadcasting, comparisons and logic (i1 results), Where, Cast,
 // Clip and the variadic Max/Min/Sum/Mean.
 
-// unaryOps maps ONNX unary ops without attributes to graph ops.
-var unaryOps = map[string]string{
-	"Relu": "graph.relu", "Sigmoid": "graph.sigmoid", "Tanh": "graph.tanh",
-	"Exp": "graph.exp", "Log": "graph.log", "Sqrt": "graph.sqrt", "Erf": "graph.erf",
-	"Neg": "graph.neg", "Abs": "graph.abs", "Reciprocal": "graph.reciprocal",
-	"Floor": "graph.floor", "Ceil": "graph.ceil", "Sign": "graph.sign",
-	"Softplus": "graph.softplus", "Softsign": "graph.softsign", "HardSwish": "graph.hard_swish",
-	"Not": "graph.not",
-}
-
-// unaryFold evaluates the unary ops that appear in shape computations
-// directly, so those chains fold even without the graph op.
-var unaryFold = map[string]func(float64) float64{
-	"Neg": func(v float64) float64 { return -v },
-	"Abs": math.Abs,
-	"Not": func(v float64) float64 { return b2f(v == 0) },
-}
-
-// binaryOps maps ONNX binary ops to graph ops; binaryFold evaluates them
-// directly on constants (integers stay integral: Div truncates).
-var binaryOps = map[string]string{
-	"Add": "graph.add", "Sub": "graph.sub", "Mul": "graph.mul", "Div": "graph.div", "Pow": "graph.pow",
-	"PRelu": "graph.prelu",
-	"Equal": "graph.equal", "Less": "graph.less", "Greater": "graph.greater",
-	"LessOrEqual": "graph.less_equal", "GreaterOrEqual": "graph.greater_equal",
-	"And": "graph.and", "Or": "graph.or", "Xor": "graph.equal",
-}
-
-var binaryFold = map[string]func(a, b float64) (float64, error){
-	"Add":            func(a, b float64) (float64, error) { return a + b, nil },
-	"Sub":            func(a, b float64) (float64, error) { return a - b, nil },
-	"Mul":            func(a, b float64) (float64, error) { return a * b, nil },
-	"Equal":          func(a, b float64) (float64, error) { return b2f(a == b), nil },
-	"Less":           func(a, b float64) (float64, error) { return b2f(a < b), nil },
-	"Greater":        func(a, b float64) (float64, error) { return b2f(a > b), nil },
-	"LessOrEqual":    func(a, b float64) (float64, error) { return b2f(a <= b), nil },
-	"GreaterOrEqual": func(a, b float64) (float64, error) { return b2f(a >= b), nil },
-	"And":            func(a, b float64) (float64, error) { return b2f(a != 0 && b != 0), nil },
-	"Or":             func(a, b float64) (float64, error) { return b2f(a != 0 || b != 0), nil },
-}
+// The unary and binary ops whose graph op implements them one-to-one
+// (Relu, Exp, Add, Equal, LeakyRelu, ...) are imported by convertDirect
+// from the graph op's definition (graph.ONNXOp); constant inputs fold
+// through the op's reference evaluator.
 
 func b2f(b bool) float64 {
 	if b {
@@ -61,16 +23,10 @@ func b2f(b bool) float64 {
 }
 
 func init() {
-	for k := range unaryOps {
-		register(convertUnary, k)
-	}
-	for k := range binaryOps {
-		register(convertBinary, k)
-	}
-	register(convertAttrActivation, "LeakyRelu", "Elu", "Selu", "HardSigmoid")
+	register(convertXor, "Xor")
+	register(convertPow, "Pow")
 	register(convertClip, "Clip")
 	register(convertVariadic, "Max", "Min", "Sum", "Mean")
-	register(convertWhere, "Where")
 	register(convertCast, "Cast", "CastLike")
 	register(convertThresholdedRelu, "ThresholdedRelu")
 }
@@ -84,49 +40,23 @@ func allConst(xs ...*value) bool {
 	return true
 }
 
-func convertUnary(n *node) ([]*value, error) {
-	if err := n.need(1, 1); err != nil {
-		return nil, err
-	}
-	x := n.in(0)
-	if f, ok := unaryFold[n.p.GetOpType()]; ok && x.c != nil {
-		t, err := foldElementwise([]*graphir.Tensor{x.c}, x.c.Type.Elem, func(xs []float64) (float64, error) { return f(xs[0]), nil })
-		if err != nil {
-			return nil, n.errorf("%v", err)
-		}
-		return list(constValue(t, n.loc)), nil
-	}
-	return n.emit(unaryOps[n.p.GetOpType()], list(x), nil)
-}
-
-func convertBinary(n *node) ([]*value, error) {
+// convertXor: a ≠ b on booleans, not(equal(a, b)).
+func convertXor(n *node) ([]*value, error) {
 	if err := n.need(2, 2); err != nil {
 		return nil, err
 	}
-	a, b := n.in(0), n.in(1)
-	op := n.p.GetOpType()
-	if allConst(a, b) && a.c.Type.Elem == b.c.Type.Elem {
-		if c, ok, err := foldBinary(op, a.c, b.c); ok {
-			if err != nil {
-				return nil, n.errorf("%v", err)
-			}
-			return list(constValue(c, n.loc)), nil
-		}
+	eq, err := n.emit1(graph.EqualOp, list(n.in(0), n.in(1)), nil)
+	if err != nil {
+		return nil, err
 	}
-	switch op {
-	case "Xor": // a ≠ b on booleans: not(equal(a, b))
-		if err := n.requireOp("graph.not"); err != nil {
-			return nil, err
-		}
-		eq, err := n.emit1("graph.equal", list(a, b), nil)
-		if err != nil {
-			return nil, err
-		}
-		return n.emit("graph.not", list(eq), nil)
-	case "Pow":
-		return n.convertPow(a, b)
+	return n.emit(graph.NotOp, list(eq), nil)
+}
+
+func convertPow(n *node) ([]*value, error) {
+	if err := n.need(2, 2); err != nil {
+		return nil, err
 	}
-	return n.emit(binaryOps[op], list(a, b), nil)
+	return n.convertPow(n.in(0), n.in(1))
 }
 
 // convertPow handles Pow's independent base and exponent types (the result
@@ -175,61 +105,6 @@ func (n *node) convertPow(a, b *value) ([]*value, error) {
 		return nil, err
 	}
 	return list(r), nil
-}
-
-// foldBinary evaluates op on constants when it has a direct folder.
-func foldBinary(op string, a, b *graphir.Tensor) (*graphir.Tensor, bool, error) {
-	dt := a.Type.Elem
-	f, ok := binaryFold[op]
-	switch {
-	case op == "Div":
-		integer := dt.IsInt()
-		f, ok = func(x, y float64) (float64, error) {
-			if integer {
-				if y == 0 {
-					return 0, fmt.Errorf("integer division by zero")
-				}
-				return math.Trunc(x / y), nil
-			}
-			return x / y, nil
-		}, true
-	case !ok:
-		return nil, false, nil
-	}
-	switch op {
-	case "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor":
-		dt = graphir.I1
-	}
-	t, err := foldElementwise([]*graphir.Tensor{a, b}, dt, func(xs []float64) (float64, error) { return f(xs[0], xs[1]) })
-	return t, true, err
-}
-
-// convertAttrActivation maps LeakyRelu, Elu, Selu and HardSigmoid with
-// their ONNX attribute defaults.
-func convertAttrActivation(n *node) ([]*value, error) {
-	if err := n.need(1, 1); err != nil {
-		return nil, err
-	}
-	type spec struct {
-		op    string
-		names []string
-		defs  []float64
-	}
-	s := map[string]spec{
-		"LeakyRelu":   {"graph.leaky_relu", []string{"alpha"}, []float64{0.01}},
-		"Elu":         {"graph.elu", []string{"alpha"}, []float64{1.0}},
-		"Selu":        {"graph.selu", []string{"alpha", "gamma"}, []float64{1.67326319217681884765625, 1.05070102214813232421875}},
-		"HardSigmoid": {"graph.hard_sigmoid", []string{"alpha", "beta"}, []float64{0.2, 0.5}},
-	}[n.p.GetOpType()]
-	a := graphir.DictAttr{}
-	for i, name := range s.names {
-		v, err := n.floatAttr(name, s.defs[i])
-		if err != nil {
-			return nil, err
-		}
-		a = a.Set(name, graphir.F32Attr(v))
-	}
-	return n.emit(s.op, list(n.in(0)), a)
 }
 
 // convertClip maps Clip to graph.clip {min, max}: attributes before opset
@@ -296,27 +171,6 @@ func convertVariadic(n *node) ([]*value, error) {
 		return n.emit("graph.div", list(acc, constValue(cnt, n.loc)), nil)
 	}
 	return list(acc), nil
-}
-
-// convertWhere maps Where(cond, a, b) to graph.where.
-func convertWhere(n *node) ([]*value, error) {
-	if err := n.need(3, 3); err != nil {
-		return nil, err
-	}
-	c, a, b := n.in(0), n.in(1), n.in(2)
-	if allConst(c, a, b) && a.c.Type.Elem == b.c.Type.Elem {
-		t, err := foldElementwise([]*graphir.Tensor{c.c, a.c, b.c}, a.c.Type.Elem, func(xs []float64) (float64, error) {
-			if xs[0] != 0 {
-				return xs[1], nil
-			}
-			return xs[2], nil
-		})
-		if err != nil {
-			return nil, n.errorf("%v", err)
-		}
-		return list(constValue(t, n.loc)), nil
-	}
-	return n.emit("graph.where", list(c, a, b), nil)
 }
 
 // convertCast maps Cast {to} and CastLike (the type of input #1) to graph.cast whose written result type

@@ -1,6 +1,7 @@
 package onnx
 
 import (
+	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -18,16 +19,16 @@ func init() {
 }
 
 // windowAttrs reads the attributes shared by Conv and the pools for a 2-D
-// window with kernel k and resolves auto_pad to explicit pads
-// [top, left, bottom, right].
-func (n *node) windowAttrs(in []int64, k [2]int64, what string) (strides, pads, dilations []int64, err error) {
-	if strides, err = n.intsAttr("strides", []int64{1, 1}); err != nil {
+// window with kernel k (absent ones at the defaults of graph op op) and
+// resolves auto_pad to explicit pads [top, left, bottom, right].
+func (n *node) windowAttrs(in []int64, k [2]int64, what, op string) (strides, pads, dilations []int64, err error) {
+	if strides, err = n.intsOf("strides", op); err != nil {
 		return
 	}
-	if dilations, err = n.intsAttr("dilations", []int64{1, 1}); err != nil {
+	if dilations, err = n.intsOf("dilations", op); err != nil {
 		return
 	}
-	if pads, err = n.intsAttr("pads", []int64{0, 0, 0, 0}); err != nil {
+	if pads, err = n.intsOf("pads", op); err != nil {
 		return
 	}
 	if len(strides) != 2 || len(dilations) != 2 || len(pads) != 4 {
@@ -93,11 +94,11 @@ func convertConv(n *node) ([]*value, error) {
 	} else if ks != nil && (len(ks) != 2 || ks[0] != ws[2] || ks[1] != ws[3]) {
 		return nil, n.errorf("kernel_shape %v does not match the weight %s", ks, w.typ())
 	}
-	strides, pads, dilations, err := n.windowAttrs(x.typ().Shape[2:], [2]int64{ws[2], ws[3]}, "Conv")
+	strides, pads, dilations, err := n.windowAttrs(x.typ().Shape[2:], [2]int64{ws[2], ws[3]}, "Conv", graph.Conv2DOp)
 	if err != nil {
 		return nil, err
 	}
-	group, err := n.intAttr("group", 1)
+	group, err := n.intOf("group", graph.Conv2DOp, "groups")
 	if err != nil {
 		return nil, err
 	}
@@ -129,11 +130,11 @@ func convertPool(n *node) ([]*value, error) {
 	if len(ks) != 2 {
 		return nil, n.errorf("kernel_shape must have 2 elements, got %v", ks)
 	}
-	strides, pads, dilations, err := n.windowAttrs(x.typ().Shape[2:], [2]int64{ks[0], ks[1]}, n.p.GetOpType())
+	strides, pads, dilations, err := n.windowAttrs(x.typ().Shape[2:], [2]int64{ks[0], ks[1]}, n.p.GetOpType(), graph.MaxPool2DOp)
 	if err != nil {
 		return nil, err
 	}
-	ceil, err := n.intAttr("ceil_mode", 0)
+	ceil, err := n.intOf("ceil_mode", graph.MaxPool2DOp, "ceil_mode")
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func convertPool(n *node) ([]*value, error) {
 	if dilations[0] != 1 || dilations[1] != 1 {
 		return nil, n.errorf("unsupported: AveragePool with dilations %v", dilations)
 	}
-	cip, err := n.intAttr("count_include_pad", 0)
+	cip, err := n.intOf("count_include_pad", graph.AvgPool2DOp, "count_include_pad")
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +194,7 @@ func convertBatchNorm(n *node) ([]*value, error) {
 	} else if sp != 1 {
 		return nil, n.errorf("unsupported: spatial = %d", sp)
 	}
-	eps, err := n.floatAttr("epsilon", 1e-5)
+	eps, err := n.floatOf("epsilon", graph.BatchNormOp)
 	if err != nil {
 		return nil, err
 	}
@@ -205,19 +206,19 @@ func convertGemm(n *node) ([]*value, error) {
 	if err := n.need(2, 3); err != nil {
 		return nil, err
 	}
-	alpha, err := n.floatAttr("alpha", 1)
+	alpha, err := n.floatOf("alpha", graph.GemmOp)
 	if err != nil {
 		return nil, err
 	}
-	beta, err := n.floatAttr("beta", 1)
+	beta, err := n.floatOf("beta", graph.GemmOp)
 	if err != nil {
 		return nil, err
 	}
-	ta, err := n.intAttr("transA", 0)
+	ta, err := n.intOf("transA", graph.GemmOp, "transA")
 	if err != nil {
 		return nil, err
 	}
-	tb, err := n.intAttr("transB", 0)
+	tb, err := n.intOf("transB", graph.GemmOp, "transB")
 	if err != nil {
 		return nil, err
 	}

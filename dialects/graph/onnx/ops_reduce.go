@@ -1,6 +1,9 @@
 package onnx
 
-import "github.com/tessera-ml/tessera/graphir"
+import (
+	"github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/graphir"
+)
 
 // Reductions: ReduceSum (axes input from opset 13), ReduceMean, ReduceMax,
 // ReduceMin, ReduceProd, ReduceL2, ReduceLogSumExp (axes attribute up to
@@ -36,11 +39,11 @@ func convertReduce(n *node) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep, err := n.intAttr("keepdims", 1)
+	keep, err := n.intOf("keepdims", graph.ReduceSumOp, "keepdims")
 	if err != nil {
 		return nil, err
 	}
-	noop, err := n.intAttr("noop_with_empty_axes", 0)
+	noop, err := n.intOf("noop_with_empty_axes", graph.ReduceSumOp, "noop_with_empty_axes")
 	if err != nil {
 		return nil, err
 	}

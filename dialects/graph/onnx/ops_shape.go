@@ -127,7 +127,7 @@ func convertFlatten(n *node) ([]*value, error) {
 		return nil, err
 	}
 	x := n.in(0)
-	axis, err := n.intAttr("axis", 1)
+	axis, err := n.intOf("axis", graph.FlattenOp, "axis")
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +306,7 @@ func convertSplit(n *node) ([]*value, error) {
 		return nil, err
 	}
 	x := n.in(0)
-	axis, err := n.intAttr("axis", 0)
+	axis, err := n.intOf("axis", graph.SplitOp, "axis")
 	if err != nil {
 		return nil, err
 	}
@@ -435,7 +435,7 @@ func convertGather(n *node) ([]*value, error) {
 		return nil, err
 	}
 	x := n.in(0)
-	axis, err := n.intAttr("axis", 0)
+	axis, err := n.intOf("axis", graph.GatherOp, "axis")
 	if err != nil {
 		return nil, err
 	}
@@ -477,7 +477,7 @@ func convertPad(n *node) ([]*value, error) {
 		if pads, err = n.intsAttr("pads", nil); err != nil {
 			return nil, err
 		}
-		if value, err = n.floatAttr("value", 0); err != nil {
+		if value, err = n.floatOf("value", graph.PadOp); err != nil {
 			return nil, err
 		}
 	} else {
@@ -498,7 +498,7 @@ func convertPad(n *node) ([]*value, error) {
 			value = t.Data[0]
 		}
 	}
-	mode, err := n.stringAttr("mode", "constant")
+	mode, err := n.stringAttr("mode", string(graphDefault(graph.PadOp, "mode").(graphir.StringAttr)))
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,436 @@
+package graph
+
+import (
+	"math"
+
+	"github.com/tessera-ml/tessera/dialects/hlo"
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// The `legalize-to-hlo` pass rewrites every graph-dialect op (ONNX
+// semantics, implicit broadcasting) into hlo-dialect primitives (StableHLO
+// semantics, explicit shapes). Each op's rule is registered with the op's
+// definition (register's Conversions.Legalize), in the file that defines
+// the op; README.md's legalization table summarizes them.
+
+// LegalizeToHLOPassName is the pipeline name of the pass.
+const LegalizeToHLOPassName = "legalize-to-hlo"
+
+// NoneOp is the placeholder an absent optional operand may be written as
+// (an unregistered op): it has no hlo counterpart, and legalization erases
+// it once its users are gone.
+const NoneOp = "graph.none"
+
+// legalizeFn rewrites one graph op: it creates hlo ops through b
+// (inserted before the graph op, carrying its location) and returns the
+// values that replace the op's results, or a diagnostic located at op.
+type legalizeFn func(op *graphir.Op, b *builder) ([]*graphir.Value, error)
+
+// Conversions are what only the graph level knows about an op, registered
+// with its definition:
+//   - Legalize is its rewrite into hlo ops (legalize-to-hlo);
+//   - ONNX is the ONNX op type it implements one-to-one, or "" when the
+//     importer converts it with a rule of its own: the node's inputs are
+//     the op's operands in order, and the node's attributes are the op's,
+//     by name, at the op's defaults (AttrSpec.Default) when absent.
+type Conversions struct {
+	Legalize legalizeFn
+	ONNX     string
+}
+
+var (
+	legalizations = map[string]legalizeFn{}
+	onnxOps       = map[string]*graphir.OpDef{}
+)
+
+// register adds def to graphir's op registry with its conversions: the
+// op's whole definition is made in one place.
+func register(def *graphir.OpDef, c Conversions) {
+	graphir.RegisterOp(def)
+	if c.Legalize != nil {
+		legalizations[def.Name] = c.Legalize
+	}
+	if c.ONNX != "" {
+		if prev := onnxOps[c.ONNX]; prev != nil {
+			panic("graph: ONNX op " + c.ONNX + " implemented by both " + prev.Name + " and " + def.Name)
+		}
+		onnxOps[c.ONNX] = def
+	}
+}
+
+// Legalizes reports whether graph op name has a legalization to hlo.
+func Legalizes(name string) bool { return legalizations[name] != nil }
+
+// ONNXOp returns the graph op implementing ONNX op type t one-to-one (see
+// Conversions.ONNX), or nil.
+func ONNXOp(t string) *graphir.OpDef { return onnxOps[t] }
+
+func init() {
+	graphir.RegisterPass(&graphir.PassInfo{
+		Name:    LegalizeToHLOPassName,
+		Summary: "rewrite every graph-dialect op into hlo-dialect primitives",
+		New: func(map[string]string) (graphir.Pass, error) {
+			return &graphir.FuncPass{PassName: LegalizeToHLOPassName, Fn: LegalizeFunc}, nil
+		},
+	})
+}
+
+// LegalizeFunc rewrites the graph ops of f into hlo ops, in program order.
+// Each graph op is replaced by a small hlo subgraph whose ops all carry the
+// graph op's location. Errors (a located diagnostic naming the graph op):
+// an op with no rule, an attribute or shape the rule cannot express, and,
+// after the rewrite, any graph op other than an unused graph.none left in f.
+func LegalizeFunc(f *graphir.Func) error {
+	var work []*graphir.Op
+	f.Walk(func(op *graphir.Op) {
+		if op.Dialect() == "graph" && op.Name != NoneOp {
+			work = append(work, op)
+		}
+	})
+	for _, op := range work {
+		if err := legalizeOp(op); err != nil {
+			return err
+		}
+	}
+	// graph.none placeholders are dead now that their users are gone.
+	var left *graphir.Op
+	f.Walk(func(op *graphir.Op) {
+		if op.Dialect() != "graph" || left != nil {
+			return
+		}
+		if op.Name == NoneOp && op.IsUnused() {
+			op.Erase()
+			return
+		}
+		left = op
+	})
+	if left != nil {
+		return left.Errorf("failed to legalize to hlo: graph op remains after legalization")
+	}
+	return nil
+}
+
+// legalizeOp replaces one graph op by its rule's hlo ops; a failing rule
+// leaves the IR as it was.
+func legalizeOp(op *graphir.Op) error {
+	fn := legalizations[op.Name]
+	if fn == nil {
+		return op.Errorf("failed to legalize to hlo: no rule for this op")
+	}
+	if op.Block == nil {
+		return op.Errorf("failed to legalize to hlo: op is detached")
+	}
+	if err := graphir.VerifyOp(op); err != nil {
+		return err
+	}
+	b := &builder{src: op}
+	vals, err := fn(op, b)
+	if err == nil {
+		err = checkReplacement(op, vals)
+	}
+	if err != nil {
+		b.rollback()
+		if d, ok := err.(*graphir.Diagnostic); ok {
+			return d
+		}
+		return op.Errorf("%v", err)
+	}
+	for i, r := range op.Results {
+		r.ReplaceAllUsesWith(vals[i])
+	}
+	op.Erase()
+	return nil
+}
+
+// checkReplacement compares a rule's values with the op's results.
+func checkReplacement(op *graphir.Op, vals []*graphir.Value) error {
+	if len(vals) != len(op.Results) {
+		return op.Errorf("failed to legalize to hlo: rule produced %d values for %d results", len(vals), len(op.Results))
+	}
+	for i, r := range op.Results {
+		if !vals[i].Type.Equal(r.Type) {
+			return op.Errorf("failed to legalize to hlo: result #%d lowered to %s, expected %s", i, vals[i].Type, r.Type)
+		}
+	}
+	return nil
+}
+
+// builder inserts hlo ops, made by the hlo dialect's typed builders (which
+// infer and check their result types), before the graph op being
+// legalized, each with the graph op's location; a construction error is
+// reported at the graph op.
+type builder struct {
+	src     *graphir.Op
+	created []*graphir.Op
+}
+
+// insert places the detached op that a typed builder returned before the
+// graph op and returns its result.
+func (b *builder) insert(op *graphir.Op, err error) (*graphir.Value, error) {
+	if err != nil {
+		return nil, b.src.Errorf("failed to legalize to hlo: %s", diagMessage(err))
+	}
+	b.src.Block.InsertBefore(b.src, op)
+	b.created = append(b.created, op)
+	return op.Results[0], nil
+}
+
+// rollback erases the ops created so far (in reverse order), leaving the
+// graph op untouched, so a failed rule leaves valid IR behind.
+func (b *builder) rollback() {
+	for i := len(b.created) - 1; i >= 0; i-- {
+		b.created[i].Erase()
+	}
+	b.created = nil
+}
+
+func diagMessage(err error) string {
+	if d, ok := err.(*graphir.Diagnostic); ok {
+		return d.Message
+	}
+	return err.Error()
+}
+
+// tensorOf returns v's tensor type or a diagnostic at the graph op.
+func (b *builder) tensorOf(v *graphir.Value, what string) (*graphir.TensorType, error) {
+	t := graphir.AsTensor(v.Type)
+	if t == nil {
+		return nil, b.src.Errorf("%s must be a tensor, got %s", what, v.Type)
+	}
+	return t, nil
+}
+
+// resultTensor returns the graph op's single result type as a tensor.
+func (b *builder) resultTensor() (*graphir.TensorType, error) {
+	if len(b.src.Results) != 1 {
+		return nil, b.src.Errorf("expected one result, got %d", len(b.src.Results))
+	}
+	return b.tensorOf(b.src.Results[0], "result")
+}
+
+// op builds hlo op name of operands with its inferred result type
+// (elementwise ops, select, clamp).
+func (b *builder) op(name string, operands ...*graphir.Value) (*graphir.Value, error) {
+	return b.insert(graphir.Build(name, operands, nil, b.src.Loc))
+}
+
+// constant creates hlo.constant {value = d}.
+func (b *builder) constant(d *graphir.DenseElementsAttr) (*graphir.Value, error) {
+	return b.insert(hlo.ConstantFromDense(d, b.src.Loc), nil)
+}
+
+// splat creates a constant of type t with every element v.
+func (b *builder) splat(t *graphir.TensorType, v float64) (*graphir.Value, error) {
+	return b.insert(hlo.Splat(t.Elem, t.Shape, v, b.src.Loc), nil)
+}
+
+// scalar creates a rank-0 constant of dtype dt (a reduction init value).
+func (b *builder) scalar(dt graphir.DType, v float64) (*graphir.Value, error) {
+	return b.insert(hlo.Splat(dt, nil, v, b.src.Loc), nil)
+}
+
+// compare creates hlo.compare(x, y) {comparison_direction = dir}.
+func (b *builder) compare(dir string, x, y *graphir.Value) (*graphir.Value, error) {
+	return b.insert(hlo.Compare(x, y, dir, b.src.Loc))
+}
+
+// reshape creates hlo.reshape of x to shape, or returns x when the shape
+// is already right.
+func (b *builder) reshape(x *graphir.Value, shape []int64) (*graphir.Value, error) {
+	t, err := b.tensorOf(x, "reshape operand")
+	if err != nil {
+		return nil, err
+	}
+	if shapeEq(t.Shape, shape) {
+		return x, nil
+	}
+	return b.insert(hlo.Reshape(x, graphir.NewTensor(t.Elem, shape...), b.src.Loc))
+}
+
+// broadcastInDim creates hlo.broadcast_in_dim of x to shape with the
+// given dimension map, or returns x when it is the identity.
+func (b *builder) broadcastInDim(x *graphir.Value, shape []int64, dims []int64) (*graphir.Value, error) {
+	t, err := b.tensorOf(x, "broadcast operand")
+	if err != nil {
+		return nil, err
+	}
+	if len(dims) != t.Rank() {
+		return nil, b.src.Errorf("failed to legalize to hlo: broadcast of rank-%d value with %d dimensions", t.Rank(), len(dims))
+	}
+	identity := len(shape) == t.Rank() && shapeEq(shape, t.Shape)
+	for i, d := range dims {
+		if d < 0 || int(d) >= len(shape) || (t.Shape[i] != 1 && t.Shape[i] != shape[d]) {
+			return nil, b.src.Errorf("cannot broadcast %s to shape %s", t, shapeString(shape))
+		}
+		identity = identity && d == int64(i)
+	}
+	if identity {
+		return x, nil
+	}
+	return b.insert(hlo.BroadcastInDim(x, graphir.NewTensor(t.Elem, shape...), dims, b.src.Loc))
+}
+
+// broadcastTo broadcasts x to shape NumPy-style: x's dimensions align with
+// the trailing dimensions of shape, and each has size 1 or the target size.
+func (b *builder) broadcastTo(x *graphir.Value, shape []int64) (*graphir.Value, error) {
+	t, err := b.tensorOf(x, "broadcast operand")
+	if err != nil {
+		return nil, err
+	}
+	if t.Rank() > len(shape) {
+		return nil, b.src.Errorf("cannot broadcast %s to shape %s", t, shapeString(shape))
+	}
+	off := len(shape) - t.Rank()
+	dims := make([]int64, t.Rank())
+	for i := range dims {
+		dims[i] = int64(off + i)
+	}
+	return b.broadcastInDim(x, shape, dims)
+}
+
+// reduce creates hlo.reduce of x over dims, starting from init and
+// combining with the binary hlo op combiner (hlo.AddOp, hlo.MaximumOp, ...).
+func (b *builder) reduce(x *graphir.Value, init float64, combiner string, dims []int64) (*graphir.Value, error) {
+	t, err := b.tensorOf(x, "reduce operand")
+	if err != nil {
+		return nil, err
+	}
+	iv, err := b.scalar(t.Elem, init)
+	if err != nil {
+		return nil, err
+	}
+	return b.insert(hlo.Reduce(x, iv, dims, combiner, b.src.Loc))
+}
+
+// lowestValue is the identity of max for dtype dt: -inf for floats, the
+// smallest representable integer otherwise.
+func lowestValue(dt graphir.DType) float64 {
+	switch dt {
+	case graphir.I1:
+		return 0
+	case graphir.I8:
+		return math.MinInt8
+	case graphir.I32:
+		return math.MinInt32
+	case graphir.I64:
+		return math.MinInt64
+	}
+	return math.Inf(-1)
+}
+
+// highestValue is the identity of min for dtype dt.
+func highestValue(dt graphir.DType) float64 {
+	switch dt {
+	case graphir.I1:
+		return 1
+	case graphir.I8:
+		return math.MaxInt8
+	case graphir.I32:
+		return math.MaxInt32
+	case graphir.I64:
+		return math.MaxInt64
+	}
+	return math.Inf(1)
+}
+
+// iota64 is from, from+1, ..., to-1.
+func iota64(from, to int) []int64 {
+	out := make([]int64, 0, max(0, to-from))
+	for i := from; i < to; i++ {
+		out = append(out, int64(i))
+	}
+	return out
+}
+
+// optionalOperand returns operand i, or nil when the op has fewer operands
+// or the operand is a graph.none placeholder.
+func optionalOperand(op *graphir.Op, i int) *graphir.Value {
+	if i >= op.NumOperands() {
+		return nil
+	}
+	v := op.Operand(i)
+	if v == nil || (v.Def != nil && v.Def.Name == NoneOp) {
+		return nil
+	}
+	return v
+}
+
+// chain threads the first error through a sequence of builder calls, so
+// that rules read as formulas; t is the type splat constants take.
+type chain struct {
+	b   *builder
+	t   *graphir.TensorType
+	err error
+}
+
+// do runs one builder step unless an earlier one failed.
+func (c *chain) do(f func() (*graphir.Value, error)) *graphir.Value {
+	if c.err != nil {
+		return nil
+	}
+	r, err := f()
+	c.err = err
+	return r
+}
+
+func (c *chain) splat(v float64) *graphir.Value {
+	return c.do(func() (*graphir.Value, error) { return c.b.splat(c.t, v) })
+}
+
+func (c *chain) scalar(v float64) *graphir.Value {
+	return c.do(func() (*graphir.Value, error) { return c.b.scalar(c.t.Elem, v) })
+}
+
+// op is the hlo op name of operands (see builder.op).
+func (c *chain) op(name string, operands ...*graphir.Value) *graphir.Value {
+	return c.do(func() (*graphir.Value, error) { return c.b.op(name, operands...) })
+}
+
+func (c *chain) cmp(dir string, x, y *graphir.Value) *graphir.Value {
+	return c.do(func() (*graphir.Value, error) { return c.b.compare(dir, x, y) })
+}
+
+func (c *chain) done(r *graphir.Value) ([]*graphir.Value, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	return []*graphir.Value{r}, nil
+}
+
+// legalizeUnary lowers a one-operand op to the hlo op name of the same
+// type.
+func legalizeUnary(name string) legalizeFn {
+	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+		r, err := b.op(name, op.Operand(0))
+		return []*graphir.Value{r}, err
+	}
+}
+
+// legalizeBroadcast lowers a NumPy-broadcasting elementwise op to the hlo
+// op name after broadcasting every operand to the result shape.
+func legalizeBroadcast(name string) legalizeFn {
+	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+		rt, err := b.resultTensor()
+		if err != nil {
+			return nil, err
+		}
+		xs, err := broadcastOperands(op, b, rt.Shape)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.op(name, xs...)
+		return []*graphir.Value{r}, err
+	}
+}
+
+// broadcastOperands broadcasts every operand of op to shape.
+func broadcastOperands(op *graphir.Op, b *builder, shape []int64) ([]*graphir.Value, error) {
+	xs := make([]*graphir.Value, op.NumOperands())
+	for i := range xs {
+		var err error
+		if xs[i], err = b.broadcastTo(op.Operand(i), shape); err != nil {
+			return nil, err
+		}
+	}
+	return xs, nil
+}
