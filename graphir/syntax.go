@@ -1,8 +1,9 @@
 package graphir
 
 import (
-	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
 // The grammar of Tessera's MLIR-syntax text form. The parse tree (p*
@@ -122,16 +123,11 @@ type pType struct {
 	Name   *string    `parser:"| @Ident"`
 }
 
-type pDict struct {
-	Pos     lexer.Position
-	Entries []*pNamedAttr `parser:"'{' ( @@ ( ',' @@ )* )? '}'"`
-}
+// pDict and pNamedAttr are the shared attribute dictionary grammar
+// (internal/syntax) over this level's attribute values.
+type pDict syntax.Dict[pNamedAttr]
 
-type pNamedAttr struct {
-	Pos   lexer.Position
-	Name  string `parser:"( @Ident | @String )"`
-	Value *pAttr `parser:"( '=' @@ )?"`
-}
+type pNamedAttr syntax.NamedAttr[pAttr]
 
 type pAttr struct {
 	Pos     lexer.Position
@@ -159,16 +155,8 @@ type pNumber struct {
 	Type *pType `parser:"( ':' @@ )?"`
 }
 
-type pLoc struct {
-	Pos     lexer.Position
-	File    *string `parser:"'loc' '(' ( @String"`
-	Line    int     `parser:"  ( ':' @Int"`
-	Col     int     `parser:"    ':' @Int )?"`
-	Unknown bool    `parser:"| @'unknown' ) ')'"`
-}
+// pLoc is the shared location grammar: loc("file":line:col), loc("file")
+// or loc(unknown).
+type pLoc syntax.Loc
 
-var textParser = participle.MustBuild[pFile](
-	participle.Lexer(textLexer),
-	participle.Elide("Comment", "Whitespace"),
-	participle.UseLookahead(2),
-)
+var textParser = syntax.NewParser[pFile](textLexer, 2)

@@ -37,10 +37,6 @@ func tirDType(d graphir.DType) (tir.DType, bool) {
 	return tir.DType{}, false
 }
 
-func tirLoc(l graphir.Location) tir.Location {
-	return tir.Location{File: l.File, Line: l.Line, Col: l.Col}
-}
-
 // tensorOf returns v's tensor type and tensor IR dtype, or a diagnostic at op.
 func tensorOf(op *graphir.Op, v *graphir.Value) (*graphir.TensorType, tir.DType, error) {
 	if v == nil {
@@ -136,7 +132,7 @@ type nest struct {
 // an init the accumulator is nil. A zero-sized output emits nothing.
 func (k *kernel) computeBlock(op *graphir.Op, out *tir.Buffer, shape, redExtents []int64,
 	init func(n nest) tir.Expr, body func(n nest, acc tir.Expr) tir.Expr) {
-	k.computeNamed(blockName(op), tirLoc(op.Loc), out, shape, redExtents, init, body)
+	k.computeNamed(blockName(op), op.Loc, out, shape, redExtents, init, body)
 }
 
 // copyBlock copies src into out (named "copy").
@@ -254,7 +250,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		return nil, op.Errorf("lower-to-tir: fusion must have one region with one block")
 	}
 	body := op.Regions[0].Blocks[0]
-	loc := tirLoc(op.Loc)
+	loc := op.Loc
 	k := &kernel{
 		f:     &tir.PrimFunc{Name: name, Attrs: tir.Attrs{tir.AttrKernel: tir.UnitAttr{}}, Loc: loc},
 		vals:  map[*graphir.Value]*operand{},
@@ -306,7 +302,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		if !ok {
 			return nil, ret.Errorf("lower-to-tir: returned value #%d is not defined in the fusion", i)
 		}
-		k.copyBlock(src, outs[i], tirLoc(ret.Loc))
+		k.copyBlock(src, outs[i], ret.Loc)
 	}
 	k.f.Body = k.assemble()
 	k.f = tir.SimplifyFunc(k.f)
@@ -354,7 +350,7 @@ func (k *kernel) result(op *graphir.Op, i int, outFor map[*graphir.Value]*tir.Bu
 	if b == nil {
 		b = bufferFor(k.uniqueBuffer("t"), t, dt)
 		b.Scope = tir.ScopeLocal
-		b.Loc = tirLoc(op.Loc)
+		b.Loc = op.Loc
 		k.allocs = append(k.allocs, b)
 	}
 	k.vals[v] = &operand{buf: b, shape: t.Shape, dt: dt}
@@ -408,8 +404,8 @@ func (k *kernel) constOperand(op *graphir.Op) error {
 // d's data row-major.
 func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType, d *graphir.DenseElementsAttr) (*tir.AllocateConst, error) {
 	b := bufferFor(name, t, dt)
-	b.Loc = tirLoc(op.Loc)
-	c := &tir.AllocateConst{Buffer: b, Loc: tirLoc(op.Loc)}
+	b.Loc = op.Loc
+	c := &tir.AllocateConst{Buffer: b, Loc: op.Loc}
 	if d.Elided {
 		c.Elided = true
 		return c, nil

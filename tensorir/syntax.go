@@ -1,8 +1,9 @@
 package tensorir
 
 import (
-	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
 // The grammar of the tensor IR text form (README.md documents it with
@@ -247,16 +248,11 @@ type pRef struct {
 	Indices []*pExpr `parser:"  ( @@ ( ',' @@ )* )? ']' )?"`
 }
 
-type pDict struct {
-	Pos     lexer.Position
-	Entries []*pNamedAttr `parser:"'{' ( @@ ( ',' @@ )* )? '}'"`
-}
+// pDict and pNamedAttr are the shared attribute dictionary grammar
+// (internal/syntax) over this level's attribute values.
+type pDict syntax.Dict[pNamedAttr]
 
-type pNamedAttr struct {
-	Pos   lexer.Position
-	Name  string `parser:"( @Ident | @String )"`
-	Value *pAttr `parser:"( '=' @@ )?"`
-}
+type pNamedAttr syntax.NamedAttr[pAttr]
 
 type pAttr struct {
 	Pos     lexer.Position
@@ -268,16 +264,8 @@ type pAttr struct {
 	Num     *string  `parser:"  @( Float | Int | 'inf' )"`
 }
 
-type pLoc struct {
-	Pos     lexer.Position
-	File    *string `parser:"'loc' '(' ( @String"`
-	Line    int     `parser:"  ':' @Int"`
-	Col     int     `parser:"  ':' @Int"`
-	Unknown bool    `parser:"| @'unknown' ) ')'"`
-}
+// pLoc is the shared location grammar: loc("file":line:col), loc("file")
+// or loc(unknown), as at the graph level.
+type pLoc syntax.Loc
 
-var textParser = participle.MustBuild[pFile](
-	participle.Lexer(textLexer),
-	participle.Elide("Comment", "Whitespace"),
-	participle.UseLookahead(4),
-)
+var textParser = syntax.NewParser[pFile](textLexer, 4)
