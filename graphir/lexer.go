@@ -38,15 +38,7 @@ var graphNumbers = syntax.NumberRules{Signed: true}
 
 type textScanner struct{ syntax.Scanner }
 
-func (s *textScanner) Next() (lexer.Token, error) {
-	s.SkipSpaceAndComments()
-	if s.AtEOF() {
-		return lexer.EOFToken(s.Pos), nil
-	}
-	start := s.Pos
-	typ, n, err := s.scan()
-	return s.Emit(start, typ, n, err)
-}
+func (s *textScanner) Next() (lexer.Token, error) { return s.Scanner.Next(s.scan) }
 
 // scan classifies the token at the cursor and returns its length: the
 // graph level's own tokens, then the shared ones.
@@ -62,7 +54,7 @@ func (s *textScanner) scan() (lexer.TokenType, int, error) {
 	case syntax.IsIdentStart(c):
 		return s.ident()
 	}
-	return s.ScanCommon()
+	return s.ScanCommon(graphNumbers)
 }
 
 // name scans ^bb0 or %name, where %name#N (a result of a multi-result op)

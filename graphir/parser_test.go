@@ -14,12 +14,10 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
+// mustParse parses src as test.mlir and verifies it (graphLevel).
 func mustParse(t testing.TB, src string) *graphir.Module {
 	t.Helper()
-	m, err := graphir.ParseString("test.mlir", src)
-	require.NoError(t, err)
-	require.NoError(t, graphir.VerifyWith(m, graphir.VerifyOptions{AllowUnregistered: true}))
-	return m
+	return graphLevel.MustParse(t, src)
 }
 
 // roundTrip checks print(parse(print(x))) == print(x) for the pretty and
@@ -77,13 +75,26 @@ var roundTripCases = map[string]string{
 	"locations": `func.func @l(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = test.neg %x : tensor<2xf32> loc("model.py":12:5)
   %1 = test.neg %0 : tensor<2xf32> loc(unknown)
-  func.return %1 : tensor<2xf32> loc("x.mlir":3:1)
+  %2 = test.neg %1 : tensor<2xf32> loc("model.py")
+  func.return %2 : tensor<2xf32> loc("x.mlir":3:1)
 } loc("model.py":10:1)`,
 	"functional pretty type": `func.func @c() -> tensor<2xi64> {
   %0 = test.const {value = dense<[1, 2]> : tensor<2xi64>} : tensor<2xi64>
   test.print %0, %0 : (tensor<2xi64>, tensor<2xi64>) -> ()
   func.return %0 : tensor<2xi64>
 }`,
+}
+
+// A location naming only a file, loc("model.py"), parses to a Location
+// with a File and no line (as at the tensor level) and prints back as
+// written.
+func TestFileOnlyLocation(t *testing.T) {
+	m := mustParse(t, roundTripCases["locations"])
+	ops := m.Funcs[0].Entry().Ops()
+	assert.Equal(t, graphir.Location{File: "model.py"}, ops[2].Loc)
+	assert.Equal(t, `loc("model.py")`, graphir.FormatLoc(ops[2].Loc))
+	out := graphir.PrintWith(m, graphir.PrintOptions{DebugInfo: true})
+	assert.Contains(t, out, `%2 = test.neg %1 : tensor<2xf32> loc("model.py")`)
 }
 
 func TestRoundTrip(t *testing.T) {

@@ -126,22 +126,13 @@ func (s *textScanner) scanShape() (lexer.TokenType, int, error) {
 // '.' and '$' end it: [A-Za-z0-9_].
 func isDTypeChar(c byte) bool { return syntax.IsIdentStart(c) || syntax.IsDigit(c) }
 
-// scan classifies the token at the cursor and returns its length: the
-// tensor level's own tokens (%names without #N, unsigned numbers,
-// operators), then the shared ones.
+// scan classifies the token at the cursor and returns its length: an
+// operator, or a shared token (%names without #N, unsigned numbers).
 func (s *textScanner) scan() (lexer.TokenType, int, error) {
-	c := s.Src[s.Off]
-	switch {
-	case c == '%':
-		n, err := s.NameLen()
-		return syntax.ValueID, n, err
-	case syntax.IsDigit(c):
-		return s.Number(tensorNumbers)
-	}
-	if n := operatorLen(c, s.Peek(1)); n > 0 {
+	if n := operatorLen(s.Src[s.Off], s.Peek(1)); n > 0 {
 		return syntax.Punct, n, nil
 	}
-	return s.ScanCommon()
+	return s.ScanCommon(tensorNumbers)
 }
 
 // operatorLen returns the length of the expression operator starting with

@@ -10,12 +10,10 @@ import (
 	"github.com/tessera-ml/tessera/tensorir"
 )
 
+// mustParse parses src as test.tir and verifies it (tensorLevel).
 func mustParse(t testing.TB, src string) *tensorir.Module {
 	t.Helper()
-	m, err := tensorir.ParseString("test.tir", src)
-	require.NoError(t, err)
-	require.NoError(t, tensorir.Verify(m))
-	return m
+	return tensorLevel.MustParse(t, src)
 }
 
 // roundTrip checks print(parse(print(x))) == print(x), with and without

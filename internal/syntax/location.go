@@ -3,7 +3,9 @@ package syntax
 import (
 	"strconv"
 	"strings"
+	"sync"
 
+	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 )
 
@@ -98,4 +100,21 @@ func (s Source) LocOr(l *Loc, p lexer.Position) Location {
 // fmt.Sprintf message.
 func (s Source) Errorf(p lexer.Position, format string, args ...any) error {
 	return Diagnostics{Errorf(s.At(p), format, args...)}
+}
+
+// locParser parses a location alone, built on first use.
+var locParser = sync.OnceValue(func() *participle.Parser[Loc] { return NewParser[Loc](CoreLexer, 2) })
+
+// ParseLocation decodes the text of one location as FormatLoc writes it
+// and both levels read it: loc("file":line:col), loc("file") or
+// loc(unknown), with whitespace and // comments around its tokens.
+// ParseLocation(f, FormatLoc(l)) gives back l for every l whose line and
+// column are not negative (a line of 0 prints as loc("file"), dropping
+// the column). Errors are Diagnostics located at filename:line:col.
+func ParseLocation(filename, text string) (Location, error) {
+	l, err := Parse(locParser(), filename, []byte(text), nil)
+	if err != nil {
+		return Location{}, err
+	}
+	return l.Location(), nil
 }

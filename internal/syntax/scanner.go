@@ -256,13 +256,19 @@ func (s *Scanner) fraction(n int, r NumberRules) (lexer.TokenType, int, error) {
 }
 
 // ScanCommon classifies the token at the cursor by the rules both levels
-// share, after a level has tried its own: an @symbol, a "string", an
-// identifier, or one of the punctuation bytes ( ) { } [ ] < > : , =.
-// Any other byte is an error: "invalid character 0xXX in input" for
-// control and non-ASCII bytes, else "unexpected character 'c'".
-func (s *Scanner) ScanCommon() (lexer.TokenType, int, error) {
+// share, after a level has tried its own: a %name, a number (spelled by
+// r), an @symbol, a "string", an identifier, or one of the punctuation
+// bytes ( ) { } [ ] < > : , =. Any other byte is an error: "invalid
+// character 0xXX in input" for control and non-ASCII bytes, else
+// "unexpected character 'c'".
+func (s *Scanner) ScanCommon(r NumberRules) (lexer.TokenType, int, error) {
 	c := s.Src[s.Off]
 	switch {
+	case c == '%':
+		n, err := s.NameLen()
+		return ValueID, n, err
+	case IsDigit(c):
+		return s.Number(r)
 	case c == '@':
 		n, err := s.SymbolLen()
 		return SymbolRef, n, err
@@ -281,3 +287,29 @@ func (s *Scanner) ScanCommon() (lexer.TokenType, int, error) {
 	}
 	return 0, 0, fmt.Errorf("unexpected character %q", c)
 }
+
+// Next is a lexer's Next over scan, a level's classifier of the token at
+// the cursor: it skips whitespace and comments, returns the EOF token at
+// the end, and otherwise emits the token scan finds (Emit).
+func (s *Scanner) Next(scan func() (lexer.TokenType, int, error)) (lexer.Token, error) {
+	s.SkipSpaceAndComments()
+	if s.AtEOF() {
+		return lexer.EOFToken(s.Pos), nil
+	}
+	start := s.Pos
+	typ, n, err := scan()
+	return s.Emit(start, typ, n, err)
+}
+
+// CoreLexer lexes the shared tokens alone (ScanCommon, with unsigned
+// numbers): enough for the shared grammar, as ParseLocation uses it.
+var CoreLexer = Definition{
+	Tokens:   Symbols(nil),
+	NewLexer: func(s Scanner) lexer.Lexer { return &coreScanner{s} },
+}
+
+type coreScanner struct{ Scanner }
+
+func (s *coreScanner) Next() (lexer.Token, error) { return s.Scanner.Next(s.scan) }
+
+func (s *coreScanner) scan() (lexer.TokenType, int, error) { return s.ScanCommon(NumberRules{}) }
