@@ -527,9 +527,9 @@ func (b *builder) attr(pa *pAttr) (Attribute, error) {
 	switch {
 	case pa.Dense != nil:
 		return b.dense(pa.Dense)
-	case pa.IsArray:
+	case pa.Array != nil:
 		arr := ArrayAttr{}
-		for _, e := range pa.Elems {
+		for _, e := range pa.Array.Elems {
 			v, err := b.attr(e)
 			if err != nil {
 				return nil, err

@@ -179,10 +179,10 @@ func (b *builder) bufType(name string, pt *pBufType) (*Buffer, error) {
 				return nil, b.Errorf(o.Pos, "malformed buffer scope %s", *o.Scope)
 			}
 			buf.Scope = s
-		case o.HasStrides:
+		case o.Strides != nil:
 			key = "strides"
 			buf.Strides = []Expr{}
-			for _, s := range o.Strides {
+			for _, s := range o.Strides.Elems {
 				e, err := b.expr(s)
 				if err != nil {
 					return nil, err
@@ -241,9 +241,9 @@ func (b *builder) dict(d *pDict) (Attrs, error) {
 
 func (b *builder) attr(a *pAttr) (Attr, error) {
 	switch {
-	case a.IsArray:
+	case a.Array != nil:
 		arr := ArrayAttr{}
-		for _, e := range a.Elems {
+		for _, e := range a.Array.Elems {
 			x, err := b.attr(e)
 			if err != nil {
 				return nil, err

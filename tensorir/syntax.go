@@ -46,12 +46,11 @@ type pDim struct {
 }
 
 type pBufOpt struct {
-	Pos        lexer.Position
-	Scope      *string   `parser:"  @String"`
-	HasStrides bool      `parser:"| ( @'strides' '=' '['"`
-	Strides    []*pExpr  `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
-	Offset     *pPrimary `parser:"| 'offset' '=' @@"`
-	Align      *string   `parser:"| 'align' '=' @Int"`
+	Pos     lexer.Position
+	Scope   *string   `parser:"  @String"`
+	Strides *pExprs   `parser:"| 'strides' '=' @@"`
+	Offset  *pPrimary `parser:"| 'offset' '=' @@"`
+	Align   *string   `parser:"| 'align' '=' @Int"`
 }
 
 type pBody struct {
@@ -254,14 +253,19 @@ type pDict syntax.Dict[pNamedAttr]
 
 type pNamedAttr syntax.NamedAttr[pAttr]
 
+// pArray and pExprs are the shared list grammar, [ elem, ... ], of
+// attributes and of expressions (strides).
+type pArray syntax.List[pAttr]
+
+type pExprs syntax.List[pExpr]
+
 type pAttr struct {
-	Pos     lexer.Position
-	IsArray bool     `parser:"  ( @'['"`
-	Elems   []*pAttr `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
-	Str     *string  `parser:"| @String"`
-	Word    *string  `parser:"| @( 'true' | 'false' | 'unit' | 'nan' )"`
-	Neg     bool     `parser:"| @'-'?"`
-	Num     *string  `parser:"  @( Float | Int | 'inf' )"`
+	Pos   lexer.Position
+	Array *pArray `parser:"  @@"`
+	Str   *string `parser:"| @String"`
+	Word  *string `parser:"| @( 'true' | 'false' | 'unit' | 'nan' )"`
+	Neg   bool    `parser:"| @'-'?"`
+	Num   *string `parser:"  @( Float | Int | 'inf' )"`
 }
 
 // pLoc is the shared location grammar: loc("file":line:col), loc("file")

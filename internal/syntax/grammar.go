@@ -31,6 +31,13 @@ type NamedAttr[V any] struct {
 	Value *V     `parser:"( '=' @@ )?"`
 }
 
+// List is the grammar of a bracketed list, [ elem, ... ], possibly
+// empty: attribute arrays at both levels, the tensor level's strides.
+type List[E any] struct {
+	Pos   lexer.Position
+	Elems []*E `parser:"'[' ( @@ ( ',' @@ )* )? ']'"`
+}
+
 // NewParser builds the participle parser of a level's grammar T over its
 // lexer, with comments and whitespace elided and the given lookahead. It
 // panics on a malformed grammar, as participle.MustBuild does.
