@@ -19,6 +19,9 @@ var graphLevel = syntaxtest.Level[*graphir.Module]{
 	Verify: func(m *graphir.Module) error {
 		return graphir.VerifyWith(m, graphir.VerifyOptions{AllowUnregistered: true})
 	},
+	PrintDebug: func(m *graphir.Module) string {
+		return graphir.PrintWith(m, graphir.PrintOptions{Generic: true, DebugInfo: true})
+	},
 }
 
 // FuzzParse feeds arbitrary text to the parser and verifier. Neither may
@@ -30,7 +33,7 @@ func FuzzParse(f *testing.F) {
 	syntaxtest.AddSeeds(f, maps.Values(roundTripCases),
 		syntaxtest.Field(badInputs, func(c struct{ name, src, want string }) string { return c.src }))
 	f.Fuzz(func(t *testing.T, src string) {
-		m, out, ok := graphLevel.RoundTrip(t, src)
+		m, out, ok := graphLevel.Fuzz(t, src)
 		if !ok {
 			return
 		}
@@ -66,17 +69,7 @@ func chainModule(n int) string {
 // BenchmarkParseVerify10k parses and verifies a 10,000-op module
 // (the issue asks for under 1 s per iteration on the 2-core dev machine).
 func BenchmarkParseVerify10k(b *testing.B) {
-	src := []byte(chainModule(10000))
-	b.SetBytes(int64(len(src)))
-	for b.Loop() {
-		m, err := graphir.Parse("big.mlir", src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := graphir.Verify(m); err != nil {
-			b.Fatal(err)
-		}
-	}
+	graphLevel.BenchmarkParseVerify(b, chainModule(10000))
 }
 
 // BenchmarkPrint10k prints a 10,000-op module.
@@ -91,7 +84,7 @@ func BenchmarkPrint10k(b *testing.B) {
 }
 
 func TestChainModuleVerifies(t *testing.T) {
-	m := mustParse(t, chainModule(101))
+	m := graphLevel.MustParse(t, chainModule(101))
 	if n := m.Funcs[0].Entry().Len(); n != 102 {
 		t.Fatalf("got %d ops", n)
 	}

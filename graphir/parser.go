@@ -10,30 +10,6 @@ import (
 	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
-// Parse reads a module in Tessera's text form: MLIR generic op syntax,
-// registered ops' pretty forms, func.func/func.return in their standard
-// pretty form, and an optional enclosing `module { ... }` (or the generic
-// "builtin.module"). The module is not verified; call Verify.
-//
-// Errors are Diagnostics located at filename:line:col: syntax errors,
-// undefined or redefined SSA names, type mismatches between a value and
-// the type written at its use, malformed types, attributes and locations.
-func Parse(filename string, src []byte) (*Module, error) {
-	tree, err := syntax.Parse(textParser, filename, src, nil)
-	if err != nil {
-		return nil, err
-	}
-	b := &builder{Source: syntax.Source{File: filename}}
-	m, err := b.file_(tree)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// ParseString is Parse for a string.
-func ParseString(filename, src string) (*Module, error) { return Parse(filename, []byte(src)) }
-
 // builder converts the parse tree to IR; its Source locates positions
 // and errors.
 type builder struct {
@@ -528,15 +504,11 @@ func (b *builder) attr(pa *pAttr) (Attribute, error) {
 	case pa.Dense != nil:
 		return b.dense(pa.Dense)
 	case pa.Array != nil:
-		arr := ArrayAttr{}
-		for _, e := range pa.Array.Elems {
-			v, err := b.attr(e)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
+		elems, err := syntax.ConvertAll(pa.Array.Elems, b.attr)
+		if err != nil {
+			return nil, err
 		}
-		return arr, nil
+		return ArrayAttr(elems), nil
 	case pa.Dict != nil:
 		return b.dict(pa.Dict)
 	case pa.Str != nil:

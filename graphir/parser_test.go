@@ -14,27 +14,6 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
-// mustParse parses src as test.mlir and verifies it (graphLevel).
-func mustParse(t testing.TB, src string) *graphir.Module {
-	t.Helper()
-	return graphLevel.MustParse(t, src)
-}
-
-// roundTrip checks print(parse(print(x))) == print(x) for the pretty and
-// the generic forms, and that the generic form parses back to the same module.
-func roundTrip(t *testing.T, src string) string {
-	t.Helper()
-	m := mustParse(t, src)
-	out := graphir.Print(m)
-	again := graphir.Print(mustParse(t, out))
-	require.Equal(t, out, again, "pretty form does not round-trip")
-	gen := graphir.PrintWith(m, graphir.PrintOptions{Generic: true, DebugInfo: true})
-	fromGeneric := mustParse(t, gen)
-	require.Equal(t, out, graphir.Print(fromGeneric), "generic form does not parse back to the same module")
-	require.Equal(t, gen, graphir.PrintWith(fromGeneric, graphir.PrintOptions{Generic: true, DebugInfo: true}), "locations are not kept")
-	return out
-}
-
 var roundTripCases = map[string]string{
 	"pretty ops": `func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = test.add %a, %b : tensor<2x3xf32>
@@ -89,7 +68,7 @@ var roundTripCases = map[string]string{
 // with a File and no line (as at the tensor level) and prints back as
 // written.
 func TestFileOnlyLocation(t *testing.T) {
-	m := mustParse(t, roundTripCases["locations"])
+	m := graphLevel.MustParse(t, roundTripCases["locations"])
 	ops := m.Funcs[0].Entry().Ops()
 	assert.Equal(t, graphir.Location{File: "model.py"}, ops[2].Loc)
 	assert.Equal(t, `loc("model.py")`, graphir.FormatLoc(ops[2].Loc))
@@ -99,12 +78,12 @@ func TestFileOnlyLocation(t *testing.T) {
 
 func TestRoundTrip(t *testing.T) {
 	for name, src := range roundTripCases {
-		t.Run(name, func(t *testing.T) { roundTrip(t, src) })
+		t.Run(name, func(t *testing.T) { graphLevel.RoundTrip(t, src) })
 	}
 }
 
 func TestPrintedForm(t *testing.T) {
-	out := roundTrip(t, roundTripCases["pretty ops"])
+	out := graphLevel.RoundTrip(t, roundTripCases["pretty ops"])
 	assert.Equal(t, `module {
   func.func @f(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> tensor<2x3xf32> {
     %0 = test.add %arg0, %arg1 : tensor<2x3xf32>
@@ -113,14 +92,14 @@ func TestPrintedForm(t *testing.T) {
   }
 }
 `, out)
-	gen := graphir.PrintWith(mustParse(t, out), graphir.PrintOptions{Generic: true})
+	gen := graphir.PrintWith(graphLevel.MustParse(t, out), graphir.PrintOptions{Generic: true})
 	assert.Contains(t, gen, `%0 = "test.add"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`)
 	assert.Contains(t, gen, `"func.return"(%1) : (tensor<2x3xf32>) -> ()`)
 	assert.Contains(t, gen, `{function_type = (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "f"}`)
 }
 
 func TestAttributeValues(t *testing.T) {
-	m := mustParse(t, roundTripCases["every attribute kind"])
+	m := graphLevel.MustParse(t, roundTripCases["every attribute kind"])
 	op := m.Funcs[0].Entry().First()
 	assert.Equal(t, int64(-7), op.Attr("b").(*graphir.IntegerAttr).Value)
 	assert.Equal(t, "i32", op.Attr("b").(*graphir.IntegerAttr).Type.String())
@@ -141,7 +120,7 @@ func TestFloatPrintingRoundTrips(t *testing.T) {
 		f32 := float64(float32(v))
 		d := &graphir.DenseElementsAttr{Type: graphir.NewTensor(graphir.F32, 1), Floats: []float64{f32}}
 		src := "func.func @f() {\n  \"x.c\"() {v = " + graphir.FormatAttr(d) + "} : () -> ()\n  func.return\n}"
-		m := mustParse(t, src)
+		m := graphLevel.MustParse(t, src)
 		got := m.Funcs[0].Entry().First().Attr("v").(*graphir.DenseElementsAttr).Floats[0]
 		if math.IsNaN(f32) {
 			assert.True(t, math.IsNaN(got))
@@ -156,12 +135,12 @@ func TestElidedConstants(t *testing.T) {
   %0 = test.const {value = dense<0.5> : tensor<300xf32>} : tensor<300xf32>
   func.return %0 : tensor<300xf32>
 }`
-	m := mustParse(t, src)
+	m := graphLevel.MustParse(t, src)
 	d := m.Funcs[0].Entry().First().Attr("value").(*graphir.DenseElementsAttr)
 	d.Floats = make([]float64, 300)
 	el := graphir.PrintWith(m, graphir.PrintOptions{ElideLargerThan: graphir.DefaultElideThreshold})
 	require.Contains(t, el, "dense_resource<__elided__> : tensor<300xf32>")
-	m2 := mustParse(t, el)
+	m2 := graphLevel.MustParse(t, el)
 	_, err := graphir.Interpret(m2.Funcs[0], nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "elided")

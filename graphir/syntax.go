@@ -165,3 +165,22 @@ type (
 )
 
 var textParser = syntax.NewParser[pFile](textLexer, 2)
+
+// Parse reads a module in Tessera's text form: MLIR generic op syntax,
+// registered ops' pretty forms, func.func/func.return in their standard
+// pretty form, and an optional enclosing `module { ... }` (or the generic
+// "builtin.module"). The module is not verified; call Verify.
+//
+// Errors are Diagnostics located at filename:line:col: syntax errors,
+// undefined or redefined SSA names, type mismatches between a value and
+// the type written at its use, malformed types, attributes and locations.
+func Parse(filename string, src []byte) (*Module, error) {
+	tree, err := syntax.Parse(textParser, filename, src, nil)
+	if err != nil {
+		return nil, err
+	}
+	return (&builder{Source: syntax.Source{File: filename}}).file_(tree)
+}
+
+// ParseString is Parse for a string.
+func ParseString(filename, src string) (*Module, error) { return Parse(filename, []byte(src)) }

@@ -16,6 +16,9 @@ var tensorLevel = syntaxtest.Level[*tensorir.Module]{
 	Parse:  tensorir.ParseString,
 	Verify: tensorir.Verify,
 	Print:  tensorir.Print,
+	PrintDebug: func(m *tensorir.Module) string {
+		return tensorir.PrintWith(m, tensorir.PrintOptions{DebugInfo: true})
+	},
 }
 
 // FuzzParse feeds arbitrary text to the parser, the verifier and the
@@ -28,5 +31,5 @@ func FuzzParse(f *testing.F) {
 	syntaxtest.AddSeeds(f, maps.Values(roundTripCases), slices.Values(readmeExamples(f)),
 		syntaxtest.Field(badInputs, func(c badInput) string { return c.src }),
 		syntaxtest.Field(verifyErrorCases, func(c verifyCase) string { return c.src }))
-	f.Fuzz(func(t *testing.T, src string) { tensorLevel.RoundTrip(t, src) })
+	f.Fuzz(func(t *testing.T, src string) { tensorLevel.Fuzz(t, src) })
 }

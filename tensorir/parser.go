@@ -181,14 +181,11 @@ func (b *builder) bufType(name string, pt *pBufType) (*Buffer, error) {
 			buf.Scope = s
 		case o.Strides != nil:
 			key = "strides"
-			buf.Strides = []Expr{}
-			for _, s := range o.Strides.Elems {
-				e, err := b.expr(s)
-				if err != nil {
-					return nil, err
-				}
-				buf.Strides = append(buf.Strides, e)
+			strides, err := b.exprs(o.Strides.Elems)
+			if err != nil {
+				return nil, err
 			}
+			buf.Strides = strides
 		case o.Offset != nil:
 			key = "offset"
 			e, err := b.primary(o.Offset)
@@ -242,15 +239,8 @@ func (b *builder) dict(d *pDict) (Attrs, error) {
 func (b *builder) attr(a *pAttr) (Attr, error) {
 	switch {
 	case a.Array != nil:
-		arr := ArrayAttr{}
-		for _, e := range a.Array.Elems {
-			x, err := b.attr(e)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, x)
-		}
-		return arr, nil
+		elems, err := syntax.ConvertAll(a.Array.Elems, b.attr)
+		return ArrayAttr(elems), err
 	case a.Str != nil:
 		s, err := strconv.Unquote(*a.Str)
 		if err != nil {
@@ -577,17 +567,7 @@ func (b *builder) regions(ps []*pRegion) ([]BufferRegion, error) {
 	return out, nil
 }
 
-func (b *builder) exprs(ps []*pExpr) ([]Expr, error) {
-	out := []Expr{}
-	for _, p := range ps {
-		e, err := b.expr(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
+func (b *builder) exprs(ps []*pExpr) ([]Expr, error) { return syntax.ConvertAll(ps, b.expr) }
 
 var binOps = map[string]struct {
 	op   BinOp

@@ -9,17 +9,6 @@ import (
 	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
-// PrintOptions control the text form.
-type PrintOptions struct {
-	// DebugInfo prints statement, parameter and function locations as a
-	// trailing loc("file":line:col).
-	DebugInfo bool
-	// ElideConstantsLargerThan prints the data of tir.constant buffers
-	// with more elements than this as dense_resource<__elided__>
-	// (0: never elide).
-	ElideConstantsLargerThan int64
-}
-
 // Print renders m in the canonical text form documented in README.md.
 // Parse(Print(m)) prints back to the same text for every verified module.
 func Print(m *Module) string { return PrintWith(m, PrintOptions{}) }
@@ -56,6 +45,17 @@ func ExprString(e Expr) string {
 	p := newPrinter(PrintOptions{})
 	p.expr(e, precLowest)
 	return p.b.String()
+}
+
+// PrintOptions control the text form.
+type PrintOptions struct {
+	// DebugInfo prints statement, parameter and function locations as a
+	// trailing loc("file":line:col).
+	DebugInfo bool
+	// ElideConstantsLargerThan prints the data of tir.constant buffers
+	// with more elements than this as dense_resource<__elided__>
+	// (0: never elide).
+	ElideConstantsLargerThan int64
 }
 
 type printer struct {

@@ -38,6 +38,20 @@ type List[E any] struct {
 	Elems []*E `parser:"'[' ( @@ ( ',' @@ )* )? ']'"`
 }
 
+// ConvertAll converts each parsed element with conv, in order, into a
+// non-nil slice; it stops at and returns conv's first error.
+func ConvertAll[E, T any](elems []*E, conv func(*E) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(elems))
+	for _, e := range elems {
+		v, err := conv(e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // NewParser builds the participle parser of a level's grammar T over its
 // lexer, with comments and whitespace elided and the given lookahead. It
 // panics on a malformed grammar, as participle.MustBuild does.
