@@ -21,7 +21,7 @@ var textLexer = syntax.Definition{
 		"DenseRes": tokDenseRes, "Dense": tokDense, "Tensor": tokTensor,
 		"BlockID": tokBlockID, "Arrow": tokArrow,
 	}),
-	NewLexer: func(s syntax.Scanner) lexer.Lexer { return &textScanner{s} },
+	NewLexer: func(s syntax.Scanner) lexer.Lexer { return &syntax.Lexer{Scanner: s, Scan: scanToken} },
 }
 
 const (
@@ -36,30 +36,26 @@ const (
 // without exponent digits ends a float.
 var graphNumbers = syntax.NumberRules{Signed: true}
 
-type textScanner struct{ syntax.Scanner }
-
-func (s *textScanner) Next() (lexer.Token, error) { return s.Scanner.Next(s.scan) }
-
-// scan classifies the token at the cursor and returns its length: the
+// scanToken classifies the token at the cursor and returns its length: the
 // graph level's own tokens, then the shared ones.
-func (s *textScanner) scan() (lexer.TokenType, int, error) {
+func scanToken(s *syntax.Scanner) (lexer.TokenType, int, error) {
 	c := s.Src[s.Off]
 	switch {
 	case c == '%' || c == '^':
-		return s.name(c)
+		return scanName(s, c)
 	case syntax.IsDigit(c) || (c == '-' || c == '+') && syntax.IsDigit(s.Peek(1)):
 		return s.Number(graphNumbers)
 	case c == '-' && s.Peek(1) == '>':
 		return tokArrow, 2, nil
 	case syntax.IsIdentStart(c):
-		return s.ident()
+		return scanIdent(s)
 	}
 	return s.ScanCommon(graphNumbers)
 }
 
-// name scans ^bb0 or %name, where %name#N (a result of a multi-result op)
-// is one token.
-func (s *textScanner) name(sigil byte) (lexer.TokenType, int, error) {
+// scanName scans ^bb0 or %name, where %name#N (a result of a multi-result
+// op) is one token.
+func scanName(s *syntax.Scanner, sigil byte) (lexer.TokenType, int, error) {
 	n, err := s.NameLen()
 	if err != nil || sigil == '^' {
 		return tokBlockID, n, err
@@ -70,25 +66,25 @@ func (s *textScanner) name(sigil byte) (lexer.TokenType, int, error) {
 	return syntax.ValueID, n, nil
 }
 
-// ident scans an identifier, or tensor<...>, dense<...> and
+// scanIdent scans an identifier, or tensor<...>, dense<...> and
 // dense_resource<...> as one token.
-func (s *textScanner) ident() (lexer.TokenType, int, error) {
+func scanIdent(s *syntax.Scanner) (lexer.TokenType, int, error) {
 	n := s.Run(0, syntax.IsIdentChar)
 	if s.Peek(n) == '<' {
 		switch string(s.Src[s.Off : s.Off+n]) {
 		case "tensor":
-			return s.angled(n, tokTensor)
+			return scanAngled(s, n, tokTensor)
 		case "dense":
-			return s.angled(n, tokDense)
+			return scanAngled(s, n, tokDense)
 		case "dense_resource":
-			return s.angled(n, tokDenseRes)
+			return scanAngled(s, n, tokDenseRes)
 		}
 	}
 	return syntax.Ident, n, nil
 }
 
-// angled returns the length of NAME<...> up to the first '>'.
-func (s *textScanner) angled(n int, typ lexer.TokenType) (lexer.TokenType, int, error) {
+// scanAngled returns the length of NAME<...> up to the first '>'.
+func scanAngled(s *syntax.Scanner, n int, typ lexer.TokenType) (lexer.TokenType, int, error) {
 	for i := s.Off + n; i < len(s.Src); i++ {
 		if s.Src[i] == '>' {
 			return typ, i - s.Off + 1, nil

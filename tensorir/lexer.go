@@ -58,32 +58,33 @@ func (s *textScanner) Next() (lexer.Token, error) {
 	} else {
 		typ, n, err = s.scan()
 	}
-	tok, err := s.Emit(start, typ, n, err)
-	if err == nil {
-		s.transition(tok)
+	if err != nil {
+		return lexer.Token{}, syntax.LexError(start, err)
 	}
-	return tok, err
+	text := string(s.Src[s.Off : s.Off+n])
+	s.transition(typ, text)
+	s.Advance(n)
+	return lexer.Token{Type: typ, Value: text, Pos: start}, nil
 }
 
-// transition updates the shape state after tok (the cursor is just past
-// it).
-func (s *textScanner) transition(tok lexer.Token) {
+// transition updates the shape state after the token typ, text at the
+// cursor.
+func (s *textScanner) transition(typ lexer.TokenType, text string) {
 	switch s.state {
 	case stateNormal:
-		if tok.Type == syntax.Ident && tok.Value == "buffer" && s.Peek(0) == '<' {
+		if typ == syntax.Ident && text == "buffer" && s.Peek(len(text)) == '<' {
 			s.state = stateShapeStart
 		}
 	case stateShapeStart:
 		s.state = stateShape
 	case stateShape:
-		s.shapeTransition(tok)
+		s.shapeTransition(typ, text)
 	}
 }
 
 // shapeTransition tracks a symbolic dimension's parentheses and ends the
 // shape at the dtype (or any token that cannot continue a shape).
-func (s *textScanner) shapeTransition(tok lexer.Token) {
-	text := tok.Value
+func (s *textScanner) shapeTransition(typ lexer.TokenType, text string) {
 	if s.depth > 0 {
 		switch text {
 		case "(":
@@ -96,9 +97,9 @@ func (s *textScanner) shapeTransition(tok lexer.Token) {
 	switch {
 	case text == "(":
 		s.depth = 1
-	case tok.Type == syntax.Ident && text != "x":
+	case typ == syntax.Ident && text != "x":
 		s.state = stateNormal // the dtype ends the shape
-	case tok.Type != syntax.Int && text != "x" && text != ")":
+	case typ != syntax.Int && text != "x" && text != ")":
 		s.state = stateNormal
 	}
 }

@@ -69,7 +69,7 @@ func (d Definition) LexBytes(filename string, src []byte) (lexer.Lexer, error) {
 // Scanner is the core of a hand-written lexer: the source, the cursor
 // (Off, and Pos with its line and column) and the scanning steps both
 // levels share. The scan methods look at the text at the cursor and
-// return the length of a token there without moving; Emit moves past it.
+// return the length of a token there without moving; Advance moves past it.
 type Scanner struct {
 	Src []byte
 	Off int
@@ -148,16 +148,10 @@ func (s *Scanner) SkipSpaceAndComments() {
 	}
 }
 
-// Emit returns the token of type typ and length n at the cursor, which
-// started at start, and moves past it. A non-nil err (from a scan
-// method) is returned instead as a *lexer.Error at start.
-func (s *Scanner) Emit(start lexer.Position, typ lexer.TokenType, n int, err error) (lexer.Token, error) {
-	if err != nil {
-		return lexer.Token{}, &lexer.Error{Msg: err.Error(), Pos: start}
-	}
-	tok := lexer.Token{Type: typ, Value: string(s.Src[s.Off : s.Off+n]), Pos: start}
-	s.Advance(n)
-	return tok, nil
+// LexError is err, from a scan method, as participle's error for the
+// token at start.
+func LexError(start lexer.Position, err error) error {
+	return &lexer.Error{Msg: err.Error(), Pos: start}
 }
 
 // NameLen returns the length of a name introduced by the sigil at the
@@ -288,28 +282,36 @@ func (s *Scanner) ScanCommon(r NumberRules) (lexer.TokenType, int, error) {
 	return 0, 0, fmt.Errorf("unexpected character %q", c)
 }
 
-// Next is a lexer's Next over scan, a level's classifier of the token at
-// the cursor: it skips whitespace and comments, returns the EOF token at
-// the end, and otherwise emits the token scan finds (Emit).
-func (s *Scanner) Next(scan func() (lexer.TokenType, int, error)) (lexer.Token, error) {
-	s.SkipSpaceAndComments()
-	if s.AtEOF() {
-		return lexer.EOFToken(s.Pos), nil
+// Lexer is a participle lexer over the whole source whose tokens Scan
+// classifies (a level's function, or ScanCommon's rules): Next skips
+// whitespace and comments, returns the EOF token at the end, and
+// otherwise the token Scan finds, or its error as a lexer error.
+type Lexer struct {
+	Scanner
+	Scan func(*Scanner) (lexer.TokenType, int, error)
+}
+
+// Next returns the next token.
+func (l *Lexer) Next() (lexer.Token, error) {
+	l.SkipSpaceAndComments()
+	start := l.Pos
+	if l.AtEOF() {
+		return lexer.EOFToken(start), nil
 	}
-	start := s.Pos
-	typ, n, err := scan()
-	return s.Emit(start, typ, n, err)
+	typ, n, err := l.Scan(&l.Scanner)
+	if err != nil {
+		return lexer.Token{}, LexError(start, err)
+	}
+	text := string(l.Src[l.Off : l.Off+n])
+	l.Advance(n)
+	return lexer.Token{Type: typ, Value: text, Pos: start}, nil
 }
 
 // CoreLexer lexes the shared tokens alone (ScanCommon, with unsigned
 // numbers): enough for the shared grammar, as ParseLocation uses it.
 var CoreLexer = Definition{
-	Tokens:   Symbols(nil),
-	NewLexer: func(s Scanner) lexer.Lexer { return &coreScanner{s} },
+	Tokens: Symbols(nil),
+	NewLexer: func(s Scanner) lexer.Lexer {
+		return &Lexer{Scanner: s, Scan: func(s *Scanner) (lexer.TokenType, int, error) { return s.ScanCommon(NumberRules{}) }}
+	},
 }
-
-type coreScanner struct{ Scanner }
-
-func (s *coreScanner) Next() (lexer.Token, error) { return s.Scanner.Next(s.scan) }
-
-func (s *coreScanner) scan() (lexer.TokenType, int, error) { return s.ScanCommon(NumberRules{}) }
