@@ -19,7 +19,7 @@ GO ?= go
 LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools lld-16 clang-16
 
 # Fuzz targets as package:FuzzName; FUZZTIME per target.
-FUZZ_TARGETS := ./graphir:FuzzParse ./tools/tessera-opt:FuzzOpt
+FUZZ_TARGETS := ./graphir:FuzzParse ./tensorir:FuzzParse ./internal/syntax:FuzzLocation ./tools/tessera-opt:FuzzOpt
 FUZZTIME ?= 30s
 
 .PHONY: all build test deps fmt-check vet gotest lit fuzz clean demo

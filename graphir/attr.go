@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
 // Attribute is a compile-time constant attached to an op: *IntegerAttr,
@@ -243,14 +245,7 @@ func formatFloat(v float64, dt DType) string {
 	if dt != F64 {
 		bits = 32
 	}
-	s := strconv.FormatFloat(v, 'g', -1, bits)
-	if strings.ContainsAny(s, ".") {
-		return s
-	}
-	if i := strings.IndexByte(s, 'e'); i >= 0 {
-		return s[:i] + ".0" + s[i:]
-	}
-	return s + ".0"
+	return syntax.FormatFloat(v, bits)
 }
 
 // Float32Round rounds v to the nearest f32, the storage precision of f32 tensors.

@@ -30,13 +30,13 @@ func TestHexConstantsRoundTrip(t *testing.T) {
     f = dense<[1.0, 0.5]> : tensor<2xf16>, g = dense<4.0> : tensor<3xf32>} : () -> ()
   func.return
 }`
-	m := mustParse(t, src)
+	m := graphLevel.MustParse(t, src)
 	hexText := graphir.PrintWith(m, graphir.PrintOptions{HexLargerThan: 1})
 	assert.Contains(t, hexText, `a = dense<"0x0000C03F000000C0`)
 	assert.Contains(t, hexText, `c = dense<[true, false, true]> : tensor<3xi1>`, "i1 stays decimal")
 	assert.Contains(t, hexText, `f = dense<[1.0, 0.5]> : tensor<2xf16>`, "f16 stays decimal")
 	assert.Contains(t, hexText, `g = dense<4.0> : tensor<3xf32>`, "splats stay decimal")
-	assert.Equal(t, graphir.Print(m), graphir.Print(mustParse(t, hexText)), "hex form parses back to the same values")
+	assert.Equal(t, graphir.Print(m), graphir.Print(graphLevel.MustParse(t, hexText)), "hex form parses back to the same values")
 	if opt := mlirOpt(); opt != "" {
 		gen := graphir.PrintWith(m, graphir.PrintOptions{Generic: true, HexLargerThan: 1})
 		cmd := exec.Command(opt, "--allow-unregistered-dialect", "-")
@@ -47,7 +47,7 @@ func TestHexConstantsRoundTrip(t *testing.T) {
 }
 
 func TestHexBoolsAreBitPacked(t *testing.T) {
-	m := mustParse(t, `func.func @f() {
+	m := graphLevel.MustParse(t, `func.func @f() {
   "x.c"() {a = dense<"0x0501"> : tensor<9xi1>, b = dense<"0x01"> : tensor<12xi1>} : () -> ()
   func.return
 }`)

@@ -2,114 +2,43 @@ package graphir
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
-// Location is a source position, printed as loc("file":line:col).
-// The zero Location is unknown.
-type Location struct {
-	File string
-	Line int
-	Col  int
-}
+// Location is a source position, printed as loc("file":line:col). The
+// zero Location is unknown. It is the tensor IR's Location too
+// (internal/syntax).
+type Location = syntax.Location
 
-// Known reports whether the location names a position.
-func (l Location) Known() bool { return l.Line > 0 }
-
-// String renders file:line:col, or "<unknown>".
-func (l Location) String() string {
-	if !l.Known() {
-		if l.File != "" {
-			return l.File
-		}
-		return "<unknown>"
-	}
-	return l.File + ":" + strconv.Itoa(l.Line) + ":" + strconv.Itoa(l.Col)
-}
-
-// Severity of a diagnostic.
-type Severity uint8
+// Severity of a diagnostic: error, warning, note or remark.
+type Severity = syntax.Severity
 
 // Severities, as MLIR spells them.
 const (
-	SevError Severity = iota
-	SevWarning
-	SevNote
-	SevRemark
+	SevError   = syntax.SevError
+	SevWarning = syntax.SevWarning
+	SevNote    = syntax.SevNote
+	SevRemark  = syntax.SevRemark
 )
 
-func (s Severity) String() string {
-	return [...]string{"error", "warning", "note", "remark"}[s]
-}
+// Diagnostic is a located message with optional notes, printed in MLIR's
+// format ("file:line:col: error: message", then its notes). It is the
+// tensor IR's Diagnostic too.
+type Diagnostic = syntax.Diagnostic
 
-// Diagnostic is a located message with optional notes, printed MLIR-style:
-//
-//	file:line:col: error: message
-//	file:line:col: note: context
-type Diagnostic struct {
-	Loc      Location
-	Severity Severity
-	Message  string
-	Notes    []*Diagnostic
-}
+// Diagnostics is a list of diagnostics usable as one error.
+type Diagnostics = syntax.Diagnostics
 
 // Errorf makes an error diagnostic at loc.
 func Errorf(loc Location, format string, args ...any) *Diagnostic {
-	return &Diagnostic{Loc: loc, Severity: SevError, Message: fmt.Sprintf(format, args...)}
+	return syntax.Errorf(loc, format, args...)
 }
 
-// AddNote attaches a note at loc and returns d.
-func (d *Diagnostic) AddNote(loc Location, format string, args ...any) *Diagnostic {
-	d.Notes = append(d.Notes, &Diagnostic{Loc: loc, Severity: SevNote, Message: fmt.Sprintf(format, args...)})
-	return d
-}
-
-func (d *Diagnostic) Error() string {
-	var b strings.Builder
-	d.write(&b)
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-func (d *Diagnostic) write(b *strings.Builder) {
-	fmt.Fprintf(b, "%s: %s: %s\n", d.Loc, d.Severity, d.Message)
-	for _, n := range d.Notes {
-		n.write(b)
-	}
-}
-
-// Diagnostics is a list of diagnostics usable as one error.
-type Diagnostics []*Diagnostic
-
-func (ds Diagnostics) Error() string {
-	var b strings.Builder
-	for _, d := range ds {
-		d.write(&b)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// Err returns ds as an error, or nil when empty.
-func (ds Diagnostics) Err() error {
-	if len(ds) == 0 {
-		return nil
-	}
-	return ds
-}
-
-// AsDiagnostics flattens an error into diagnostics; a plain error becomes
-// one error diagnostic at an unknown location.
-func AsDiagnostics(err error) Diagnostics {
-	switch e := err.(type) {
-	case nil:
-		return nil
-	case Diagnostics:
-		return e
-	case *Diagnostic:
-		return Diagnostics{e}
-	}
-	return Diagnostics{{Severity: SevError, Message: err.Error()}}
-}
+// AsDiagnostics flattens an error into diagnostics, seeing through
+// wrapped errors; a plain error becomes one error diagnostic at an
+// unknown location.
+func AsDiagnostics(err error) Diagnostics { return syntax.AsDiagnostics(err) }
 
 // Errorf makes an error diagnostic at op's location, prefixed with the op
 // name as MLIR does: "'graph.conv2d' op expected ...".

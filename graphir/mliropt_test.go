@@ -30,7 +30,7 @@ func TestGenericFormAcceptedByMLIROpt(t *testing.T) {
 	}
 	for name, src := range roundTripCases {
 		t.Run(name, func(t *testing.T) {
-			gen := graphir.PrintWith(mustParse(t, src), graphir.PrintOptions{Generic: true, DebugInfo: true})
+			gen := graphir.PrintWith(graphLevel.MustParse(t, src), graphir.PrintOptions{Generic: true, DebugInfo: true})
 			cmd := exec.Command(opt, "--allow-unregistered-dialect", "-")
 			cmd.Stdin = strings.NewReader(gen)
 			out, err := cmd.CombinedOutput()

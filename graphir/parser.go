@@ -1,68 +1,27 @@
 package graphir
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
-// Parse reads a module in Tessera's text form: MLIR generic op syntax,
-// registered ops' pretty forms, func.func/func.return in their standard
-// pretty form, and an optional enclosing `module { ... }` (or the generic
-// "builtin.module"). The module is not verified; call Verify.
-//
-// Errors are Diagnostics located at filename:line:col: syntax errors,
-// undefined or redefined SSA names, type mismatches between a value and
-// the type written at its use, malformed types, attributes and locations.
-func Parse(filename string, src []byte) (*Module, error) {
-	tree, err := textParser.ParseBytes(filename, src)
-	if err != nil {
-		return nil, syntaxDiag(filename, err)
-	}
-	b := &builder{file: filename}
-	m, err := b.file_(tree)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
-
-// ParseString is Parse for a string.
-func ParseString(filename, src string) (*Module, error) { return Parse(filename, []byte(src)) }
-
-func syntaxDiag(filename string, err error) error {
-	var perr participle.Error
-	if errors.As(err, &perr) {
-		pos := perr.Position()
-		msg := perr.Message()
-		msg = strings.ReplaceAll(msg, `"<EOF>"`, "end of file")
-		return Diagnostics{Errorf(Location{File: filename, Line: pos.Line, Col: pos.Column}, "%s", msg)}
-	}
-	return Diagnostics{Errorf(Location{File: filename}, "%v", err)}
-}
-
+// builder converts the parse tree to IR; its Source locates positions
+// and errors.
 type builder struct {
-	file   string
+	syntax.Source
 	scopes []map[string]*Value
-}
-
-func (b *builder) loc(p lexer.Position) Location {
-	return Location{File: b.file, Line: p.Line, Col: p.Column}
-}
-
-func (b *builder) errorf(p lexer.Position, format string, args ...any) error {
-	return Diagnostics{Errorf(b.loc(p), format, args...)}
 }
 
 func (b *builder) file_(t *pFile) (*Module, error) {
 	if len(t.Ops) == 1 && (t.Ops[0].Module != nil || isGeneric(t.Ops[0], "builtin.module")) {
 		return b.moduleOp(t.Ops[0])
 	}
-	m := &Module{Loc: Location{File: b.file}}
+	m := &Module{Loc: Location{File: b.File}}
 	if err := b.moduleBody(m, t.Ops); err != nil {
 		return nil, err
 	}
@@ -70,12 +29,12 @@ func (b *builder) file_(t *pFile) (*Module, error) {
 }
 
 func isGeneric(o *pOp, name string) bool {
-	return o.Generic != nil && unquote(o.Generic.Name) == name
+	return o.Generic != nil && syntax.Unquote(o.Generic.Name) == name
 }
 
 func (b *builder) moduleOp(o *pOp) (*Module, error) {
 	if len(o.Results) > 0 {
-		return nil, b.errorf(o.Pos, "'builtin.module' op has no results")
+		return nil, b.Errorf(o.Pos, "'builtin.module' op has no results")
 	}
 	m := &Module{Loc: b.opLoc(o, o.Pos)}
 	if o.Module != nil {
@@ -93,7 +52,7 @@ func (b *builder) moduleOp(o *pOp) (*Module, error) {
 	}
 	g := o.Generic
 	if len(g.Operands) != 0 || len(g.Regions) != 1 || len(g.Regions[0].Blocks) != 0 {
-		return nil, b.errorf(g.Pos, "'builtin.module' op expects no operands and one region with one block")
+		return nil, b.Errorf(g.Pos, "'builtin.module' op expects no operands and one region with one block")
 	}
 	if g.Attrs != nil {
 		d, err := b.dict(g.Attrs)
@@ -119,13 +78,13 @@ func (b *builder) moduleBody(m *Module, ops []*pOp) error {
 		case isGeneric(o, "func.func"):
 			f, err = b.genericFunc(o.Generic)
 		default:
-			return b.errorf(o.Pos, "expected 'func.func'; only functions may appear at module level")
+			return b.Errorf(o.Pos, "expected 'func.func'; only functions may appear at module level")
 		}
 		if err != nil {
 			return err
 		}
 		if len(o.Results) > 0 {
-			return b.errorf(o.Pos, "'func.func' op has no results")
+			return b.Errorf(o.Pos, "'func.func' op has no results")
 		}
 		if o.Loc != nil {
 			f.Loc = b.opLoc(o, lexer.Position{})
@@ -136,14 +95,7 @@ func (b *builder) moduleBody(m *Module, ops []*pOp) error {
 }
 
 func (b *builder) opLoc(o *pOp, p lexer.Position) Location {
-	if o.Loc == nil {
-		return b.loc(p)
-	}
-	l := o.Loc
-	if l.Unknown {
-		return Location{}
-	}
-	return Location{File: unquote(*l.File), Line: l.Line, Col: l.Col}
+	return b.LocOr((*syntax.Loc)(o.Loc), p)
 }
 
 func (b *builder) prettyFunc(pf *pFunc) (*Func, error) {
@@ -157,7 +109,7 @@ func (b *builder) prettyFunc(pf *pFunc) (*Func, error) {
 			return nil, err
 		}
 		ty.Inputs = append(ty.Inputs, t)
-		if err := b.define(a.Name, entry.AddArg(t, b.loc(a.Pos)), a.Pos); err != nil {
+		if err := b.define(a.Name, entry.AddArg(t, b.At(a.Pos)), a.Pos); err != nil {
 			return nil, err
 		}
 	}
@@ -168,7 +120,7 @@ func (b *builder) prettyFunc(pf *pFunc) (*Func, error) {
 		}
 		ty.Results = rs
 	}
-	f := &Func{Name: symbol(pf.Name), Type: ty, Private: pf.Private, Loc: b.loc(pf.Pos)}
+	f := &Func{Name: symbol(pf.Name), Type: ty, Private: pf.Private, Loc: b.At(pf.Pos)}
 	if pf.Attrs != nil {
 		d, err := b.dict(pf.Attrs)
 		if err != nil {
@@ -181,14 +133,14 @@ func (b *builder) prettyFunc(pf *pFunc) (*Func, error) {
 		return nil, err
 	}
 	if len(pf.Body.Blocks) > 0 {
-		return nil, b.errorf(pf.Body.Blocks[0].Pos, "function '@%s' must have a single block", f.Name)
+		return nil, b.Errorf(pf.Body.Blocks[0].Pos, "function '@%s' must have a single block", f.Name)
 	}
 	return f, nil
 }
 
 func (b *builder) genericFunc(g *pGeneric) (*Func, error) {
 	if len(g.Operands) != 0 || len(g.Regions) != 1 || g.Attrs == nil {
-		return nil, b.errorf(g.Pos, "'func.func' op expects no operands, one region and the attributes sym_name and function_type")
+		return nil, b.Errorf(g.Pos, "'func.func' op expects no operands, one region and the attributes sym_name and function_type")
 	}
 	d, err := b.dict(g.Attrs)
 	if err != nil {
@@ -201,9 +153,9 @@ func (b *builder) genericFunc(g *pGeneric) (*Func, error) {
 		fty, ok2 = ta.Type.(*FunctionType)
 	}
 	if !ok1 || !ok2 {
-		return nil, b.errorf(g.Pos, "'func.func' op requires a string 'sym_name' and a function type 'function_type'")
+		return nil, b.Errorf(g.Pos, "'func.func' op requires a string 'sym_name' and a function type 'function_type'")
 	}
-	f := &Func{Name: string(name), Type: fty, Loc: b.loc(g.Pos)}
+	f := &Func{Name: string(name), Type: fty, Loc: b.At(g.Pos)}
 	if v, ok := d.Get("sym_visibility").(StringAttr); ok && v == "private" {
 		f.Private = true
 	}
@@ -215,7 +167,7 @@ func (b *builder) genericFunc(g *pGeneric) (*Func, error) {
 		return nil, err
 	}
 	if len(r.Blocks) != 1 {
-		return nil, b.errorf(g.Regions[0].Pos, "function '@%s' must have a single block", f.Name)
+		return nil, b.Errorf(g.Regions[0].Pos, "function '@%s' must have a single block", f.Name)
 	}
 	f.Body = r
 	return f, nil
@@ -227,7 +179,7 @@ func (b *builder) pop()  { b.scopes = b.scopes[:len(b.scopes)-1] }
 func (b *builder) define(name string, v *Value, p lexer.Position) error {
 	top := b.scopes[len(b.scopes)-1]
 	if _, dup := top[name]; dup {
-		return b.errorf(p, "redefinition of SSA value '%s'", name)
+		return b.Errorf(p, "redefinition of SSA value '%s'", name)
 	}
 	top[name] = v
 	return nil
@@ -239,7 +191,7 @@ func (b *builder) lookup(u *pUse) (*Value, error) {
 			return v, nil
 		}
 	}
-	return nil, b.errorf(u.Pos, "use of undeclared SSA value name '%s'", u.Name)
+	return nil, b.Errorf(u.Pos, "use of undeclared SSA value name '%s'", u.Name)
 }
 
 func (b *builder) region(pr *pRegion) (*Region, error) {
@@ -261,7 +213,7 @@ func (b *builder) region(pr *pRegion) (*Region, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := b.define(a.Name, blk.AddArg(t, b.loc(a.Pos)), a.Pos); err != nil {
+			if err := b.define(a.Name, blk.AddArg(t, b.At(a.Pos)), a.Pos); err != nil {
 				return nil, err
 			}
 		}
@@ -286,9 +238,9 @@ func (b *builder) blockOps(blk *Block, ops []*pOp) error {
 func (b *builder) op(o *pOp) (*Op, error) {
 	switch {
 	case o.Module != nil:
-		return nil, b.errorf(o.Pos, "'module' may only appear at the top level")
+		return nil, b.Errorf(o.Pos, "'module' may only appear at the top level")
 	case o.Func != nil:
-		return nil, b.errorf(o.Pos, "'func.func' may only appear at module level")
+		return nil, b.Errorf(o.Pos, "'func.func' may only appear at module level")
 	case o.Generic != nil:
 		return b.genericOp(o)
 	}
@@ -301,7 +253,7 @@ func (b *builder) resultNames(o *pOp) ([]string, []lexer.Position, error) {
 	var poss []lexer.Position
 	for _, r := range o.Results {
 		if strings.Contains(r.Name, "#") {
-			return nil, nil, b.errorf(r.Pos, "result name '%s' may not contain '#'", r.Name)
+			return nil, nil, b.Errorf(r.Pos, "result name '%s' may not contain '#'", r.Name)
 		}
 		if r.Count == nil {
 			names = append(names, r.Name)
@@ -309,7 +261,7 @@ func (b *builder) resultNames(o *pOp) ([]string, []lexer.Position, error) {
 			continue
 		}
 		if *r.Count < 1 {
-			return nil, nil, b.errorf(r.Pos, "expected a positive result count after '%s:'", r.Name)
+			return nil, nil, b.Errorf(r.Pos, "expected a positive result count after '%s:'", r.Name)
 		}
 		for i := 0; i < *r.Count; i++ {
 			names = append(names, r.Name+"#"+strconv.Itoa(i))
@@ -345,7 +297,7 @@ func (b *builder) operands(uses []*pUse, want []Type, opName string) ([]*Value, 
 			return nil, err
 		}
 		if !v.Type.Equal(want[i]) {
-			return nil, b.errorf(u.Pos, "use of value '%s' expects different type than prior uses: '%s' vs '%s'", u.Name, want[i], v.Type)
+			return nil, b.Errorf(u.Pos, "use of value '%s' expects different type than prior uses: '%s' vs '%s'", u.Name, want[i], v.Type)
 		}
 		vals[i] = v
 	}
@@ -354,12 +306,12 @@ func (b *builder) operands(uses []*pUse, want []Type, opName string) ([]*Value, 
 
 func (b *builder) genericOp(o *pOp) (*Op, error) {
 	g := o.Generic
-	name := unquote(g.Name)
+	name := syntax.Unquote(g.Name)
 	if name == "func.func" || name == "builtin.module" {
-		return nil, b.errorf(g.Pos, "'%s' may not be nested inside another operation", name)
+		return nil, b.Errorf(g.Pos, "'%s' may not be nested inside another operation", name)
 	}
 	if name == "" {
-		return nil, b.errorf(g.Pos, "empty operation name")
+		return nil, b.Errorf(g.Pos, "empty operation name")
 	}
 	names, poss, err := b.resultNames(o)
 	if err != nil {
@@ -370,7 +322,7 @@ func (b *builder) genericOp(o *pOp) (*Op, error) {
 		return nil, err
 	}
 	if len(fty.Results) != len(names) {
-		return nil, b.errorf(g.Pos, "operation defines %d results but %d were bound", len(fty.Results), len(names))
+		return nil, b.Errorf(g.Pos, "operation defines %d results but %d were bound", len(fty.Results), len(names))
 	}
 	vals, err := b.operands(g.Operands, fty.Inputs, name)
 	if err != nil {
@@ -395,17 +347,17 @@ func (b *builder) wrap(p lexer.Position, err error) error {
 	if _, ok := err.(Diagnostics); ok {
 		return err
 	}
-	return b.errorf(p, "%v", err)
+	return b.Errorf(p, "%v", err)
 }
 
 func (b *builder) customOp(o *pOp) (*Op, error) {
 	c := o.Custom
 	def := LookupOp(c.Name)
 	if def == nil {
-		return nil, b.errorf(c.Pos, "custom op '%s' is unknown (unregistered ops must use the generic form \"%s\"(...))", c.Name, c.Name)
+		return nil, b.Errorf(c.Pos, "custom op '%s' is unknown (unregistered ops must use the generic form \"%s\"(...))", c.Name, c.Name)
 	}
 	if !def.Pretty && c.Name != ReturnOpName {
-		return nil, b.errorf(c.Pos, "'%s' has no custom form; write it in generic form", c.Name)
+		return nil, b.Errorf(c.Pos, "'%s' has no custom form; write it in generic form", c.Name)
 	}
 	names, poss, err := b.resultNames(o)
 	if err != nil {
@@ -415,7 +367,7 @@ func (b *builder) customOp(o *pOp) (*Op, error) {
 	switch {
 	case c.Types == nil:
 		if len(c.Operands) > 0 || len(names) > 0 {
-			return nil, b.errorf(c.Pos, "expected ':' and the types of '%s'", c.Name)
+			return nil, b.Errorf(c.Pos, "expected ':' and the types of '%s'", c.Name)
 		}
 	case c.Types.Fn != nil:
 		fty, err := b.funcType(c.Types.Fn)
@@ -433,7 +385,7 @@ func (b *builder) customOp(o *pOp) (*Op, error) {
 		}
 	default:
 		if len(c.Types.List) != 1 {
-			return nil, b.errorf(c.Types.List[1].Pos, "expected a single type or a function type for '%s'", c.Name)
+			return nil, b.Errorf(c.Types.List[1].Pos, "expected a single type or a function type for '%s'", c.Name)
 		}
 		t, err := b.typ(c.Types.List[0])
 		if err != nil {
@@ -447,7 +399,7 @@ func (b *builder) customOp(o *pOp) (*Op, error) {
 		}
 	}
 	if len(outs) != len(names) {
-		return nil, b.errorf(c.Pos, "operation defines %d results but %d were bound", len(outs), len(names))
+		return nil, b.Errorf(c.Pos, "operation defines %d results but %d were bound", len(outs), len(names))
 	}
 	uses := make([]*pUse, len(c.Operands))
 	for i, u := range c.Operands {
@@ -506,7 +458,7 @@ func (b *builder) typ(pt *pType) (Type, error) {
 	case pt.Tensor != nil:
 		t, err := ParseTensorType(*pt.Tensor)
 		if err != nil {
-			return nil, b.errorf(pt.Pos, "%v", err)
+			return nil, b.Errorf(pt.Pos, "%v", err)
 		}
 		return t, nil
 	case pt.Fn != nil:
@@ -515,7 +467,7 @@ func (b *builder) typ(pt *pType) (Type, error) {
 	if t, ok := scalarTys[*pt.Name]; ok {
 		return t, nil
 	}
-	return nil, b.errorf(pt.Pos, "unknown type '%s'", *pt.Name)
+	return nil, b.Errorf(pt.Pos, "unknown type '%s'", *pt.Name)
 }
 
 func (b *builder) optDict(pd *pDict) (DictAttr, error) {
@@ -530,10 +482,10 @@ func (b *builder) dict(pd *pDict) (DictAttr, error) {
 	for _, e := range pd.Entries {
 		name := e.Name
 		if strings.HasPrefix(name, `"`) {
-			name = unquote(name)
+			name = syntax.Unquote(name)
 		}
 		if d.Get(name) != nil {
-			return nil, b.errorf(e.Pos, "duplicate key '%s' in dictionary attribute", name)
+			return nil, b.Errorf(e.Pos, "duplicate key '%s' in dictionary attribute", name)
 		}
 		var v Attribute = UnitAttr{}
 		if e.Value != nil {
@@ -551,20 +503,16 @@ func (b *builder) attr(pa *pAttr) (Attribute, error) {
 	switch {
 	case pa.Dense != nil:
 		return b.dense(pa.Dense)
-	case pa.IsArray:
-		arr := ArrayAttr{}
-		for _, e := range pa.Elems {
-			v, err := b.attr(e)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, v)
+	case pa.Array != nil:
+		elems, err := syntax.ConvertAll(pa.Array.Elems, b.attr)
+		if err != nil {
+			return nil, err
 		}
-		return arr, nil
+		return ArrayAttr(elems), nil
 	case pa.Dict != nil:
 		return b.dict(pa.Dict)
 	case pa.Str != nil:
-		return StringAttr(unquote(*pa.Str)), nil
+		return StringAttr(syntax.Unquote(*pa.Str)), nil
 	case pa.Bool != nil:
 		return BoolAttr(*pa.Bool == "true"), nil
 	case pa.Unit:
@@ -590,24 +538,24 @@ func (b *builder) number(pn *pNumber) (Attribute, error) {
 	st, _ := t.(*ScalarType)
 	if t != nil && st == nil {
 		if _, isIdx := t.(*IndexType); !isIdx {
-			return nil, b.errorf(pn.Type.Pos, "number attributes need a scalar type, got %s", t)
+			return nil, b.Errorf(pn.Type.Pos, "number attributes need a scalar type, got %s", t)
 		}
 	}
 	isFloat := strings.ContainsAny(pn.Text, ".") && !strings.HasPrefix(pn.Text, "0x")
 	if st != nil && st.DType.IsFloat() {
 		v, err := parseFloatLit(pn.Text, st.DType)
 		if err != nil {
-			return nil, b.errorf(pn.Pos, "%v", err)
+			return nil, b.Errorf(pn.Pos, "%v", err)
 		}
 		return &FloatAttr{Value: v, Type: t}, nil
 	}
 	if isFloat {
 		if t != nil {
-			return nil, b.errorf(pn.Pos, "floating point literal %s with integer type %s", pn.Text, t)
+			return nil, b.Errorf(pn.Pos, "floating point literal %s with integer type %s", pn.Text, t)
 		}
 		v, err := strconv.ParseFloat(pn.Text, 64)
 		if err != nil {
-			return nil, b.errorf(pn.Pos, "invalid float literal %s", pn.Text)
+			return nil, b.Errorf(pn.Pos, "invalid float literal %s", pn.Text)
 		}
 		return &FloatAttr{Value: v, Type: &ScalarType{F64}}, nil
 	}
@@ -616,7 +564,7 @@ func (b *builder) number(pn *pNumber) (Attribute, error) {
 	}
 	v, err := parseIntLit(pn.Text, t)
 	if err != nil {
-		return nil, b.errorf(pn.Pos, "%v", err)
+		return nil, b.Errorf(pn.Pos, "%v", err)
 	}
 	return &IntegerAttr{Value: v, Type: t}, nil
 }
@@ -628,12 +576,12 @@ func (b *builder) dense(pd *pDense) (Attribute, error) {
 	}
 	tt, ok := t.(*TensorType)
 	if !ok {
-		return nil, b.errorf(pd.Type.Pos, "dense elements need a tensor type, got %s", t)
+		return nil, b.Errorf(pd.Type.Pos, "dense elements need a tensor type, got %s", t)
 	}
 	if pd.Resource != nil {
 		body := strings.TrimSuffix(strings.TrimPrefix(*pd.Resource, "dense_resource<"), ">")
 		if strings.TrimSpace(body) != "__elided__" {
-			return nil, b.errorf(pd.Pos, "dense_resource blobs are not supported (only the elided placeholder dense_resource<__elided__>)")
+			return nil, b.Errorf(pd.Pos, "dense_resource blobs are not supported (only the elided placeholder dense_resource<__elided__>)")
 		}
 		return &DenseElementsAttr{Type: tt, Elided: true}, nil
 	}
@@ -645,7 +593,7 @@ func (b *builder) dense(pd *pDense) (Attribute, error) {
 			p.Column += len("dense<") + de.off
 			err = de.err
 		}
-		return nil, b.errorf(p, "%v", err)
+		return nil, b.Errorf(p, "%v", err)
 	}
 	return d, nil
 }
@@ -653,45 +601,7 @@ func (b *builder) dense(pd *pDense) (Attribute, error) {
 func symbol(s string) string {
 	s = strings.TrimPrefix(s, "@")
 	if strings.HasPrefix(s, `"`) {
-		return unquote(s)
+		return syntax.Unquote(s)
 	}
 	return s
-}
-
-// unquote decodes an MLIR string literal: \", \\, \n, \t and \XX hex escapes.
-func unquote(s string) string {
-	if len(s) < 2 {
-		return s
-	}
-	s = s[1 : len(s)-1]
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var out strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 >= len(s) {
-			out.WriteByte(c)
-			continue
-		}
-		i++
-		switch n := s[i]; n {
-		case 'n':
-			out.WriteByte('\n')
-		case 't':
-			out.WriteByte('\t')
-		case '"', '\\':
-			out.WriteByte(n)
-		default:
-			if i+1 < len(s) {
-				if v, err := strconv.ParseUint(s[i:i+2], 16, 8); err == nil {
-					out.WriteByte(byte(v))
-					i++
-					continue
-				}
-			}
-			out.WriteByte(n)
-		}
-	}
-	return out.String()
 }

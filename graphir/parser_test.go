@@ -14,29 +14,6 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
-func mustParse(t testing.TB, src string) *graphir.Module {
-	t.Helper()
-	m, err := graphir.ParseString("test.mlir", src)
-	require.NoError(t, err)
-	require.NoError(t, graphir.VerifyWith(m, graphir.VerifyOptions{AllowUnregistered: true}))
-	return m
-}
-
-// roundTrip checks print(parse(print(x))) == print(x) for the pretty and
-// the generic forms, and that the generic form parses back to the same module.
-func roundTrip(t *testing.T, src string) string {
-	t.Helper()
-	m := mustParse(t, src)
-	out := graphir.Print(m)
-	again := graphir.Print(mustParse(t, out))
-	require.Equal(t, out, again, "pretty form does not round-trip")
-	gen := graphir.PrintWith(m, graphir.PrintOptions{Generic: true, DebugInfo: true})
-	fromGeneric := mustParse(t, gen)
-	require.Equal(t, out, graphir.Print(fromGeneric), "generic form does not parse back to the same module")
-	require.Equal(t, gen, graphir.PrintWith(fromGeneric, graphir.PrintOptions{Generic: true, DebugInfo: true}), "locations are not kept")
-	return out
-}
-
 var roundTripCases = map[string]string{
 	"pretty ops": `func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = test.add %a, %b : tensor<2x3xf32>
@@ -77,7 +54,8 @@ var roundTripCases = map[string]string{
 	"locations": `func.func @l(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = test.neg %x : tensor<2xf32> loc("model.py":12:5)
   %1 = test.neg %0 : tensor<2xf32> loc(unknown)
-  func.return %1 : tensor<2xf32> loc("x.mlir":3:1)
+  %2 = test.neg %1 : tensor<2xf32> loc("model.py")
+  func.return %2 : tensor<2xf32> loc("x.mlir":3:1)
 } loc("model.py":10:1)`,
 	"functional pretty type": `func.func @c() -> tensor<2xi64> {
   %0 = test.const {value = dense<[1, 2]> : tensor<2xi64>} : tensor<2xi64>
@@ -86,14 +64,26 @@ var roundTripCases = map[string]string{
 }`,
 }
 
+// A location naming only a file, loc("model.py"), parses to a Location
+// with a File and no line (as at the tensor level) and prints back as
+// written.
+func TestFileOnlyLocation(t *testing.T) {
+	m := graphLevel.MustParse(t, roundTripCases["locations"])
+	ops := m.Funcs[0].Entry().Ops()
+	assert.Equal(t, graphir.Location{File: "model.py"}, ops[2].Loc)
+	assert.Equal(t, `loc("model.py")`, graphir.FormatLoc(ops[2].Loc))
+	out := graphir.PrintWith(m, graphir.PrintOptions{DebugInfo: true})
+	assert.Contains(t, out, `%2 = test.neg %1 : tensor<2xf32> loc("model.py")`)
+}
+
 func TestRoundTrip(t *testing.T) {
 	for name, src := range roundTripCases {
-		t.Run(name, func(t *testing.T) { roundTrip(t, src) })
+		t.Run(name, func(t *testing.T) { graphLevel.RoundTrip(t, src) })
 	}
 }
 
 func TestPrintedForm(t *testing.T) {
-	out := roundTrip(t, roundTripCases["pretty ops"])
+	out := graphLevel.RoundTrip(t, roundTripCases["pretty ops"])
 	assert.Equal(t, `module {
   func.func @f(%arg0: tensor<2x3xf32>, %arg1: tensor<2x3xf32>) -> tensor<2x3xf32> {
     %0 = test.add %arg0, %arg1 : tensor<2x3xf32>
@@ -102,14 +92,14 @@ func TestPrintedForm(t *testing.T) {
   }
 }
 `, out)
-	gen := graphir.PrintWith(mustParse(t, out), graphir.PrintOptions{Generic: true})
+	gen := graphir.PrintWith(graphLevel.MustParse(t, out), graphir.PrintOptions{Generic: true})
 	assert.Contains(t, gen, `%0 = "test.add"(%arg0, %arg1) : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>`)
 	assert.Contains(t, gen, `"func.return"(%1) : (tensor<2x3xf32>) -> ()`)
 	assert.Contains(t, gen, `{function_type = (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>, sym_name = "f"}`)
 }
 
 func TestAttributeValues(t *testing.T) {
-	m := mustParse(t, roundTripCases["every attribute kind"])
+	m := graphLevel.MustParse(t, roundTripCases["every attribute kind"])
 	op := m.Funcs[0].Entry().First()
 	assert.Equal(t, int64(-7), op.Attr("b").(*graphir.IntegerAttr).Value)
 	assert.Equal(t, "i32", op.Attr("b").(*graphir.IntegerAttr).Type.String())
@@ -130,7 +120,7 @@ func TestFloatPrintingRoundTrips(t *testing.T) {
 		f32 := float64(float32(v))
 		d := &graphir.DenseElementsAttr{Type: graphir.NewTensor(graphir.F32, 1), Floats: []float64{f32}}
 		src := "func.func @f() {\n  \"x.c\"() {v = " + graphir.FormatAttr(d) + "} : () -> ()\n  func.return\n}"
-		m := mustParse(t, src)
+		m := graphLevel.MustParse(t, src)
 		got := m.Funcs[0].Entry().First().Attr("v").(*graphir.DenseElementsAttr).Floats[0]
 		if math.IsNaN(f32) {
 			assert.True(t, math.IsNaN(got))
@@ -145,12 +135,12 @@ func TestElidedConstants(t *testing.T) {
   %0 = test.const {value = dense<0.5> : tensor<300xf32>} : tensor<300xf32>
   func.return %0 : tensor<300xf32>
 }`
-	m := mustParse(t, src)
+	m := graphLevel.MustParse(t, src)
 	d := m.Funcs[0].Entry().First().Attr("value").(*graphir.DenseElementsAttr)
 	d.Floats = make([]float64, 300)
 	el := graphir.PrintWith(m, graphir.PrintOptions{ElideLargerThan: graphir.DefaultElideThreshold})
 	require.Contains(t, el, "dense_resource<__elided__> : tensor<300xf32>")
-	m2 := mustParse(t, el)
+	m2 := graphLevel.MustParse(t, el)
 	_, err := graphir.Interpret(m2.Funcs[0], nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "elided")

@@ -44,7 +44,7 @@ func runPipeline(t *testing.T, m *graphir.Module, pipeline string) *graphir.Pass
 func TestCanonicalizeCSEDCEPreserveResults(t *testing.T) {
 	a, b := []float64{1, -2, 3.5}, []float64{0.25, 4, -1}
 	for _, pipeline := range []string{"canonicalize", "cse", "dce", "canonicalize,cse,dce", "builtin.module(func.func(cse),canonicalize)"} {
-		m := mustParse(t, negChain)
+		m := graphLevel.MustParse(t, negChain)
 		want := evalF(t, m, a, b)
 		runPipeline(t, m, pipeline)
 		assert.Equal(t, want, evalF(t, m, a, b), pipeline)
@@ -52,7 +52,7 @@ func TestCanonicalizeCSEDCEPreserveResults(t *testing.T) {
 }
 
 func TestCanonicalizeFoldsAndDropsDeadOps(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	runPipeline(t, m, "canonicalize")
 	out := graphir.Print(m)
 	assert.NotContains(t, out, "test.neg", "neg(neg(x)) must fold and the dead neg must go")
@@ -60,14 +60,14 @@ func TestCanonicalizeFoldsAndDropsDeadOps(t *testing.T) {
 }
 
 func TestCSEMergesDuplicates(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	removed := graphir.CSE(m.Funcs[0])
 	assert.Equal(t, 1, removed)
 	assert.Equal(t, 1, strings.Count(graphir.Print(m), "test.add %1, %arg1"))
 }
 
 func TestCSEKeepsDifferentConstants(t *testing.T) {
-	m := mustParse(t, `func.func @f() -> tensor<2xf32> {
+	m := graphLevel.MustParse(t, `func.func @f() -> tensor<2xf32> {
   %0 = test.const {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
   %1 = test.const {value = dense<[1.0, 3.0]> : tensor<2xf32>} : tensor<2xf32>
   %2 = test.const {value = dense<[1.0, 2.0]> : tensor<2xf32>} : tensor<2xf32>
@@ -80,7 +80,7 @@ func TestCSEKeepsDifferentConstants(t *testing.T) {
 }
 
 func TestCSEDoesNotCrossIsolatedRegions(t *testing.T) {
-	m := mustParse(t, `func.func @f(%a: tensor<f32>) -> tensor<f32> {
+	m := graphLevel.MustParse(t, `func.func @f(%a: tensor<f32>) -> tensor<f32> {
   %0 = test.neg %a : tensor<f32>
   %1 = "test.region"(%a) ({
   ^bb0(%x: tensor<f32>):
@@ -98,7 +98,7 @@ func TestCSEDoesNotCrossIsolatedRegions(t *testing.T) {
 }
 
 func TestDCEKeepsImpureAndTerminators(t *testing.T) {
-	m := mustParse(t, `func.func @f(%a: tensor<2xf32>) {
+	m := graphLevel.MustParse(t, `func.func @f(%a: tensor<2xf32>) {
   %0 = test.neg %a : tensor<2xf32>
   %1 = test.neg %0 : tensor<2xf32>
   %2 = test.neg %a : tensor<2xf32>
@@ -127,7 +127,7 @@ func TestPipelineErrors(t *testing.T) {
 }
 
 func TestPassManagerDumpsAndTiming(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	var dump, timing bytes.Buffer
 	pm := graphir.NewPassManager()
 	require.NoError(t, pm.AddPipeline("cse,canonicalize"))
@@ -145,7 +145,7 @@ func TestPassManagerDumpsAndTiming(t *testing.T) {
 	pm = graphir.NewPassManager()
 	require.NoError(t, pm.AddPipeline("cse,dce"))
 	pm.PrintAfterAll, pm.IRDump = true, &dump
-	require.NoError(t, pm.Run(mustParse(t, negChain)))
+	require.NoError(t, pm.Run(graphLevel.MustParse(t, negChain)))
 	assert.Equal(t, 2, strings.Count(dump.String(), "IR Dump After"))
 }
 
@@ -159,7 +159,7 @@ func (breakingPass) Run(m *graphir.Module) error {
 }
 
 func TestVerifyAfterEachPass(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	pm := graphir.NewPassManager()
 	pm.Add(breakingPass{})
 	err := pm.Run(m)
@@ -169,7 +169,7 @@ func TestVerifyAfterEachPass(t *testing.T) {
 }
 
 func TestRewriterCreateAndConvergence(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	f := m.Funcs[0]
 	// add(x, y) -> neg(neg(add(x,y))) would loop forever; the driver must stop.
 	loop := &graphir.Pattern{Name: "grow", Root: "test.add", Rewrite: func(op *graphir.Op, rw *graphir.Rewriter) bool {
@@ -185,7 +185,7 @@ func TestRewriterCreateAndConvergence(t *testing.T) {
 }
 
 func TestInterpretChecksArguments(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	_, err := graphir.Interpret(m.Funcs[0], nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "expects 2 arguments, got 0")
@@ -206,7 +206,7 @@ func TestRoundToDTypes(t *testing.T) {
 }
 
 func TestCloneRemapsOperandsAndRegions(t *testing.T) {
-	m := mustParse(t, `func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+	m := graphLevel.MustParse(t, `func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
   %0 = "test.region"(%a, %b) ({
   ^bb0(%x: tensor<f32>, %y: tensor<f32>):
     %1 = test.add %x, %y : tensor<f32>
@@ -227,7 +227,7 @@ func TestCloneRemapsOperandsAndRegions(t *testing.T) {
 }
 
 func TestBuildChecksOperandCount(t *testing.T) {
-	m := mustParse(t, negChain)
+	m := graphLevel.MustParse(t, negChain)
 	_, err := graphir.Build("test.neg", m.Funcs[0].Args(), nil, graphir.Location{File: "b.mlir", Line: 1, Col: 1})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "b.mlir:1:1: error: 'test.neg' op expects 1 operands, got 2")

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
 // PrintOptions control the textual form.
@@ -285,7 +287,7 @@ func opFunctionType(op *Op) *FunctionType {
 }
 
 func (p *printer) genericOp(op *Op, depth int) {
-	p.b.WriteString(quoteString(op.Name))
+	p.b.WriteString(syntax.Quote(op.Name))
 	p.b.WriteByte('(')
 	p.operandList(op)
 	p.b.WriteByte(')')
@@ -341,65 +343,17 @@ func (p *printer) region(r *Region, depth int, funcBody bool) {
 	p.b.WriteString("}")
 }
 
-func (p *printer) loc(l Location) {
-	if !p.opts.DebugInfo {
-		return
-	}
-	p.b.WriteString(" ")
-	p.b.WriteString(FormatLoc(l))
-}
+func (p *printer) loc(l Location) { syntax.WriteLoc(&p.b, l, p.opts.DebugInfo) }
 
-// FormatLoc renders a location in MLIR syntax.
-func FormatLoc(l Location) string {
-	if !l.Known() {
-		return "loc(unknown)"
-	}
-	return "loc(" + quoteString(l.File) + ":" + strconv.Itoa(l.Line) + ":" + strconv.Itoa(l.Col) + ")"
-}
-
-func isBareID(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		alpha := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-		if !alpha && (i == 0 || !(c >= '0' && c <= '9' || c == '$' || c == '.')) {
-			return false
-		}
-	}
-	return true
-}
+// FormatLoc renders a location in MLIR syntax: loc("file":line:col),
+// loc("file") or loc(unknown), as the tensor IR does.
+func FormatLoc(l Location) string { return syntax.FormatLoc(l) }
 
 func symbolName(s string) string {
-	if isBareID(s) {
+	if syntax.IsBareID(s) {
 		return s
 	}
-	return quoteString(s)
-}
-
-// quoteString quotes s as an MLIR string literal: printable ASCII is kept,
-// '"' and '\' are escaped, other bytes print as \XX hex escapes.
-func quoteString(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c >= 0x20 && c < 0x7f:
-			b.WriteByte(c)
-		default:
-			const hex = "0123456789ABCDEF"
-			b.WriteByte('\\')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
+	return syntax.Quote(s)
 }
 
 func writeDict(b *strings.Builder, d DictAttr, opts PrintOptions) {
@@ -408,10 +362,10 @@ func writeDict(b *strings.Builder, d DictAttr, opts PrintOptions) {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		if isBareID(na.Name) {
+		if syntax.IsBareID(na.Name) {
 			b.WriteString(na.Name)
 		} else {
-			b.WriteString(quoteString(na.Name))
+			b.WriteString(syntax.Quote(na.Name))
 		}
 		if _, unit := na.Value.(UnitAttr); unit {
 			continue
@@ -436,7 +390,7 @@ func writeAttr(b *strings.Builder, a Attribute, opts PrintOptions) {
 		}
 		b.WriteString(formatFloat(x.Value, dt) + " : " + x.Type.String())
 	case StringAttr:
-		b.WriteString(quoteString(string(x)))
+		b.WriteString(syntax.Quote(string(x)))
 	case BoolAttr:
 		b.WriteString(strconv.FormatBool(bool(x)))
 	case UnitAttr:

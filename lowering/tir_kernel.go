@@ -19,10 +19,6 @@ import (
 // tirDType maps a graphir element type to the tensor IR dtype.
 func tirDType(d graphir.DType) (tir.DType, bool) { return hlo.TIRDType(d) }
 
-func tirLoc(l graphir.Location) tir.Location {
-	return tir.Location{File: l.File, Line: l.Line, Col: l.Col}
-}
-
 // tensorOf returns v's tensor type and tensor IR dtype, or a diagnostic at op.
 func tensorOf(op *graphir.Op, v *graphir.Value) (*graphir.TensorType, tir.DType, error) {
 	if v == nil {
@@ -123,7 +119,7 @@ func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) 
 	if err != nil {
 		return err
 	}
-	k.emit(blockName(op), tirLoc(op.Loc), out, c)
+	k.emit(blockName(op), op.Loc, out, c)
 	return nil
 }
 
@@ -133,7 +129,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		return nil, op.Errorf("lower-to-tir: fusion must have one region with one block")
 	}
 	body := op.Regions[0].Blocks[0]
-	loc := tirLoc(op.Loc)
+	loc := op.Loc
 	k := &kernel{
 		f:     &tir.PrimFunc{Name: name, Attrs: tir.Attrs{tir.AttrKernel: tir.UnitAttr{}}, Loc: loc},
 		vals:  map[*graphir.Value]*tir.Operand{},
@@ -185,7 +181,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		if !ok {
 			return nil, ret.Errorf("lower-to-tir: returned value #%d is not defined in the fusion", i)
 		}
-		k.copyBlock(src, outs[i], tirLoc(ret.Loc))
+		k.copyBlock(src, outs[i], ret.Loc)
 	}
 	k.f.Body = k.assemble()
 	k.f = tir.SimplifyFunc(k.f)
@@ -225,7 +221,7 @@ func (k *kernel) result(op *graphir.Op, i int, outFor map[*graphir.Value]*tir.Bu
 	if b == nil {
 		b = bufferFor(k.uniqueBuffer("t"), t, dt)
 		b.Scope = tir.ScopeLocal
-		b.Loc = tirLoc(op.Loc)
+		b.Loc = op.Loc
 		k.allocs = append(k.allocs, b)
 	}
 	k.vals[v] = &tir.Operand{Buffer: b, Shape: t.Shape, DType: dt}
@@ -279,8 +275,8 @@ func (k *kernel) constOperand(op *graphir.Op) error {
 // d's data row-major.
 func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType, d *graphir.DenseElementsAttr) (*tir.AllocateConst, error) {
 	b := bufferFor(name, t, dt)
-	b.Loc = tirLoc(op.Loc)
-	c := &tir.AllocateConst{Buffer: b, Loc: tirLoc(op.Loc)}
+	b.Loc = op.Loc
+	c := &tir.AllocateConst{Buffer: b, Loc: op.Loc}
 	if d.Elided {
 		c.Elided = true
 		return c, nil

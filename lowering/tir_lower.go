@@ -94,15 +94,14 @@ func (l *tirLowering) fresh(base string) string {
 // copyKernel makes a kernel copying in0 to out0 of the given type.
 func (l *tirLowering) copyKernel(t *graphir.TensorType, dt tir.DType, loc graphir.Location) *tir.PrimFunc {
 	name := l.fresh("copy")
-	tl := tirLoc(loc)
 	k := &kernel{
-		f:     &tir.PrimFunc{Name: name, Attrs: tir.Attrs{tir.AttrKernel: tir.UnitAttr{}}, Loc: tl},
-		names: map[string]int{}, bufs: map[string]int{}, loc: tl,
+		f:     &tir.PrimFunc{Name: name, Attrs: tir.Attrs{tir.AttrKernel: tir.UnitAttr{}}, Loc: loc},
+		names: map[string]int{}, bufs: map[string]int{}, loc: loc,
 	}
 	in := bufferFor("in0", t, dt)
 	out := bufferFor("out0", t, dt)
-	k.f.Params = []*tir.Param{{Buffer: in, Role: tir.RoleIn, Loc: tl}, {Buffer: out, Role: tir.RoleOut, Loc: tl}}
-	k.copyBlock(&tir.Operand{Buffer: in, Shape: t.Shape, DType: dt}, out, tl)
+	k.f.Params = []*tir.Param{{Buffer: in, Role: tir.RoleIn, Loc: loc}, {Buffer: out, Role: tir.RoleOut, Loc: loc}}
+	k.copyBlock(&tir.Operand{Buffer: in, Shape: t.Shape, DType: dt}, out, loc)
 	k.f.Body = k.assemble()
 	return k.f
 }
@@ -113,7 +112,7 @@ type hostValue struct {
 }
 
 func (l *tirLowering) function(f *graphir.Func) error {
-	loc := tirLoc(f.Loc)
+	loc := f.Loc
 	host := &tir.PrimFunc{Name: f.Name, Attrs: tir.Attrs{tir.AttrHost: tir.UnitAttr{}}, Loc: loc}
 	vals := map[*graphir.Value]*hostValue{}
 	for i, a := range f.Args() {
@@ -181,7 +180,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 			}
 			l.out.Funcs = append(l.out.Funcs, kern)
 			idx := len(calls)
-			call := &tir.CallKernel{Callee: name, Loc: tirLoc(op.Loc)}
+			call := &tir.CallKernel{Callee: name, Loc: op.Loc}
 			for i, v := range op.Operands() {
 				hv, ok := vals[v]
 				if !ok {
@@ -203,7 +202,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 					return err
 				}
 				b := bufferFor("t"+strconv.Itoa(len(arena)), t, dt)
-				b.Loc = tirLoc(op.Loc)
+				b.Loc = op.Loc
 				size, _ := tir.BufferBytes(b)
 				vals[r] = &hostValue{buf: b, arena: len(arena)}
 				arena = append(arena, PlanBuffer{Name: b.Name, Size: size, Live: Lifetime{idx, idx}})
@@ -231,7 +230,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 		}
 		ck := l.copyKernel(t, dt, ret.Loc)
 		l.out.Funcs = append(l.out.Funcs, ck)
-		calls = append(calls, &tir.CallKernel{Callee: ck.Name, Args: []*tir.Buffer{hv.buf, outs[i]}, Loc: tirLoc(ret.Loc)})
+		calls = append(calls, &tir.CallKernel{Callee: ck.Name, Args: []*tir.Buffer{hv.buf, outs[i]}, Loc: ret.Loc})
 	}
 	body := tir.Seq(calls...)
 	if len(calls) == 0 {

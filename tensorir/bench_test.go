@@ -30,22 +30,12 @@ func bigFunc(n int) string {
 
 func TestBigRoundTrip(t *testing.T) {
 	src := bigFunc(200)
-	m := mustParse(t, src)
+	m := tensorLevel.MustParse(t, src)
 	require.Equal(t, src, tensorir.Print(m))
 }
 
 func BenchmarkParseVerify(b *testing.B) {
-	src := []byte(bigFunc(1000))
-	b.SetBytes(int64(len(src)))
-	for i := 0; i < b.N; i++ {
-		m, err := tensorir.Parse("big.tir", src)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := tensorir.Verify(m); err != nil {
-			b.Fatal(err)
-		}
-	}
+	tensorLevel.BenchmarkParseVerify(b, bigFunc(1000))
 }
 
 // BenchmarkInterpMatmul runs the interpreter on a 128×32×64 matmul

@@ -40,7 +40,7 @@ tir.func @main(%x: buffer<3x5xf32>, out %out0: buffer<3x5xf32>) attributes {tess
 
 func runMain(t *testing.T, src string) []float64 {
 	t.Helper()
-	m := mustParse(t, src)
+	m := tensorLevel.MustParse(t, src)
 	x := tensorir.NewArray(tensorir.DF32, 3, 5)
 	for i := range x.Floats {
 		x.Floats[i] = float64(i) - 7
@@ -52,7 +52,7 @@ func runMain(t *testing.T, src string) []float64 {
 
 func TestHostRoundTripAndRun(t *testing.T) {
 	src := hostModule("64", "128")
-	m := mustParse(t, src)
+	m := tensorLevel.MustParse(t, src)
 	assert.Equal(t, src, tensorir.Print(m))
 	got := runMain(t, src)
 	w := []float64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 0.5}
@@ -95,7 +95,7 @@ func TestHostConstantData(t *testing.T) {
   }
 }
 `
-	m := mustParse(t, src)
+	m := tensorLevel.MustParse(t, src)
 	require.Equal(t, src, tensorir.Print(m))
 	o := tensorir.NewArray(tensorir.DF16, 2, 3)
 	p := tensorir.NewArray(tensorir.DI8, 4)
@@ -114,7 +114,7 @@ func TestHostConstantData(t *testing.T) {
 	el := tensorir.PrintWith(m, tensorir.PrintOptions{ElideConstantsLargerThan: 3})
 	assert.Contains(t, el, "tir.constant %a: buffer<2x3xf16> = dense_resource<__elided__> {")
 	assert.Contains(t, el, "tir.constant %d: buffer<3xi1> = dense<[1, 0, 1]> {")
-	me := mustParse(t, el)
+	me := tensorLevel.MustParse(t, el)
 	assert.Equal(t, el, tensorir.Print(me))
 	err := tensorir.RunModule(me, "main", tensorir.Args{Arrays: map[string]*tensorir.Array{"o": o, "p": p, "q": q, "r": r}})
 	require.Error(t, err)
@@ -138,7 +138,7 @@ func TestArenaByteViews(t *testing.T) {
   }
 }
 `
-	m := mustParse(t, src)
+	m := tensorLevel.MustParse(t, src)
 	o := tensorir.NewArray(tensorir.DI8, 4)
 	h := tensorir.NewArray(tensorir.DF16, 2)
 	require.NoError(t, tensorir.RunModule(m, "main", tensorir.Args{Arrays: map[string]*tensorir.Array{"o": o, "h": h}}))
@@ -202,7 +202,7 @@ func TestHostParseErrors(t *testing.T) {
 
 // Without the module (Run on one function) a call cannot run.
 func TestCallNeedsModule(t *testing.T) {
-	m := mustParse(t, hostModule("64", "128"))
+	m := tensorLevel.MustParse(t, hostModule("64", "128"))
 	x := tensorir.NewArray(tensorir.DF32, 3, 5)
 	out := tensorir.NewArray(tensorir.DF32, 3, 5)
 	err := tensorir.Run(m.Func("main"), map[string]*tensorir.Array{"x": x, "out0": out})

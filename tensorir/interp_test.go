@@ -21,7 +21,7 @@ func randF32(r *rand.Rand, n int) []float32 {
 
 func parseFunc(t *testing.T, src string) *tir.PrimFunc {
 	t.Helper()
-	m := mustParse(t, src)
+	m := tensorLevel.MustParse(t, src)
 	require.Len(t, m.Funcs, 1)
 	return m.Funcs[0]
 }

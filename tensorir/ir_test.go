@@ -123,7 +123,7 @@ func TestSubstituteAndVisit(t *testing.T) {
 	assert.Same(t, e.(*tir.Binary).B, s.(*tir.Binary).B, "untouched subtrees are shared")
 	assert.Same(t, e, tir.Substitute(e, map[*tir.Var]tir.Expr{io: j}))
 
-	m := mustParse(t, conv2dText)
+	m := tensorLevel.MustParse(t, conv2dText)
 	var loops, blocks, stores []string
 	tir.VisitStmt(m.Funcs[0].Body, func(s tir.Stmt) bool {
 		switch x := s.(type) {

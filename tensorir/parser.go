@@ -1,13 +1,13 @@
 package tensorir
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"strings"
 
-	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
 // Parse reads a module in the tensor IR text form (README.md). The
@@ -18,11 +18,11 @@ import (
 // unknown dtypes and functions, literals out of range for their dtype,
 // malformed buffer types, ranges and locations.
 func Parse(filename string, src []byte) (*Module, error) {
-	tree, err := textParser.ParseBytes(filename, src)
+	tree, err := syntax.Parse(textParser, filename, src, grammarNames)
 	if err != nil {
-		return nil, syntaxDiag(filename, err)
+		return nil, err
 	}
-	b := &builder{file: filename}
+	b := &builder{Source: syntax.Source{File: filename}}
 	m := &Module{}
 	for _, pf := range tree.Funcs {
 		f, err := b.fn(pf)
@@ -30,7 +30,7 @@ func Parse(filename string, src []byte) (*Module, error) {
 			return nil, err
 		}
 		if m.Func(f.Name) != nil {
-			return nil, b.errorf(pf.Pos, "redefinition of function @%s", f.Name)
+			return nil, b.Errorf(pf.Pos, "redefinition of function @%s", f.Name)
 		}
 		m.Funcs = append(m.Funcs, f)
 	}
@@ -40,20 +40,10 @@ func Parse(filename string, src []byte) (*Module, error) {
 // ParseString is Parse for a string.
 func ParseString(filename, src string) (*Module, error) { return Parse(filename, []byte(src)) }
 
-func syntaxDiag(filename string, err error) error {
-	var perr participle.Error
-	if errors.As(err, &perr) {
-		pos := perr.Position()
-		msg := grammarNames.Replace(perr.Message())
-		return Diagnostics{Errorf(Location{File: filename, Line: pos.Line, Col: pos.Column}, "%s", msg)}
-	}
-	return Diagnostics{Errorf(Location{File: filename}, "%v", err)}
-}
-
 // grammarNames rewrites participle's names for grammar rules in syntax
 // error messages into the text they stand for.
 var grammarNames = strings.NewReplacer(
-	`"<EOF>"`, "end of file", "<EOF>", "end of file",
+	"<EOF>", "end of file",
 	"PBody", `"{"`, "PDict", `"{"`, "PLoc?", `loc(...)`, "PLoc", "loc(...)",
 	"PStmt", "statement", "PExpr", "expression", "PBufType", "buffer<...>",
 	"PFunc", "tir.func", "PParam", "parameter", "PIterVar", "iteration variable",
@@ -65,17 +55,11 @@ var grammarNames = strings.NewReplacer(
 	"PNumber", "number", "PCast", "cast", "PCall", "call", "PRef", "value",
 )
 
+// builder converts the parse tree to IR; its Source locates positions
+// and errors.
 type builder struct {
-	file   string
+	syntax.Source
 	scopes []map[string]any // name → *Var or *Buffer
-}
-
-func (b *builder) loc(p lexer.Position) Location {
-	return Location{File: b.file, Line: p.Line, Col: p.Column}
-}
-
-func (b *builder) errorf(p lexer.Position, format string, args ...any) error {
-	return Diagnostics{Errorf(b.loc(p), format, args...)}
 }
 
 func (b *builder) push() { b.scopes = append(b.scopes, map[string]any{}) }
@@ -95,21 +79,14 @@ func (b *builder) lookup(name string) any {
 func (b *builder) define(name string, obj any, p lexer.Position) error {
 	n := name[1:]
 	if b.lookup(n) != nil {
-		return b.errorf(p, "redefinition of %s", name)
+		return b.Errorf(p, "redefinition of %s", name)
 	}
 	b.scopes[len(b.scopes)-1][n] = obj
 	return nil
 }
 
 func (b *builder) stmtLoc(l *pLoc, p lexer.Position) Location {
-	if l == nil {
-		return b.loc(p)
-	}
-	if l.Unknown {
-		return Location{}
-	}
-	file, _ := strconv.Unquote(*l.File)
-	return Location{File: file, Line: l.Line, Col: l.Col}
+	return b.LocOr((*syntax.Loc)(l), p)
 }
 
 func (b *builder) fn(pf *pFunc) (*PrimFunc, error) {
@@ -117,7 +94,7 @@ func (b *builder) fn(pf *pFunc) (*PrimFunc, error) {
 	if strings.HasPrefix(name, `"`) {
 		s, err := strconv.Unquote(name)
 		if err != nil {
-			return nil, b.errorf(pf.Pos, "malformed function name %s", pf.Name)
+			return nil, b.Errorf(pf.Pos, "malformed function name %s", pf.Name)
 		}
 		name = s
 	}
@@ -143,10 +120,10 @@ func (b *builder) fn(pf *pFunc) (*PrimFunc, error) {
 		} else {
 			t, ok := ParseDType(*pp.Scalar)
 			if !ok {
-				return nil, b.errorf(pp.Pos, "unknown dtype '%s' of parameter %s", *pp.Scalar, pp.Name)
+				return nil, b.Errorf(pp.Pos, "unknown dtype '%s' of parameter %s", *pp.Scalar, pp.Name)
 			}
 			if p.Role != RoleIn {
-				return nil, b.errorf(pp.Pos, "scalar parameter %s cannot have role '%s'", pp.Name, p.Role)
+				return nil, b.Errorf(pp.Pos, "scalar parameter %s cannot have role '%s'", pp.Name, p.Role)
 			}
 			p.Var = NewVar(pp.Name[1:], t)
 			if err := b.define(pp.Name, p.Var, pp.Pos); err != nil {
@@ -173,14 +150,14 @@ func (b *builder) fn(pf *pFunc) (*PrimFunc, error) {
 func (b *builder) bufType(name string, pt *pBufType) (*Buffer, error) {
 	t, ok := ParseDType(pt.DType)
 	if !ok {
-		return nil, b.errorf(pt.Pos, "unknown dtype '%s' in buffer type", pt.DType)
+		return nil, b.Errorf(pt.Pos, "unknown dtype '%s' in buffer type", pt.DType)
 	}
 	buf := &Buffer{Name: name, DType: t, Scope: ScopeGlobal, Shape: []Expr{}}
 	for _, d := range pt.Dims {
 		if d.Int != nil {
 			v, err := strconv.ParseInt(*d.Int, 10, 64)
 			if err != nil {
-				return nil, b.errorf(d.Pos, "buffer dimension %s is out of range", *d.Int)
+				return nil, b.Errorf(d.Pos, "buffer dimension %s is out of range", *d.Int)
 			}
 			buf.Shape = append(buf.Shape, Int(v))
 			continue
@@ -199,19 +176,16 @@ func (b *builder) bufType(name string, pt *pBufType) (*Buffer, error) {
 			key = "scope"
 			s, err := strconv.Unquote(*o.Scope)
 			if err != nil || s == "" {
-				return nil, b.errorf(o.Pos, "malformed buffer scope %s", *o.Scope)
+				return nil, b.Errorf(o.Pos, "malformed buffer scope %s", *o.Scope)
 			}
 			buf.Scope = s
-		case o.HasStrides:
+		case o.Strides != nil:
 			key = "strides"
-			buf.Strides = []Expr{}
-			for _, s := range o.Strides {
-				e, err := b.expr(s)
-				if err != nil {
-					return nil, err
-				}
-				buf.Strides = append(buf.Strides, e)
+			strides, err := b.exprs(o.Strides.Elems)
+			if err != nil {
+				return nil, err
 			}
+			buf.Strides = strides
 		case o.Offset != nil:
 			key = "offset"
 			e, err := b.primary(o.Offset)
@@ -223,12 +197,12 @@ func (b *builder) bufType(name string, pt *pBufType) (*Buffer, error) {
 			key = "align"
 			v, err := strconv.ParseInt(*o.Align, 10, 64)
 			if err != nil || v <= 0 {
-				return nil, b.errorf(o.Pos, "buffer alignment must be a positive integer, got %s", *o.Align)
+				return nil, b.Errorf(o.Pos, "buffer alignment must be a positive integer, got %s", *o.Align)
 			}
 			buf.Align = v
 		}
 		if seen[key] {
-			return nil, b.errorf(o.Pos, "buffer type gives its %s twice", key)
+			return nil, b.Errorf(o.Pos, "buffer type gives its %s twice", key)
 		}
 		seen[key] = true
 	}
@@ -242,12 +216,12 @@ func (b *builder) dict(d *pDict) (Attrs, error) {
 		if strings.HasPrefix(k, `"`) {
 			s, err := strconv.Unquote(k)
 			if err != nil {
-				return nil, b.errorf(e.Pos, "malformed attribute name %s", k)
+				return nil, b.Errorf(e.Pos, "malformed attribute name %s", k)
 			}
 			k = s
 		}
 		if _, dup := out[k]; dup {
-			return nil, b.errorf(e.Pos, "duplicate attribute '%s'", k)
+			return nil, b.Errorf(e.Pos, "duplicate attribute '%s'", k)
 		}
 		if e.Value == nil {
 			out[k] = UnitAttr{}
@@ -264,20 +238,13 @@ func (b *builder) dict(d *pDict) (Attrs, error) {
 
 func (b *builder) attr(a *pAttr) (Attr, error) {
 	switch {
-	case a.IsArray:
-		arr := ArrayAttr{}
-		for _, e := range a.Elems {
-			x, err := b.attr(e)
-			if err != nil {
-				return nil, err
-			}
-			arr = append(arr, x)
-		}
-		return arr, nil
+	case a.Array != nil:
+		elems, err := syntax.ConvertAll(a.Array.Elems, b.attr)
+		return ArrayAttr(elems), err
 	case a.Str != nil:
 		s, err := strconv.Unquote(*a.Str)
 		if err != nil {
-			return nil, b.errorf(a.Pos, "malformed string %s", *a.Str)
+			return nil, b.Errorf(a.Pos, "malformed string %s", *a.Str)
 		}
 		return StringAttr(s), nil
 	case a.Word != nil:
@@ -304,13 +271,13 @@ func (b *builder) attr(a *pAttr) (Attr, error) {
 	if strings.ContainsAny(text, ".") {
 		v, err := strconv.ParseFloat(text, 64)
 		if err != nil {
-			return nil, b.errorf(a.Pos, "float attribute %s is out of range", text)
+			return nil, b.Errorf(a.Pos, "float attribute %s is out of range", text)
 		}
 		return FloatAttr(v), nil
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
-		return nil, b.errorf(a.Pos, "integer attribute %s is out of range", text)
+		return nil, b.Errorf(a.Pos, "integer attribute %s is out of range", text)
 	}
 	return IntAttr(v), nil
 }
@@ -425,9 +392,9 @@ func (b *builder) bufferRef(name string, p lexer.Position) (*Buffer, error) {
 	case *Buffer:
 		return x, nil
 	case *Var:
-		return nil, b.errorf(p, "%s is a scalar, not a buffer", name)
+		return nil, b.Errorf(p, "%s is a scalar, not a buffer", name)
 	}
-	return nil, b.errorf(p, "use of undefined buffer %s", name)
+	return nil, b.Errorf(p, "use of undefined buffer %s", name)
 }
 
 func (b *builder) forStmt(pf *pFor, loc Location) (Stmt, error) {
@@ -445,7 +412,7 @@ func (b *builder) forStmt(pf *pFor, loc Location) (Stmt, error) {
 		s.Kind = ThreadBinding
 		tag, err := strconv.Unquote(*pf.Thread)
 		if err != nil {
-			return nil, b.errorf(pf.Pos, "malformed thread tag %s", *pf.Thread)
+			return nil, b.Errorf(pf.Pos, "malformed thread tag %s", *pf.Thread)
 		}
 		s.Thread = tag
 	case pf.Kind != nil:
@@ -490,7 +457,7 @@ func (b *builder) block(pb *pBlock, loc Location) (Stmt, error) {
 	if s, err := strconv.Unquote(pb.Name); err == nil {
 		blk.Name = s
 	} else {
-		return nil, b.errorf(pb.Pos, "malformed block name %s", pb.Name)
+		return nil, b.Errorf(pb.Pos, "malformed block name %s", pb.Name)
 	}
 	var values []Expr
 	bound := 0
@@ -519,7 +486,7 @@ func (b *builder) block(pb *pBlock, loc Location) (Stmt, error) {
 	}
 	bare := len(blk.IterVars) > 0 && bound == 0 && pb.Where == nil
 	if !bare && bound != len(blk.IterVars) {
-		return nil, b.errorf(pb.Pos, "block '%s': every iteration variable needs a binding (kind(min:end, value))", blk.Name)
+		return nil, b.Errorf(pb.Pos, "block '%s': every iteration variable needs a binding (kind(min:end, value))", blk.Name)
 	}
 	b.push()
 	defer b.pop()
@@ -540,7 +507,7 @@ func (b *builder) block(pb *pBlock, loc Location) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		buf.Loc = b.loc(a.Pos)
+		buf.Loc = b.At(a.Pos)
 		if err := b.define(a.Name, buf, a.Pos); err != nil {
 			return nil, err
 		}
@@ -600,17 +567,7 @@ func (b *builder) regions(ps []*pRegion) ([]BufferRegion, error) {
 	return out, nil
 }
 
-func (b *builder) exprs(ps []*pExpr) ([]Expr, error) {
-	out := []Expr{}
-	for _, p := range ps {
-		e, err := b.expr(p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, e)
-	}
-	return out, nil
-}
+func (b *builder) exprs(ps []*pExpr) ([]Expr, error) { return syntax.ConvertAll(ps, b.expr) }
 
 var binOps = map[string]struct {
 	op   BinOp
@@ -645,7 +602,7 @@ func (b *builder) climb(left Expr, rest []*pOpUnary, pos *int, min int) (Expr, e
 		}
 		if op.prec == precCmp {
 			if lastCmp >= 0 {
-				return nil, b.errorf(r.Pos, "comparisons do not chain; add parentheses")
+				return nil, b.Errorf(r.Pos, "comparisons do not chain; add parentheses")
 			}
 			lastCmp = *pos
 		}
@@ -684,7 +641,7 @@ func (b *builder) primary(p *pPrimary) (Expr, error) {
 	case p.Cast != nil:
 		t, ok := ParseDType(p.Cast.DType)
 		if !ok {
-			return nil, b.errorf(p.Cast.Pos, "unknown dtype '%s' in cast", p.Cast.DType)
+			return nil, b.Errorf(p.Cast.Pos, "unknown dtype '%s' in cast", p.Cast.DType)
 		}
 		x, err := b.expr(p.Cast.X)
 		if err != nil {
@@ -710,9 +667,9 @@ func (b *builder) primary(p *pPrimary) (Expr, error) {
 		case *Var:
 			return x, nil
 		case *Buffer:
-			return nil, b.errorf(r.Pos, "buffer %s used as a scalar; load an element with %s[...]", r.Name, r.Name)
+			return nil, b.Errorf(r.Pos, "buffer %s used as a scalar; load an element with %s[...]", r.Name, r.Name)
 		}
-		return nil, b.errorf(r.Pos, "use of undefined value %s", r.Name)
+		return nil, b.Errorf(r.Pos, "use of undefined value %s", r.Name)
 	}
 	return b.expr(p.Paren)
 }
@@ -726,7 +683,7 @@ func (b *builder) call(c *pCall) (Expr, error) {
 	}
 	arity := func(n int) error {
 		if len(args) != n {
-			return b.errorf(c.Pos, "'%s' expects %d arguments, got %d", c.Name, n, len(args))
+			return b.Errorf(c.Pos, "'%s' expects %d arguments, got %d", c.Name, n, len(args))
 		}
 		return nil
 	}
@@ -744,7 +701,7 @@ func (b *builder) call(c *pCall) (Expr, error) {
 	}
 	in, ok := Intrinsics[c.Name]
 	if !ok {
-		return nil, b.errorf(c.Pos, "unknown function '%s'", c.Name)
+		return nil, b.Errorf(c.Pos, "unknown function '%s'", c.Name)
 	}
 	if err := arity(in.Arity); err != nil {
 		return nil, err
@@ -757,34 +714,34 @@ func (b *builder) number(n *pNumber) (Expr, error) {
 	if n.DType != nil {
 		var ok bool
 		if t, ok = ParseDType(*n.DType); !ok {
-			return nil, b.errorf(n.Pos, "unknown dtype '%s'", *n.DType)
+			return nil, b.Errorf(n.Pos, "unknown dtype '%s'", *n.DType)
 		}
 		if !t.IsScalar() {
-			return nil, b.errorf(n.Pos, "a literal must have a scalar dtype, not %s", t)
+			return nil, b.Errorf(n.Pos, "a literal must have a scalar dtype, not %s", t)
 		}
 	}
 	text := n.Text
 	switch {
 	case strings.HasPrefix(text, "0x"):
 		if n.DType == nil || !t.IsFloat() {
-			return nil, b.errorf(n.Pos, "hexadecimal literal %s needs a float dtype (%s : f32)", text, text)
+			return nil, b.Errorf(n.Pos, "hexadecimal literal %s needs a float dtype (%s : f32)", text, text)
 		}
 		if n.Neg {
-			return nil, b.errorf(n.Pos, "hexadecimal literal cannot be negated; give the sign bit")
+			return nil, b.Errorf(n.Pos, "hexadecimal literal cannot be negated; give the sign bit")
 		}
 		if len(text)-2 > t.Bits()/4 {
-			return nil, b.errorf(n.Pos, "hexadecimal literal %s is wider than %s", text, t)
+			return nil, b.Errorf(n.Pos, "hexadecimal literal %s is wider than %s", text, t)
 		}
 		bits, err := strconv.ParseUint(text[2:], 16, 64)
 		if err != nil {
-			return nil, b.errorf(n.Pos, "malformed hexadecimal literal %s", text)
+			return nil, b.Errorf(n.Pos, "malformed hexadecimal literal %s", text)
 		}
 		return &FloatImm{Type: t, Value: floatFromBits(t, bits)}, nil
 	case strings.ContainsAny(text, "."):
 		if n.DType == nil {
 			t = DF32
 		} else if !t.IsFloat() {
-			return nil, b.errorf(n.Pos, "float literal %s cannot have dtype %s", text, t)
+			return nil, b.Errorf(n.Pos, "float literal %s cannot have dtype %s", text, t)
 		}
 		bits := 32
 		if t.Kind == F64 {
@@ -792,28 +749,28 @@ func (b *builder) number(n *pNumber) (Expr, error) {
 		}
 		v, err := strconv.ParseFloat(text, bits)
 		if err != nil {
-			return nil, b.errorf(n.Pos, "float literal %s is out of range for %s", text, t)
+			return nil, b.Errorf(n.Pos, "float literal %s is out of range for %s", text, t)
 		}
 		if n.Neg {
 			v = -v
 		}
 		f := Float(t, v)
 		if math.IsInf(f.Value, 0) {
-			return nil, b.errorf(n.Pos, "float literal %s is out of range for %s", text, t)
+			return nil, b.Errorf(n.Pos, "float literal %s is out of range for %s", text, t)
 		}
 		return f, nil
 	}
 	if n.DType == nil {
 		t = DIndex
 	} else if !t.IsInt() {
-		return nil, b.errorf(n.Pos, "integer literal %s cannot have dtype %s; write %s.0", text, t, text)
+		return nil, b.Errorf(n.Pos, "integer literal %s cannot have dtype %s; write %s.0", text, t, text)
 	}
 	if n.Neg {
 		text = "-" + text
 	}
 	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil || WrapInt(t, v) != v {
-		return nil, b.errorf(n.Pos, "integer literal %s is out of range for %s", text, t)
+		return nil, b.Errorf(n.Pos, "integer literal %s is out of range for %s", text, t)
 	}
 	return &IntImm{Type: t, Value: v}, nil
 }
@@ -837,11 +794,11 @@ func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
 			switch {
 			case t.IsFloat() && strings.HasPrefix(text, "0x"):
 				if e.Neg || len(text)-2 > t.Bits()/4 {
-					return nil, b.errorf(e.Pos, "malformed %s bit pattern %s", t, text)
+					return nil, b.Errorf(e.Pos, "malformed %s bit pattern %s", t, text)
 				}
 				bits, err := strconv.ParseUint(text[2:], 16, 64)
 				if err != nil {
-					return nil, b.errorf(e.Pos, "malformed %s bit pattern %s", t, text)
+					return nil, b.Errorf(e.Pos, "malformed %s bit pattern %s", t, text)
 				}
 				s.Floats = append(s.Floats, floatFromBits(t, bits))
 			case t.IsFloat():
@@ -854,7 +811,7 @@ func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
 				}
 				v, err := strconv.ParseFloat(text, bits)
 				if err != nil || RoundFloat(t, v) != v {
-					return nil, b.errorf(e.Pos, "constant element %s is not a value of %s", text, t)
+					return nil, b.Errorf(e.Pos, "constant element %s is not a value of %s", text, t)
 				}
 				s.Floats = append(s.Floats, v)
 			default:
@@ -863,7 +820,7 @@ func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
 				}
 				v, err := strconv.ParseInt(text, 10, 64)
 				if err != nil || WrapInt(t, v) != v {
-					return nil, b.errorf(e.Pos, "constant element %s is not a value of %s", text, t)
+					return nil, b.Errorf(e.Pos, "constant element %s is not a value of %s", text, t)
 				}
 				s.Ints = append(s.Ints, v)
 			}
@@ -883,7 +840,7 @@ func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
 func (b *builder) arenaStmt(pa *pArena, loc Location) (Stmt, error) {
 	size, err := strconv.ParseInt(pa.Size, 10, 64)
 	if err != nil {
-		return nil, b.errorf(pa.Pos, "arena size %s is out of range", pa.Size)
+		return nil, b.Errorf(pa.Pos, "arena size %s is out of range", pa.Size)
 	}
 	s := &ArenaAlloc{Size: size, Loc: loc}
 	b.push()
@@ -893,10 +850,10 @@ func (b *builder) arenaStmt(pa *pArena, loc Location) (Stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		buf.Loc = b.loc(pb.Pos)
+		buf.Loc = b.At(pb.Pos)
 		off, err := strconv.ParseInt(pb.Offset, 10, 64)
 		if err != nil {
-			return nil, b.errorf(pb.Pos, "arena offset %s is out of range", pb.Offset)
+			return nil, b.Errorf(pb.Pos, "arena offset %s is out of range", pb.Offset)
 		}
 		if err := b.define(pb.Name, buf, pb.Pos); err != nil {
 			return nil, err
@@ -915,7 +872,7 @@ func (b *builder) callKernel(pc *pCallK, loc Location) (Stmt, error) {
 	if strings.HasPrefix(name, `"`) {
 		u, err := strconv.Unquote(name)
 		if err != nil {
-			return nil, b.errorf(pc.Pos, "malformed function name %s", pc.Callee)
+			return nil, b.Errorf(pc.Pos, "malformed function name %s", pc.Callee)
 		}
 		name = u
 	}

@@ -5,32 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/tessera-ml/tessera/tensorir"
 )
-
-func mustParse(t testing.TB, src string) *tensorir.Module {
-	t.Helper()
-	m, err := tensorir.ParseString("test.tir", src)
-	require.NoError(t, err)
-	require.NoError(t, tensorir.Verify(m))
-	return m
-}
-
-// roundTrip checks print(parse(print(x))) == print(x), with and without
-// locations, and that locations survive a round trip.
-func roundTrip(t *testing.T, src string) string {
-	t.Helper()
-	m := mustParse(t, src)
-	out := tensorir.Print(m)
-	require.Equal(t, out, tensorir.Print(mustParse(t, out)), "text form does not round-trip")
-	dbg := tensorir.PrintWith(m, tensorir.PrintOptions{DebugInfo: true})
-	m2 := mustParse(t, dbg)
-	require.Equal(t, out, tensorir.Print(m2))
-	require.Equal(t, dbg, tensorir.PrintWith(m2, tensorir.PrintOptions{DebugInfo: true}), "locations are not kept")
-	return out
-}
 
 const matmulText = `tir.func @matmul(%A: buffer<128x64xf32>, %B: buffer<64x32xf32>, out %C: buffer<128x32xf32>) attributes {global_symbol = "matmul", tessera.kernel} {
   tir.for %i = 0 to 128 parallel {
@@ -167,7 +142,7 @@ func TestRoundTrip(t *testing.T) {
 	for _, name := range names {
 		src := roundTripCases[name]
 		t.Run(name, func(t *testing.T) {
-			assert.Equal(t, src, roundTrip(t, src))
+			assert.Equal(t, src, tensorLevel.RoundTrip(t, src))
 		})
 	}
 }

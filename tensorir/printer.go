@@ -5,18 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
-)
 
-// PrintOptions control the text form.
-type PrintOptions struct {
-	// DebugInfo prints statement, parameter and function locations as a
-	// trailing loc("file":line:col).
-	DebugInfo bool
-	// ElideConstantsLargerThan prints the data of tir.constant buffers
-	// with more elements than this as dense_resource<__elided__>
-	// (0: never elide).
-	ElideConstantsLargerThan int64
-}
+	"github.com/tessera-ml/tessera/internal/syntax"
+)
 
 // Print renders m in the canonical text form documented in README.md.
 // Parse(Print(m)) prints back to the same text for every verified module.
@@ -54,6 +45,17 @@ func ExprString(e Expr) string {
 	p := newPrinter(PrintOptions{})
 	p.expr(e, precLowest)
 	return p.b.String()
+}
+
+// PrintOptions control the text form.
+type PrintOptions struct {
+	// DebugInfo prints statement, parameter and function locations as a
+	// trailing loc("file":line:col).
+	DebugInfo bool
+	// ElideConstantsLargerThan prints the data of tir.constant buffers
+	// with more elements than this as dense_resource<__elided__>
+	// (0: never elide).
+	ElideConstantsLargerThan int64
 }
 
 type printer struct {
@@ -118,7 +120,7 @@ func sanitizeName(s string) string {
 	}
 	var b []byte
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; isSuffixChar(c) {
+		if c := s[i]; syntax.IsSuffixChar(c) {
 			b = append(b, c)
 		} else {
 			b = append(b, '_')
@@ -133,21 +135,11 @@ func (p *printer) indent(n int) {
 	}
 }
 
-func (p *printer) loc(l Location) {
-	if !p.opts.DebugInfo {
-		return
-	}
-	p.b.WriteString(" ")
-	p.b.WriteString(FormatLoc(l))
-}
+func (p *printer) loc(l Location) { syntax.WriteLoc(&p.b, l, p.opts.DebugInfo) }
 
-// FormatLoc renders a location as loc("file":line:col) or loc(unknown).
-func FormatLoc(l Location) string {
-	if !l.Known() {
-		return "loc(unknown)"
-	}
-	return "loc(" + strconv.Quote(l.File) + ":" + strconv.Itoa(l.Line) + ":" + strconv.Itoa(l.Col) + ")"
-}
+// FormatLoc renders a location as loc("file":line:col), loc("file") or
+// loc(unknown), as the graph level does.
+func FormatLoc(l Location) string { return syntax.FormatLoc(l) }
 
 func (p *printer) fn(f *PrimFunc) {
 	p.b.WriteString("tir.func @")
@@ -181,14 +173,8 @@ func (p *printer) fn(f *PrimFunc) {
 }
 
 func symbolText(s string) string {
-	if s != "" && isIdentStart(s[0]) {
-		ok := true
-		for i := 0; i < len(s); i++ {
-			ok = ok && isIdentChar(s[i])
-		}
-		if ok {
-			return s
-		}
+	if syntax.IsBareID(s) {
+		return s
 	}
 	return strconv.Quote(s)
 }
@@ -245,14 +231,8 @@ func (p *printer) dict(a Attrs) {
 }
 
 func keyText(k string) string {
-	if k != "" && isIdentStart(k[0]) {
-		ok := true
-		for i := 0; i < len(k); i++ {
-			ok = ok && isIdentChar(k[i])
-		}
-		if ok && !reservedAttrWord[k] {
-			return k
-		}
+	if syntax.IsBareID(k) && !reservedAttrWord[k] {
+		return k
 	}
 	return strconv.Quote(k)
 }
@@ -277,7 +257,7 @@ func (p *printer) attr(a Attr) {
 		case math.IsInf(f, -1):
 			p.b.WriteString("-inf")
 		default:
-			p.b.WriteString(formatFloat(f, 64))
+			p.b.WriteString(syntax.FormatFloat(f, 64))
 		}
 	case StringAttr:
 		p.b.WriteString(strconv.Quote(string(v)))
@@ -293,19 +273,6 @@ func (p *printer) attr(a Attr) {
 	default:
 		p.b.WriteString("unit")
 	}
-}
-
-// formatFloat is the shortest decimal that reads back to v at the given
-// precision, always with a '.' (1.0, 2.5e-08, 1.0e+30).
-func formatFloat(v float64, bits int) string {
-	s := strconv.FormatFloat(v, 'g', -1, bits)
-	if strings.ContainsAny(s, ".") {
-		return s
-	}
-	if i := strings.IndexByte(s, 'e'); i >= 0 {
-		return s[:i] + ".0" + s[i:]
-	}
-	return s + ".0"
 }
 
 // body prints { stmts } starting at the current position; the closing
@@ -685,7 +652,7 @@ func floatText(x *FloatImm) string {
 	if x.Type.Kind == F64 {
 		bits = 64
 	}
-	s := formatFloat(x.Value, bits)
+	s := syntax.FormatFloat(x.Value, bits)
 	if x.Type != DF32 {
 		s += " : " + x.Type.String()
 	}
@@ -741,5 +708,5 @@ func constFloatText(t DType, v float64) string {
 	if t.Kind == F64 {
 		bits = 64
 	}
-	return formatFloat(v, bits)
+	return syntax.FormatFloat(v, bits)
 }

@@ -33,7 +33,7 @@ func TestReadmeExamples(t *testing.T) {
 	examples := readmeExamples(t)
 	require.NotEmpty(t, examples)
 	for _, src := range examples {
-		m := mustParse(t, src)
+		m := tensorLevel.MustParse(t, src)
 		opts := tensorir.PrintOptions{DebugInfo: strings.Contains(src, " loc(")}
 		assert.Equal(t, src, tensorir.PrintWith(m, opts))
 	}

@@ -308,7 +308,7 @@ func TestSimplifyFunc(t *testing.T) {
   }
 }
 `
-	f := mustParse(t, src).Funcs[0]
+	f := tensorLevel.MustParse(t, src).Funcs[0]
 	g := tir.SimplifyFunc(f)
 	require.NoError(t, tir.VerifyFunc(g))
 	assert.Equal(t, `tir.func @copy(%A: buffer<64xf32>, out %B: buffer<64xf32>) {

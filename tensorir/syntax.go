@@ -1,8 +1,9 @@
 package tensorir
 
 import (
-	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/tessera-ml/tessera/internal/syntax"
 )
 
 // The grammar of the tensor IR text form (README.md documents it with
@@ -45,12 +46,11 @@ type pDim struct {
 }
 
 type pBufOpt struct {
-	Pos        lexer.Position
-	Scope      *string   `parser:"  @String"`
-	HasStrides bool      `parser:"| ( @'strides' '=' '['"`
-	Strides    []*pExpr  `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
-	Offset     *pPrimary `parser:"| 'offset' '=' @@"`
-	Align      *string   `parser:"| 'align' '=' @Int"`
+	Pos     lexer.Position
+	Scope   *string   `parser:"  @String"`
+	Strides *pExprs   `parser:"| 'strides' '=' @@"`
+	Offset  *pPrimary `parser:"| 'offset' '=' @@"`
+	Align   *string   `parser:"| 'align' '=' @Int"`
 }
 
 type pBody struct {
@@ -247,37 +247,29 @@ type pRef struct {
 	Indices []*pExpr `parser:"  ( @@ ( ',' @@ )* )? ']' )?"`
 }
 
-type pDict struct {
-	Pos     lexer.Position
-	Entries []*pNamedAttr `parser:"'{' ( @@ ( ',' @@ )* )? '}'"`
-}
+// pDict and pNamedAttr are the shared attribute dictionary grammar
+// (internal/syntax) over this level's attribute values.
+type pDict syntax.Dict[pNamedAttr]
 
-type pNamedAttr struct {
-	Pos   lexer.Position
-	Name  string `parser:"( @Ident | @String )"`
-	Value *pAttr `parser:"( '=' @@ )?"`
-}
+type pNamedAttr syntax.NamedAttr[pAttr]
+
+// pArray and pExprs are the shared list grammar, [ elem, ... ], of
+// attributes and of expressions (strides).
+type pArray syntax.List[pAttr]
+
+type pExprs syntax.List[pExpr]
 
 type pAttr struct {
-	Pos     lexer.Position
-	IsArray bool     `parser:"  ( @'['"`
-	Elems   []*pAttr `parser:"    ( @@ ( ',' @@ )* )? ']' )"`
-	Str     *string  `parser:"| @String"`
-	Word    *string  `parser:"| @( 'true' | 'false' | 'unit' | 'nan' )"`
-	Neg     bool     `parser:"| @'-'?"`
-	Num     *string  `parser:"  @( Float | Int | 'inf' )"`
+	Pos   lexer.Position
+	Array *pArray `parser:"  @@"`
+	Str   *string `parser:"| @String"`
+	Word  *string `parser:"| @( 'true' | 'false' | 'unit' | 'nan' )"`
+	Neg   bool    `parser:"| @'-'?"`
+	Num   *string `parser:"  @( Float | Int | 'inf' )"`
 }
 
-type pLoc struct {
-	Pos     lexer.Position
-	File    *string `parser:"'loc' '(' ( @String"`
-	Line    int     `parser:"  ':' @Int"`
-	Col     int     `parser:"  ':' @Int"`
-	Unknown bool    `parser:"| @'unknown' ) ')'"`
-}
+// pLoc is the shared location grammar: loc("file":line:col), loc("file")
+// or loc(unknown), as at the graph level.
+type pLoc syntax.Loc
 
-var textParser = participle.MustBuild[pFile](
-	participle.Lexer(textLexer),
-	participle.Elide("Comment", "Whitespace"),
-	participle.UseLookahead(4),
-)
+var textParser = syntax.NewParser[pFile](textLexer, 4)

@@ -99,7 +99,7 @@ func processChunk(o *options, c chunk, stderr io.Writer) (res result) {
 	if o.tirInput {
 		tm, err := tir.Parse(o.display, []byte(c.source()))
 		if err != nil {
-			res.diags = tirDiagnostics(err)
+			res.diags = graphir.AsDiagnostics(err)
 			return res
 		}
 		return processTIR(o, tm, stderr)

@@ -155,40 +155,12 @@ func (o *options) checkLevels(tirInput bool) error {
 	return nil
 }
 
-// tirDiagnostics converts tensor IR diagnostics (or any error) into the
-// tool's diagnostics.
-func tirDiagnostics(err error) graphir.Diagnostics {
-	var tds tir.Diagnostics
-	var td *tir.Diagnostic
-	switch {
-	case errors.As(err, &tds):
-	case errors.As(err, &td):
-		tds = tir.Diagnostics{td}
-	default:
-		var gds graphir.Diagnostics
-		if errors.As(err, &gds) {
-			return gds
-		}
-		return graphir.Diagnostics{graphir.Errorf(graphir.Location{}, "%v", err)}
-	}
-	loc := func(l tir.Location) graphir.Location { return graphir.Location{File: l.File, Line: l.Line, Col: l.Col} }
-	var out graphir.Diagnostics
-	for _, d := range tds {
-		gd := graphir.Errorf(loc(d.Loc), "%s", d.Message)
-		for _, n := range d.Notes {
-			gd.AddNote(loc(n.Loc), "%s", n.Message)
-		}
-		out = append(out, gd)
-	}
-	return out
-}
-
 // processTIR runs the tensor-level steps after the lowering point (all of
 // them for a tensor IR input) on m and prints the result.
 func processTIR(o *options, m *tir.Module, stderr io.Writer) (res result) {
 	if o.verifyEach {
 		if err := tir.Verify(m); err != nil {
-			res.diags = tirDiagnostics(err)
+			res.diags = graphir.AsDiagnostics(err)
 			return res
 		}
 	}
@@ -212,7 +184,7 @@ func processTIR(o *options, m *tir.Module, stderr io.Writer) (res result) {
 		name := strings.TrimPrefix(s, tirStepPrefix)
 		start := time.Now()
 		if err := tirStepFunc(name, o)(m); err != nil {
-			res.diags = tirDiagnostics(err)
+			res.diags = graphir.AsDiagnostics(err)
 			return res
 		}
 		if o.timing {
@@ -220,7 +192,7 @@ func processTIR(o *options, m *tir.Module, stderr io.Writer) (res result) {
 		}
 		if o.verifyEach {
 			if err := tir.Verify(m); err != nil {
-				res.diags = tirDiagnostics(err)
+				res.diags = graphir.AsDiagnostics(err)
 				res.diags[0].AddNote(graphir.Location{}, "the IR is invalid after '%s'", name)
 				return res
 			}
@@ -235,7 +207,7 @@ func processTIR(o *options, m *tir.Module, stderr io.Writer) (res result) {
 	if o.emitLLVM {
 		r, err := cpu.Compile(m, cpu.Options{})
 		if err != nil {
-			res.diags = tirDiagnostics(err)
+			res.diags = graphir.AsDiagnostics(err)
 			return res
 		}
 		res.ok, res.out = true, r.LLVM()
