@@ -18,8 +18,10 @@ GO ?= go
 # ld.lld-16 (linking shared objects) and clang-16 (the C ABI test).
 LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools lld-16 clang-16
 
-# Fuzz targets as package:FuzzName; FUZZTIME per target.
-FUZZ_TARGETS := ./graphir:FuzzParse ./tensorir:FuzzParse ./internal/syntax:FuzzLocation ./tools/tessera-opt:FuzzOpt
+# Fuzz targets as package:FuzzName, found by name (every func FuzzXxx in a
+# _test.go file) so a new target joins `make fuzz` by being written;
+# FUZZTIME per target.
+FUZZ_TARGETS = $(shell git grep --untracked -l '^func Fuzz' -- '*_test.go' | xargs grep -H '^func Fuzz' | sed -E 's|^(.*)/[^/]*_test[.]go:func (Fuzz[A-Za-z0-9_]*).*|./\1:\2|')
 FUZZTIME ?= 30s
 
 .PHONY: all build test deps fmt-check vet gotest lit fuzz clean demo

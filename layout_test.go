@@ -41,22 +41,25 @@ type layoutRule struct {
 // rule (future packages) may import anything.
 var layoutRules = []layoutRule{
 	{folder: "internal/syntax", tree: 2, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
-	{folder: "graphir", tree: 1, internal: []string{"internal/syntax"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle, internal/syntax"},
+	{folder: "internal/registry", tree: 2, stdOnly: true, allowed: "std"},
+	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle, internal/syntax, internal/registry"},
 	{folder: "dialects", tree: 2, internal: []string{"graphir"}, allowed: "graphir"},
 	// hlo ops register their tensor IR lowering beside their definition,
 	// graph ops their legalization to hlo.
 	{folder: "dialects/hlo", tree: 2, internal: []string{"graphir", "tensorir"}, allowed: "graphir, tensorir"},
 	{folder: "dialects/graph", tree: 2, internal: []string{"graphir", "dialects/hlo"}, allowed: "graphir, dialects/hlo"},
 	{folder: "dialects/graph/onnx", tree: 3, internal: []string{"graphir", "dialects/graph"}, allowed: "graphir, dialects/graph"},
-	{folder: "tensorir", tree: 1, internal: []string{"internal/syntax"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle, internal/syntax"},
+	{folder: "tensorir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle, internal/syntax, internal/registry"},
 	{folder: "lowering", tree: 1, internal: []string{"graphir", "dialects", "tensorir"}, allowed: "graphir, dialects/..., tensorir"},
 	{folder: "schedule", tree: 1, internal: []string{"tensorir"}, allowed: "tensorir"},
 	// The runner loads and times candidates with runtime ("timing for the
 	// runner" in runtime's row), which DESIGN.md's autotune row omitted.
 	{folder: "autotune", tree: 1, internal: []string{"schedule", "tensorir", "targets", "runtime"}, allowed: "schedule, tensorir, targets, runtime"},
-	// Targets may share code among themselves, never with the graph levels.
-	{folder: "targets", tree: 2, internal: []string{"tensorir", "targets"}, allowed: "tensorir (and other targets)"},
-	{folder: "runtime", tree: 1, internal: []string{"targets"}, allowed: "targets"},
+	// Targets may share code among themselves, never with the graph levels:
+	// the target interface (targets/) and each target (targets/cpu/) use
+	// the schedule rules, tensor IR and the runtime that loads their code.
+	{folder: "targets", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry"}, allowed: "tensorir, schedule, runtime, internal/registry (and other targets)"},
+	{folder: "runtime", tree: 1, stdOnly: true, external: []string{"github.com/ebitengine/purego", "github.com/sbinet/npyio"}, allowed: "std, purego, npyio"},
 	{folder: "tools", any: true, allowed: "everything"},
 	{folder: "cmd", any: true, allowed: "everything"},
 	{folder: "bench", any: true, allowed: "everything"},
@@ -180,7 +183,8 @@ func TestCheckImport(t *testing.T) {
 		{m + "targets/cpu", m + "tensorir"},
 		{m + "targets/cpu", "github.com/llir/llvm/ir"},
 		{m + "targets/gpu", m + "targets/cpu"},
-		{m + "runtime", m + "targets/cpu"},
+		{m + "targets/cpu", m + "runtime"},
+		{m + "targets/cpu", m + "schedule"},
 		{m + "tools/tessera-opt", m + "lowering"},
 		{m + "cmd/tessera", m + "autotune"},
 		{m + "somefuture", m + "graphir"},
@@ -207,7 +211,8 @@ func TestCheckImport(t *testing.T) {
 		{m + "targets/cpu", m + "graphir", "tensorir"},
 		{m + "targets/npu", m + "dialects/hlo", "tensorir"},
 		{m + "targets/gpu", m + "lowering", "tensorir"},
-		{m + "runtime", m + "graphir", "only targets"},
+		{m + "runtime", m + "graphir", "only std, purego, npyio"},
+		{m + "runtime", m + "targets/cpu", "only std, purego, npyio"},
 		{m + "autotune", m + "lowering", "schedule, tensorir, targets, runtime"},
 	}
 	for _, c := range bad {

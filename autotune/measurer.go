@@ -15,6 +15,7 @@ import (
 	"time"
 
 	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -42,11 +43,10 @@ type MeasureOptions struct {
 	// first (LocalRunner's enable_cpu_cache_flush with
 	// cache_flush_cpu_non_first_arg). Default off: warm caches.
 	CacheFlush bool
-	// Threads of the runner's parallel loops (TESSERA_NUM_THREADS;
-	// default: runtime.NumThreads()).
-	Threads int
-	// MCPU is llc's -mcpu ("" = native).
-	MCPU string
+	// Target builds and loads the candidates (Tune sets it to the job's
+	// target); its Threads are the runner's parallel loops
+	// (TESSERA_NUM_THREADS).
+	Target targets.Target
 	// Tolerance is the largest accepted max|got − ref| / max(1, max|ref|)
 	// against the interpreter (default 1e-3).
 	Tolerance float64
@@ -85,9 +85,6 @@ func (o MeasureOptions) withDefaults() MeasureOptions {
 	}
 	if o.MinRepeatSeconds <= 0 {
 		o.MinRepeatSeconds = 0.1
-	}
-	if o.Threads <= 0 {
-		o.Threads = rt.NumThreads()
 	}
 	if o.Tolerance <= 0 {
 		o.Tolerance = 1e-3
@@ -144,7 +141,10 @@ func NewMeasurer(opts MeasureOptions) (*Measurer, error) {
 	} else if err := os.MkdirAll(m.dir, 0o755); err != nil {
 		return nil, err
 	}
-	env := []string{rt.NumThreadsEnv + "=" + strconv.Itoa(opts.Threads)}
+	if opts.Target == nil {
+		return nil, fmt.Errorf("autotune: no target to build candidates for")
+	}
+	env := []string{rt.NumThreadsEnv + "=" + strconv.Itoa(opts.Target.Options().Threads)}
 	for range opts.Builders {
 		m.builders = append(m.builders, newWorker("build", opts.WorkerCommand, nil))
 	}
@@ -230,7 +230,7 @@ func (m *Measurer) build(b *worker, t *Task, ref *taskRef, c *Candidate, so, fau
 	if err != nil {
 		return Result{Error: ErrBuild, Msg: err.Error()}
 	}
-	req := buildRequest{Kernel: ref.kernel, Func: t.Func.Name, Trace: tr, Candidate: c.Key, SO: so, MCPU: m.opts.MCPU, Fault: fault}
+	req := buildRequest{Kernel: ref.kernel, Func: t.Func.Name, Trace: tr, Candidate: c.Key, SO: so, Target: targetSpecOf(m.opts.Target), Fault: fault}
 	var resp workerResult
 	if err := b.call(req, &resp, m.opts.BuildTimeout); err != nil {
 		if errors.Is(err, errWorkerTimeout) {
@@ -242,7 +242,7 @@ func (m *Measurer) build(b *worker, t *Task, ref *taskRef, c *Candidate, so, fau
 }
 
 func (m *Measurer) run(ref *taskRef, so string) Result {
-	req := runRequest{SO: so, Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds}
+	req := runRequest{SO: so, Target: targetSpecOf(m.opts.Target), Params: ref.params, Seed: ref.seed, Warmup: m.opts.Warmup, Repeats: m.opts.Repeats, MinSeconds: m.opts.MinRepeatSeconds}
 	if m.opts.CacheFlush {
 		req.Flush = ref.flush
 	}

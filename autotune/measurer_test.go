@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/schedule"
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets"
+	_ "github.com/tessera-ml/tessera/targets/cpu" // the cpu target
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -24,8 +24,13 @@ func needLLVM(t *testing.T) {
 	}
 }
 
-func testTarget() Target {
-	return Target{Schedule: schedule.Target{VectorBits: cpu.HostVectorBits(), Cores: 2, MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}, Threads: 2}
+// testTarget is this machine's CPU target with 2 threads.
+func testTarget() targets.Target {
+	t, err := targets.New("cpu", targets.Options{Threads: 2})
+	if err != nil {
+		panic(err)
+	}
+	return t
 }
 
 // parseTask parses one kernel and makes it a task.
@@ -33,7 +38,7 @@ func parseTask(t *testing.T, src string) *Task {
 	t.Helper()
 	m, err := tir.Parse("k.tir", []byte(src))
 	require.NoError(t, err)
-	tasks := ExtractTasks(m.Funcs, testTarget())
+	tasks := ExtractTasks(m.Funcs, testTarget().Key())
 	require.Len(t, tasks, 1)
 	return tasks[0]
 }
@@ -43,7 +48,7 @@ func sampleN(t *testing.T, task *Task, n int) []*Candidate {
 	seen := map[string]bool{}
 	var out []*Candidate
 	for seed := int64(1); len(out) < n && seed < 200; seed++ {
-		c, err := SampleCandidate(task, testTarget().Schedule, seed)
+		c, err := SampleCandidate(task, testTarget().Rules(), seed)
 		require.NoError(t, err)
 		if !seen[c.Key] {
 			seen[c.Key] = true
@@ -62,7 +67,7 @@ func TestMeasureFaultyCandidates(t *testing.T) {
 	task := parseTask(t, featGemmSrc(48, 40, 36))
 	cands := sampleN(t, task, 8)
 	faults := map[int]string{1: FaultSegfault, 3: FaultHang, 5: FaultWrong, 6: FaultBuild}
-	m, err := NewMeasurer(MeasureOptions{
+	m, err := NewMeasurer(MeasureOptions{Target: testTarget(),
 		Builders: 2, RunTimeout: 3 * time.Second, Repeats: 2, MinRepeatSeconds: 0.001,
 		InjectFault: func(n int) string { return faults[n] },
 	})
@@ -95,7 +100,7 @@ func TestMeasureCacheFlush(t *testing.T) {
 	needLLVM(t)
 	task := parseTask(t, featGemmSrc(32, 24, 16))
 	cands := sampleN(t, task, 2)
-	m, err := NewMeasurer(MeasureOptions{Builders: 1, Repeats: 3, MinRepeatSeconds: 0.001, CacheFlush: true})
+	m, err := NewMeasurer(MeasureOptions{Target: testTarget(), Builders: 1, Repeats: 3, MinRepeatSeconds: 0.001, CacheFlush: true})
 	require.NoError(t, err)
 	defer m.Close()
 	n := 0
@@ -116,7 +121,7 @@ func TestMeasureReferenceCache(t *testing.T) {
 	cands := sampleN(t, task, 1)
 	cache := t.TempDir()
 	measure := func() Result {
-		m, err := NewMeasurer(MeasureOptions{Builders: 1, Repeats: 1, MinRepeatSeconds: 0.001, RefCache: cache})
+		m, err := NewMeasurer(MeasureOptions{Target: testTarget(), Builders: 1, Repeats: 1, MinRepeatSeconds: 0.001, RefCache: cache})
 		require.NoError(t, err)
 		defer m.Close()
 		var got Result
@@ -155,7 +160,7 @@ func TestTaskConstantsAreFlushed(t *testing.T) {
 	m, err := tir.Parse("rewrite-layout.tir", src)
 	require.NoError(t, err)
 	got := map[string][]int{}
-	for _, task := range ExtractTasks(m.Funcs, testTarget()) {
+	for _, task := range ExtractTasks(m.Funcs, testTarget().Key()) {
 		got[task.Name] = flushParams(task)
 		require.Equal(t, task.Constants, flushParams(task), task.Name)
 	}

@@ -45,7 +45,7 @@ func (o SearchOptions) withDefaults() SearchOptions {
 // searcher proposes candidates for one task.
 type searcher struct {
 	task     *Task
-	target   schedule.Target
+	rules    schedule.Rules
 	rng      *rand.Rand
 	opts     SearchOptions
 	model    CostModel
@@ -92,7 +92,7 @@ func (s *searcher) addMeasured(c *Candidate, seconds float64) {
 // fresh draws a new random sample (nil when the rules fail).
 func (s *searcher) fresh() *Candidate {
 	s.nextSeed++
-	c, err := SampleCandidate(s.task, s.target, s.rng.Int63()^s.nextSeed)
+	c, err := SampleCandidate(s.task, s.rules, s.rng.Int63()^s.nextSeed)
 	if err != nil {
 		return nil
 	}
@@ -184,7 +184,7 @@ func (s *searcher) generation(pop []*scored) []*scored {
 		if err != nil {
 			continue
 		}
-		c, err := mutateCandidate(s.task, tr, s.target)
+		c, err := mutateCandidate(s.task, tr, s.rules)
 		if err != nil {
 			continue
 		}

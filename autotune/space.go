@@ -23,9 +23,10 @@ type Candidate struct {
 	Key   string // CandidateKey(Func)
 }
 
-// SampleCandidate runs the sampled rules on the task's kernel with seed.
-func SampleCandidate(t *Task, target schedule.Target, seed int64) (*Candidate, error) {
-	s, err := schedule.ApplySampledRules(t.Func, target, seed)
+// SampleCandidate runs the target's sampled rules on the task's kernel
+// with seed.
+func SampleCandidate(t *Task, rules schedule.Rules, seed int64) (*Candidate, error) {
+	s, err := rules.Sample(t.Func, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -41,41 +42,18 @@ func ReplayCandidate(t *Task, tr *schedule.Trace) (*Candidate, error) {
 	return newCandidate(t, s), nil
 }
 
-// mutateCandidate replays a mutated trace and checks that code
-// generation can widen its vector loops (a changed tile size can leave a
+// mutateCandidate replays a mutated trace and checks that the target's
+// code generation can compile it (a changed tile size can leave a
 // recorded vectorize on a loop longer than the target's lanes).
-func mutateCandidate(t *Task, tr *schedule.Trace, target schedule.Target) (*Candidate, error) {
+func mutateCandidate(t *Task, tr *schedule.Trace, rules schedule.Rules) (*Candidate, error) {
 	c, err := ReplayCandidate(t, tr)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkVectorLoops(c.Func, target); err != nil {
+	if err := rules.Check(c.Func); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-// checkVectorLoops refuses a vectorized loop with a non-constant extent,
-// more than target.MaxLanes lanes, or one target.CanVectorize rejects.
-func checkVectorLoops(f *tir.PrimFunc, target schedule.Target) error {
-	var bad error
-	tir.VisitStmt(f.Body, func(st tir.Stmt) bool {
-		l, ok := st.(*tir.For)
-		if !ok || l.Kind != tir.Vectorized || bad != nil {
-			return bad == nil
-		}
-		e, ok := l.Extent.(*tir.IntImm)
-		switch {
-		case !ok:
-			bad = fmt.Errorf("vectorized loop %%%s has a non-constant extent", l.Var.Name)
-		case target.MaxLanes > 0 && e.Value > target.MaxLanes:
-			bad = fmt.Errorf("vectorized loop %%%s has %d lanes, more than %d", l.Var.Name, e.Value, target.MaxLanes)
-		case target.CanVectorize != nil:
-			bad = target.CanVectorize(l)
-		}
-		return bad == nil
-	})
-	return bad
 }
 
 func newCandidate(t *Task, s *schedule.Schedule) *Candidate {

@@ -14,9 +14,6 @@ package autotune
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
-
-	"github.com/tessera-ml/tessera/schedule"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -43,24 +40,6 @@ type Task struct {
 	// nest: per store, its arithmetic times the trip count of the loops
 	// around it).
 	FLOPs float64
-}
-
-// Target is what a task is tuned for: the schedule target and the
-// measurement conditions that go into the target string.
-type Target struct {
-	Schedule schedule.Target
-	MCPU     string // llc -mcpu ("" = native)
-	Threads  int    // worker threads of parallel loops when measured
-}
-
-// String is the target string of records: "cpu -mcpu=native
-// -vector-bits=512 -threads=2".
-func (t Target) String() string {
-	mcpu := t.MCPU
-	if mcpu == "" {
-		mcpu = "native"
-	}
-	return fmt.Sprintf("cpu -mcpu=%s -vector-bits=%d -threads=%d", mcpu, t.Schedule.VectorBits, t.Threads)
 }
 
 // CanonicalText is the printed tensor IR of f under the fixed name
@@ -97,9 +76,9 @@ func IsKernel(f *tir.PrimFunc) bool {
 }
 
 // ExtractTasks returns the tasks of the kernels of funcs (host functions
-// are skipped), deduplicated by workload key, in first-occurrence order.
-func ExtractTasks(funcs []*tir.PrimFunc, target Target) []*Task {
-	ts := target.String()
+// are skipped) for the target whose key (targets.Target.Key) is ts,
+// deduplicated by workload key, in first-occurrence order.
+func ExtractTasks(funcs []*tir.PrimFunc, ts string) []*Task {
 	var tasks []*Task
 	byKey := map[string]*Task{}
 	consts := tir.ConstantParams(&tir.Module{Funcs: funcs})

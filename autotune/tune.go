@@ -6,12 +6,15 @@ import (
 	"math/rand"
 	"time"
 
-	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets"
 )
 
 // Options configure a tuning job.
 type Options struct {
-	Target Target
+	// Target is what the tasks are tuned for: its rules span the design
+	// space, its code generation builds candidates and its key goes into
+	// the records.
+	Target targets.Target
 	// Trials is the job's total budget: trials already recorded in the
 	// database for these tasks and target count against it, so rerunning
 	// an interrupted job runs only the remaining trials.
@@ -23,7 +26,7 @@ type Options struct {
 	Strategy, Scheduler string
 	Seed                int64
 	// SeedDefault makes each task's first candidate the schedule the
-	// compiler gives it without a record (schedule.ApplyDefaultRules), so
+	// compiler gives it without a record (the target's default rules), so
 	// a tuned kernel is never slower than an untuned one as measured
 	// (AutoTVM's fallback configuration as a starting point). Off, the
 	// search sees only its own samples (what the search-curve bench
@@ -141,9 +144,8 @@ func Tune(tasks []*Task, db *Database, opts Options) (*Status, error) {
 		return nil, fmt.Errorf("autotune: unknown task scheduler %q (want %s or %s)", opts.Scheduler, SchedulerGradient, SchedulerRoundRobin)
 	}
 	opts.Search = opts.Search.withDefaults()
-	opts.Measure.Threads = opts.Target.Threads
-	opts.Measure.MCPU = opts.Target.MCPU
-	j := &job{opts: opts, db: db, target: opts.Target.String(), rng: rand.New(rand.NewSource(opts.Seed)), status: &Status{Total: opts.Trials, Start: time.Now()}}
+	opts.Measure.Target = opts.Target
+	j := &job{opts: opts, db: db, target: opts.Target.Key(), rng: rand.New(rand.NewSource(opts.Seed)), status: &Status{Total: opts.Trials, Start: time.Now()}}
 	j.resume(tasks)
 	j.status.StartDone = j.status.Done
 	if opts.Progress != nil {
@@ -161,9 +163,9 @@ func Tune(tasks []*Task, db *Database, opts Options) (*Status, error) {
 func (j *job) resume(tasks []*Task) {
 	for i, t := range tasks {
 		ts := &TaskStatus{Task: t, Best: math.Inf(1)}
-		s := &searcher{task: t, target: j.opts.Target.Schedule, rng: rand.New(rand.NewSource(j.opts.Seed + int64(i)*1000003)), opts: j.opts.Search, measured: map[string]bool{}}
+		s := &searcher{task: t, rules: j.opts.Target.Rules(), rng: rand.New(rand.NewSource(j.opts.Seed + int64(i)*1000003)), opts: j.opts.Search, measured: map[string]bool{}}
 		if j.opts.SeedDefault {
-			if d, err := schedule.ApplyDefaultRules(t.Func, j.opts.Target.Schedule); err == nil {
+			if d, err := s.rules.Default(t.Func); err == nil {
 				s.seeds = append(s.seeds, newCandidate(t, d))
 			}
 		}

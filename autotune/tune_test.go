@@ -7,12 +7,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/tessera-ml/tessera/schedule"
 )
 
 func fastMeasure() MeasureOptions {
-	return MeasureOptions{Builders: 2, Repeats: 3, MinRepeatSeconds: 0.002, RunTimeout: 10 * time.Second}
+	return MeasureOptions{Target: testTarget(), Builders: 2, Repeats: 3, MinRepeatSeconds: 0.002, RunTimeout: 10 * time.Second}
 }
 
 // A job tunes two tasks, stops at its budget, and a rerun with a larger
@@ -46,7 +44,7 @@ func TestTuneResumes(t *testing.T) {
 	require.LessOrEqual(t, st.Tasks[0].Best, best1)
 	seen := map[string]bool{}
 	for _, task := range []*Task{g1, g2} {
-		recs := db.Records(task.Key, testTarget().String())
+		recs := db.Records(task.Key, testTarget().Key())
 		require.NotEmpty(t, recs)
 		for _, r := range recs {
 			require.False(t, seen[r.Candidate], "candidate %s measured twice", r.Candidate)
@@ -67,7 +65,7 @@ func TestTuneResumes(t *testing.T) {
 func TestTuneSeedsDefaultSchedule(t *testing.T) {
 	needLLVM(t)
 	g := parseTask(t, featGemmSrc(64, 48, 40))
-	d, err := schedule.ApplyDefaultRules(g.Func, testTarget().Schedule)
+	d, err := testTarget().Rules().Default(g.Func)
 	require.NoError(t, err)
 	want := newCandidate(g, d).Key
 	path := filepath.Join(t.TempDir(), "tune.jsonl")
@@ -77,7 +75,7 @@ func TestTuneSeedsDefaultSchedule(t *testing.T) {
 	opts := Options{Target: testTarget(), Trials: 4, BatchSize: 4, Seed: 5, SeedDefault: true, Measure: fastMeasure()}
 	st, err := Tune([]*Task{g}, db, opts)
 	require.NoError(t, err)
-	recs := db.Records(g.Key, testTarget().String())
+	recs := db.Records(g.Key, testTarget().Key())
 	require.Len(t, recs, 4)
 	require.Equal(t, want, recs[0].Candidate)
 	require.True(t, recs[0].OK(), "%s: %s", recs[0].Error, recs[0].ErrorMsg)
@@ -86,7 +84,7 @@ func TestTuneSeedsDefaultSchedule(t *testing.T) {
 	_, err = Tune([]*Task{g}, db, opts)
 	require.NoError(t, err)
 	n := 0
-	for _, r := range db.Records(g.Key, testTarget().String()) {
+	for _, r := range db.Records(g.Key, testTarget().Key()) {
 		if r.Candidate == want {
 			n++
 		}

@@ -11,7 +11,7 @@ import (
 
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/schedule"
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -75,9 +75,21 @@ type buildRequest struct {
 	Trace     json.RawMessage `json:"trace"`
 	Candidate string          `json:"candidate"` // expected CandidateKey
 	SO        string          `json:"so"`
-	MCPU      string          `json:"mcpu"`
+	Target    targetSpec      `json:"target"`
 	Fault     string          `json:"fault,omitempty"` // test injection (fault.go)
 }
+
+// targetSpec names the target instance a worker builds or runs for.
+type targetSpec struct {
+	Name    string          `json:"name"`
+	Options targets.Options `json:"options"`
+}
+
+func targetSpecOf(t targets.Target) targetSpec {
+	return targetSpec{Name: t.Name(), Options: t.Options()}
+}
+
+func (s targetSpec) target() (targets.Target, error) { return targets.New(s.Name, s.Options) }
 
 // workerResult is a worker's answer: Error is "" or an error kind.
 type workerResult struct {
@@ -121,11 +133,15 @@ func build(r *buildRequest) workerResult {
 		cp.Attrs[k] = v
 	}
 	cp.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(candidateSymbol)
-	res, err := cpu.Compile(&tir.Module{Funcs: []*tir.PrimFunc{&cp}}, cpu.Options{MCPU: r.MCPU})
+	t, err := r.Target.target()
 	if err != nil {
 		return fail("%v", err)
 	}
-	if err := res.WriteShared(r.SO); err != nil {
+	art, err := targets.Build(t, &tir.Module{Funcs: []*tir.PrimFunc{&cp}}, "")
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := art.Save(r.SO); err != nil {
 		return fail("%v", err)
 	}
 	return workerResult{}
@@ -148,6 +164,7 @@ type paramSpec struct {
 // (MeasureOptions.CacheFlush).
 type runRequest struct {
 	SO         string      `json:"so"`
+	Target     targetSpec  `json:"target"`
 	Params     []paramSpec `json:"params"`
 	Seed       int64       `json:"seed"`
 	Warmup     int         `json:"warmup"`
@@ -160,7 +177,11 @@ func run(r *runRequest) workerResult {
 	fail := func(format string, args ...any) workerResult {
 		return workerResult{Error: ErrRun, Msg: fmt.Sprintf(format, args...)}
 	}
-	lib, err := rt.Open(r.SO)
+	t, err := r.Target.target()
+	if err != nil {
+		return fail("%v", err)
+	}
+	lib, err := t.Load(r.SO)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -183,7 +204,7 @@ func run(r *runRequest) workerResult {
 		}
 		tensors[i], specs[i] = t, t.Spec()
 	}
-	entry, err := lib.Func(candidateSymbol, specs, nil)
+	entry, err := lib.Entry(candidateSymbol, specs, nil)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets"
 )
 
 // runCurves is `go run ./bench tune-curves`: for each workload it tunes
@@ -97,10 +98,11 @@ func workloadTask(w Workload, threads int) (*autotune.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := pipeline.ToFusedHLO(m); err != nil {
+	target, err := targets.New("cpu", targets.Options{Threads: threads})
+	if err != nil {
 		return nil, err
 	}
-	tasks, err := pipeline.Tasks(m, pipeline.HostTarget(threads, ""))
+	tasks, err := pipeline.Tasks(m, target)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +149,10 @@ func tuneCurve(task *autotune.Task, path, strategy string, trials, threads int, 
 	for _, w := range warns {
 		fmt.Fprintln(log, w)
 	}
-	target := pipeline.HostTarget(threads, "")
+	target, err := targets.New("cpu", targets.Options{Threads: threads})
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	_, err = autotune.Tune([]*autotune.Task{task}, db, autotune.Options{
 		Target: target, Trials: trials, Strategy: strategy, Seed: seed, BatchSize: batch,
@@ -159,7 +164,7 @@ func tuneCurve(task *autotune.Task, path, strategy string, trials, threads int, 
 	fmt.Fprintf(log, "%s: %v\n", filepath.Base(path), time.Since(start).Round(time.Second))
 	var curve []float64
 	best := math.Inf(1)
-	for _, r := range db.Records(task.Key, target.String()) {
+	for _, r := range db.Records(task.Key, target.Key()) {
 		best = math.Min(best, r.Median())
 		curve = append(curve, best)
 	}

@@ -6,11 +6,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets"
 	"github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -21,8 +20,8 @@ const abiPrefix = "bench"
 type Kernel struct {
 	W       Workload
 	Compile time.Duration // graph text → shared object
-	lib     *rt.Library
-	entry   *rt.Entry
+	lib     targets.Module
+	entry   targets.Entry
 	ins     []*rt.Tensor
 	outs    []*rt.Tensor
 	data    [][]float32 // the inputs, as Go slices (for the reference)
@@ -30,11 +29,12 @@ type Kernel struct {
 }
 
 // CompileTessera compiles w's graph text through the pipeline of `tessera
-// run` (package pipeline: graph passes and fusion, lowering to tensor IR,
-// elementwise inlining, the default CPU schedule rules, LLVM code generation), writes a
-// shared object into a fresh temporary directory and loads its @main.
+// run` (pipeline.Table for the cpu target: graph passes and fusion,
+// lowering to tensor IR, elementwise inlining, the default CPU schedule
+// rules, LLVM code generation), writes a shared object into a fresh
+// temporary directory and loads its @main.
 //
-// With tuningDB, kernels with a record for this host (pipeline.HostTarget:
+// With tuningDB, kernels with a record for this host (the cpu target with
 // the thread count of TESSERA_NUM_THREADS) use their best schedule.
 func CompileTessera(w Workload, tuningDB string) (*Kernel, error) {
 	start := time.Now()
@@ -47,36 +47,21 @@ func CompileTessera(w Workload, tuningDB string) (*Kernel, error) {
 	if err := graphir.Verify(m); err != nil {
 		return nil, err
 	}
-	if err := pipeline.ToFusedHLO(m); err != nil {
-		return nil, err
-	}
-	opts := pipeline.ScheduleOptions{Target: pipeline.HostTarget(0, "")}
-	if tuningDB != "" {
-		db, _, err := autotune.OpenDatabase(tuningDB)
-		if err != nil {
-			return nil, err
-		}
-		defer db.Close()
-		opts.DB = db
-	}
-	tm, _, _, err := pipeline.ToTensorIR(m, opts)
+	target, err := targets.New("cpu", targets.Options{})
 	if err != nil {
 		return nil, err
 	}
-	entry, err := pipeline.ExportMain(tm)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", w.Name, err)
-	}
-	res, err := cpu.Compile(tm, cpu.Options{Prefix: abiPrefix})
+	ir, err := pipeline.Compile(m, pipeline.Config{Target: target, TuningDB: tuningDB, Prefix: abiPrefix}, pipeline.NewRunner(), pipeline.Artifact)
 	if err != nil {
 		return nil, err
 	}
+	entry := ir.TIR.Func("main")
 	k := &Kernel{W: w}
 	if k.dir, err = os.MkdirTemp("", "tessera-bench-"); err != nil {
 		return nil, err
 	}
 	so := filepath.Join(k.dir, "kernel.so")
-	if err := res.WriteShared(so); err != nil {
+	if err := ir.Artifact.Save(so); err != nil {
 		k.Close()
 		return nil, err
 	}
@@ -102,11 +87,11 @@ func CompileTessera(w Workload, tuningDB string) (*Kernel, error) {
 		k.Close()
 		return nil, fmt.Errorf("%s: @main has %d inputs and %d outputs, want 2 and 1", w.Name, len(inSpecs), len(outSpecs))
 	}
-	if k.lib, err = rt.Open(so); err != nil {
+	if k.lib, err = target.Load(so); err != nil {
 		k.Close()
 		return nil, err
 	}
-	if k.entry, err = k.lib.Func(rt.EntrySymbol(abiPrefix, entry.Name), inSpecs, outSpecs); err != nil {
+	if k.entry, err = k.lib.Entry(rt.EntrySymbol(abiPrefix, entry.Name), inSpecs, outSpecs); err != nil {
 		k.Close()
 		return nil, err
 	}
@@ -149,7 +134,7 @@ func (k *Kernel) Check() (float64, error) {
 // Bench times the kernel with runtime.Entry.Bench: warmup untimed calls,
 // then at least repeats timed calls lasting at least minTime in all.
 func (k *Kernel) Bench(warmup, repeats int, minTime time.Duration) (rt.Timings, error) {
-	return k.entry.Bench(k.ins, k.outs, warmup, repeats, minTime)
+	return k.entry.BenchEach(k.ins, k.outs, warmup, repeats, minTime, nil)
 }
 
 // Close unloads the library and removes its directory.

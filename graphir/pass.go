@@ -3,10 +3,10 @@ package graphir
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
-	"sync"
 	"time"
+
+	"github.com/tessera-ml/tessera/internal/registry"
 )
 
 // Pass transforms a module in place. Errors should be diagnostics located
@@ -17,49 +17,19 @@ type Pass interface {
 }
 
 // PassInfo registers a pass under a pipeline name.
-type PassInfo struct {
-	Name    string
-	Summary string
-	// Options documents accepted options as name → description.
-	Options map[string]string
-	// New builds the pass from its pipeline options (`name{key=value}`).
-	New func(opts map[string]string) (Pass, error)
-}
+type PassInfo = registry.PassInfo[Pass]
 
-var (
-	passMu    sync.RWMutex
-	passTable = map[string]*PassInfo{}
-)
+var passes = registry.NewPasses[Pass]("graphir")
 
 // RegisterPass makes a pass available to pipelines and tools. A duplicate
 // name panics at start-up.
-func RegisterPass(info *PassInfo) {
-	passMu.Lock()
-	defer passMu.Unlock()
-	if _, dup := passTable[info.Name]; dup {
-		panic("graphir: pass registered twice: " + info.Name)
-	}
-	passTable[info.Name] = info
-}
+func RegisterPass(info *PassInfo) { passes.Register(info) }
 
 // LookupPass returns the registered pass info, or nil.
-func LookupPass(name string) *PassInfo {
-	passMu.RLock()
-	defer passMu.RUnlock()
-	return passTable[name]
-}
+func LookupPass(name string) *PassInfo { return passes.Info(name) }
 
 // RegisteredPasses returns all passes sorted by name.
-func RegisteredPasses() []*PassInfo {
-	passMu.RLock()
-	defer passMu.RUnlock()
-	out := make([]*PassInfo, 0, len(passTable))
-	for _, p := range passTable {
-		out = append(out, p)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
+func RegisteredPasses() []*PassInfo { return passes.All() }
 
 // FuncPass adapts a per-function transformation to a Pass.
 type FuncPass struct {
@@ -97,12 +67,7 @@ type PassManager struct {
 	IRDump io.Writer
 	// PrintOptions format the dumps.
 	PrintOptions PrintOptions
-	timings      []passTiming
-}
-
-type passTiming struct {
-	name string
-	d    time.Duration
+	timings      []registry.Timing
 }
 
 // NewPassManager returns a pass manager that verifies after each pass.
@@ -130,7 +95,7 @@ func (pm *PassManager) Run(m *Module) error {
 		start := time.Now()
 		err := p.Run(m)
 		if pm.Timing {
-			pm.timings = append(pm.timings, passTiming{p.Name(), time.Since(start)})
+			pm.timings = append(pm.timings, registry.Timing{Name: p.Name(), D: time.Since(start)})
 		}
 		if err != nil {
 			return err
@@ -151,131 +116,27 @@ func (pm *PassManager) Run(m *Module) error {
 
 // WriteTiming prints the per-pass wall-clock report, in the style of
 // mlir-opt's -mlir-timing.
-func (pm *PassManager) WriteTiming(w io.Writer) {
-	var total time.Duration
-	for _, t := range pm.timings {
-		total += t.d
-	}
-	fmt.Fprintf(w, "===-------------------------------------------------------------------------===\n")
-	fmt.Fprintf(w, "                         ... Pass execution timing report ...\n")
-	fmt.Fprintf(w, "===-------------------------------------------------------------------------===\n")
-	fmt.Fprintf(w, "  Total Execution Time: %.4f seconds\n\n", total.Seconds())
-	fmt.Fprintf(w, "  ----Wall Time----  ----Name----\n")
-	for _, t := range pm.timings {
-		pct := 0.0
-		if total > 0 {
-			pct = 100 * float64(t.d) / float64(total)
-		}
-		fmt.Fprintf(w, "  %8.4f (%5.1f%%)  %s\n", t.d.Seconds(), pct, t.name)
-	}
-	fmt.Fprintf(w, "  %8.4f (100.0%%)  Total\n", total.Seconds())
-}
+func (pm *PassManager) WriteTiming(w io.Writer) { registry.WriteTiming(w, pm.timings) }
 
 // ParsePipeline parses a comma-separated pass list such as
-// "canonicalize,cse" or "constant-fold{max-elements=1024},dce". MLIR's
-// nesting wrappers builtin.module(...) and func.func(...) are accepted and
-// flattened, since every Tessera pass runs on the whole module.
+// "canonicalize,cse" or "constant-fold{max-elements=1024},dce"
+// (registry.ParsePipeline's grammar) into graph passes. Errors: the
+// grammar's, an unknown pass (naming the known ones), an option the pass
+// does not have, the pass's own.
 func ParsePipeline(text string) ([]Pass, error) {
-	var passes []Pass
-	items, err := splitPipeline(text)
+	items, err := registry.ParsePipeline(text)
 	if err != nil {
 		return nil, err
 	}
-	for _, it := range items {
-		name, opts, err := parsePassItem(it)
-		if err != nil {
+	out := make([]Pass, len(items))
+	for i, it := range items {
+		info := LookupPass(it.Name)
+		if info == nil {
+			return nil, fmt.Errorf("unknown pass '%s' in pipeline (known: %s)", it.Name, strings.Join(passes.Names(), ", "))
+		}
+		if out[i], err = registry.Instantiate(info, it.Options); err != nil {
 			return nil, err
 		}
-		if name == "builtin.module" || name == "func.func" || name == "any" {
-			inner, err := ParsePipeline(opts["__nested__"])
-			if err != nil {
-				return nil, err
-			}
-			passes = append(passes, inner...)
-			continue
-		}
-		info := LookupPass(name)
-		if info == nil {
-			return nil, fmt.Errorf("unknown pass '%s' in pipeline (known: %s)", name, strings.Join(passNames(), ", "))
-		}
-		for k := range opts {
-			if _, ok := info.Options[k]; !ok {
-				return nil, fmt.Errorf("pass '%s' has no option '%s'", name, k)
-			}
-		}
-		p, err := info.New(opts)
-		if err != nil {
-			return nil, fmt.Errorf("pass '%s': %v", name, err)
-		}
-		passes = append(passes, p)
 	}
-	return passes, nil
-}
-
-func passNames() []string {
-	var ns []string
-	for _, p := range RegisteredPasses() {
-		ns = append(ns, p.Name)
-	}
-	return ns
-}
-
-// splitPipeline splits on top-level commas, respecting () and {} nesting.
-func splitPipeline(s string) ([]string, error) {
-	var items []string
-	depth, start := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(', '{':
-			depth++
-		case ')', '}':
-			depth--
-			if depth < 0 {
-				return nil, fmt.Errorf("unbalanced '%c' in pass pipeline at offset %d", s[i], i)
-			}
-		case ',':
-			if depth == 0 {
-				items = append(items, strings.TrimSpace(s[start:i]))
-				start = i + 1
-			}
-		}
-	}
-	if depth != 0 {
-		return nil, fmt.Errorf("unbalanced brackets in pass pipeline %q", s)
-	}
-	if last := strings.TrimSpace(s[start:]); last != "" || len(items) > 0 {
-		items = append(items, last)
-	}
-	for _, it := range items {
-		if it == "" {
-			return nil, fmt.Errorf("empty pass name in pipeline %q", s)
-		}
-	}
-	return items, nil
-}
-
-func parsePassItem(it string) (string, map[string]string, error) {
-	opts := map[string]string{}
-	if i := strings.IndexByte(it, '('); i >= 0 {
-		if !strings.HasSuffix(it, ")") {
-			return "", nil, fmt.Errorf("malformed pipeline element %q", it)
-		}
-		opts["__nested__"] = it[i+1 : len(it)-1]
-		return strings.TrimSpace(it[:i]), opts, nil
-	}
-	i := strings.IndexByte(it, '{')
-	if i < 0 {
-		return it, opts, nil
-	}
-	if !strings.HasSuffix(it, "}") {
-		return "", nil, fmt.Errorf("malformed pass options in %q", it)
-	}
-	for _, kv := range strings.Fields(it[i+1 : len(it)-1]) {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			v = "true"
-		}
-		opts[k] = v
-	}
-	return strings.TrimSpace(it[:i]), opts, nil
+	return out, nil
 }

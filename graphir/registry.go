@@ -2,8 +2,8 @@ package graphir
 
 import (
 	"fmt"
-	"sort"
-	"sync"
+
+	"github.com/tessera-ml/tessera/internal/registry"
 )
 
 // Trait is a bit set of op properties used by generic passes.
@@ -139,19 +139,11 @@ type OpDef struct {
 	Canonicalize []*Pattern
 }
 
-var (
-	regMu    sync.RWMutex
-	registry = map[string]*OpDef{}
-)
+var ops = registry.New[*OpDef]("op")
 
 // RegisterOp adds def to the global op registry. It panics on a duplicate
 // name, which is a programming error caught at start-up.
 func RegisterOp(def *OpDef) *OpDef {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := registry[def.Name]; dup {
-		panic("graphir: op registered twice: " + def.Name)
-	}
 	for _, s := range def.Attrs {
 		if s.Default != nil && !attrHasKind(s.Default, s.Kind) {
 			panic(fmt.Sprintf("graphir: %s: the default of attribute '%s' is not %s", def.Name, s.Name, kindArticle(s.Kind)))
@@ -160,28 +152,18 @@ func RegisterOp(def *OpDef) *OpDef {
 			panic(fmt.Sprintf("graphir: %s: the default of attribute '%s' has %d elements, not %d", def.Name, s.Name, len(arr), s.Len))
 		}
 	}
-	registry[def.Name] = def
+	ops.Add(def.Name, def)
 	return def
 }
 
 // LookupOp returns the definition of name, or nil if it is not registered.
 func LookupOp(name string) *OpDef {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	return registry[name]
+	d, _ := ops.Lookup(name)
+	return d
 }
 
 // RegisteredOps returns all registered op names, sorted.
-func RegisteredOps() []string {
-	regMu.RLock()
-	defer regMu.RUnlock()
-	names := make([]string, 0, len(registry))
-	for n := range registry {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func RegisteredOps() []string { return ops.Names() }
 
 // Spec returns the schema entry for attribute name, or nil.
 func (d *OpDef) Spec(name string) *AttrSpec {

@@ -3,7 +3,7 @@
 // lines that run tools/tessera-opt and LLVM's FileCheck. The Go tests of
 // this package run the suite inside `go test`:
 //
-//   - TestLit builds tools/tessera-opt and lit/tools/not once into a
+//   - TestLit builds tools/tessera-opt, cmd/tessera and lit/tools/not once into a
 //     temporary bin directory that goes first on PATH, then runs every test
 //     file as a subtest named by its path relative to lit/.
 //   - TestMLIROptCompat prints every valid input in generic form and checks

@@ -21,7 +21,7 @@ import (
 )
 
 // Tools the suite resolves at start-up. binDir holds the freshly built
-// tessera-opt and not, plus the FileCheck wrapper and mlir-opt link.
+// tessera-opt, tessera and not, plus the FileCheck wrapper and mlir-opt link.
 var (
 	binDir    string
 	buildErr  error
@@ -79,10 +79,10 @@ func setupBin(dir string) error {
 	if goTool == "" {
 		return errors.New("the go command is not on PATH")
 	}
-	cmd := exec.Command(goTool, "build", "-o", dir+string(filepath.Separator), "./tools/tessera-opt", "./lit/tools/not")
+	cmd := exec.Command(goTool, "build", "-o", dir+string(filepath.Separator), "./tools/tessera-opt", "./cmd/tessera", "./lit/tools/not")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build ./tools/tessera-opt ./lit/tools/not failed: %v\n%s", err, out)
+		return fmt.Errorf("go build ./tools/tessera-opt ./cmd/tessera ./lit/tools/not failed: %v\n%s", err, out)
 	}
 	if fileCheck != "" {
 		// Always --dump-input=fail, unless the RUN line chose a mode itself

@@ -12,7 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -172,7 +172,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		kept = append(kept, c)
 	}
 	batch = kept
-	res, err := cpu.Compile(m, cpu.Options{})
+	res, err := compileCPU(m, llvm.Options{})
 	if err != nil {
 		// Find the kernels that targets/cpu refuses; compile the rest.
 		m = &tir.Module{}
@@ -183,7 +183,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 			if err := one.Add(f); err != nil {
 				return nil, nil, 0, err
 			}
-			if _, err := cpu.Compile(one, cpu.Options{}); err != nil {
+			if _, err := compileCPU(one, llvm.Options{}); err != nil {
 				refused = append(refused, fmt.Sprintf("%s\n%v\n%s", batch[i].label, err, printed(f)))
 				continue
 			}
@@ -197,7 +197,7 @@ func runCompiledBatch(dir, drv string, start int, batch []compiledCase) (refused
 		if len(fs) == 0 {
 			return refused, nil, 0, nil
 		}
-		if res, err = cpu.Compile(m, cpu.Options{}); err != nil {
+		if res, err = compileCPU(m, llvm.Options{}); err != nil {
 			return nil, nil, 0, err
 		}
 	}

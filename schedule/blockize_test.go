@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -400,7 +400,7 @@ func TestBlockizeLayoutPadCompiled(t *testing.T) {
 		require.NoError(t, m.Add(&f))
 		fs = append(fs, &f)
 	}
-	res, err := cpu.Compile(m, cpu.Options{})
+	res, err := compileCPU(m, llvm.Options{})
 	require.NoError(t, err)
 	so := filepath.Join(dir, "k.so")
 	require.NoError(t, res.WriteShared(so))

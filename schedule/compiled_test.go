@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -113,7 +113,7 @@ func compileAndCheck(t *testing.T, entries []compiledEntry) {
 		require.NoError(t, m.Add(&f))
 		funcs[i] = &f
 	}
-	res, err := cpu.Compile(m, cpu.Options{})
+	res, err := compileCPU(m, llvm.Options{})
 	require.NoError(t, err)
 	so := filepath.Join(dir, "k.so")
 	require.NoError(t, res.WriteShared(so))
@@ -194,7 +194,7 @@ func TestStorageAlignCompiled(t *testing.T) {
 	}
 	m := &tir.Module{}
 	require.NoError(t, m.Add(s.Func()))
-	res, err := cpu.Compile(m, cpu.Options{})
+	res, err := compileCPU(m, llvm.Options{})
 	require.NoError(t, err)
 	require.Contains(t, res.LLVM(), ", 40\n", "the padded stride addresses %T")
 	require.Contains(t, res.LLVM(), "alloca [214 x float]", "5·40 + 13 + 1 elements, not 6·14")

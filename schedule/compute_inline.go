@@ -78,6 +78,16 @@ func InlineElementwiseModule(m *tir.Module) error {
 	return nil
 }
 
+func init() {
+	tir.RegisterPass(&tir.PassInfo{
+		Name:    "inline-elementwise",
+		Summary: "inline every spatial, injective intermediate block of each kernel into its consumers (compute_inline)",
+		New: func(map[string]string) (tir.Pass, error) {
+			return &tir.ModulePass{PassName: "inline-elementwise", Fn: InlineElementwiseModule}, nil
+		},
+	})
+}
+
 // producer is an inlinable block.
 type producer struct {
 	realize *tir.BlockRealize

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -275,3 +276,12 @@ func indent(s, pre string) string {
 func replaceFirst(s, old, repl string) string { return strings.Replace(s, old, repl, 1) }
 
 func newRand(seed int64) *rand.Rand { return rand.New(rand.NewSource(seed)) }
+
+// compileCPU compiles a scheduled module as the CPU target does: its
+// post-schedule pass (compact-buffer-allocation, which gives each thread
+// its own cache tiles), then LLVM code generation. (The schedule tests
+// cannot import targets/cpu, which imports this package.)
+func compileCPU(m *tir.Module, opts llvm.Options) (*llvm.Result, error) {
+	tir.CompactBufferAllocationModule(m)
+	return llvm.Compile(m, opts)
+}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -138,7 +138,7 @@ func TestLocationSchedulesCompiled(t *testing.T) {
 		require.NoError(t, m.Add(&f))
 		fs = append(fs, &f)
 	}
-	res, err := cpu.Compile(m, cpu.Options{})
+	res, err := compileCPU(m, llvm.Options{})
 	require.NoError(t, err)
 	so := filepath.Join(dir, "k.so")
 	require.NoError(t, res.WriteShared(so))

@@ -7,11 +7,31 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// Target describes the CPU the default rules schedule for: the SIMD
-// register width in bits (512 for AVX-512, 256 for AVX2) and the number
-// of cores. Cores does not change the schedule yet (the outer tiles give
-// 100+ parallel tasks on the benchmark shapes; an autotuner may use it).
-type Target struct {
+// Rules are a target's schedule rules (MetaSchedule's rule sets:
+// DefaultLLVM for CPUs, DefaultCUDA for GPUs): the schedule of a kernel
+// without a tuning record, and the design space the tuner searches. Every
+// schedule they make is a trace of primitives that replays on the kernel.
+type Rules interface {
+	// Default schedules f with the rules' heuristic decisions. Errors: the
+	// rules refuse f (then Fallback schedules it).
+	Default(f *tir.PrimFunc) (*Schedule, error)
+	// Fallback is the schedule of a kernel Default refuses: never fails,
+	// at worst the unscheduled kernel.
+	Fallback(f *tir.PrimFunc) *Schedule
+	// Sample is a point of the design space: the rules with their
+	// decisions drawn from seed's random generator.
+	Sample(f *tir.PrimFunc, seed int64) (*Schedule, error)
+	// Check refuses a scheduled kernel the target's code generation cannot
+	// compile (a mutated trace may leave a vectorized loop too wide).
+	Check(f *tir.PrimFunc) error
+}
+
+// CPURules are the rules of CPU targets: ApplyDefaultRules and
+// ApplySampledRules for the SIMD register width in bits (512 for
+// AVX-512, 256 for AVX2) and the number of cores. Cores does not change
+// the default schedule (the outer tiles give 100+ parallel tasks on the
+// benchmark shapes); the sampled rules use it for rfactor.
+type CPURules struct {
 	VectorBits int
 	Cores      int
 	// MaxLanes caps the vector width in elements (0: no cap).
@@ -19,8 +39,56 @@ type Target struct {
 	// CanVectorize reports whether code generation can widen a loop
 	// marked vectorized (targets/cpu's CheckVectorizable); nil accepts
 	// every loop. The schedule package does not import the targets, so
-	// the caller supplies it.
+	// the target supplies it.
 	CanVectorize func(*tir.For) error
+}
+
+// Default is ApplyDefaultRules.
+func (r CPURules) Default(f *tir.PrimFunc) (*Schedule, error) { return ApplyDefaultRules(f, r) }
+
+// Sample is ApplySampledRules.
+func (r CPURules) Sample(f *tir.PrimFunc, seed int64) (*Schedule, error) {
+	return ApplySampledRules(f, r, seed)
+}
+
+// Fallback applies the simple rule alone (vectorize the innermost spatial
+// loop, parallelize the outermost) to every block the primitives accept,
+// and leaves the others serial.
+func (r CPURules) Fallback(f *tir.PrimFunc) *Schedule {
+	r = r.withDefaults()
+	s := New(f)
+	for _, name := range ruleBlocks(s) {
+		saved := snapshot(s)
+		if simpleRule(s, name, r) != nil {
+			if s.restore(f, saved) != nil {
+				return New(f)
+			}
+		}
+	}
+	return s
+}
+
+// Check refuses a vectorized loop with a non-constant extent, more than
+// MaxLanes lanes, or one CanVectorize rejects.
+func (r CPURules) Check(f *tir.PrimFunc) error {
+	var bad error
+	tir.VisitStmt(f.Body, func(st tir.Stmt) bool {
+		l, ok := st.(*tir.For)
+		if !ok || l.Kind != tir.Vectorized || bad != nil {
+			return bad == nil
+		}
+		e, ok := l.Extent.(*tir.IntImm)
+		switch {
+		case !ok:
+			bad = fmt.Errorf("vectorized loop %%%s has a non-constant extent", l.Var.Name)
+		case r.MaxLanes > 0 && e.Value > r.MaxLanes:
+			bad = fmt.Errorf("vectorized loop %%%s has %d lanes, more than %d", l.Var.Name, e.Value, r.MaxLanes)
+		case r.CanVectorize != nil:
+			bad = r.CanVectorize(l)
+		}
+		return bad == nil
+	})
+	return bad
 }
 
 // ApplyDefaultRules schedules f with the default CPU rules, in the shape
@@ -50,14 +118,9 @@ type Target struct {
 //     spatial loop (or the outer part of the split) is parallel.
 //
 // A loop is vectorized only when targets/cpu can widen it
-// (Target.CanVectorize); otherwise it stays serial. f is not modified.
-func ApplyDefaultRules(f *tir.PrimFunc, target Target) (*Schedule, error) {
-	if target.VectorBits <= 0 {
-		target.VectorBits = 128
-	}
-	if target.Cores <= 0 {
-		target.Cores = 1
-	}
+// (CPURules.CanVectorize); otherwise it stays serial. f is not modified.
+func ApplyDefaultRules(f *tir.PrimFunc, target CPURules) (*Schedule, error) {
+	target = target.withDefaults()
 	s := New(f)
 	autoInline(s)
 	if err := tileAll(s, f, func(name string) error { return multiLevelTile(s, name, target) }); err != nil {
@@ -195,7 +258,7 @@ func walkFors(st tir.Stmt, fn func(*tir.For)) {
 
 // lanes is the vector width in elements for the widest element a block
 // stores: VectorBits / bits, between 2 and target.MaxLanes.
-func lanes(target Target, b *tir.Block) int64 {
+func lanes(target CPURules, b *tir.Block) int64 {
 	widest := 8
 	for _, w := range b.Writes {
 		if bits := w.Buffer.DType.Bits(); bits > widest {
@@ -211,7 +274,7 @@ func lanes(target Target, b *tir.Block) int64 {
 
 // tryVectorize vectorizes l when the target's code generation can widen
 // the result.
-func tryVectorize(s *Schedule, l LoopRV, target Target) bool {
+func tryVectorize(s *Schedule, l LoopRV, target CPURules) bool {
 	f, err := s.FindLoop(l)
 	if err != nil {
 		return false
@@ -230,7 +293,7 @@ func tryVectorize(s *Schedule, l LoopRV, target Target) bool {
 
 // simpleRule: vectorize the innermost spatial loop of the block (split by
 // the vector width) and parallelize the outermost spatial loop.
-func simpleRule(s *Schedule, name string, target Target) error {
+func simpleRule(s *Schedule, name string, target CPURules) error {
 	if underAnnotated(s, name) {
 		return nil
 	}

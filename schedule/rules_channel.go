@@ -42,7 +42,7 @@ import (
 // the per-call copy costs more than the tiling gains (28²: 216 against
 // 265 GFLOP/s; 14²: 114 against 289), while constant kernels are HWIO
 // already (conv-kernel-layout) and need none.
-func planChannelTiling(s *Schedule, name string, target Target) (*tilePlan, error) {
+func planChannelTiling(s *Schedule, name string, target CPURules) (*tilePlan, error) {
 	blk, nest, w, ok := tilingSubject(s, name, target)
 	if !ok {
 		return nil, errNotTileable

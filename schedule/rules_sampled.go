@@ -38,7 +38,7 @@ const sampledMaxReduceInner = 1024
 // Replaying the trace with other decisions gives another point of the
 // same design space; a decision the primitives refuse fails the replay.
 // Errors: as ApplyDefaultRules.
-func ApplySampledRules(f *tir.PrimFunc, target Target, seed int64) (*Schedule, error) {
+func ApplySampledRules(f *tir.PrimFunc, target CPURules, seed int64) (*Schedule, error) {
 	target = target.withDefaults()
 	s := NewWithSeed(f, seed)
 	autoInline(s)
@@ -97,7 +97,7 @@ func sampleUnroll(s *Schedule) error {
 }
 
 // withDefaults fills a zero vector width (128 bits) and core count (1).
-func (t Target) withDefaults() Target {
+func (t CPURules) withDefaults() CPURules {
 	if t.VectorBits <= 0 {
 		t.VectorBits = 128
 	}
@@ -139,7 +139,7 @@ func sampleRegisterTile(s *Schedule, ext int64, cands []int64) (int64, error) {
 // shape, as MetaSchedule's design-space generation makes one trace per
 // sketch); a channel tiling the primitives refuse falls back to the
 // other.
-func sampledTile(s *Schedule, name string, target Target) error {
+func sampledTile(s *Schedule, name string, target CPURules) error {
 	p, err := planTiling(s, name, target)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func sampledTile(s *Schedule, name string, target Target) error {
 }
 
 // sampledTileWith tiles plan p with sampled tile sizes.
-func (p *tilePlan) sampledTileWith(s *Schedule, target Target) error {
+func (p *tilePlan) sampledTileWith(s *Schedule, target CPURules) error {
 	parts := make([][]LoopRV, len(p.nest))
 	for i, nl := range p.nest {
 		var err error
@@ -227,7 +227,7 @@ const rfactorTasksPerCore = 16
 // reordered outermost and becomes the spatial axis 0 of a "<X>_rf"
 // buffer of partial results, which the simple rule then parallelizes. A refused rfactor leaves the schedule as it was.
 // Errors: only a failure to replay the schedule after a refusal.
-func sampledRFactor(s *Schedule, f *tir.PrimFunc, name string, target Target) error {
+func sampledRFactor(s *Schedule, f *tir.PrimFunc, name string, target CPURules) error {
 	r := findBlock(s.Func().Body, name)
 	if r == nil || r.Block.Init == nil || underAnnotated(s, name) {
 		return nil

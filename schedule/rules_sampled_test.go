@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -27,7 +27,7 @@ const rowSumSrc = `tir.func @rowsum(%A: buffer<4x2048xf32>, out %B: buffer<4xf32
 }
 `
 
-func sampledTarget() Target { return Target{VectorBits: 512, Cores: 2, MaxLanes: 64} }
+func sampledTarget() CPURules { return CPURules{VectorBits: 512, Cores: 2, MaxLanes: 64} }
 
 // Sampled schedules of every workload compute what the kernel computes
 // and replay from their JSON trace; every loop nest's outermost loop
@@ -104,7 +104,7 @@ func TestSampledRulesCompiled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles with llc/lld")
 	}
-	target := Target{VectorBits: cpu.HostVectorBits(), Cores: 2, MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}
+	target := CPURules{VectorBits: llvm.HostVectorBits(), Cores: 2, MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable}
 	srcs := map[string]string{"rowsum": rowSumSrc, "softmax": softmaxSrc, "pool": poolSrc, "conv_bias_relu": convBiasReluSrc, "gemm": gemmSrc, "conv_hwio": convHWIOOf(8, 32, 5, 7, 1), "conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2)}
 	var entries []compiledEntry
 	for name, src := range srcs {

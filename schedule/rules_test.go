@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -110,7 +110,7 @@ func ruleWorkloads(t testing.TB) map[string]string {
 	}
 }
 
-var avx512 = Target{VectorBits: 512, Cores: 2, MaxLanes: cpu.MaxVectorLanes, CanVectorize: cpu.CheckVectorizable}
+var avx512 = CPURules{VectorBits: 512, Cores: 2, MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable}
 
 // TestDefaultRulesInterpreter: the default rules' result computes exactly
 // what the unscheduled function computes (the tiling keeps the summation
@@ -165,7 +165,7 @@ func TestDefaultRulesCompiled(t *testing.T) {
 	}
 	// StrictFP: no FMA contraction, so results are bit-identical to the
 	// interpreter's.
-	res, err := cpu.Compile(m, cpu.Options{StrictFP: true})
+	res, err := compileCPU(m, llvm.Options{StrictFP: true})
 	require.NoError(t, err)
 	so := filepath.Join(dir, "k.so")
 	require.NoError(t, res.WriteShared(so))

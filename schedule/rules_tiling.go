@@ -186,7 +186,7 @@ type tilePlan struct {
 
 // tilingSubject is block name of a tileable nest, the nest and the vector
 // width (false when the nest does not match).
-func tilingSubject(s *Schedule, name string, target Target) (*tir.Block, []nestLoop, int64, bool) {
+func tilingSubject(s *Schedule, name string, target CPURules) (*tir.Block, []nestLoop, int64, bool) {
 	r := findBlock(s.Func().Body, name)
 	nest, ok := nestOf(s, name)
 	if r == nil || !ok {
@@ -196,7 +196,7 @@ func tilingSubject(s *Schedule, name string, target Target) (*tir.Block, []nestL
 }
 
 // planTiling analyzes block name for multi-level tiling.
-func planTiling(s *Schedule, name string, target Target) (*tilePlan, error) {
+func planTiling(s *Schedule, name string, target CPURules) (*tilePlan, error) {
 	blk, nest, w, ok := tilingSubject(s, name, target)
 	if !ok {
 		return nil, errNotTileable
@@ -250,7 +250,7 @@ func planTiling(s *Schedule, name string, target Target) (*tilePlan, error) {
 // multiLevelTile applies the SSRSRS rule to block name with the
 // heuristic tile sizes (see ApplyDefaultRules and the tile-size
 // heuristic above).
-func multiLevelTile(s *Schedule, name string, target Target) error {
+func multiLevelTile(s *Schedule, name string, target CPURules) error {
 	p, err := planTiling(s, name, target)
 	if err != nil {
 		return err
@@ -262,7 +262,7 @@ func multiLevelTile(s *Schedule, name string, target Target) error {
 // tile, or — when p's columns waste lanes, the block has a
 // channel-vectorized plan and pickChannel says so — with that plan,
 // falling back to p when the primitives refuse it.
-func tileSketch(s *Schedule, name string, target Target, p *tilePlan, pickChannel func() bool, tile func(*tilePlan) error) error {
+func tileSketch(s *Schedule, name string, target CPURules, p *tilePlan, pickChannel func() bool, tile func(*tilePlan) error) error {
 	if p.wastesLanes() {
 		if cp, err := planChannelTiling(s, name, target); err == nil && pickChannel() {
 			saved := snapshot(s)
@@ -278,7 +278,7 @@ func tileSketch(s *Schedule, name string, target Target, p *tilePlan, pickChanne
 }
 
 // heuristicTile tiles with the heuristic factors.
-func (p *tilePlan) heuristicTile(s *Schedule, target Target) error {
+func (p *tilePlan) heuristicTile(s *Schedule, target CPURules) error {
 	factors := p.heuristicFactors()
 	parts := make([][]LoopRV, len(p.nest))
 	for i, nl := range p.nest {
@@ -359,7 +359,7 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 // register tile's columns and unrolls its rows and short inner reduction
 // loops. With strict, a register tile that cannot be vectorized refuses
 // the tiling (errNotTileable); otherwise it stays serial.
-func (p *tilePlan) tileNest(s *Schedule, parts [][]LoopRV, target Target, strict bool) error {
+func (p *tilePlan) tileNest(s *Schedule, parts [][]LoopRV, target CPURules, strict bool) error {
 	nest, col, row := p.nest, p.col, p.row
 	level := func(sp bool, k int) []LoopRV {
 		var out, tail []LoopRV
@@ -428,7 +428,7 @@ type tileLevels struct {
 // loop), splits the init off the reduction (decompose_reduction) and
 // parallelizes the fused outer loop; a channel-vectorized tiling then
 // changes the layouts (packChannel, whose refusal is returned).
-func (p *tilePlan) finishTile(s *Schedule, target Target, writeBack int64) error {
+func (p *tilePlan) finishTile(s *Schedule, target CPURules, writeBack int64) error {
 	b := BlockRV{p.name}
 	w := p.w
 	at := p.levels.outer

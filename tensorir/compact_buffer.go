@@ -63,6 +63,11 @@ func CompactBufferAllocationModule(m *Module) {
 	}
 }
 
+func init() {
+	registerSimple("compact-buffer-allocation", "move every allocation to the innermost statement holding its accesses and shrink it to the region accessed there (TVM's CompactBufferAllocation)",
+		func(m *Module) error { CompactBufferAllocationModule(m); return nil })
+}
+
 // allocatedBuffers are the buffers allocated in body (pre-order) that the
 // pass may compact.
 func allocatedBuffers(body Stmt) []*Buffer {

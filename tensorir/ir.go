@@ -184,6 +184,10 @@ const (
 	AttrGlobalSymbol = "global_symbol"
 	// AttrKernel marks a function as a device kernel (a UnitAttr).
 	AttrKernel = "tessera.kernel"
+	// AttrSchedule marks a kernel as scheduled and says by what (a
+	// StringAttr: "trace", "tuned", "default" or "fallback"; TVM's
+	// tir.is_scheduled), so later scheduling steps leave it alone.
+	AttrSchedule = "tessera.schedule"
 )
 
 // Role says how a function reads or writes a buffer parameter.

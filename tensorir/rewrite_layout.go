@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/registry"
 )
 
 // Layout rewriting of constant kernel operands (TVM MetaSchedule's
@@ -41,8 +43,34 @@ import (
 // that is not such a sum — leaves the parameter as it is. Results are
 // bit-identical: only where each weight is stored moves.
 
-// RewriteLayoutPassName is the step's name in tessera-opt.
+// RewriteLayoutPassName is the pass's pipeline name.
 const RewriteLayoutPassName = "rewrite-layout"
+
+func init() {
+	RegisterPass(&PassInfo{
+		Name:    RewriteLayoutPassName,
+		Summary: "store every kernel parameter that only receives host constants in the order its loop nest reads it, transposing the constants (TVM MetaSchedule's RewriteLayout)",
+		New:     func(map[string]string) (Pass, error) { return &rewriteLayoutPass{}, nil },
+	})
+}
+
+// rewriteLayoutPass runs RewriteLayoutModule and reports its statistics.
+type rewriteLayoutPass struct{ stats LayoutRewriteStats }
+
+func (p *rewriteLayoutPass) Name() string { return RewriteLayoutPassName }
+
+func (p *rewriteLayoutPass) Run(m *Module) error {
+	p.stats = RewriteLayoutModule(m)
+	return nil
+}
+
+// Statistics are the parameters rewritten and the constants transposed.
+func (p *rewriteLayoutPass) Statistics() []registry.Statistic {
+	return []registry.Statistic{
+		{Name: "params", Help: "constant kernel operands stored in the order their loop nests read them", Value: int64(p.stats.Params)},
+		{Name: "constants", Help: "host constants transposed", Value: int64(p.stats.Constants)},
+	}
+}
 
 // LayoutRewriteStats count what RewriteLayoutModule changed.
 type LayoutRewriteStats struct {

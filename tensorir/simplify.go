@@ -526,6 +526,16 @@ func SimplifyFunc(f *PrimFunc) *PrimFunc {
 	return &out
 }
 
+func init() {
+	registerSimple("simplify", "simplify every expression, knowing the ranges of loop, block and let variables",
+		func(m *Module) error {
+			for i, f := range m.Funcs {
+				m.Funcs[i] = SimplifyFunc(f)
+			}
+			return nil
+		})
+}
+
 func simplifyStmt(st Stmt, env BoundEnv) Stmt {
 	s := &simplifier{env: env}
 	region := func(rs []BufferRegion) []BufferRegion {

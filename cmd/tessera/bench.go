@@ -38,7 +38,7 @@ uniform random values in [-1, 1) when none are given.`,
 			if err != nil {
 				return fail(stderr, err)
 			}
-			tm, err := l.entry.Bench(ins, outs, warmup, repeats, minTime)
+			tm, err := l.entry.BenchEach(ins, outs, warmup, repeats, minTime, nil)
 			if err != nil {
 				return fail(stderr, err)
 			}

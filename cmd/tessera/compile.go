@@ -4,67 +4,50 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-ml/tessera/graphir"
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/pipeline"
+	"github.com/tessera-ml/tessera/targets"
 	"github.com/tessera-ml/tessera/tensorir"
 )
-
-var emitKinds = []string{"hlo", "tir", "llvm", "asm", "obj", "so"}
-
-func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
-	o.log = stderr
-	cmd.Flags().StringVar(&o.tuningDB, "tuning-db", "", "tuning database (JSON lines, written by 'tessera tune'): kernels with a record use its best schedule, the others the default rules")
-	cmd.Flags().StringVar(&o.target, "target", "cpu", "code generation target (cpu)")
-	cmd.Flags().StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu (native, x86-64-v4, znver4, ...)")
-	cmd.Flags().BoolVar(&o.strictFP, "strict-fp", false, "no fused multiply-add contraction: f32 results bit-identical to the interpreter's (default: llc-16 -fp-contract=fast)")
-	cmd.Flags().BoolVar(&o.keepLayouts, "keep-layouts", false, "keep constant kernel operands (weights) row-major instead of storing each in the order its schedule reads it (the rewrite-layout pass)")
-	cmd.Flags().StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
-}
 
 func newCompileCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o compileOptions
 	var output, emit string
-	var stats bool
+	var stats, printPipeline bool
 	cmd := &cobra.Command{
-		Use:   "compile MODEL.mlir [-o OUT] [--emit hlo|tir|llvm|asm|obj|so]",
-		Short: "compile a graph-dialect model to CPU object code (or stop at any level)",
-		Long: `compile lowers MODEL.mlir through legalization to hlo, fusion, tensor IR
-and LLVM 16 to x86-64 code.
+		Use:   "compile MODEL.mlir [-o OUT] [--emit hlo|tir|obj|so|llvm|asm]",
+		Short: "compile a graph-dialect model for a target (or stop at any level)",
+		Long: `compile runs the compilation pipeline on MODEL.mlir: graph passes,
+legalization to hlo, fusion, tensor IR, scheduling and the target's code
+generation (cpu: x86-64 through LLVM 16).
 
   tessera compile lenet5.mlir -o lenet5.o    # ELF object, plus lenet5.h declaring lenet5_main
   tessera compile lenet5.mlir -o lenet5.so   # shared object
   tessera compile lenet5.mlir --emit tir     # print the tensor IR (hlo, tir, llvm, asm)
+  tessera compile lenet5.mlir --print-pipeline   # the steps, as tessera-opt --pass-pipeline takes them
 
---emit defaults to obj, or so when -o ends in .so. hlo, tir, llvm and asm are
-printed to stdout unless -o is given. With an object or shared object, the
-header OUT.h is written beside it. The entry point is <name>_main, where
-<name> is --name or the output file's base name.
+--emit defaults to obj, or so when -o ends in .so. hlo, tir and the target's
+text kinds are printed to stdout unless -o is given. With an object or
+shared object, the header OUT.h is written beside it. The entry point is
+<name>_main, where <name> is --name or the output file's base name.
 
 --trace T.json replays a schedule trace on the kernel named by its "func"
-field (the kernels are what 'tessera-opt MODEL.mlir --legalize-to-hlo --fuse
---lower-to-tir --inline-elementwise' prints); that kernel skips the default
-schedule.`,
+field (the kernels are what 'tessera compile MODEL.mlir --emit tir
+--print-ir-after inline-elementwise' shows after that step); that kernel
+skips the default schedule. --print-ir-after NAME and --timing observe
+every step.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if emit == "" {
-				emit = "obj"
-				if strings.HasSuffix(output, ".so") {
-					emit = "so"
-				}
-			}
-			if !contains(emitKinds, emit) {
-				return fail(stderr, fmt.Errorf("--emit must be one of %s, got %q", strings.Join(emitKinds, ", "), emit))
-			}
-			if (emit == "obj" || emit == "so") && output == "" {
-				return fail(stderr, fmt.Errorf("--emit %s needs -o OUT", emit))
-			}
 			if o.name == "" {
 				o.name = prefixFor("", firstNonEmpty(output, args[0]))
+			}
+			if printPipeline {
+				return printTable(o, stdout, stderr)
 			}
 			if err := compileTo(args[0], o, emit, output, stats, stdout, stderr); err != nil {
 				return fail(stderr, err)
@@ -74,54 +57,90 @@ schedule.`,
 	}
 	addCompileFlags(cmd, &o, stderr)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file")
-	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: "+strings.Join(emitKinds, ", "))
+	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: hlo, tir or one of the target's kinds (cpu: obj, so, llvm, asm)")
 	cmd.Flags().StringVar(&o.name, "name", "", "prefix of the exported symbol (default: the output file's base name)")
 	cmd.Flags().BoolVar(&stats, "stats", false, "print memory planning statistics (arena peak bytes) and how each kernel was scheduled to stderr")
+	cmd.Flags().BoolVar(&printPipeline, "print-pipeline", false, "print the pipeline's steps with their options (tessera-opt --pass-pipeline text) and exit")
 	cmd.Flags().IntVar(&o.threads, "threads", 0, "with --tuning-db: use the records measured with this many threads (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
 	return cmd
 }
 
-func compileTo(model string, o compileOptions, emit, output string, stats bool, stdout, stderr io.Writer) error {
-	stop := stageLLVM
+// printTable prints the pipeline text of the flags' compilation.
+func printTable(o compileOptions, stdout, stderr io.Writer) error {
+	cfg, err := o.config()
+	if err != nil {
+		return fail(stderr, err)
+	}
+	_, err = fmt.Fprintln(stdout, pipeline.Text(pipeline.Table(cfg)))
+	return err
+}
+
+// emitStop is the level --emit needs and whether the kind is printable;
+// errors name the kinds the target emits.
+func emitStop(t targets.Target, emit string) (pipeline.Level, bool, error) {
 	switch emit {
 	case "hlo":
-		stop = stageHLO
+		return pipeline.Graph, true, nil
 	case "tir":
-		stop = stageTIR
+		return pipeline.TIR, true, nil
+	}
+	if slices.Contains(t.Emits(), emit) {
+		return pipeline.Artifact, slices.Contains(t.TextEmits(), emit), nil
+	}
+	return 0, false, fmt.Errorf("--emit must be hlo, tir or one of the %s target's kinds (%s), got %q", t.Name(), strings.Join(t.Emits(), ", "), emit)
+}
+
+func compileTo(model string, o compileOptions, emit, output string, stats bool, stdout, stderr io.Writer) error {
+	t, err := o.newTarget()
+	if err != nil {
+		return err
+	}
+	if emit == "" {
+		emit = t.Emits()[0]
+		if strings.HasSuffix(output, ".so") && slices.Contains(t.Emits(), "so") {
+			emit = "so"
+		}
+	}
+	stop, text, err := emitStop(t, emit)
+	if err != nil {
+		return err
+	}
+	if !text && output == "" {
+		return fmt.Errorf("--emit %s needs -o OUT", emit)
 	}
 	c, err := compileModel(model, o, stop)
 	if err != nil {
 		return err
 	}
-	if stats && c.tir != nil {
-		fmt.Fprintf(stderr, "memory plan: arena %d bytes (peak), %d bytes without reuse, %d intermediate buffers\n", c.plan.ArenaBytes, c.plan.NaiveBytes, c.plan.Buffers)
-		st := c.sched
-		fmt.Fprintf(stderr, "schedules: %d kernels: %d default rules, %d tuned, %d traced, %d simple (refused by the default rules)\n",
-			st.Kernels, st.Kernels-st.Tuned-st.Traced-st.Fallback, st.Tuned, st.Traced, st.Fallback)
-		fmt.Fprintf(stderr, "layouts: %d constant kernel operands stored in the order their loop nests read them (%d constants transposed)\n", st.Layout.Params, st.Layout.Constants)
+	if stats && stop >= pipeline.TIR {
+		writeStats(stderr, c.runner)
 	}
 	switch emit {
 	case "hlo":
-		return writeText(output, stdout, graphir.PrintWith(c.graph, graphir.PrintOptions{ElideLargerThan: graphir.DefaultElideThreshold}))
+		return writeText(output, stdout, graphir.PrintWith(c.ir.Graph, graphir.PrintOptions{ElideLargerThan: graphir.DefaultElideThreshold}))
 	case "tir":
-		return writeText(output, stdout, tensorir.Print(c.tir))
-	case "llvm":
-		return writeText(output, stdout, c.cpu.LLVM())
-	case "asm":
-		if output == "" {
-			return printAsm(c.cpu, stdout)
-		}
-		return c.cpu.WriteAsm(output)
-	case "obj":
-		if err := c.cpu.WriteObject(output); err != nil {
-			return err
-		}
-	case "so":
-		if err := c.cpu.WriteShared(output); err != nil {
-			return err
-		}
+		return writeText(output, stdout, tensorir.Print(c.ir.TIR))
 	}
-	return writeHeader(c, o.name, output)
+	data, err := c.ir.Artifact.Emit(emit, output)
+	if err != nil || output != "" {
+		return err
+	}
+	_, err = stdout.Write(data)
+	return err
+}
+
+// writeStats prints the memory plan, how the kernels were scheduled and
+// the weights given their loop-nest layout, from the steps' statistics.
+func writeStats(w io.Writer, r *pipeline.Runner) {
+	st := func(step, name string) int64 { return r.Statistic(step, name) }
+	fmt.Fprintf(w, "memory plan: arena %d bytes (peak), %d bytes without reuse, %d intermediate buffers\n",
+		st(pipeline.LowerToTIRName, "arena-bytes"), st(pipeline.LowerToTIRName, "naive-bytes"), st(pipeline.LowerToTIRName, "buffers"))
+	traced, tuned := st("apply-trace", "kernels"), st("apply-tuning-records", "kernels")
+	def, fallback := st("default-schedule", "kernels"), st("default-schedule", "fallback")
+	fmt.Fprintf(w, "schedules: %d kernels: %d default rules, %d tuned, %d traced, %d fallback (refused by the default rules)\n",
+		traced+tuned+def+fallback, def, tuned, traced, fallback)
+	fmt.Fprintf(w, "layouts: %d constant kernel operands stored in the order their loop nests read them (%d constants transposed)\n",
+		st("rewrite-layout", "params"), st("rewrite-layout", "constants"))
 }
 
 func writeText(output string, stdout io.Writer, text string) error {
@@ -130,47 +149,6 @@ func writeText(output string, stdout io.Writer, text string) error {
 		return err
 	}
 	return os.WriteFile(output, []byte(text), 0o644)
-}
-
-func printAsm(r *cpu.Result, stdout io.Writer) error {
-	dir, err := os.MkdirTemp("", "tessera-asm-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, "model.s")
-	if err := r.WriteAsm(p); err != nil {
-		return err
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return err
-	}
-	_, err = stdout.Write(data)
-	return err
-}
-
-// writeHeader writes OUT.h (lenet5.o → lenet5.h) declaring the entry point.
-func writeHeader(c *compiled, prefix, output string) error {
-	hdr := strings.TrimSuffix(output, filepath.Ext(output)) + ".h"
-	f, err := os.Create(hdr)
-	if err != nil {
-		return err
-	}
-	if err := cpu.WriteHeader(f, prefix, cpu.SignatureOf(c.entry, c.cpu.UsesParallel)); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if x == y {
-			return true
-		}
-	}
-	return false
 }
 
 func firstNonEmpty(xs ...string) string {

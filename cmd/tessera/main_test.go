@@ -190,6 +190,33 @@ func TestCompileObjectLinksIntoC(t *testing.T) {
 
 // TestEmitLevels checks each --emit level, and that the LLVM IR passes
 // opt-16 -passes=verify.
+// TestPipelineObservers: --print-ir-after and --timing cover every step of
+// the compilation at every level (graph, tensor IR, compiled code), and
+// --print-pipeline lists the steps that timing reports.
+func TestPipelineObservers(t *testing.T) {
+	model := filepath.Join(examples, "mlp.mlir")
+	obj := filepath.Join(t.TempDir(), "mlp.o")
+	_, stderr, code := tessera("compile", model, "-o", obj, "--timing",
+		"--print-ir-after", "legalize-to-hlo", "--print-ir-after", "default-schedule", "--print-ir-after", "codegen")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `// -----// IR Dump After legalize-to-hlo //----- //\nmodule \{[^/]*hlo\.dot_general`, stderr)
+	assert.Regexp(t, `// -----// IR Dump After default-schedule //----- //\ntir\.func @fused_0[^\n]*tessera\.schedule = "default"`, stderr)
+	assert.Contains(t, stderr, "// -----// IR Dump After codegen //----- //\n(compiled code)")
+	pipe, _, code := tessera("compile", model, "--print-pipeline")
+	require.Equal(t, 0, code)
+	items := strings.Split(strings.TrimSpace(pipe), ",")
+	require.NotEmpty(t, items)
+	report := stderr[strings.Index(stderr, "Pass execution timing report"):]
+	at := 0
+	for _, it := range items {
+		name := strings.SplitN(it, "{", 2)[0]
+		i := strings.Index(report[at:], "  "+name+"\n")
+		require.GreaterOrEqual(t, i, 0, "step %s is missing from the timing report (or out of order):\n%s", name, report)
+		at += i + len(name)
+	}
+	assert.Contains(t, report, "Total")
+}
+
 func TestEmitLevels(t *testing.T) {
 	model := filepath.Join(examples, "mlp.mlir")
 	hlo, stderr, code := tessera("compile", model, "--emit", "hlo")
@@ -199,7 +226,7 @@ func TestEmitLevels(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, tir, "tir.func @main(")
 	assert.Contains(t, stderr, "memory plan: arena ")
-	assert.Contains(t, stderr, "schedules: 2 kernels: 2 default rules, 0 tuned, 0 traced, 0 simple")
+	assert.Contains(t, stderr, "schedules: 2 kernels: 2 default rules, 0 tuned, 0 traced, 0 fallback")
 	// Both weights and the first bias are read in tile order (the second
 	// bias is read row-major): three constants are transposed.
 	assert.Contains(t, stderr, "layouts: 3 constant kernel operands stored in the order their loop nests read them (3 constants transposed)")
@@ -234,9 +261,12 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"compile", bad, "--emit", "hlo"}, bad + ":3:3: error: 'func.return' op has types (tensor<2xf32>)"},
 		{[]string{"compile", noMain, "--emit", "hlo"}, "no function @main"},
 		{[]string{"compile", filepath.Join(dir, "missing.mlir"), "--emit", "hlo"}, "no such file"},
-		{[]string{"compile", model, "--emit", "ptx"}, "--emit must be one of"},
+		{[]string{"compile", model, "--emit", "ptx"}, `--emit must be hlo, tir or one of the cpu target's kinds (obj, so, llvm, asm), got "ptx"`},
 		{[]string{"compile", model}, "--emit obj needs -o OUT"},
-		{[]string{"compile", model, "--emit", "hlo", "--target", "gpu"}, `target "gpu" is not supported`},
+		{[]string{"compile", model, "--emit", "hlo", "--target", "gpu"}, `--target: unknown target "gpu" (known targets: cpu)`},
+		{[]string{"run", model, "--target", "npu"}, `--target: unknown target "npu" (known targets: cpu)`},
+		{[]string{"tune", model, "--target", "cuda", "--trials", "1", "--db", filepath.Join(dir, "t.jsonl")}, `--target: unknown target "cuda" (known targets: cpu)`},
+		{[]string{"compile", model, "--emit", "tir", "--print-ir-after", "nosuch"}, "--print-ir-after: unknown step 'nosuch'"},
 		{[]string{"run", model, "--input", filepath.Join(examples, "digits_x.npy")}, "but input #0 of the model is"},
 		{[]string{"run", model}, "the model takes 1 inputs"},
 		{[]string{"run", model, "--input", filepath.Join(dir, "none.npy")}, "none.npy"},

@@ -6,12 +6,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tessera-ml/tessera/autotune"
+	"github.com/spf13/cobra"
+
 	"github.com/tessera-ml/tessera/graphir"
-	"github.com/tessera-ml/tessera/lowering"
 	"github.com/tessera-ml/tessera/pipeline"
-	"github.com/tessera-ml/tessera/schedule"
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/llvm"
 	"github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -27,32 +27,42 @@ type compileOptions struct {
 	// kernels they match (for the target with threads worker threads).
 	tuningDB string
 	threads  int
-	// strictFP turns off FMA contraction (cpu.Options.StrictFP).
+	// strictFP turns off FMA contraction (targets.Options.StrictFP).
 	strictFP bool
-	// keepLayouts skips the rewrite-layout pass (ScheduleOptions.KeepLayouts).
+	// keepLayouts skips the rewrite-layout step.
 	keepLayouts bool
-	// log receives the one-line tuning summary.
+	// printIRAfter, printIRAfterAll and timing observe the pipeline's
+	// steps (pipeline.Runner).
+	printIRAfter    []string
+	printIRAfterAll bool
+	timing          bool
+	// log receives remarks (the tuning summary), dumps and timing.
 	log io.Writer
 }
 
-// compiled holds every level a compilation produced.
-type compiled struct {
-	graph *graphir.Module // after the hlo pipeline (fused hlo)
-	tir   *tensorir.Module
-	plan  lowering.PlanStats
-	sched pipeline.ScheduleStats
-	cpu   *cpu.Result
-	entry *tensorir.PrimFunc
+// addCompileFlags adds the flags of compile, run and bench.
+func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
+	o.log = stderr
+	f := cmd.Flags()
+	f.StringVar(&o.tuningDB, "tuning-db", "", "tuning database (JSON lines, written by 'tessera tune'): kernels with a record use its best schedule, the others the default rules")
+	f.StringVar(&o.target, "target", "cpu", "code generation target ("+strings.Join(targets.Names(), ", ")+")")
+	f.StringVar(&o.mcpu, "mcpu", "native", "processor to generate code for (cpu: llc-16 -mcpu: native, x86-64-v4, znver4, ...)")
+	f.BoolVar(&o.strictFP, "strict-fp", false, "no fused multiply-add contraction: f32 results bit-identical to the interpreter's (default: llc-16 -fp-contract=fast)")
+	f.BoolVar(&o.keepLayouts, "keep-layouts", false, "keep constant kernel operands (weights) row-major instead of storing each in the order its schedule reads it (the rewrite-layout step)")
+	f.StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
+	f.StringArrayVar(&o.printIRAfter, "print-ir-after", nil, "print the IR to stderr after the pipeline step `NAME` (repeatable; tessera compile --print-pipeline lists the steps)")
+	f.BoolVar(&o.printIRAfterAll, "print-ir-after-all", false, "print the IR to stderr after every pipeline step")
+	f.BoolVar(&o.timing, "timing", false, "print the wall-clock time of every pipeline step to stderr")
 }
 
-// stage names a point where `--emit` stops.
-type stage int
-
-const (
-	stageHLO stage = iota
-	stageTIR
-	stageLLVM
-)
+// compiled is a finished (or stopped) compilation.
+type compiled struct {
+	ir     *pipeline.IR
+	runner *pipeline.Runner
+	target targets.Target
+	// entry is @main's host function (the exported entry point).
+	entry *tensorir.PrimFunc
+}
 
 // loadModel reads, parses and verifies a graph-dialect file.
 func loadModel(path string) (*graphir.Module, error) {
@@ -73,103 +83,79 @@ func loadModel(path string) (*graphir.Module, error) {
 	return m, nil
 }
 
-// compileModel runs the pipeline up to stop: graph passes, fusion,
-// lowering to tensor IR with the default schedule, and CPU code generation.
-func compileModel(path string, opts compileOptions, stop stage) (*compiled, error) {
-	if opts.target != "" && opts.target != "cpu" {
-		return nil, fmt.Errorf("target %q is not supported (available: cpu)", opts.target)
+// newTarget makes the target instance the flags select. Errors: an
+// unknown target, naming the known ones.
+func (o compileOptions) newTarget() (targets.Target, error) {
+	name := o.target
+	if name == "" {
+		name = "cpu"
+	}
+	t, err := targets.New(name, targets.Options{MCPU: mcpuFlag(o.mcpu), Threads: o.threads, StrictFP: o.strictFP})
+	if err != nil {
+		return nil, fmt.Errorf("--target: %v", err)
+	}
+	return t, nil
+}
+
+// config is the pipeline configuration of the flags.
+func (o compileOptions) config() (pipeline.Config, error) {
+	t, err := o.newTarget()
+	if err != nil {
+		return pipeline.Config{}, err
+	}
+	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name}, nil
+}
+
+// runner observes the steps as the flags ask.
+func (o compileOptions) runner() (*pipeline.Runner, error) {
+	r := pipeline.NewRunner()
+	r.Dump, r.Log, r.PrintAfterAll, r.Timing = o.log, o.log, o.printIRAfterAll, o.timing
+	r.GraphPrint = graphir.PrintOptions{ElideLargerThan: graphir.DefaultElideThreshold}
+	r.TIRPrint = tensorir.PrintOptions{ElideConstantsLargerThan: graphir.DefaultElideThreshold}
+	for _, n := range o.printIRAfter {
+		if pipeline.Lookup(n) == nil {
+			return nil, fmt.Errorf("--print-ir-after: unknown step '%s' (tessera compile --print-pipeline lists them)", n)
+		}
+		r.PrintAfter[n] = true
+	}
+	return r, nil
+}
+
+// compileModel runs the pipeline on the model at path through the steps
+// that end at level stop.
+func compileModel(path string, o compileOptions, stop pipeline.Level) (*compiled, error) {
+	cfg, err := o.config()
+	if err != nil {
+		return nil, err
+	}
+	r, err := o.runner()
+	if err != nil {
+		return nil, err
 	}
 	m, err := loadModel(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := pipeline.ToFusedHLO(m); err != nil {
-		return nil, err
+	ir, err := pipeline.Compile(m, cfg, r, stop)
+	if o.timing && o.log != nil {
+		r.WriteTiming(o.log)
 	}
-	c := &compiled{graph: m}
-	if stop == stageHLO {
-		return c, nil
-	}
-	traces, err := readTraces(opts.traces)
 	if err != nil {
 		return nil, err
 	}
-	so := pipeline.ScheduleOptions{Traces: traces, Target: pipeline.HostTarget(opts.threads, mcpuFlag(opts.mcpu)), KeepLayouts: opts.keepLayouts}
-	if opts.tuningDB != "" {
-		db, err := openTuningDB(opts.tuningDB, opts.log)
-		if err != nil {
-			return nil, err
-		}
-		defer db.Close()
-		so.DB = db
+	c := &compiled{ir: ir, runner: r, target: cfg.Target}
+	if ir.TIR != nil {
+		c.entry = ir.TIR.Func("main")
 	}
-	tm, plan, st, err := pipeline.ToTensorIR(m, so)
-	if err != nil {
-		return nil, err
-	}
-	if so.DB != nil && opts.log != nil {
-		fmt.Fprintf(opts.log, "tessera: tuning db %s: %d of %d kernels use tuned schedules", opts.tuningDB, st.Tuned, st.Kernels)
-		if st.Untuned > 0 {
-			fmt.Fprintf(opts.log, "; %d without a record for %q use the default rules", st.Untuned, so.Target.String())
-		}
-		fmt.Fprintln(opts.log)
-	}
-	c.tir, c.plan, c.sched = tm, plan, st
-	if c.entry, err = pipeline.ExportMain(tm); err != nil {
-		return nil, err
-	}
-	if stop == stageTIR {
-		return c, nil
-	}
-	res, err := cpu.Compile(tm, cpu.Options{MCPU: opts.mcpu, Prefix: opts.name, StrictFP: opts.strictFP})
-	if err != nil {
-		return nil, err
-	}
-	c.cpu = res
 	return c, nil
 }
 
-// mcpuFlag maps --mcpu to the tuning target's spelling ("" = native).
+// mcpuFlag maps --mcpu to the target option ("" = native).
 func mcpuFlag(mcpu string) string {
 	if mcpu == "native" {
 		return ""
 	}
 	return mcpu
-}
-
-// openTuningDB opens an existing tuning database read for records,
-// printing its load warnings (a torn last line) to log.
-func openTuningDB(path string, log io.Writer) (*autotune.Database, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("--tuning-db: %v", err)
-	}
-	db, warns, err := autotune.OpenDatabase(path)
-	if err != nil {
-		return nil, err
-	}
-	for _, w := range warns {
-		if log != nil {
-			fmt.Fprintln(log, w)
-		}
-	}
-	return db, nil
-}
-
-// readTraces reads --trace files.
-func readTraces(paths []string) ([]*schedule.Trace, error) {
-	var out []*schedule.Trace
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, err
-		}
-		tr, err := schedule.ParseTrace(data)
-		if err != nil {
-			return nil, fmt.Errorf("--trace %s: %v", p, err)
-		}
-		out = append(out, tr)
-	}
-	return out, nil
 }
 
 // prefixFor derives the ABI prefix from the output path (lenet5.o →
@@ -188,5 +174,5 @@ func prefixFor(name, output string) string {
 	if base == "" {
 		return "model"
 	}
-	return cpu.CIdentifier(base)
+	return llvm.CIdentifier(base)
 }

@@ -10,28 +10,31 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets"
 	"github.com/tessera-ml/tessera/tensorir"
 )
 
 // loaded is a compiled model loaded into this process.
 type loaded struct {
-	lib     *rt.Library
-	entry   *rt.Entry
+	mod     targets.Module
+	entry   targets.Entry
 	inputs  []rt.TensorSpec
 	outputs []rt.TensorSpec
 	dir     string
 }
 
 func (l *loaded) Close() {
-	if l.lib != nil {
-		l.lib.Close()
+	if l.mod != nil {
+		l.mod.Close()
 	}
 	os.RemoveAll(l.dir)
 }
 
-// loadCompiled compiles model to a shared object in a fresh temporary
-// directory (a unique path: dlopen caches by path) and opens its entry.
+// loadCompiled compiles model for the target and loads it into this
+// process: the artifact is saved in a fresh temporary directory (a unique
+// path: dlopen caches by path) and opened by the target.
 func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) {
 	if threads > 0 {
 		if err := rt.SetNumThreads(threads); err != nil {
@@ -40,7 +43,7 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	}
 	o.name = "model"
 	o.threads = threads
-	c, err := compileModel(model, o, stageLLVM)
+	c, err := compileModel(model, o, pipeline.Artifact)
 	if err != nil {
 		return nil, err
 	}
@@ -48,16 +51,22 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	if l.dir, err = os.MkdirTemp("", "tessera-run-"); err != nil {
 		return nil, err
 	}
-	so := filepath.Join(l.dir, "model.so")
-	if err := c.cpu.WriteShared(so); err != nil {
+	if err := l.open(c, filepath.Join(l.dir, "model"), o.name); err != nil {
 		l.Close()
 		return nil, err
+	}
+	return l, nil
+}
+
+// open saves c's artifact at path, loads it and finds its entry point.
+func (l *loaded) open(c *compiled, path, prefix string) error {
+	if err := c.ir.Artifact.Save(path); err != nil {
+		return err
 	}
 	for _, p := range c.entry.Params {
 		spec, err := specOf(p)
 		if err != nil {
-			l.Close()
-			return nil, err
+			return err
 		}
 		if p.Role == tensorir.RoleIn {
 			l.inputs = append(l.inputs, spec)
@@ -65,15 +74,12 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 			l.outputs = append(l.outputs, spec)
 		}
 	}
-	if l.lib, err = rt.Open(so); err != nil {
-		l.Close()
-		return nil, err
+	var err error
+	if l.mod, err = c.target.Load(path); err != nil {
+		return err
 	}
-	if l.entry, err = l.lib.Func(rt.EntrySymbol(o.name, c.entry.Name), l.inputs, l.outputs); err != nil {
-		l.Close()
-		return nil, err
-	}
-	return l, nil
+	l.entry, err = l.mod.Entry(rt.EntrySymbol(prefix, c.entry.Name), l.inputs, l.outputs)
+	return err
 }
 
 // specOf converts a host-function buffer parameter to a runtime spec.

@@ -20,6 +20,7 @@ import (
 	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets"
 )
 
 type tuneOptions struct {
@@ -58,7 +59,7 @@ such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.target, "target", "cpu", "target to tune for (cpu)")
+	f.StringVar(&o.target, "target", "cpu", "target to tune for ("+strings.Join(targets.Names(), ", ")+")")
 	f.StringVar(&o.db, "db", "", "tuning database (JSON lines; created when absent, resumed when present)")
 	f.IntVar(&o.trials, "trials", 0, "total trial budget of the job, trials already in --db included")
 	f.StringSliceVar(&o.tasks, "tasks", nil, "tune only these tasks (kernel names such as fused_3, or task numbers from 0)")
@@ -79,9 +80,6 @@ such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 }
 
 func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
-	if o.target != "cpu" {
-		return fail(stderr, fmt.Errorf("--target %q is not supported by tune (available: cpu)", o.target))
-	}
 	if o.db == "" {
 		return fail(stderr, fmt.Errorf("--db is required (the tuning database to append to)"))
 	}
@@ -93,14 +91,14 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 			return fail(stderr, err)
 		}
 	}
+	target, err := targets.New(o.target, targets.Options{MCPU: mcpuFlag(o.mcpu), Threads: o.threads})
+	if err != nil {
+		return fail(stderr, fmt.Errorf("--target: %v", err))
+	}
 	m, err := loadModel(model)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := pipeline.ToFusedHLO(m); err != nil {
-		return fail(stderr, err)
-	}
-	target := pipeline.HostTarget(o.threads, mcpuFlag(o.mcpu))
 	tasks, err := pipeline.Tasks(m, target)
 	if err != nil {
 		return fail(stderr, err)

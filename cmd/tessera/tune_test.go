@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/autotune"
-	"github.com/tessera-ml/tessera/pipeline"
+	"github.com/tessera-ml/tessera/targets"
 )
 
 // cliEnv makes the test binary act as the tessera CLI (TestMain), so
@@ -89,7 +89,9 @@ func bestByWorkload(t *testing.T, path string) map[string]float64 {
 	db, _, err := autotune.OpenDatabase(path)
 	require.NoError(t, err)
 	defer db.Close()
-	target := pipeline.HostTarget(2, "").String()
+	tg, err := targets.New("cpu", targets.Options{Threads: 2})
+	require.NoError(t, err)
+	target := tg.Key()
 	out := map[string]float64{}
 	for _, w := range db.Workloads() {
 		if r, ok := db.Best(w, target); ok {

@@ -24,7 +24,7 @@
 // HELP: --pass-pipeline
 // HELP: --split-input-file
 // HELP: --verify-diagnostics
-// HELP: Passes
+// HELP: Steps
 // HELP-DAG: --canonicalize {{.+}}
 // HELP-DAG: --cse {{.+}}
 // HELP-DAG: --dce {{.+}}
@@ -33,6 +33,15 @@
 // HELP-DAG: --fold-batch-norm {{.+}}
 // HELP-DAG: --legalize-to-hlo {{.+}}
 // HELP-DAG: --fuse {{.+}}
+// HELP-DAG: --lower-to-tir {{.+}} (graph or hlo IR → tensor IR)
+// HELP-DAG: --inline-elementwise {{.+}} (tensor IR)
+// HELP-DAG: --default-schedule {{.+}}
+// HELP-DAG: option mcpu:
+// HELP-DAG: --apply-tuning-records {{.+}}
+// HELP-DAG: --apply-trace FILE {{.+}}
+// HELP-DAG: --rewrite-layout {{.+}}
+// HELP-DAG: --compact-buffer-allocation {{.+}}
+// HELP-DAG: --codegen {{.+}} (tensor IR → compiled code)
 
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   func.return %x : tensor<2xf32>

@@ -6,9 +6,11 @@
 //
 //	tessera-opt [flags] [file|-] [flags]
 //
-// Passes run in command-line order; each registered pass has its own flag
-// (`--canonicalize`, `--legalize-to-hlo`, `--constant-fold=max-elements=64`)
-// and `--pass-pipeline='canonicalize,cse'` adds a whole pipeline at its
+// Steps run in command-line order; each registered step of any level
+// (pipeline.Steps: graph passes, tensor IR passes, the conversions and the
+// target steps of `tessera compile`) has its own flag (`--canonicalize`,
+// `--lower-to-tir`, `--default-schedule='mcpu=x86-64-v4'`) and
+// `--pass-pipeline='canonicalize,cse'` adds a whole pipeline at its
 // position. Flags may come before or after the input file.
 //
 // Exit status: 0 on success, 1 when the input or the command line is
@@ -19,12 +21,10 @@ package main
 
 import (
 	"os"
-
-	// Dialects and passes register themselves in init functions.
-	_ "github.com/tessera-ml/tessera/dialects/graph"
-	_ "github.com/tessera-ml/tessera/dialects/hlo"
-	_ "github.com/tessera-ml/tessera/lowering"
 )
+
+// Every dialect, pass, step and target registers itself in an init
+// function; package pipeline (opt.go) imports them all.
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tessera-ml/tessera/graphir"
-	"github.com/tessera-ml/tessera/targets/cpu"
+	"github.com/tessera-ml/tessera/pipeline"
 )
 
 // Exit statuses.
@@ -27,7 +27,6 @@ const stdinName = "<stdin>"
 // options are the parsed command-line flags.
 type options struct {
 	output             string
-	cpuVectorBits      int      // SIMD width for --cpu-default-schedule
 	pipeline           []string // pass pipeline fragments in command-line order
 	verifyEach         bool
 	printIRAfterAll    bool
@@ -40,8 +39,8 @@ type options struct {
 	allowUnregistered  bool
 	splitInputFile     bool
 	verifyDiagnostics  bool
-	emitLLVM           bool // print LLVM IR of the tensor IR module (targets/cpu)
-	tirInput           bool // the input is tensor IR (.tir)
+	emit               string // the text kind printed after codegen ("" = the target's first)
+	tirInput           bool   // the input is tensor IR (.tir)
 	showHelp           bool
 	inputName, display string // path to read ("" or "-" = stdin), name used in diagnostics
 }
@@ -61,22 +60,33 @@ func (f pipelineFlag) Set(v string) error {
 	return nil
 }
 
-// passFlag is the value of a per-pass flag such as --canonicalize. A bare
-// flag (or =true) adds the pass; =false adds nothing; any other value is
-// taken as the pass options, `--constant-fold="max-elements=64"` being
-// `constant-fold{max-elements=64}` in a pipeline.
+// passFlag is the value of a per-step flag such as --canonicalize. A bare
+// flag (or =true) adds the step; =false adds nothing; any other value is
+// taken as the step's options, `--constant-fold="max-elements=64"` being
+// `constant-fold{max-elements=64}` in a pipeline. A step with an Arg takes
+// that option's value alone: --apply-trace FILE is apply-trace{file=FILE}.
 type passFlag struct {
-	name string
-	seq  *[]string
+	name, arg string
+	seq       *[]string
 }
 
 func (f passFlag) String() string { return "" }
-func (f passFlag) Type() string   { return "" }
+func (f passFlag) Type() string {
+	if f.arg != "" {
+		return f.arg
+	}
+	return ""
+}
 func (f passFlag) Set(v string) error {
-	switch v = strings.TrimSpace(v); v {
-	case "", "true":
+	v = strings.TrimSpace(v)
+	switch {
+	case f.arg != "" && v == "":
+		return fmt.Errorf("--%s needs a %s", f.name, f.arg)
+	case f.arg != "":
+		*f.seq = append(*f.seq, f.name+"{"+f.arg+"="+v+"}")
+	case v == "" || v == "true":
 		*f.seq = append(*f.seq, f.name)
-	case "false":
+	case v == "false":
 	default:
 		v = strings.TrimSuffix(strings.TrimPrefix(v, "{"), "}")
 		*f.seq = append(*f.seq, f.name+"{"+v+"}")
@@ -102,26 +112,22 @@ func newFlagSet(o *options) (fs, toolFlags *pflag.FlagSet, passNames []string) {
 	toolFlags.BoolVar(&o.allowUnregistered, "allow-unregistered-dialect", false, "accept ops that no dialect registers (they are kept and printed, not verified)")
 	toolFlags.BoolVar(&o.splitInputFile, "split-input-file", false, "split the input on lines '// -----' and process each chunk separately (diagnostics keep the file's line numbers); outputs are joined with '// -----'")
 	toolFlags.BoolVar(&o.verifyDiagnostics, "verify-diagnostics", false, "match the diagnostics against '// expected-error[@+N|@-N|@above|@below] {{message}}' comments (and expected-warning, -note, -remark) instead of printing them; the IR of chunks without errors is printed")
-	toolFlags.BoolVar(&o.emitLLVM, "emit-llvm", false, "print the LLVM IR of the tensor IR module (targets/cpu) instead of tensor IR; needs --lower-to-tir or a .tir input")
-	toolFlags.IntVar(&o.cpuVectorBits, "cpu-vector-bits", cpu.HostVectorBits(), "SIMD register width in bits for --cpu-default-schedule (default: this CPU's)")
+	toolFlags.StringVar(&o.emit, "emit", "", "after --codegen, the target's text `KIND` to print (cpu: llvm or asm; default: the first)")
 	toolFlags.BoolVarP(&o.showHelp, "help", "h", false, "show this help")
-	for _, st := range tirSteps {
-		toolFlags.Var(tirStepFlag{st.name, &o.pipeline}, st.name, st.summary)
-		toolFlags.Lookup(st.name).NoOptDefVal = "true"
-	}
-	registerApplyTrace(toolFlags, o)
 
 	fs = pflag.NewFlagSet("tessera-opt", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.SetInterspersed(true)
 	fs.AddFlagSet(toolFlags)
-	for _, p := range graphir.RegisteredPasses() {
-		if fs.Lookup(p.Name) != nil || strings.HasPrefix(p.Name, "-") {
+	for _, s := range pipeline.Steps() {
+		if fs.Lookup(s.Name) != nil || strings.HasPrefix(s.Name, "-") {
 			continue // shadowed by a tool flag; still usable in --pass-pipeline
 		}
-		fs.Var(passFlag{p.Name, &o.pipeline}, p.Name, p.Summary)
-		fs.Lookup(p.Name).NoOptDefVal = "true"
-		passNames = append(passNames, p.Name)
+		fs.Var(passFlag{s.Name, s.Arg, &o.pipeline}, s.Name, s.Summary)
+		if s.Arg == "" {
+			fs.Lookup(s.Name).NoOptDefVal = "true"
+		}
+		passNames = append(passNames, s.Name)
 	}
 	fs.SetOutput(io.Discard)
 	return fs, toolFlags, passNames
@@ -132,31 +138,34 @@ func usage(w io.Writer, toolFlags *pflag.FlagSet, passNames []string) {
 
 Parses Tessera IR (MLIR syntax: graph and hlo dialects; or tensor IR, a
 .tir file or text starting with tir.), verifies it, runs the requested
-passes in command-line order and prints the result. --lower-to-tir moves a
-fused hlo module to tensor IR; the tensor-level flags after it
-(--simplify, --inline-elementwise, --emit-llvm) apply to that.
+steps in command-line order and prints the result. Every step of
+'tessera compile' is a flag: --lower-to-tir moves a fused hlo module to
+tensor IR, the tensor-level steps after it (--inline-elementwise,
+--default-schedule, --rewrite-layout, ...) apply to that, and --codegen
+compiles it (printing the target's text: LLVM IR for cpu).
+'tessera compile MODEL --print-pipeline' prints a compilation's steps.
 
 Flags:
 %s
-Passes (a flag each, run in the order given; options as --NAME='key=value ...',
+Steps (a flag each, run in the order given; options as --NAME='key=value ...',
 or inside --pass-pipeline as NAME{key=value ...}):
 `, toolFlags.FlagUsages())
 	flagged := map[string]bool{}
 	for _, n := range passNames {
 		flagged[n] = true
 	}
-	for _, p := range graphir.RegisteredPasses() {
-		name := "--" + p.Name
-		if !flagged[p.Name] {
-			name = p.Name + " (pipeline only)"
+	for _, s := range pipeline.Steps() {
+		name := "--" + s.Name
+		if s.Arg != "" {
+			name += " " + strings.ToUpper(s.Arg)
 		}
-		fmt.Fprintf(w, "  %-28s %s\n", name, p.Summary)
-		for _, k := range sortedKeys(p.Options) {
-			fmt.Fprintf(w, "  %-28s   option %s: %s\n", "", k, p.Options[k])
+		if !flagged[s.Name] {
+			name = s.Name + " (pipeline only)"
 		}
-	}
-	if len(graphir.RegisteredPasses()) == 0 {
-		fmt.Fprintln(w, "  (none registered)")
+		fmt.Fprintf(w, "  %-28s %s (%s)\n", name, s.Summary, levelSpan(s))
+		for _, k := range sortedKeys(s.Options) {
+			fmt.Fprintf(w, "  %-28s   option %s: %s\n", "", k, s.Options[k])
+		}
 	}
 }
 
@@ -191,13 +200,14 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return exitFailure
 	}
 	for _, n := range o.printIRAfter {
-		if graphir.LookupPass(n) == nil && !isTIRStepName(n) {
+		if pipeline.Lookup(n) == nil {
 			fmt.Fprintf(stderr, "tessera-opt: --print-ir-after: unknown pass '%s'\n", n)
 			return exitFailure
 		}
 	}
 	// Check the pipeline once before reading any input.
-	if _, err := graphir.ParsePipeline(o.graphPipeline()); err != nil {
+	steps, err := pipeline.Parse(o.pipelineText())
+	if err != nil {
 		fmt.Fprintf(stderr, "tessera-opt: invalid pass pipeline: %v\n", err)
 		return exitFailure
 	}
@@ -208,7 +218,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		return exitFailure
 	}
 	o.tirInput = isTIRInput(o.display, src)
-	if err := o.checkLevels(o.tirInput); err != nil {
+	if err := checkLevels(steps, o.inputLevel()); err != nil {
 		fmt.Fprintf(stderr, "%s: error: %v\n", o.display, err)
 		return exitFailure
 	}

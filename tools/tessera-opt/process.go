@@ -5,11 +5,12 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/tessera-ml/tessera/graphir"
-	"github.com/tessera-ml/tessera/lowering"
+	"github.com/tessera-ml/tessera/pipeline"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -96,62 +97,142 @@ func processChunk(o *options, c chunk, stderr io.Writer) (res result) {
 			res = result{internal: true}
 		}
 	}()
-	if o.tirInput {
-		tm, err := tir.Parse(o.display, []byte(c.source()))
-		if err != nil {
-			res.diags = graphir.AsDiagnostics(err)
-			return res
-		}
-		return processTIR(o, tm, stderr)
-	}
-	m, err := graphir.Parse(o.display, []byte(c.source()))
+	ir, err := o.parse(c)
 	if err != nil {
 		res.diags = graphir.AsDiagnostics(err)
 		return res
 	}
-	vopts := graphir.VerifyOptions{AllowUnregistered: o.allowUnregistered}
+	r := o.runner(stderr)
 	if o.verifyEach {
-		if err := graphir.VerifyWith(m, vopts); err != nil {
+		if err := r.Verify(ir); err != nil {
 			res.diags = graphir.AsDiagnostics(err)
 			return res
 		}
 	}
-	passes, err := graphir.ParsePipeline(o.graphPipeline())
+	steps, err := pipeline.Parse(o.pipelineText())
 	if err != nil {
 		res.diags = graphir.Diagnostics{graphir.Errorf(graphir.Location{}, "invalid pass pipeline: %v", err)}
 		return res
 	}
-	po := o.printOptions()
-	pm := graphir.NewPassManager()
-	pm.VerifyEach = o.verifyEach
-	pm.Verify = vopts
-	pm.Add(passes...)
-	pm.PrintAfterAll = o.printIRAfterAll
-	for _, n := range o.printIRAfter {
-		pm.PrintAfter[n] = true
-	}
-	pm.Timing = o.timing
-	pm.IRDump = stderr
-	pm.PrintOptions = po
-	err = pm.Run(m)
+	err = r.Run(ir, steps)
 	if o.timing {
-		pm.WriteTiming(stderr)
+		r.WriteTiming(stderr)
 	}
 	if err != nil {
 		res.diags = graphir.AsDiagnostics(err)
 		return res
 	}
-	if o.lowersToTIR() {
-		tm, err := lowering.LowerToTIR(m)
-		if err != nil {
-			res.diags = graphir.AsDiagnostics(err)
-			return res
-		}
-		return processTIR(o, tm, stderr)
+	res.out, err = o.print(ir)
+	if err != nil {
+		res.diags = graphir.AsDiagnostics(err)
+		return res
 	}
 	res.ok = true
-	res.out = graphir.PrintWith(m, po)
 	return res
+}
+
+// parse reads a chunk at the input's level.
+func (o *options) parse(c chunk) (*pipeline.IR, error) {
+	if o.tirInput {
+		tm, err := tir.Parse(o.display, []byte(c.source()))
+		return &pipeline.IR{Level: pipeline.TIR, TIR: tm}, err
+	}
+	m, err := graphir.Parse(o.display, []byte(c.source()))
+	return &pipeline.IR{Level: pipeline.Graph, Graph: m}, err
+}
+
+// runner is the pipeline runner the flags configure.
+func (o *options) runner(stderr io.Writer) *pipeline.Runner {
+	r := pipeline.NewRunner()
+	r.VerifyEach = o.verifyEach
+	r.VerifyOptions = graphir.VerifyOptions{AllowUnregistered: o.allowUnregistered}
+	r.PrintAfterAll, r.Timing, r.Dump, r.Log = o.printIRAfterAll, o.timing, stderr, stderr
+	for _, n := range o.printIRAfter {
+		r.PrintAfter[n] = true
+	}
+	r.GraphPrint, r.TIRPrint = o.printOptions(), o.tirPrintOptions()
+	return r
+}
+
+// print renders the IR at its final level: compiled code as the target's
+// text (--emit, default its first text kind).
+func (o *options) print(ir *pipeline.IR) (string, error) {
+	switch ir.Level {
+	case pipeline.Graph:
+		return graphir.PrintWith(ir.Graph, o.printOptions()), nil
+	case pipeline.TIR:
+		return tir.PrintWith(ir.TIR, o.tirPrintOptions()), nil
+	}
+	kind := o.emit
+	if kind == "" {
+		kind = ir.Target.TextEmits()[0]
+	}
+	if !slices.Contains(ir.Target.TextEmits(), kind) {
+		return "", fmt.Errorf("--emit: the %s target prints %s, not %q", ir.Target.Name(), strings.Join(ir.Target.TextEmits(), " or "), kind)
+	}
+	text, err := ir.Artifact.Emit(kind, "")
+	return string(text), err
+}
+
+// tirPrintOptions are the tensor IR print options of the flags.
+func (o *options) tirPrintOptions() tir.PrintOptions {
+	po := tir.PrintOptions{DebugInfo: o.debugInfo}
+	if !o.printLargeConsts && o.elideLargerThan > 0 {
+		po.ElideConstantsLargerThan = o.elideLargerThan
+	}
+	return po
+}
+
+// pipelineText is the steps of the command line, in order.
+func (o *options) pipelineText() string { return strings.Join(o.pipeline, ",") }
+
+// inputLevel is the level the input is parsed at.
+func (o *options) inputLevel() pipeline.Level {
+	if o.tirInput {
+		return pipeline.TIR
+	}
+	return pipeline.Graph
+}
+
+// checkLevels checks, before any input is processed, that each step
+// gets the level it runs on (an input's level, then each step's result).
+func checkLevels(steps []pipeline.Instance, level pipeline.Level) error {
+	for _, in := range steps {
+		if err := pipeline.CheckLevel(in.Step, level); err != nil {
+			return err
+		}
+		level = in.Step.To
+	}
+	return nil
+}
+
+// levelSpan describes the levels a step works on, for --help.
+func levelSpan(s *pipeline.Step) string {
+	if s.From == s.To {
+		return s.From.String()
+	}
+	return s.From.String() + " → " + s.To.String()
+}
+
+// isTIRInput reports whether the input is tensor IR: a .tir file, or text
+// whose first token (after blanks and // comments) starts with "tir.".
+func isTIRInput(name string, src []byte) bool {
+	if strings.HasSuffix(name, ".tir") {
+		return true
+	}
+	s := string(src)
+	for {
+		s = strings.TrimLeft(s, " \t\r\n")
+		if !strings.HasPrefix(s, "//") {
+			break
+		}
+		if i := strings.IndexByte(s, '\n'); i >= 0 {
+			s = s[i+1:]
+		} else {
+			s = ""
+		}
+	}
+	return strings.HasPrefix(s, "tir.")
 }
 
 // flatDiag is one diagnostic or note with its effective location.

@@ -80,7 +80,7 @@ func TestTIRInput(t *testing.T) {
 	assert.Contains(t, inl, "%B[%vi] = exp(%A[%vi * 1 + 0] * 2.0)")
 	assert.Contains(t, errs, "// -----// IR Dump After inline-elementwise //----- //")
 
-	llvm, errs, code := opt("", p, "--emit-llvm")
+	llvm, errs, code := opt("", p, "--codegen")
 	require.Equal(t, 0, code, errs)
 	assert.Contains(t, llvm, "define ")
 	assert.Contains(t, llvm, "@k")
@@ -120,12 +120,14 @@ func TestTIRLevelErrors(t *testing.T) {
 		args  []string
 		want  string
 	}{
-		{mlp, []string{"--simplify"}, "--simplify runs on tensor IR: put --lower-to-tir before it"},
-		{mlp, []string{"--emit-llvm"}, "--emit-llvm needs tensor IR"},
-		{mlp, []string{"--legalize-to-hlo", "--fuse", "--lower-to-tir", "--cse"}, "pass 'cse' runs on graph or hlo IR and cannot follow --lower-to-tir"},
-		{mlp, []string{"--legalize-to-hlo", "--fuse", "--lower-to-tir", "--lower-to-tir"}, "--lower-to-tir given twice"},
-		{"", []string{p, "--lower-to-tir"}, "--lower-to-tir needs graph or hlo input, but the input is tensor IR"},
-		{"", []string{p, "--canonicalize"}, "pass 'canonicalize' runs on graph or hlo IR, but the input is tensor IR"},
+		{mlp, []string{"--simplify"}, "<stdin>: error: 'simplify' runs on tensor IR: put lower-to-tir before it (or give tensor IR as input)"},
+		{mlp, []string{"--codegen"}, "'codegen' runs on tensor IR: put lower-to-tir before it"},
+		{mlp, []string{"--legalize-to-hlo", "--fuse", "--lower-to-tir", "--cse"}, "pass 'cse' runs on graph or hlo IR, but the IR is tensor IR by then"},
+		{mlp, []string{"--legalize-to-hlo", "--fuse", "--lower-to-tir", "--lower-to-tir"}, "pass 'lower-to-tir' runs on graph or hlo IR, but the IR is tensor IR by then"},
+		{"", []string{p, "--lower-to-tir"}, "k.tir: error: pass 'lower-to-tir' runs on graph or hlo IR, but the IR is tensor IR by then"},
+		{"", []string{p, "--canonicalize"}, "pass 'canonicalize' runs on graph or hlo IR, but the IR is tensor IR by then"},
+		{"", []string{p, "--codegen", "--simplify"}, "'simplify' runs on tensor IR, but the IR is compiled code by then"},
+		{"", []string{p, "--default-schedule=target=npu"}, "unknown target \"npu\" (known targets: cpu)"},
 		{mlp, []string{"--legalize-to-hlo", "--lower-to-tir"}, "<stdin>:2:8: error: 'hlo.dot_general' op lower-to-tir: expects the output of the fuse pass"},
 	} {
 		_, errs, code := opt(c.stdin, c.args...)
@@ -137,7 +139,7 @@ func TestTIRLevelErrors(t *testing.T) {
 func TestHelpListsTIRFlags(t *testing.T) {
 	out, _, code := opt("", "--help")
 	require.Equal(t, 0, code)
-	for _, f := range []string{"--lower-to-tir", "--simplify", "--inline-elementwise", "--emit-llvm"} {
+	for _, f := range []string{"--lower-to-tir", "--simplify", "--inline-elementwise", "--default-schedule", "--apply-tuning-records", "--codegen"} {
 		assert.Contains(t, out, f)
 	}
 }

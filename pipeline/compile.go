@@ -1,0 +1,58 @@
+package pipeline
+
+import (
+	"github.com/tessera-ml/tessera/autotune"
+	"github.com/tessera-ml/tessera/graphir"
+	"github.com/tessera-ml/tessera/internal/registry"
+	"github.com/tessera-ml/tessera/targets"
+)
+
+// Compile runs the table of cfg (Table) on the graph module m, which it
+// modifies, with r: every step whose result is at a level up to stop
+// (Graph: through fusion; TIR: the scheduled tensor IR after the
+// post-schedule passes, what codegen compiles; Artifact: the compiled
+// code). Errors: the steps' located diagnostics.
+func Compile(m *graphir.Module, cfg Config, r *Runner, stop Level) (*IR, error) {
+	ir := &IR{Level: Graph, Graph: m}
+	return ir, run(ir, upTo(Table(cfg), stop), r)
+}
+
+// run configures rows and runs them on ir.
+func run(ir *IR, rows []registry.Item, r *Runner) error {
+	steps, err := Instantiate(rows)
+	if err != nil {
+		return err
+	}
+	return r.Run(ir, steps)
+}
+
+// upTo keeps the leading rows whose steps end at a level up to stop.
+func upTo(rows []registry.Item, stop Level) []registry.Item {
+	for i, row := range rows {
+		if s := Lookup(row.Name); s == nil || s.To > stop {
+			return rows[:i]
+		}
+	}
+	return rows
+}
+
+// through keeps the rows up to and including the first named name.
+func through(rows []registry.Item, name string) []registry.Item {
+	for i, row := range rows {
+		if row.Name == name {
+			return rows[:i+1]
+		}
+	}
+	return rows
+}
+
+// Tasks runs the compilation of m (modified) for t up to
+// inline-elementwise, the state tuning traces replay on, and returns the
+// tuning tasks of its kernels.
+func Tasks(m *graphir.Module, t targets.Target) ([]*autotune.Task, error) {
+	ir := &IR{Level: Graph, Graph: m}
+	if err := run(ir, through(Table(Config{Target: t}), "inline-elementwise"), NewRunner()); err != nil {
+		return nil, err
+	}
+	return autotune.ExtractTasks(ir.TIR.Funcs, t.Key()), nil
+}

@@ -1,0 +1,347 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/tessera-ml/tessera/autotune"
+	"github.com/tessera-ml/tessera/internal/registry"
+	"github.com/tessera-ml/tessera/lowering"
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// The steps this package registers: the conversion to tensor IR, the
+// scheduling steps (a trace, the tuning records, the target's default
+// rules; each marks the kernels it schedules with tensorir.AttrSchedule
+// and skips kernels already marked) and code generation. The
+// target-dependent ones take the target options (targetOptionDocs).
+
+// LowerToTIRName is the conversion from fused hlo to tensor IR.
+const LowerToTIRName = "lower-to-tir"
+
+// targetOptionDocs documents the options that select a target instance.
+var targetOptionDocs = map[string]string{
+	"target":    "code generation target (default cpu)",
+	"mcpu":      "processor (default native: this machine)",
+	"threads":   "worker threads of parallel code (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)",
+	"strict-fp": "true: no floating-point contraction (results bit-identical to the interpreter)",
+}
+
+// withTargetOptions adds the target options to a step's option docs.
+func withTargetOptions(own map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range targetOptionDocs {
+		out[k] = v
+	}
+	for k, v := range own {
+		out[k] = v
+	}
+	return out
+}
+
+// TargetOptions renders a target instance's options as step options
+// (the inverse of targetFrom).
+func TargetOptions(t targets.Target) map[string]string {
+	o := t.Options()
+	m := map[string]string{"target": t.Name(), "threads": strconv.Itoa(o.Threads)}
+	if o.MCPU != "" {
+		m["mcpu"] = o.MCPU
+	}
+	if o.StrictFP {
+		m["strict-fp"] = "true"
+	}
+	return m
+}
+
+// targetFrom makes the target instance a step's options select. Errors:
+// an unknown target, a malformed option.
+func targetFrom(opts map[string]string) (targets.Target, error) {
+	name := opts["target"]
+	if name == "" {
+		name = "cpu"
+	}
+	var o targets.Options
+	o.MCPU = opts["mcpu"]
+	if v := opts["threads"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return nil, fmt.Errorf("threads must be an integer, got %q", v)
+		}
+		o.Threads = n
+	}
+	if v := opts["strict-fp"]; v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, fmt.Errorf("strict-fp must be true or false, got %q", v)
+		}
+		o.StrictFP = b
+	}
+	return targets.New(name, o)
+}
+
+func init() {
+	register(&Step{Name: LowerToTIRName, From: Graph, To: TIR,
+		Summary: "convert the fused hlo module to tensor IR: a kernel per hlo.fusion, a host function per function calling them over one planned memory arena",
+		New:     func(map[string]string) (Action, error) { return &lowerToTIR{}, nil }})
+	register(&Step{Name: "apply-trace", From: TIR, To: TIR,
+		Summary: "schedule the kernel a schedule trace names (its \"func\", or the only kernel) by replaying the trace (JSON, schedule/README.md)",
+		Options: map[string]string{"file": "the trace file"}, Arg: "file",
+		New: newApplyTrace})
+	register(&Step{Name: "apply-tuning-records", From: TIR, To: TIR,
+		Summary: "schedule each unscheduled kernel whose workload has a successful record in a tuning database, for the target, by replaying its best record",
+		Options: withTargetOptions(map[string]string{"db": "the tuning database (JSON lines, written by tessera tune)"}),
+		New:     newApplyRecords})
+	register(&Step{Name: "default-schedule", From: TIR, To: TIR,
+		Summary: "schedule each unscheduled kernel with the target's default rules (or, when they refuse it, their fallback rule)",
+		Options: targetOptionDocs,
+		New:     newDefaultSchedule})
+	register(&Step{Name: "codegen", From: TIR, To: Artifact,
+		Summary: "compile the scheduled module with the target's code generation, exporting function export (as <prefix>_<export>) and any function with a global_symbol",
+		Options: withTargetOptions(map[string]string{"prefix": "symbol prefix of the exported entry points", "export": "a function to export (tessera compile: main)"}),
+		New:     newCodegen})
+}
+
+// lowerToTIR runs lowering.LowerToTIRWithStats.
+type lowerToTIR struct{ plan lowering.PlanStats }
+
+func (l *lowerToTIR) Run(ir *IR) error {
+	m, plan, err := lowering.LowerToTIRWithStats(ir.Graph)
+	if err != nil {
+		return err
+	}
+	ir.TIR, l.plan = m, plan
+	return nil
+}
+
+// Statistics are the memory plan's.
+func (l *lowerToTIR) Statistics() []registry.Statistic {
+	return []registry.Statistic{
+		{Name: "arena-bytes", Help: "peak bytes of the host functions' memory arenas", Value: l.plan.ArenaBytes},
+		{Name: "naive-bytes", Help: "bytes the intermediate tensors would take without reuse", Value: l.plan.NaiveBytes},
+		{Name: "buffers", Help: "intermediate tensors planned", Value: int64(l.plan.Buffers)},
+	}
+}
+
+// unscheduledKernels lists the kernels of m no step has scheduled yet.
+func unscheduledKernels(m *tir.Module) []int {
+	var out []int
+	for i, f := range m.Funcs {
+		if _, host := f.Attrs[tir.AttrHost]; host {
+			continue
+		}
+		if _, done := f.Attrs[tir.AttrSchedule]; !done {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// mark returns f with its schedule's provenance recorded.
+func mark(f *tir.PrimFunc, by string) *tir.PrimFunc {
+	cp := *f
+	cp.Attrs = tir.Attrs{}
+	for k, v := range f.Attrs {
+		cp.Attrs[k] = v
+	}
+	cp.Attrs[tir.AttrSchedule] = tir.StringAttr(by)
+	return &cp
+}
+
+// applyTrace replays one trace file.
+type applyTrace struct {
+	path  string
+	trace *schedule.Trace
+}
+
+func newApplyTrace(opts map[string]string) (Action, error) {
+	path := opts["file"]
+	if path == "" {
+		return nil, fmt.Errorf("needs file=TRACE.json")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := schedule.ParseTrace(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	return &applyTrace{path: path, trace: tr}, nil
+}
+
+func (a *applyTrace) Run(ir *IR) error {
+	name, err := schedule.ApplyToModule(ir.TIR, a.trace)
+	if err != nil {
+		return fmt.Errorf("apply-trace %s: %v", a.path, err)
+	}
+	for i, f := range ir.TIR.Funcs {
+		if f.Name == name {
+			ir.TIR.Funcs[i] = mark(f, "trace")
+		}
+	}
+	return nil
+}
+
+// Statistics: one traced kernel.
+func (a *applyTrace) Statistics() []registry.Statistic {
+	return []registry.Statistic{{Name: "kernels", Help: "kernels scheduled by a trace", Value: 1}}
+}
+
+// applyRecords replays the best tuning record of each kernel's workload.
+type applyRecords struct {
+	path          string
+	target        targets.Target
+	tuned, misses int
+	remarks       []string
+}
+
+func newApplyRecords(opts map[string]string) (Action, error) {
+	if opts["db"] == "" {
+		return nil, fmt.Errorf("needs db=TUNE.jsonl")
+	}
+	t, err := targetFrom(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &applyRecords{path: opts["db"], target: t}, nil
+}
+
+func (a *applyRecords) Run(ir *IR) error {
+	if _, err := os.Stat(a.path); err != nil {
+		return fmt.Errorf("--tuning-db: %v", err)
+	}
+	db, warns, err := autotune.OpenDatabase(a.path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	a.remarks = append(a.remarks, warns...)
+	key := a.target.Key()
+	for _, i := range unscheduledKernels(ir.TIR) {
+		f := ir.TIR.Funcs[i]
+		if s := bestRecord(db, f, key); s != nil {
+			ir.TIR.Funcs[i] = mark(s.Func(), "tuned")
+			a.tuned++
+		} else {
+			a.misses++
+		}
+	}
+	a.remarks = append(a.remarks, a.summary(key))
+	return nil
+}
+
+// summary is the one line a user reads about the database.
+func (a *applyRecords) summary(key string) string {
+	s := fmt.Sprintf("tessera: tuning db %s: %d of %d kernels use tuned schedules", a.path, a.tuned, a.tuned+a.misses)
+	if a.misses > 0 {
+		s += fmt.Sprintf("; %d without a record for %q use the default rules", a.misses, key)
+	}
+	return s
+}
+
+// bestRecord replays the best record of f's workload (nil when there is
+// none or it does not replay).
+func bestRecord(db *autotune.Database, f *tir.PrimFunc, key string) *schedule.Schedule {
+	r, ok := db.Best(autotune.WorkloadKey(f, key), key)
+	if !ok || r.Trace == nil {
+		return nil
+	}
+	s, err := schedule.Replay(f, r.Trace)
+	if err != nil {
+		return nil
+	}
+	return s
+}
+
+// Remarks are the database's load warnings and the summary line.
+func (a *applyRecords) Remarks() []string { return a.remarks }
+
+// Statistics count the kernels with and without a record.
+func (a *applyRecords) Statistics() []registry.Statistic {
+	return []registry.Statistic{
+		{Name: "kernels", Help: "kernels scheduled by their best tuning record", Value: int64(a.tuned)},
+		{Name: "untuned", Help: "kernels without a usable record", Value: int64(a.misses)},
+	}
+}
+
+// defaultSchedule applies the target's default rules.
+type defaultSchedule struct {
+	rules              schedule.Rules
+	applied, fallbacks int
+}
+
+func newDefaultSchedule(opts map[string]string) (Action, error) {
+	t, err := targetFrom(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &defaultSchedule{rules: t.Rules()}, nil
+}
+
+func (d *defaultSchedule) Run(ir *IR) error {
+	for _, i := range unscheduledKernels(ir.TIR) {
+		f := ir.TIR.Funcs[i]
+		if s, err := d.rules.Default(f); err == nil {
+			ir.TIR.Funcs[i] = mark(s.Func(), "default")
+			d.applied++
+			continue
+		}
+		ir.TIR.Funcs[i] = mark(d.rules.Fallback(f).Func(), "fallback")
+		d.fallbacks++
+	}
+	return nil
+}
+
+// Statistics count the kernels the rules scheduled and those they refused.
+func (d *defaultSchedule) Statistics() []registry.Statistic {
+	return []registry.Statistic{
+		{Name: "kernels", Help: "kernels scheduled by the default rules", Value: int64(d.applied)},
+		{Name: "fallback", Help: "kernels the default rules refused (scheduled by the fallback rule)", Value: int64(d.fallbacks)},
+	}
+}
+
+// codegen compiles the module with the target.
+type codegen struct {
+	target         targets.Target
+	prefix, export string
+}
+
+func newCodegen(opts map[string]string) (Action, error) {
+	t, err := targetFrom(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &codegen{target: t, prefix: opts["prefix"], export: opts["export"]}, nil
+}
+
+func (c *codegen) Run(ir *IR) error {
+	if err := export(ir.TIR, c.export); err != nil {
+		return err
+	}
+	a, err := c.target.Codegen(ir.TIR, c.prefix)
+	if err != nil {
+		return err
+	}
+	ir.Artifact, ir.Target = a, c.target
+	return nil
+}
+
+// export gives function name (when not "") its global symbol. Errors: no
+// such function.
+func export(m *tir.Module, name string) error {
+	if name == "" {
+		return nil
+	}
+	entry := m.Func(name)
+	if entry == nil {
+		return fmt.Errorf("the module has no function @%s to export", name)
+	}
+	if entry.Attrs == nil {
+		entry.Attrs = tir.Attrs{}
+	}
+	entry.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(name)
+	return nil
+}

@@ -1,0 +1,126 @@
+// Package cpu is the CPU target (--target cpu): x86-64 code through LLVM
+// 16 (package targets/llvm) for the processor --mcpu names, scheduled by
+// schedule.CPURules at its vector width. It registers itself with the
+// targets package.
+package cpu
+
+import (
+	"fmt"
+	goruntime "runtime"
+	"strings"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/llvm"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+func init() { targets.Register("cpu", NewTarget) }
+
+// Target is the CPU target instance for a set of options.
+type Target struct {
+	opts targets.Options
+	bits int
+}
+
+// NewTarget returns the CPU target for opts: "native" or "" MCPU is this
+// machine; Threads ≤ 0 is runtime.NumThreads(). The vector width is the
+// processor's (VectorBits).
+func NewTarget(opts targets.Options) (targets.Target, error) {
+	if opts.MCPU == "native" {
+		opts.MCPU = ""
+	}
+	if opts.Threads <= 0 {
+		opts.Threads = rt.NumThreads()
+	}
+	return &Target{opts: opts, bits: VectorBits(opts.MCPU)}, nil
+}
+
+// VectorBits is the SIMD register width in bits of processor mcpu: this
+// machine's for "" (llvm.HostVectorBits); 512 for the x86-64-v4 level and
+// the AVX-512 processors (skylake-avx512, cascadelake, cooperlake,
+// icelake, tigerlake, sapphirerapids, znver4, ...); 256 for x86-64-v3 and
+// the AVX2 ones (haswell, broadwell, skylake, znver1 to 3, ...); 128
+// otherwise (x86-64's SSE2).
+func VectorBits(mcpu string) int {
+	switch {
+	case mcpu == "":
+		return llvm.HostVectorBits()
+	case mcpu == "x86-64-v4" || hasPrefix(mcpu, avx512CPUs):
+		return 512
+	case mcpu == "x86-64-v3" || hasPrefix(mcpu, avx2CPUs):
+		return 256
+	}
+	return 128
+}
+
+// Processor name prefixes by widest vector extension (LLVM 16's names).
+var (
+	avx512CPUs = []string{"skylake-avx512", "skx", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "knl", "knm", "znver4"}
+	avx2CPUs   = []string{"haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2", "znver3", "core-avx2"}
+)
+
+func hasPrefix(s string, ps []string) bool {
+	for _, p := range ps {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// Name is "cpu".
+func (t *Target) Name() string { return "cpu" }
+
+// Options are the instance's options.
+func (t *Target) Options() targets.Options { return t.opts }
+
+// Key is "cpu -mcpu=native -vector-bits=512 -threads=2".
+func (t *Target) Key() string {
+	mcpu := t.opts.MCPU
+	if mcpu == "" {
+		mcpu = "native"
+	}
+	return fmt.Sprintf("cpu -mcpu=%s -vector-bits=%d -threads=%d", mcpu, t.bits, t.opts.Threads)
+}
+
+// Rules are schedule.CPURules at the processor's vector width and this
+// machine's cores.
+func (t *Target) Rules() schedule.Rules {
+	return schedule.CPURules{VectorBits: t.bits, Cores: goruntime.NumCPU(), MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable}
+}
+
+// PostSchedule is compact-buffer-allocation: each cache moves to where it
+// is used and shrinks to the tile used there, so a cache tile under a
+// parallel loop is a per-thread stack array instead of one full-size heap
+// buffer.
+func (t *Target) PostSchedule() []string { return []string{"compact-buffer-allocation"} }
+
+// Codegen is llvm.Compile with the instance's processor and contraction.
+func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
+	return llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP})
+}
+
+// Load opens a shared object written by Artifact.Save.
+func (t *Target) Load(path string) (targets.Module, error) {
+	lib, err := rt.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return library{lib}, nil
+}
+
+// library adapts runtime.Library to targets.Module.
+type library struct{ *rt.Library }
+
+func (l library) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.Entry, error) {
+	return l.Func(symbol, inputs, outputs)
+}
+
+// Emits are the kinds llvm.Result.Emit writes: an ELF object and a shared
+// object (each with a C header), LLVM IR and assembly text.
+func (t *Target) Emits() []string { return []string{"obj", "so", "llvm", "asm"} }
+
+// TextEmits are LLVM IR and assembly.
+func (t *Target) TextEmits() []string { return []string{"llvm", "asm"} }

@@ -1,0 +1,317 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// expr generates e at the current insertion point. Inside a widened loop
+// body the result is a vector when e depends on the vector loop variable
+// and a scalar otherwise (scalars are broadcast where they meet vectors).
+func (g *fgen) expr(e tir.Expr) (value.Value, error) {
+	switch x := e.(type) {
+	case *tir.IntImm:
+		t, err := regType(x.Type)
+		if err != nil {
+			return nil, g.errorf("%v", err)
+		}
+		return splatConst(constant.NewInt(elemOf(t).(*types.IntType), x.Value), t), nil
+	case *tir.FloatImm:
+		t, err := regType(x.Type)
+		if err != nil {
+			return nil, g.errorf("%v", err)
+		}
+		return splatConst(constant.NewFloat(elemOf(t).(*types.FloatType), x.Value), t), nil
+	case *tir.Var:
+		return g.varValue(x)
+	case *tir.Binary:
+		return g.binary(x)
+	case *tir.Not:
+		v, err := g.expr(x.X)
+		if err != nil {
+			return nil, err
+		}
+		return g.cur.NewXor(v, constOf(v.Type(), 1)), nil
+	case *tir.Select:
+		return g.selectExpr(x)
+	case *tir.Cast:
+		return g.cast(x)
+	case *tir.Call:
+		return g.call(x)
+	case *tir.BufferLoad:
+		return g.load(x)
+	}
+	return nil, g.errorf("unsupported expression %T", e)
+}
+
+func (g *fgen) errorf(format string, args ...any) error {
+	return tir.Errorf(g.loc, format, args...)
+}
+
+// varValue is the value bound to x; in lane-0 mode, a variable that
+// varies across vector lanes yields its first lane.
+func (g *fgen) varValue(x *tir.Var) (value.Value, error) {
+	if g.vec != nil && g.lane0 {
+		if x == g.vec.v {
+			return g.vec.base, nil
+		}
+		if g.vec.varying[x] {
+			v := g.vars[x]
+			if lanesOf(v) > 1 {
+				return g.cur.NewExtractElement(v, constant.NewInt(types.I32, 0)), nil
+			}
+			return v, nil
+		}
+	}
+	v, ok := g.vars[x]
+	if !ok {
+		return nil, g.errorf("variable %%%s is used outside its scope", x.Name)
+	}
+	return v, nil
+}
+
+var (
+	fcmpPreds = map[tir.BinOp]enum.FPred{tir.OpEQ: enum.FPredOEQ, tir.OpNE: enum.FPredUNE,
+		tir.OpLT: enum.FPredOLT, tir.OpLE: enum.FPredOLE, tir.OpGT: enum.FPredOGT, tir.OpGE: enum.FPredOGE}
+	icmpSigned = map[tir.BinOp]enum.IPred{tir.OpEQ: enum.IPredEQ, tir.OpNE: enum.IPredNE,
+		tir.OpLT: enum.IPredSLT, tir.OpLE: enum.IPredSLE, tir.OpGT: enum.IPredSGT, tir.OpGE: enum.IPredSGE}
+	icmpUnsigned = map[tir.BinOp]enum.IPred{tir.OpEQ: enum.IPredEQ, tir.OpNE: enum.IPredNE,
+		tir.OpLT: enum.IPredULT, tir.OpLE: enum.IPredULE, tir.OpGT: enum.IPredUGT, tir.OpGE: enum.IPredUGE}
+)
+
+// binary generates a Binary expression with tensor IR semantics: float
+// arithmetic is IEEE (no fast-math), min/max follow Go's math.Min/Max (NaN
+// if either operand is NaN; min(-0, +0) = -0), integer arithmetic wraps,
+// floordiv/floormod round toward −∞ (floordiv(x, -1) = -x wrapping,
+// floormod(x, -1) = 0; a zero divisor traps with SIGFPE), i1 operands
+// compare unsigned and add/sub/mul as or/xor/and.
+func (g *fgen) binary(x *tir.Binary) (value.Value, error) {
+	a, err := g.expr(x.A)
+	if err != nil {
+		return nil, err
+	}
+	b, err := g.expr(x.B)
+	if err != nil {
+		return nil, err
+	}
+	ab := g.unify(a, b)
+	a, b = ab[0], ab[1]
+	t := x.A.DType()
+	c := g.cur
+	if t.IsFloat() {
+		switch x.Op {
+		case tir.OpAdd:
+			return c.NewFAdd(a, b), nil
+		case tir.OpSub:
+			return c.NewFSub(a, b), nil
+		case tir.OpMul:
+			return c.NewFMul(a, b), nil
+		case tir.OpDiv:
+			return c.NewFDiv(a, b), nil
+		case tir.OpMin, tir.OpMax:
+			return g.fminmax(x.Op == tir.OpMin, a, b), nil
+		case tir.OpFloorDiv:
+			return g.callIntrinsic("llvm.floor", c.NewFDiv(a, b)), nil
+		case tir.OpFloorMod:
+			q := g.callIntrinsic("llvm.floor", c.NewFDiv(a, b))
+			return g.cur.NewFSub(a, g.cur.NewFMul(q, b)), nil
+		}
+		if p, ok := fcmpPreds[x.Op]; ok {
+			return c.NewFCmp(p, a, b), nil
+		}
+		return nil, g.errorf("operator %v does not apply to %v", x.Op, t)
+	}
+	if t.IsBool() {
+		switch x.Op {
+		case tir.OpAnd, tir.OpMul, tir.OpMin:
+			return c.NewAnd(a, b), nil
+		case tir.OpOr, tir.OpAdd, tir.OpMax:
+			return c.NewOr(a, b), nil
+		case tir.OpSub:
+			return c.NewXor(a, b), nil
+		}
+		if p, ok := icmpUnsigned[x.Op]; ok {
+			return c.NewICmp(p, a, b), nil
+		}
+		return nil, g.errorf("operator %v does not apply to i1", x.Op)
+	}
+	switch x.Op {
+	case tir.OpAdd:
+		return c.NewAdd(a, b), nil
+	case tir.OpSub:
+		return c.NewSub(a, b), nil
+	case tir.OpMul:
+		return c.NewMul(a, b), nil
+	case tir.OpMin:
+		return c.NewSelect(c.NewICmp(enum.IPredSLT, a, b), a, b), nil
+	case tir.OpMax:
+		return c.NewSelect(c.NewICmp(enum.IPredSGT, a, b), a, b), nil
+	case tir.OpFloorDiv, tir.OpFloorMod:
+		return g.floorDivMod(x.Op == tir.OpFloorDiv, a, b, x.B), nil
+	case tir.OpAnd:
+		return c.NewAnd(a, b), nil
+	case tir.OpOr:
+		return c.NewOr(a, b), nil
+	}
+	if p, ok := icmpSigned[x.Op]; ok {
+		return c.NewICmp(p, a, b), nil
+	}
+	return nil, g.errorf("operator %v does not apply to %v (integers divide with floordiv)", x.Op, t)
+}
+
+// fminmax is Go's math.Min (isMin) or math.Max on IEEE values: NaN when
+// either operand is NaN, and min(-0, +0) = -0, max(-0, +0) = +0.
+func (g *fgen) fminmax(isMin bool, a, b value.Value) value.Value {
+	c := g.cur
+	pred := enum.FPredOGT
+	if isMin {
+		pred = enum.FPredOLT
+	}
+	r := c.NewSelect(c.NewFCmp(pred, a, b), a, b)
+	// Equal operands differ only for ±0: or (min) / and (max) the bits.
+	it := withLanes(types.NewInt(uint64(bitsOf(a.Type()))), lanesOf(a))
+	ai, bi := c.NewBitCast(a, it), c.NewBitCast(b, it)
+	var bits value.Value
+	if isMin {
+		bits = c.NewOr(ai, bi)
+	} else {
+		bits = c.NewAnd(ai, bi)
+	}
+	r2 := c.NewSelect(c.NewFCmp(enum.FPredOEQ, a, b), c.NewBitCast(bits, a.Type()), r)
+	return c.NewSelect(c.NewFCmp(enum.FPredUNO, a, b), c.NewFAdd(a, b), r2)
+}
+
+// floorDivMod generates floordiv (div) or floormod of integers, rounding
+// toward −∞. A positive constant divisor skips the x / -1 guard.
+func (g *fgen) floorDivMod(div bool, a, b value.Value, bExpr tir.Expr) value.Value {
+	c := g.cur
+	t := a.Type()
+	one, zero := constOf(t, 1), constOf(t, 0)
+	posConst := false
+	if k, ok := bExpr.(*tir.IntImm); ok && k.Value > 0 {
+		posConst = true
+	}
+	var isM1 value.Value
+	bs := b
+	if g.vec != nil && g.vec.mask != nil && lanesOf(b) > 1 {
+		// Inactive lanes of a predicated body may hold any divisor.
+		bs = c.NewSelect(g.vec.mask, b, one)
+		b = bs
+	}
+	if !posConst {
+		isM1 = c.NewICmp(enum.IPredEQ, b, constOf(t, -1))
+		bs = c.NewSelect(isM1, one, b)
+	}
+	q := c.NewSDiv(a, bs)
+	r := c.NewSRem(a, bs)
+	// The remainder is non-zero and its sign differs from the divisor's.
+	adj := c.NewAnd(c.NewICmp(enum.IPredNE, r, zero), c.NewICmp(enum.IPredSLT, c.NewXor(r, bs), zero))
+	var res value.Value
+	if div {
+		res = c.NewSub(q, c.NewZExt(adj, t))
+		if !posConst {
+			res = c.NewSelect(isM1, c.NewSub(zero, a), res)
+		}
+	} else {
+		res = c.NewSelect(adj, c.NewAdd(r, bs), r)
+		if !posConst {
+			res = c.NewSelect(isM1, zero, res)
+		}
+	}
+	return res
+}
+
+func (g *fgen) selectExpr(x *tir.Select) (value.Value, error) {
+	cond, err := g.expr(x.Cond)
+	if err != nil {
+		return nil, err
+	}
+	t, err := g.expr(x.T)
+	if err != nil {
+		return nil, err
+	}
+	f, err := g.expr(x.F)
+	if err != nil {
+		return nil, err
+	}
+	vs := g.unify(cond, t, f)
+	if lanesOf(cond) == 1 {
+		// A scalar condition may select between vectors.
+		vs[0] = cond
+	}
+	return g.cur.NewSelect(vs[0], vs[1], vs[2]), nil
+}
+
+// cast generates a Cast: float→int truncates toward zero and saturates
+// (NaN → 0, llvm.fptosi.sat), int→int wraps or sign-extends (i1
+// zero-extends), int→float and float→float round to nearest even, and a
+// cast to i1 tests for non-zero.
+func (g *fgen) cast(x *tir.Cast) (value.Value, error) {
+	v, err := g.expr(x.X)
+	if err != nil {
+		return nil, err
+	}
+	from, to := x.X.DType(), x.Type
+	st, err := scalarType(to)
+	if err != nil {
+		return nil, g.errorf("%v", err)
+	}
+	n := lanesOf(v)
+	dst := withLanes(st, n)
+	c := g.cur
+	fb, tb := bitsOf(v.Type()), bitsOf(dst)
+	switch {
+	case to.IsBool():
+		if from.IsBool() {
+			return v, nil
+		}
+		if from.IsFloat() {
+			return c.NewFCmp(enum.FPredUNE, v, constOf(v.Type(), 0)), nil
+		}
+		return c.NewICmp(enum.IPredNE, v, constOf(v.Type(), 0)), nil
+	case from.IsInt() && to.IsInt():
+		switch {
+		case fb == tb:
+			return v, nil
+		case from.IsBool():
+			return c.NewZExt(v, dst), nil
+		case fb < tb:
+			return c.NewSExt(v, dst), nil
+		}
+		return c.NewTrunc(v, dst), nil
+	case from.IsInt() && to.IsFloat():
+		if from.IsBool() {
+			return c.NewUIToFP(v, dst), nil
+		}
+		return c.NewSIToFP(v, dst), nil
+	case from.IsFloat() && to.IsFloat():
+		switch {
+		case fb == tb:
+			return v, nil
+		case fb < tb:
+			return c.NewFPExt(v, dst), nil
+		}
+		return c.NewFPTrunc(v, dst), nil
+	case from.IsFloat() && to.IsInt():
+		name := "llvm.fptosi.sat." + llvmSuffix(dst) + "." + llvmSuffix(v.Type())
+		f := g.m.declare(name, dst, v.Type())
+		return c.NewCall(f, v), nil
+	}
+	return nil, g.errorf("unsupported cast from %v to %v", from, to)
+}
+
+// callIntrinsic calls the overloaded LLVM intrinsic base (llvm.floor,
+// llvm.sqrt, ...) on args of one type, returning that type.
+func (g *fgen) callIntrinsic(base string, args ...value.Value) value.Value {
+	t := args[0].Type()
+	ps := make([]types.Type, len(args))
+	for i := range args {
+		ps[i] = t
+	}
+	f := g.m.declare(base+"."+llvmSuffix(t), t, ps...)
+	return g.cur.NewCall(f, args...)
+}

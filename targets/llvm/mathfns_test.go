@@ -1,0 +1,150 @@
+package llvm
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// ulpErr is |got − want| in units of the last place of want rounded to
+// f32 (the spacing of f32 values at want; 2^-149 for subnormals). Equal
+// infinities, equal zeros (of either sign) and NaN/NaN count as 0; other
+// infinities or NaN mismatches as +Inf.
+func ulpErr(got float32, want float64) float64 {
+	w := float32(want)
+	switch {
+	case math.IsNaN(want) || math.IsNaN(float64(got)):
+		if math.IsNaN(want) && math.IsNaN(float64(got)) {
+			return 0
+		}
+		return math.Inf(1)
+	case math.IsInf(float64(w), 0) || math.IsInf(float64(got), 0):
+		if float64(got) == float64(w) {
+			return 0
+		}
+		// A result beyond MaxFloat32 that rounds to Inf.
+		return math.Inf(1)
+	}
+	aw := math.Abs(float64(w))
+	ulp := math.Ldexp(1, -149)
+	if aw >= math.Ldexp(1, -126) {
+		_, e := math.Frexp(aw) // aw = f·2^e, f in [0.5, 1)
+		ulp = math.Ldexp(1, e-24)
+	}
+	return math.Abs(float64(got)-want) / ulp
+}
+
+// mathPoints are f32 inputs: every 2^12-th bit pattern (about a million
+// points spread over every binade of both signs) plus the edges.
+func mathPoints() []float32 {
+	var xs []float32
+	for b := uint64(0); b < 1<<32; b += 1 << 12 {
+		xs = append(xs, math.Float32frombits(uint32(b)+uint32(b>>20)))
+	}
+	inf := float32(math.Inf(1))
+	xs = append(xs, 0, float32(math.Copysign(0, -1)), inf, -inf, float32(math.NaN()),
+		88.72283, 88.72284, 89, -87.33654, -87.34, -103.9, -104, -150, 1e-45, -1e-45,
+		0.625, -0.625, 0.921875, -0.921875, 3.92, -3.92, 9, -9, 1e-8, -1e-8, math.MaxFloat32, -math.MaxFloat32)
+	for len(xs)%16 != 0 {
+		xs = append(xs, 1)
+	}
+	return xs
+}
+
+// TestMathULP compiles exp, tanh, sigmoid and erf over a million points,
+// as a vectorized (16 lanes) and as a serial loop, and checks the maximum
+// error against Go's float64 math within the stated bounds.
+func TestMathULP(t *testing.T) {
+	xs := mathPoints()
+	n := len(xs)
+	refs := map[string]func(float64) float64{
+		"exp":     math.Exp,
+		"tanh":    math.Tanh,
+		"sigmoid": func(x float64) float64 { return 1 / (1 + math.Exp(-x)) },
+		"erf":     math.Erf,
+	}
+	bounds := map[string]float64{"exp": ExpMaxULP, "tanh": TanhMaxULP, "sigmoid": SigmoidMaxULP, "erf": ErfMaxULP}
+	for _, kind := range []string{"vectorized", "serial"} {
+		t.Run(kind, func(t *testing.T) {
+			inner := fmt.Sprintf(`tir.for %%jo = 0 to %d {
+    tir.for %%ji = 0 to 16 %s {
+      %%E[%%jo * 16 + %%ji] = exp(%%X[%%jo * 16 + %%ji])
+      %%T[%%jo * 16 + %%ji] = tanh(%%X[%%jo * 16 + %%ji])
+      %%S[%%jo * 16 + %%ji] = sigmoid(%%X[%%jo * 16 + %%ji])
+      %%R[%%jo * 16 + %%ji] = erf(%%X[%%jo * 16 + %%ji])
+    }
+  }`, n/16, map[string]string{"vectorized": "vectorized", "serial": ""}[kind])
+			src := fmt.Sprintf("tir.func @m(%%X: buffer<%[1]dxf32>, out %%E: buffer<%[1]dxf32>, out %%T: buffer<%[1]dxf32>, out %%S: buffer<%[1]dxf32>, out %%R: buffer<%[1]dxf32>) {\n  %[2]s\n}\n", n, inner)
+			m := parseModule(t, src)
+			exportAll(m)
+			so, res := buildShared(t, m, Options{})
+			if kind == "vectorized" {
+				require.Contains(t, res.LLVM(), "<16 x float>")
+			}
+			f := m.Func("m")
+			args := tir.Args{Arrays: map[string]*tir.Array{"X": tir.ArrayFromFloat32(xs, int64(n))}}
+			for _, b := range []string{"E", "T", "S", "R"} {
+				args.Arrays[b] = tir.NewArray(tir.DF32, int64(n))
+			}
+			runShared(t, so, "m", f, args)
+			for buf, name := range map[string]string{"E": "exp", "T": "tanh", "S": "sigmoid", "R": "erf"} {
+				got := args.Arrays[buf].Float32s()
+				worst, at := 0.0, float32(0)
+				for i, x := range xs {
+					e := ulpErr(got[i], refs[name](float64(x)))
+					if e > worst || math.IsNaN(e) {
+						worst, at = e, x
+					}
+				}
+				t.Logf("%s %s: max error %.3g ulp at x = %g", kind, name, worst, at)
+				assert.LessOrEqual(t, worst, bounds[name], "%s: max error %.3g ulp at x = %g (%g, want %g)", name, worst, at, got[0], refs[name](float64(at)))
+			}
+			// Exact edge values.
+			at := func(buf string, x float32) float32 {
+				for i, v := range xs {
+					if math.Float32bits(v) == math.Float32bits(x) {
+						return args.Arrays[buf].Float32s()[i]
+					}
+				}
+				t.Fatalf("point %v missing", x)
+				return 0
+			}
+			inf := float32(math.Inf(1))
+			negZero := float32(math.Copysign(0, -1))
+			assert.Equal(t, float32(1), at("E", 0))
+			assert.Equal(t, inf, at("E", inf))
+			assert.Equal(t, float32(0), at("E", -inf))
+			assert.Equal(t, inf, at("E", 89))
+			assert.True(t, math.IsNaN(float64(at("E", float32(math.NaN())))))
+			assert.Equal(t, math.Float32bits(negZero), math.Float32bits(at("T", negZero)))
+			assert.Equal(t, float32(1), at("T", inf))
+			assert.Equal(t, float32(-1), at("T", -inf))
+			assert.True(t, math.IsNaN(float64(at("T", float32(math.NaN())))))
+			assert.Equal(t, float32(0.5), at("S", 0))
+			assert.Equal(t, float32(1), at("S", inf))
+			assert.Equal(t, float32(0), at("S", -inf))
+			assert.True(t, math.IsNaN(float64(at("S", float32(math.NaN())))))
+			assert.Equal(t, math.Float32bits(negZero), math.Float32bits(at("R", negZero)))
+			assert.Equal(t, float32(1), at("R", inf))
+			assert.Equal(t, float32(-1), at("R", -inf))
+			assert.True(t, math.IsNaN(float64(at("R", float32(math.NaN())))))
+		})
+	}
+}
+
+// TestEveryIntrinsicHasACPUImplementation: each intrinsic of the tensor
+// IR (tensorir.Intrinsics) has a row in mathImpls, with an implementation
+// for every float dtype.
+func TestEveryIntrinsicHasACPUImplementation(t *testing.T) {
+	for name := range tir.Intrinsics {
+		impl, ok := mathImpls[name]
+		if assert.True(t, ok, "intrinsic %q has no CPU implementation", name) {
+			assert.True(t, impl.any != nil || (impl.f32 != nil && impl.f64 != nil), "intrinsic %q lacks an f32 or f64 implementation", name)
+		}
+	}
+}

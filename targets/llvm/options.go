@@ -1,0 +1,76 @@
+// Package cpu compiles Tessera tensor IR (package tensorir) to x86-64
+// object code: each PrimFunc becomes an LLVM function built with
+// github.com/llir/llvm, the module is optimised with opt-16 and compiled
+// with llc-16 to a relocatable object (.o) or assembly, and linked with
+// ld.lld-16 into a shared object (.so).
+//
+// The files follow the construct families: module.go (functions, the
+// exported C ABI), codegen_func.go (per-function state), codegen_expr.go,
+// codegen_stmt.go, codegen_block.go, codegen_loop.go, codegen_vector.go,
+// codegen_parallel.go, mathfns.go (polynomial exp/tanh/sigmoid/erf),
+// toolchain.go (opt/llc/ld.lld), header.go (the C header) and
+// default_schedule.go (vectorize the innermost, parallelize the outermost
+// spatial loop). README.md describes the design.
+package llvm
+
+import (
+	"os"
+	"strings"
+)
+
+// Options control code generation and the toolchain.
+type Options struct {
+	// MCPU is passed to llc-16 as -mcpu (and opt-16 as -mcpu); "" means
+	// "native". LLVM 16 does not know Zen 5 by name: use x86-64-v4 or znver4.
+	MCPU string
+	// Prefix, when non-empty, renames every exported entry point to
+	// <Prefix>_<PrimFunc name> (the DESIGN.md ABI: lenet5_main); when empty
+	// an entry is exported under its global_symbol attribute.
+	Prefix string
+	// OptLevel is the opt-16 pipeline run before llc-16: 0 means -O3, 1..3
+	// mean -O1..-O3 and a negative value skips opt (llc-16 -O3 alone does no
+	// inlining, mem2reg or loop-invariant code motion).
+	OptLevel int
+	// StrictFP turns floating-point contraction off. By default llc-16 runs
+	// with -fp-contract=fast: a multiply feeding an add becomes one fused
+	// multiply-add (one rounding instead of two), as TVM's and XLA's CPU
+	// backends do, so results may differ from the interpreter's in the last
+	// bits (relative error of order 1e-7 per product for f32). With StrictFP
+	// the compiled code performs the interpreter's f32 operations in its
+	// order and the results are bit-identical.
+	StrictFP bool
+}
+
+// fpContract is llc-16's -fp-contract flag for these options.
+func (o Options) fpContract() string {
+	if o.StrictFP {
+		return "-fp-contract=off"
+	}
+	return "-fp-contract=fast"
+}
+
+func (o Options) mcpu() string {
+	if o.MCPU == "" {
+		return "native"
+	}
+	return o.MCPU
+}
+
+// HostVectorBits is the SIMD register width in bits of this machine: 512
+// when /proc/cpuinfo lists avx512f, 256 when it lists avx2, else 128.
+// The default schedule uses it to pick vector lanes (512/32 = 16 f32 lanes
+// on AVX-512).
+func HostVectorBits() int {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return 128
+	}
+	s := string(data)
+	switch {
+	case strings.Contains(s, " avx512f"):
+		return 512
+	case strings.Contains(s, " avx2"):
+		return 256
+	}
+	return 128
+}

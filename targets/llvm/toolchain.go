@@ -1,0 +1,152 @@
+package llvm
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// The target of the generated modules: x86-64 Linux (System V ABI).
+const (
+	TargetTriple = "x86_64-pc-linux-gnu"
+	DataLayout   = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
+)
+
+// findTool returns the path of an LLVM 16 tool: name on $PATH (llc-16),
+// else /usr/lib/llvm-16/bin/<name without -16>; the error names the
+// Debian package that provides it.
+func findTool(name, pkg string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	alt := filepath.Join("/usr/lib/llvm-16/bin", strings.TrimSuffix(name, "-16"))
+	if _, err := os.Stat(alt); err == nil {
+		return alt, nil
+	}
+	return "", fmt.Errorf("%s not found on PATH or in /usr/lib/llvm-16/bin: install the Debian package %s (apt-get install -y %s)", name, pkg, pkg)
+}
+
+// runTool runs a tool and returns an error with its command line and
+// stderr when it fails.
+func runTool(path string, args ...string) error {
+	cmd := exec.Command(path, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", filepath.Base(path), strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return nil
+}
+
+// WriteLLVM writes the module's LLVM assembly to path.
+func (r *Result) WriteLLVM(path string) error {
+	return os.WriteFile(path, []byte(r.LLVM()), 0o644)
+}
+
+// codegen writes the IR, optimises it with opt-16 (Options.OptLevel) and
+// runs llc-16 -O3 -mcpu=<mcpu> -fp-contract=fast|off (Options.StrictFP)
+// -relocation-model=pic -filetype=<ft>.
+func (r *Result) codegen(out, filetype string) error {
+	llc, err := findTool("llc-16", "llvm-16")
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "tessera-cpu-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "module.ll")
+	if err := r.WriteLLVM(in); err != nil {
+		return err
+	}
+	mcpu := "-mcpu=" + r.opts.mcpu()
+	if r.opts.OptLevel >= 0 {
+		optTool, err := findTool("opt-16", "llvm-16")
+		if err != nil {
+			return err
+		}
+		level := r.opts.OptLevel
+		if level == 0 || level > 3 {
+			level = 3
+		}
+		bc := filepath.Join(dir, "module.bc")
+		if err := runTool(optTool, fmt.Sprintf("-O%d", level), mcpu, in, "-o", bc); err != nil {
+			return err
+		}
+		in = bc
+	}
+	return runTool(llc, "-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype="+filetype, in, "-o", out)
+}
+
+// WriteObject compiles the module to a relocatable ELF object at path. A
+// program linking it needs -lm (libgomp is dlopened at start-up when the
+// module has parallel loops; linking -lgomp as well is harmless).
+func (r *Result) WriteObject(path string) error { return r.codegen(path, "obj") }
+
+// WriteAsm writes the module's x86-64 assembly (AT&T syntax) to path.
+func (r *Result) WriteAsm(path string) error { return r.codegen(path, "asm") }
+
+// WriteShared compiles the module and links it with ld.lld-16 -shared
+// (clang-16 -shared when ld.lld-16 is missing) into a shared object at
+// path. The object records libm and libc as needed libraries, so it
+// loads into any process (dlopen, purego); libgomp is loaded by the
+// module's constructor (libgomp.go), not linked.
+func (r *Result) WriteShared(path string) error {
+	dir, err := os.MkdirTemp("", "tessera-cpu-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	obj := filepath.Join(dir, "module.o")
+	if err := r.WriteObject(obj); err != nil {
+		return err
+	}
+	libs := []string{"--as-needed"}
+	libm, err := findLib("libm.so.6", "libc6-dev")
+	if err != nil {
+		return err
+	}
+	libc, err := findLib("libc.so.6", "libc6-dev")
+	if err != nil {
+		return err
+	}
+	libs = append(libs, libm, libc)
+	if lld, err := findTool("ld.lld-16", "lld-16"); err == nil {
+		args := append([]string{"-shared", "-o", path, obj}, libs...)
+		return runTool(lld, args...)
+	}
+	clang, err := findTool("clang-16", "clang-16")
+	if err != nil {
+		return fmt.Errorf("neither ld.lld-16 nor clang-16 found: install the Debian package lld-16 (apt-get install -y lld-16)")
+	}
+	args := []string{"-shared", "-o", path, obj, "-Wl,--as-needed"}
+	args = append(args, libs[1:]...)
+	return runTool(clang, args...)
+}
+
+// findLib locates a system library: `gcc -print-file-name=<name>` (which
+// knows the compiler's private directories, where libgomp.so lives), else
+// the multiarch directories. The error names the Debian package.
+func findLib(name, pkg string) (string, error) {
+	if out, err := exec.Command("gcc", "-print-file-name="+name).Output(); err == nil {
+		p := strings.TrimSpace(string(out))
+		if filepath.IsAbs(p) {
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	for _, d := range []string{"/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"} {
+		for _, n := range []string{name, name + ".1"} {
+			p := filepath.Join(d, n)
+			if _, err := os.Stat(p); err == nil {
+				return p, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("%s not found: install the Debian package %s", name, pkg)
+}

@@ -1,0 +1,147 @@
+// Package targets defines what a code generation target is to the rest
+// of Tessera (TVM's Target): the compilation pipeline (package pipeline),
+// the autotuner and the CLI use only this interface. Each target is a
+// folder below targets/ that registers itself under its --target name
+// (cpu; later cuda, npu) in an init function; New makes an instance for a
+// set of Options.
+package targets
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tessera-ml/tessera/internal/registry"
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/schedule"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// Options select what code a target instance makes. The zero value is
+// this machine with its defaults.
+type Options struct {
+	// MCPU is the processor code is generated for ("" or "native": this
+	// machine; the CPU target passes it to llc-16 -mcpu).
+	MCPU string
+	// Threads is the number of worker threads parallel code runs on
+	// (≤ 0: runtime.NumThreads()); measured schedules depend on it.
+	Threads int
+	// StrictFP turns off floating-point contraction (a multiply feeding an
+	// add stays two roundings): results are then bit-identical to the
+	// tensor IR interpreter's.
+	StrictFP bool
+}
+
+// Target is one code generation target, configured by Options.
+type Target interface {
+	// Name is the --target spelling: "cpu".
+	Name() string
+	// Options are the options the instance was made with, defaults filled.
+	Options() Options
+	// Key is the target string of tuning records: everything that changes
+	// the measured code, e.g. "cpu -mcpu=native -vector-bits=512
+	// -threads=2". Records apply only to the key they were measured for.
+	Key() string
+	// Rules are the target's schedule rules: the default schedule of a
+	// kernel and the design space the tuner samples.
+	Rules() schedule.Rules
+	// PostSchedule names the tensor IR passes (registered in tensorir's
+	// pass registry) that run, in this order, between scheduling and
+	// Codegen, in compilation and in the tuner's builder alike.
+	PostSchedule() []string
+	// Codegen compiles a scheduled module. Its entry points are the
+	// functions with a tensorir.AttrGlobalSymbol, exported as
+	// <prefix>_<function> (the global symbol itself when prefix is "").
+	// Errors: constructs the target cannot compile, located diagnostics.
+	Codegen(m *tir.Module, prefix string) (Artifact, error)
+	// Load opens an artifact saved with Artifact.Save at path, for calls
+	// from this process.
+	Load(path string) (Module, error)
+	// Emits lists the kinds Artifact.Emit writes (for `tessera compile
+	// --emit`): the CPU target's "obj", "so", "llvm" and "asm".
+	Emits() []string
+	// TextEmits are those of Emits that are text (printed when no output
+	// file is given).
+	TextEmits() []string
+}
+
+// Artifact is compiled code in memory.
+type Artifact interface {
+	// Emit writes kind (one of Target.Emits) to path. Text kinds written to "" are returned
+	// instead (and nothing is written). Errors: an unknown kind, the
+	// toolchain's.
+	Emit(kind, path string) ([]byte, error)
+	// Save writes the form Target.Load opens (the CPU target: a shared
+	// object).
+	Save(path string) error
+}
+
+// Module is an artifact loaded into this process.
+type Module interface {
+	// Entry returns the entry point symbol taking tensors of the given
+	// specs (inputs, then outputs). Errors: a missing symbol.
+	Entry(symbol string, inputs, outputs []rt.TensorSpec) (Entry, error)
+	Close() error
+}
+
+// Entry is a callable entry point of a loaded module.
+type Entry interface {
+	// Call runs the entry once on tensors matching its specs.
+	Call(inputs, outputs []*rt.Tensor) error
+	// BenchEach makes warmup untimed calls, then at least minRepeats
+	// timed calls lasting minTime in all, calling before (when not nil)
+	// before every call, outside the timed interval.
+	BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, minTime time.Duration, before func()) (rt.Timings, error)
+}
+
+// Factory makes a target instance for options. Errors: options the
+// target cannot honour (an unknown processor).
+type Factory func(opts Options) (Target, error)
+
+var factories = registry.New[Factory]("target")
+
+// Register makes the target name available to New; targets call it in
+// an init function. A duplicate name panics at start-up.
+func Register(name string, f Factory) { factories.Add(name, f) }
+
+// Names lists the registered targets, sorted.
+func Names() []string { return factories.Names() }
+
+// New returns an instance of target name. Errors: an unknown target
+// (naming the known ones), or the target's own.
+func New(name string, opts Options) (Target, error) {
+	f, ok := factories.Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown target %q (known targets: %s)", name, strings.Join(Names(), ", "))
+	}
+	return f(opts)
+}
+
+// Build runs t's post-schedule passes on a scheduled module m (in place),
+// then its code generation: what every scheduled module goes through, in
+// a compilation (the last rows of the pipeline table are these steps) and
+// in the tuner's builder. Errors: a pass or code generation failing.
+func Build(t Target, m *tir.Module, prefix string) (Artifact, error) {
+	if err := RunPostSchedule(t, m); err != nil {
+		return nil, err
+	}
+	return t.Codegen(m, prefix)
+}
+
+// RunPostSchedule runs t's post-schedule passes on m in place.
+func RunPostSchedule(t Target, m *tir.Module) error {
+	for _, name := range t.PostSchedule() {
+		info := tir.LookupPass(name)
+		if info == nil {
+			return fmt.Errorf("target %s: post-schedule pass %q is not registered", t.Name(), name)
+		}
+		p, err := info.New(nil)
+		if err != nil {
+			return err
+		}
+		if err := p.Run(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
