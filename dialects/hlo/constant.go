@@ -4,6 +4,9 @@ import (
 	g "github.com/tessera-ml/tessera/graphir"
 )
 
+// ConstantOp is the op's name.
+const ConstantOp = "hlo.constant"
+
 // hlo.constant {value = dense<...> : tensor<...>} (StableHLO §constant):
 // produces the tensor held by its value attribute; the result type is the
 // attribute's type.

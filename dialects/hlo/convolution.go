@@ -5,6 +5,9 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
+// ConvolutionOp is the op's name.
+const ConvolutionOp = "hlo.convolution"
+
 // hlo.convolution(lhs, rhs) {window_strides, padding, lhs_dilation,
 // rhs_dilation, feature_group_count, kernel_output_feature_dimension,
 // kernel_input_feature_dimension, kernel_spatial_dimensions} (StableHLO

@@ -5,6 +5,9 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
+// DotGeneralOp is the op's name.
+const DotGeneralOp = "hlo.dot_general"
+
 // hlo.dot_general(lhs, rhs) {lhs_batching_dimensions, rhs_batching_dimensions,
 // lhs_contracting_dimensions, rhs_contracting_dimensions} (StableHLO
 // §dot_general). All four attributes are integer arrays, default [].

@@ -7,6 +7,37 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
+// Op names; each op is one row of binaryOps or unaryOps below, or one
+// registration in init.
+const (
+	AddOp         = "hlo.add"
+	SubtractOp    = "hlo.subtract"
+	MultiplyOp    = "hlo.multiply"
+	DivideOp      = "hlo.divide"
+	MaximumOp     = "hlo.maximum"
+	MinimumOp     = "hlo.minimum"
+	PowerOp       = "hlo.power"
+	AndOp         = "hlo.and"
+	OrOp          = "hlo.or"
+	NegateOp      = "hlo.negate"
+	AbsOp         = "hlo.abs"
+	ExponentialOp = "hlo.exponential"
+	LogOp         = "hlo.log"
+	TanhOp        = "hlo.tanh"
+	LogisticOp    = "hlo.logistic"
+	RsqrtOp       = "hlo.rsqrt"
+	SqrtOp        = "hlo.sqrt"
+	ErfOp         = "hlo.erf"
+	FloorOp       = "hlo.floor"
+	CeilOp        = "hlo.ceil"
+	SignOp        = "hlo.sign"
+	NotOp         = "hlo.not"
+	CompareOp     = "hlo.compare"
+	SelectOp      = "hlo.select"
+	ConvertOp     = "hlo.convert"
+	ClampOp       = "hlo.clamp"
+)
+
 // Elementwise ops: binary arithmetic (StableHLO §add, §subtract,
 // §multiply, §divide, §maximum, §minimum, §power), logic (§and, §or,
 // §not; Tessera's take i1 only, StableHLO's also integers bitwise), unary

@@ -4,6 +4,12 @@ import (
 	g "github.com/tessera-ml/tessera/graphir"
 )
 
+// Op names.
+const (
+	FusionOp = "hlo.fusion"
+	ReturnOp = "hlo.return"
+)
+
 // hlo.fusion(inputs...) ({ ^bb0(args matching inputs): ... hlo.return %r })
 // {kind = "loop" | "input" | "output"} groups ops that are compiled into one
 // kernel (XLA's fusion instruction). The region is isolated from above: its

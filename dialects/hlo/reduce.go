@@ -5,6 +5,12 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
+// Op names.
+const (
+	ReduceOp       = "hlo.reduce"
+	ReduceWindowOp = "hlo.reduce_window"
+)
+
 // Reductions with a body region (StableHLO §reduce, §reduce_window), in
 // Tessera's single-input form:
 //

@@ -5,6 +5,16 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
+// Op names.
+const (
+	BroadcastInDimOp = "hlo.broadcast_in_dim"
+	ReshapeOp        = "hlo.reshape"
+	TransposeOp      = "hlo.transpose"
+	PadOp            = "hlo.pad"
+	SliceOp          = "hlo.slice"
+	ConcatenateOp    = "hlo.concatenate"
+)
+
 // Data-movement ops (StableHLO §broadcast_in_dim, §reshape, §transpose,
 // §pad, §slice, §concatenate). All keep the element type. Each lowers to
 // one block reading its operand at the index arithmetic of the op (the

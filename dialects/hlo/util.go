@@ -16,49 +16,6 @@ import (
 	g "github.com/tessera-ml/tessera/graphir"
 )
 
-// Op names of the dialect.
-const (
-	AddOp            = "hlo.add"
-	SubtractOp       = "hlo.subtract"
-	MultiplyOp       = "hlo.multiply"
-	DivideOp         = "hlo.divide"
-	MaximumOp        = "hlo.maximum"
-	MinimumOp        = "hlo.minimum"
-	PowerOp          = "hlo.power"
-	NegateOp         = "hlo.negate"
-	ExponentialOp    = "hlo.exponential"
-	LogOp            = "hlo.log"
-	TanhOp           = "hlo.tanh"
-	LogisticOp       = "hlo.logistic"
-	RsqrtOp          = "hlo.rsqrt"
-	SqrtOp           = "hlo.sqrt"
-	AbsOp            = "hlo.abs"
-	ErfOp            = "hlo.erf"
-	FloorOp          = "hlo.floor"
-	CeilOp           = "hlo.ceil"
-	SignOp           = "hlo.sign"
-	ClampOp          = "hlo.clamp"
-	AndOp            = "hlo.and"
-	OrOp             = "hlo.or"
-	NotOp            = "hlo.not"
-	CompareOp        = "hlo.compare"
-	SelectOp         = "hlo.select"
-	ConvertOp        = "hlo.convert"
-	ConstantOp       = "hlo.constant"
-	DotGeneralOp     = "hlo.dot_general"
-	ConvolutionOp    = "hlo.convolution"
-	ReduceOp         = "hlo.reduce"
-	ReduceWindowOp   = "hlo.reduce_window"
-	BroadcastInDimOp = "hlo.broadcast_in_dim"
-	ReshapeOp        = "hlo.reshape"
-	TransposeOp      = "hlo.transpose"
-	PadOp            = "hlo.pad"
-	SliceOp          = "hlo.slice"
-	ConcatenateOp    = "hlo.concatenate"
-	FusionOp         = "hlo.fusion"
-	ReturnOp         = "hlo.return"
-)
-
 // tensorOperands returns the tensor types of all operands, or a diagnostic
 // naming the first non-tensor operand.
 func tensorOperands(op *g.Op) ([]*g.TensorType, error) {
