@@ -121,7 +121,7 @@ func mathAgreeCases() []ewCase {
 			cs = append(cs, ewCase{name: name + "/" + in.String(), op: op, inputs: []*graphir.TensorType{in}})
 		}
 	}
-	for _, op := range []string{"erf", "floor", "ceil", "sign"} { // single hlo ops: composites round every step in f16
+	for _, op := range []string{"erf", "atan", "floor", "ceil", "sign"} { // single hlo ops: composites round every step in f16
 		cs = append(cs, ewCase{name: op + "/f16", op: "graph." + op, inputs: []*graphir.TensorType{graphir.NewTensor(graphir.F16, 11)}})
 	}
 	for _, op := range []string{"pow", "max", "min"} {

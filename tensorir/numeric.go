@@ -5,7 +5,7 @@ import "math"
 // Intrinsics lists the math intrinsics a Call may name, with their arity.
 // Compute evaluates one in float64 (the interpreter rounds the result to
 // the call's dtype). sigmoid is the logistic function 1/(1+e^-x); fma(a, b,
-// c) is a*b+c with one rounding; floor and ceil round to an integral value
+// c) is a*b+c with one rounding; atan is in radians, in [-π/2, π/2]; floor and ceil round to an integral value
 // toward -inf / +inf (±0, ±inf and NaN unchanged).
 var Intrinsics = map[string]Intrinsic{
 	"exp":     {Arity: 1, Compute: func(a []float64) float64 { return math.Exp(a[0]) }},
@@ -15,6 +15,7 @@ var Intrinsics = map[string]Intrinsic{
 	"tanh":    {Arity: 1, Compute: func(a []float64) float64 { return math.Tanh(a[0]) }},
 	"sigmoid": {Arity: 1, Compute: func(a []float64) float64 { return 1 / (1 + math.Exp(-a[0])) }},
 	"erf":     {Arity: 1, Compute: func(a []float64) float64 { return math.Erf(a[0]) }},
+	"atan":    {Arity: 1, Compute: func(a []float64) float64 { return math.Atan(a[0]) }},
 	"abs":     {Arity: 1, IntOK: true, Compute: func(a []float64) float64 { return math.Abs(a[0]) }},
 	"pow":     {Arity: 2, Compute: func(a []float64) float64 { return math.Pow(a[0], a[1]) }},
 	"fma":     {Arity: 3, Compute: func(a []float64) float64 { return math.FMA(a[0], a[1], a[2]) }},

@@ -76,7 +76,7 @@ func TestElementwiseOpsNeverPanic(t *testing.T) {
 			names = append(names, name)
 		}
 	}
-	require.Subset(t, names, []string{ExpOp, SoftsignOp, WhereOp, EqualOp, AndOp, PReluOp})
+	require.Subset(t, names, []string{ExpOp, AtanOp, SoftsignOp, WhereOp, EqualOp, AndOp, PReluOp})
 	attrNames := []string{"alpha", "beta", "gamma", "min", "max", "axis"}
 	dtypes := []graphir.DType{graphir.F32, graphir.F32, graphir.I1, graphir.I32}
 	built := 0

@@ -9,8 +9,8 @@ import (
 
 // Elementwise math ops (ONNX opset 13+ semantics):
 //
-//	graph.exp, graph.log, graph.sqrt, graph.erf, graph.reciprocal,
-//	graph.floor, graph.ceil (x float) → same type            ONNX Exp, Log, Sqrt, Erf, Reciprocal, Floor, Ceil
+//	graph.exp, graph.log, graph.sqrt, graph.erf, graph.atan, graph.reciprocal,
+//	graph.floor, graph.ceil (x float) → same type            ONNX Exp, Log, Sqrt, Erf, Atan, Reciprocal, Floor, Ceil
 //	graph.neg, graph.abs, graph.sign (x signed int or float)  ONNX Neg, Abs, Sign (sign(0) = 0, sign(NaN) = NaN)
 //	graph.pow(a, b), graph.max(a, b), graph.min(a, b)         ONNX Pow, Max, Min (two operands, NumPy broadcasting,
 //	    one element type; pow of a negative base with an integral exponent is real, otherwise NaN; max/min propagate NaN)
@@ -24,6 +24,7 @@ const (
 	LogOp        = "graph.log"
 	SqrtOp       = "graph.sqrt"
 	ErfOp        = "graph.erf"
+	AtanOp       = "graph.atan"
 	NegOp        = "graph.neg"
 	AbsOp        = "graph.abs"
 	ReciprocalOp = "graph.reciprocal"
@@ -57,6 +58,7 @@ func init() {
 		{name: LogOp, summary: "natural logarithm (ONNX Log; log 0 = -inf, log of a negative = NaN); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Log(x) }, hlo: hlo.LogOp, onnx: "Log"},
 		{name: SqrtOp, summary: "square root (ONNX Sqrt; negative → NaN); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Sqrt(x) }, hlo: hlo.SqrtOp, onnx: "Sqrt"},
 		{name: ErfOp, summary: "Gauss error function (ONNX Erf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Erf(x) }, hlo: hlo.ErfOp, onnx: "Erf"},
+		{name: AtanOp, summary: "arctangent in radians, in [-π/2, π/2] (ONNX Atan); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Atan(x) }, hlo: hlo.AtanOp, onnx: "Atan"},
 		{name: ReciprocalOp, summary: "1 / x (ONNX Reciprocal; 1/±0 = ±inf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return 1 / x }, legalize: legalizeReciprocal, onnx: "Reciprocal"},
 		{name: FloorOp, summary: "largest integer ≤ x (ONNX Floor; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Floor(x) }, hlo: hlo.FloorOp, onnx: "Floor"},
 		{name: CeilOp, summary: "smallest integer ≥ x (ONNX Ceil; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Ceil(x) }, hlo: hlo.CeilOp, onnx: "Ceil"},

@@ -38,6 +38,7 @@ func TestMathUnaryHandValues(t *testing.T) {
 		{LogOp, []float64{1, 0, -1, inf, nan}, []float64{0, ninf, nan, inf, nan}},
 		{SqrtOp, []float64{4, 0, -1, inf, 2}, []float64{2, 0, nan, inf, f32(math.Sqrt2)}},
 		{ErfOp, []float64{0, 0.5, -1, inf, ninf, nan}, []float64{0, f32(0.5204998778130465), f32(-0.8427007929497149), 1, -1, nan}},
+		{AtanOp, []float64{0, 1, -1, inf, ninf, nan, 1e30}, []float64{0, f32(math.Pi / 4), f32(-math.Pi / 4), f32(math.Pi / 2), f32(-math.Pi / 2), nan, f32(math.Pi / 2)}},
 		{NegOp, []float64{1, -2, nan}, []float64{-1, 2, nan}},
 		{AbsOp, []float64{1, -2, ninf}, []float64{1, 2, inf}},
 		{ReciprocalOp, []float64{2, -4, 0, negZ, inf}, []float64{0.5, -0.25, inf, ninf, 0}},
@@ -66,7 +67,7 @@ func TestMathIntegerOps(t *testing.T) {
 	assert.Equal(t, []float64{5, 7, 0, 1}, evalOp(t, AbsOp, nil, x).Data)
 	assert.Equal(t, []float64{-5, 7, 0, -1}, evalOp(t, NegOp, nil, x).Data)
 	assert.Equal(t, []float64{25, 49, 0, 1}, evalOp(t, PowOp, nil, x, typed(graphir.I32, nil, 2)).Data)
-	for _, op := range []string{ExpOp, LogOp, SqrtOp, ErfOp, ReciprocalOp, FloorOp, CeilOp} {
+	for _, op := range []string{ExpOp, LogOp, SqrtOp, ErfOp, AtanOp, ReciprocalOp, FloorOp, CeilOp} {
 		err := checkOp(op, []*graphir.TensorType{graphir.NewTensor(graphir.I32, 3)}, nil)
 		require.ErrorContains(t, err, "requires a floating-point element type", op)
 	}

@@ -28,6 +28,7 @@ const (
 	RsqrtOp       = "hlo.rsqrt"
 	SqrtOp        = "hlo.sqrt"
 	ErfOp         = "hlo.erf"
+	AtanOp        = "hlo.atan"
 	FloorOp       = "hlo.floor"
 	CeilOp        = "hlo.ceil"
 	SignOp        = "hlo.sign"
@@ -42,7 +43,7 @@ const (
 // §multiply, §divide, §maximum, §minimum, §power), logic (§and, §or,
 // §not; Tessera's take i1 only, StableHLO's also integers bitwise), unary
 // math (§negate, §exponential, §log, §tanh, §logistic, §rsqrt, §sqrt,
-// §abs, §floor, §ceil, §sign, and CHLO's erf), §compare, §select,
+// §abs, §floor, §ceil, §sign, and CHLO's erf and atan), §compare, §select,
 // §convert and §clamp. No implicit broadcasting: binary operands have
 // identical types.
 //
@@ -238,6 +239,7 @@ var unaryOps = []unaryDef{
 	{name: RsqrtOp, summary: "elementwise 1 / sqrt(x)", elems: floatsOnly, fn: func(x float64) float64 { return 1 / math.Sqrt(x) }, intrinsic: "rsqrt"},
 	{name: SqrtOp, summary: "elementwise square root", elems: floatsOnly, fn: math.Sqrt, intrinsic: "sqrt"},
 	{name: ErfOp, summary: "elementwise Gauss error function", elems: floatsOnly, fn: math.Erf, intrinsic: "erf"},
+	{name: AtanOp, summary: "elementwise arctangent in radians (CHLO atan)", elems: floatsOnly, fn: math.Atan, intrinsic: "atan"},
 	{name: FloorOp, summary: "elementwise round toward -inf", elems: floatsOnly, fn: math.Floor, intrinsic: "floor"},
 	{name: CeilOp, summary: "elementwise round toward +inf", elems: floatsOnly, fn: math.Ceil, intrinsic: "ceil"},
 	{name: SignOp, summary: "elementwise sign: -1, 0 or 1 (NaN and ±0 pass through)", elems: numbers, fn: sign, scalar: signExpr},

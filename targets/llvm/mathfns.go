@@ -20,8 +20,8 @@ import (
 // NaN, overflow and underflow thresholds, branch cut-offs); the maxima
 // measured there are exp 0.93, tanh 1.19, sigmoid 2.07, erf 2.37 ulp. f16 computes in f32 and
 // rounds. f64 calls libm (exp, tanh, erf; sigmoid as 1/(1+exp(-x))) one
-// lane at a time. log and pow call libm logf/powf (log/pow for f64) one
-// lane at a time. sqrt, fabs, fma, floor and ceil are LLVM intrinsics
+// lane at a time. log, atan and pow call libm logf/atanf/powf
+// (log/atan/pow for f64) one lane at a time. sqrt, fabs, fma, floor and ceil are LLVM intrinsics
 // (single instructions with -mcpu=native: vroundps/vrndscaleps for floor
 // and ceil); rsqrt is 1/sqrt(x) (correctly rounded
 // division, not the approximate rsqrtps); integer abs wraps (abs(MinInt)
@@ -55,6 +55,7 @@ var mathImpls = map[string]mathImpl{
 	"tanh":    {f32: unaryMath((*fgen).tanhf), f64: libmMath("tanh")},
 	"erf":     {f32: unaryMath((*fgen).erff), f64: libmMath("erf")},
 	"log":     {f32: libmMath("logf"), f64: libmMath("log")},
+	"atan":    {f32: libmMath("atanf"), f64: libmMath("atan")},
 	"pow":     {f32: libmMath("powf"), f64: libmMath("pow")},
 	"sigmoid": {f32: sigmoidWith((*fgen).expf), f64: sigmoidWith(func(g *fgen, v value.Value) value.Value { return g.libm("exp", v) })},
 }

@@ -3,6 +3,7 @@ package llvm
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,6 +135,47 @@ func TestMathULP(t *testing.T) {
 			assert.Equal(t, float32(-1), at("R", -inf))
 			assert.True(t, math.IsNaN(float64(at("R", float32(math.NaN())))))
 		})
+	}
+}
+
+// TestLibmMathULP compiles the intrinsics that call libm over the points
+// of TestMathULP, vectorized and serial, and bounds their error: glibc
+// documents atanf and logf as within 1 ulp.
+func TestLibmMathULP(t *testing.T) {
+	xs := mathPoints()
+	n := len(xs)
+	for _, c := range []struct {
+		name string
+		ref  func(float64) float64
+		ulp  float64
+	}{
+		{"atan", math.Atan, 1},
+		{"log", math.Log, 1},
+	} {
+		for _, kind := range []string{"vectorized", "serial"} {
+			src := fmt.Sprintf(`tir.func @m(%%X: buffer<%[1]dxf32>, out %%R: buffer<%[1]dxf32>) {
+  tir.for %%jo = 0 to %[2]d {
+    tir.for %%ji = 0 to 16 %[3]s {
+      %%R[%%jo * 16 + %%ji] = %[4]s(%%X[%%jo * 16 + %%ji])
+    }
+  }
+}
+`, n, n/16, strings.TrimSuffix(kind, "serial"), c.name)
+			m := parseModule(t, src)
+			exportAll(m)
+			so, _ := buildShared(t, m, Options{})
+			args := tir.Args{Arrays: map[string]*tir.Array{"X": tir.ArrayFromFloat32(xs, int64(n)), "R": tir.NewArray(tir.DF32, int64(n))}}
+			runShared(t, so, "m", m.Func("m"), args)
+			got := args.Arrays["R"].Float32s()
+			worst, at := 0.0, float32(0)
+			for i, x := range xs {
+				if e := ulpErr(got[i], c.ref(float64(x))); e > worst || math.IsNaN(e) {
+					worst, at = e, x
+				}
+			}
+			t.Logf("%s %s: max error %.3g ulp at x = %g", c.name, kind, worst, at)
+			assert.LessOrEqual(t, worst, c.ulp, "%s %s: max error %.3g ulp at x = %g", c.name, kind, worst, at)
+		}
 	}
 }
 

@@ -151,6 +151,8 @@ func TestNodeTestData(t *testing.T) {
 		{name: "test_log"},
 		{name: "test_sqrt"},
 		{name: "test_erf"},
+		{name: "test_atan"},
+		{name: "test_atan_example"},
 		{name: "test_neg"},
 		{name: "test_abs"},
 		{name: "test_reciprocal"},
