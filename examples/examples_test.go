@@ -219,10 +219,8 @@ func TestTrainedModels(t *testing.T) {
 				assert.InDelta(t, m.Accuracy, float64(graphCorrect)/float64(n), 1e-12, "graph-level accuracy vs PyTorch")
 			}
 
-			pm := graphir.NewPassManager()
-			require.NoError(t, pm.AddPipeline("legalize-to-hlo,fuse"))
 			start = time.Now()
-			require.NoError(t, pm.Run(mod))
+			require.NoError(t, graphir.RunPipeline(mod, "legalize-to-hlo,fuse"))
 			t.Logf("legalize-to-hlo,fuse: %v", time.Since(start).Round(time.Millisecond))
 			hloOps := map[string]int{}
 			for _, op := range f.Entry().Ops() {

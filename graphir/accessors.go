@@ -1,7 +1,5 @@
 package graphir
 
-import "math"
-
 // Attribute accessors for verifiers, evaluators, legalizations and
 // lowerings. Each returns the attribute when op has it, else the Default
 // of op's schema entry (AttrSpec.Default), else the zero value; the schema
@@ -127,10 +125,11 @@ func (op *Op) Floats(name string) ([]float64, error) {
 	return out, op.checkLen(name, len(out))
 }
 
-// IntsLen is Ints for an array whose length n depends on the operands
-// (one entry per dimension): absent without a default, it is n copies of
-// fill. Errors: as Ints, or a length other than n.
-func (op *Op) IntsLen(name string, n int, fill int64) ([]int64, error) {
+// IntsLen is Ints for an array whose length n depends on the operands,
+// one entry per what ("dimension", "spatial dimension"): absent without a
+// default, it is n copies of fill. Errors: as Ints, or a length other than
+// n.
+func (op *Op) IntsLen(name string, n int, what string, fill int64) ([]int64, error) {
 	vs, err := op.Ints(name)
 	if err != nil {
 		return nil, err
@@ -142,7 +141,7 @@ func (op *Op) IntsLen(name string, n int, fill int64) ([]int64, error) {
 		}
 	}
 	if len(vs) != n {
-		return nil, op.Errorf("attribute '%s' must have %d elements, got %d", name, n, len(vs))
+		return nil, op.Errorf("attribute '%s' must have %d elements (one per %s), got %d", name, n, what, len(vs))
 	}
 	return vs, nil
 }
@@ -156,74 +155,4 @@ func (op *Op) checkLen(name string, n int) error {
 		return op.Errorf("attribute '%s' must have %d elements, got %d", name, s.Len, n)
 	}
 	return nil
-}
-
-// IntAttrOr returns integer attribute name of op, or def.
-func (op *Op) IntAttrOr(name string, def int64) int64 {
-	if a, ok := op.Attr(name).(*IntegerAttr); ok {
-		return a.Value
-	}
-	return def
-}
-
-// FloatAttrOr returns float (or integer) attribute name of op, or def.
-func (op *Op) FloatAttrOr(name string, def float64) float64 {
-	switch a := op.Attr(name).(type) {
-	case *FloatAttr:
-		return a.Value
-	case *IntegerAttr:
-		return float64(a.Value)
-	}
-	return def
-}
-
-// BoolAttrOr returns bool attribute name of op, or def.
-func (op *Op) BoolAttrOr(name string, def bool) bool {
-	if a, ok := op.Attr(name).(BoolAttr); ok {
-		return bool(a)
-	}
-	return def
-}
-
-// StringAttrOr returns string attribute name of op, or def.
-func (op *Op) StringAttrOr(name string, def string) string {
-	if a, ok := op.Attr(name).(StringAttr); ok {
-		return string(a)
-	}
-	return def
-}
-
-// IntsAttrOr returns integer-array attribute name of op, or def.
-func (op *Op) IntsAttrOr(name string, def []int64) []int64 {
-	arr, ok := op.Attr(name).(ArrayAttr)
-	if !ok {
-		return def
-	}
-	out := make([]int64, len(arr))
-	for i, e := range arr {
-		if ia, ok := e.(*IntegerAttr); ok {
-			out[i] = ia.Value
-		}
-	}
-	return out
-}
-
-// FloatsAttrOr returns float-array attribute name of op, or def.
-func (op *Op) FloatsAttrOr(name string, def []float64) []float64 {
-	arr, ok := op.Attr(name).(ArrayAttr)
-	if !ok {
-		return def
-	}
-	out := make([]float64, len(arr))
-	for i, e := range arr {
-		switch x := e.(type) {
-		case *FloatAttr:
-			out[i] = x.Value
-		case *IntegerAttr:
-			out[i] = float64(x.Value)
-		default:
-			out[i] = math.NaN()
-		}
-	}
-	return out
 }

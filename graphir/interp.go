@@ -29,19 +29,6 @@ func EvalBlock(b *Block, args []*Tensor) ([]*Tensor, error) {
 	return evalOps(b, env)
 }
 
-// EvalBlockIn is EvalBlock for a region that may also read values defined
-// outside it (not isolated from above): outer supplies them.
-func EvalBlockIn(b *Block, args []*Tensor, outer map[*Value]*Tensor) ([]*Tensor, error) {
-	env := make(map[*Value]*Tensor, len(outer)+b.Len())
-	for k, v := range outer {
-		env[k] = v
-	}
-	for i, a := range b.Args {
-		env[a] = args[i]
-	}
-	return evalOps(b, env)
-}
-
 func evalOps(b *Block, env map[*Value]*Tensor) ([]*Tensor, error) {
 	for op := b.First(); op != nil; op = op.Next() {
 		ins := make([]*Tensor, op.NumOperands())

@@ -2,9 +2,7 @@ package graphir
 
 import (
 	"fmt"
-	"io"
 	"strings"
-	"time"
 
 	"github.com/tessera-ml/tessera/internal/registry"
 )
@@ -50,73 +48,34 @@ func (p *FuncPass) Run(m *Module) error {
 	return nil
 }
 
-// PassManager runs an ordered list of passes, verifying after each one.
-type PassManager struct {
-	Passes []Pass
-	// VerifyEach verifies the module after every pass (default true via NewPassManager).
-	VerifyEach bool
-	// Verify are the options of those verifications.
-	Verify VerifyOptions
-	// PrintAfterAll dumps the IR after every pass to IRDump.
-	PrintAfterAll bool
-	// PrintAfter dumps the IR after the passes with these names.
-	PrintAfter map[string]bool
-	// Timing records wall-clock time per pass, reported by WriteTiming.
-	Timing bool
-	// IRDump receives the dumps (stderr in tools).
-	IRDump io.Writer
-	// PrintOptions format the dumps.
-	PrintOptions PrintOptions
-	timings      []registry.Timing
+// RunPasses applies ps to m in order and verifies m after each one with
+// opts. A pass error, or a verifier failure (noted with the name of the
+// pass that left the IR invalid), stops the run. Tools run passes through
+// pipeline.Runner, which keeps this contract and adds IR dumps, timing and
+// statistics.
+func RunPasses(m *Module, opts VerifyOptions, ps ...Pass) error {
+	for _, p := range ps {
+		if err := p.Run(m); err != nil {
+			return err
+		}
+		if verr := VerifyWith(m, opts); verr != nil {
+			ds := AsDiagnostics(verr)
+			ds[0].AddNote(Location{}, "the IR is invalid after pass '%s'", p.Name())
+			return ds
+		}
+	}
+	return nil
 }
 
-// NewPassManager returns a pass manager that verifies after each pass.
-func NewPassManager() *PassManager {
-	return &PassManager{VerifyEach: true, PrintAfter: map[string]bool{}}
-}
-
-// Add appends passes.
-func (pm *PassManager) Add(ps ...Pass) { pm.Passes = append(pm.Passes, ps...) }
-
-// AddPipeline parses a textual pipeline and appends its passes.
-func (pm *PassManager) AddPipeline(text string) error {
+// RunPipeline parses text (ParsePipeline) and runs it with RunPasses and
+// the default verifier options.
+func RunPipeline(m *Module, text string) error {
 	ps, err := ParsePipeline(text)
 	if err != nil {
 		return err
 	}
-	pm.Add(ps...)
-	return nil
+	return RunPasses(m, VerifyOptions{}, ps...)
 }
-
-// Run applies the passes in order. A pass error, or a verifier failure
-// after a pass, stops the pipeline; verifier failures get a note naming the pass.
-func (pm *PassManager) Run(m *Module) error {
-	for _, p := range pm.Passes {
-		start := time.Now()
-		err := p.Run(m)
-		if pm.Timing {
-			pm.timings = append(pm.timings, registry.Timing{Name: p.Name(), D: time.Since(start)})
-		}
-		if err != nil {
-			return err
-		}
-		if pm.VerifyEach {
-			if verr := VerifyWith(m, pm.Verify); verr != nil {
-				ds := AsDiagnostics(verr)
-				ds[0].AddNote(Location{}, "the IR is invalid after pass '%s'", p.Name())
-				return ds
-			}
-		}
-		if pm.IRDump != nil && (pm.PrintAfterAll || pm.PrintAfter[p.Name()]) {
-			fmt.Fprintf(pm.IRDump, "// -----// IR Dump After %s //----- //\n%s\n", p.Name(), PrintWith(m, pm.PrintOptions))
-		}
-	}
-	return nil
-}
-
-// WriteTiming prints the per-pass wall-clock report, in the style of
-// mlir-opt's -mlir-timing.
-func (pm *PassManager) WriteTiming(w io.Writer) { registry.WriteTiming(w, pm.timings) }
 
 // ParsePipeline parses a comma-separated pass list such as
 // "canonicalize,cse" or "constant-fold{max-elements=1024},dce"

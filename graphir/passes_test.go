@@ -1,7 +1,6 @@
 package graphir_test
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -33,12 +32,9 @@ func evalF(t *testing.T, m *graphir.Module, args ...[]float64) []float64 {
 	return out[0].Data
 }
 
-func runPipeline(t *testing.T, m *graphir.Module, pipeline string) *graphir.PassManager {
+func runPipeline(t *testing.T, m *graphir.Module, pipeline string) {
 	t.Helper()
-	pm := graphir.NewPassManager()
-	require.NoError(t, pm.AddPipeline(pipeline))
-	require.NoError(t, pm.Run(m))
-	return pm
+	require.NoError(t, graphir.RunPipeline(m, pipeline))
 }
 
 func TestCanonicalizeCSEDCEPreserveResults(t *testing.T) {
@@ -126,29 +122,6 @@ func TestPipelineErrors(t *testing.T) {
 	assert.Empty(t, ps)
 }
 
-func TestPassManagerDumpsAndTiming(t *testing.T) {
-	m := graphLevel.MustParse(t, negChain)
-	var dump, timing bytes.Buffer
-	pm := graphir.NewPassManager()
-	require.NoError(t, pm.AddPipeline("cse,canonicalize"))
-	pm.PrintAfter["canonicalize"] = true
-	pm.Timing = true
-	pm.IRDump = &dump
-	require.NoError(t, pm.Run(m))
-	pm.WriteTiming(&timing)
-	assert.Contains(t, dump.String(), "// -----// IR Dump After canonicalize //----- //")
-	assert.NotContains(t, dump.String(), "After cse")
-	assert.Contains(t, timing.String(), "Total Execution Time")
-	assert.Contains(t, timing.String(), "cse")
-
-	dump.Reset()
-	pm = graphir.NewPassManager()
-	require.NoError(t, pm.AddPipeline("cse,dce"))
-	pm.PrintAfterAll, pm.IRDump = true, &dump
-	require.NoError(t, pm.Run(graphLevel.MustParse(t, negChain)))
-	assert.Equal(t, 2, strings.Count(dump.String(), "IR Dump After"))
-}
-
 type breakingPass struct{}
 
 func (breakingPass) Name() string { return "break-ir" }
@@ -160,9 +133,7 @@ func (breakingPass) Run(m *graphir.Module) error {
 
 func TestVerifyAfterEachPass(t *testing.T) {
 	m := graphLevel.MustParse(t, negChain)
-	pm := graphir.NewPassManager()
-	pm.Add(breakingPass{})
-	err := pm.Run(m)
+	err := graphir.RunPasses(m, graphir.VerifyOptions{}, breakingPass{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "must end with 'func.return'")
 	assert.Contains(t, err.Error(), "note: the IR is invalid after pass 'break-ir'")

@@ -82,8 +82,8 @@ func init() {
 			{Name: "u", Kind: graphir.KindUnit},
 		},
 		Verify: func(op *graphir.Op) error {
-			if op.IntAttrOr("i", 0) < 0 {
-				return op.Errorf("attribute 'i' must be non-negative, got %d", op.IntAttrOr("i", 0))
+			if i, err := op.Int("i"); err != nil || i < 0 {
+				return op.Errorf("attribute 'i' must be non-negative, got %d", i)
 			}
 			return nil
 		},

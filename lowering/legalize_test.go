@@ -310,9 +310,7 @@ func requireClose(t *testing.T, want, got []*graphir.Tensor, what string) {
 // runPipeline parses and runs a textual pipeline with verification after each pass.
 func runPipeline(t *testing.T, m *graphir.Module, pipeline string) {
 	t.Helper()
-	pm := graphir.NewPassManager()
-	require.NoError(t, pm.AddPipeline(pipeline))
-	require.NoError(t, pm.Run(m), "pipeline %s on\n%s", pipeline, graphir.Print(m))
+	require.NoError(t, graphir.RunPipeline(m, pipeline), "pipeline %s on\n%s", pipeline, graphir.Print(m))
 }
 
 // checkLowered asserts that only hlo ops (and func.return) remain and that
@@ -516,27 +514,27 @@ func TestLegalizeShapesOfIR(t *testing.T) {
 
 	ops := lower(agreeCase{op: "graph.add", inputs: shapes(s(2, 3), s(3))})
 	require.Equal(t, []string{"hlo.broadcast_in_dim", "hlo.add"}, names(ops))
-	assert.Equal(t, []int64{1}, ops[0].IntsAttrOr("broadcast_dimensions", nil))
+	assert.Equal(t, []int64{1}, must(ops[0].Ints("broadcast_dimensions")))
 
 	ops = lower(agreeCase{op: "graph.mul", inputs: shapes(s(4, 1, 5), s(3, 1))})
 	require.Equal(t, []string{"hlo.broadcast_in_dim", "hlo.broadcast_in_dim", "hlo.multiply"}, names(ops))
-	assert.Equal(t, []int64{0, 1, 2}, ops[0].IntsAttrOr("broadcast_dimensions", nil))
-	assert.Equal(t, []int64{1, 2}, ops[1].IntsAttrOr("broadcast_dimensions", nil))
+	assert.Equal(t, []int64{0, 1, 2}, must(ops[0].Ints("broadcast_dimensions")))
+	assert.Equal(t, []int64{1, 2}, must(ops[1].Ints("broadcast_dimensions")))
 
 	ops = lower(agreeCase{op: "graph.gemm", inputs: shapes(s(4, 3), s(5, 4), s(5)), attrs: attrs("transA", true, "transB", true)})
 	require.Equal(t, []string{"hlo.dot_general", "hlo.broadcast_in_dim", "hlo.add"}, names(ops))
-	assert.Equal(t, []int64{0}, ops[0].IntsAttrOr("lhs_contracting_dimensions", nil))
-	assert.Equal(t, []int64{1}, ops[0].IntsAttrOr("rhs_contracting_dimensions", nil))
+	assert.Equal(t, []int64{0}, must(ops[0].Ints("lhs_contracting_dimensions")))
+	assert.Equal(t, []int64{1}, must(ops[0].Ints("rhs_contracting_dimensions")))
 
 	ops = lower(agreeCase{op: "graph.matmul", inputs: shapes(s(3, 4), s(2, 4, 5))})
 	require.Equal(t, []string{"hlo.broadcast_in_dim", "hlo.dot_general"}, names(ops))
-	assert.Equal(t, []int64{0}, ops[1].IntsAttrOr("lhs_batching_dimensions", nil))
+	assert.Equal(t, []int64{0}, must(ops[1].Ints("lhs_batching_dimensions")))
 
 	ops = lower(agreeCase{op: "graph.conv2d", inputs: shapes(s(1, 2, 7, 8), s(3, 2, 3, 2), s(3)),
 		attrs: attrs("strides", s(2, 3), "pads", s(0, 1, 2, 1), "dilations", s(1, 2))})
 	require.Equal(t, []string{"hlo.convolution", "hlo.broadcast_in_dim", "hlo.add"}, names(ops))
 	assert.Equal(t, "[[0, 2], [1, 1]]", graphir.FormatAttr(ops[0].Attr("padding")))
-	assert.Equal(t, []int64{1, 2}, ops[0].IntsAttrOr("rhs_dilation", nil))
+	assert.Equal(t, []int64{1, 2}, must(ops[0].Ints("rhs_dilation")))
 
 	// ceil_mode raises the high padding; the count table is not uniform.
 	ops = lower(agreeCase{op: "graph.avg_pool2d", inputs: shapes(s(1, 1, 7, 7)),
@@ -558,7 +556,7 @@ func TestLegalizeShapesOfIR(t *testing.T) {
 	assert.Equal(t, "hlo.maximum", body[0].Name)
 
 	ops = lower(agreeCase{op: "graph.concat", inputs: shapes(s(2, 3), s(2, 2)), attrs: attrs("axis", -1)})
-	assert.Equal(t, int64(1), ops[0].IntAttrOr("dimension", -9))
+	assert.Equal(t, int64(1), must(ops[0].Int("dimension")))
 }
 
 // TestLegalizeDiagnostics: bad input yields a located diagnostic naming
@@ -631,9 +629,7 @@ func TestLegalizeRemainingOp(t *testing.T) {
 	odd := graphir.NewOp("graph.mystery", []*graphir.Value{ret.Operand(0)}, []graphir.Type{ret.Operand(0).Type}, nil, loc)
 	f.Entry().InsertBefore(ret, odd)
 	ret.SetOperand(0, odd.Results[0])
-	pm := graphir.NewPassManager()
-	require.NoError(t, pm.AddPipeline(graph.LegalizeToHLOPassName))
-	err := pm.Run(m)
+	err := graphir.RunPipeline(m, graph.LegalizeToHLOPassName)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "model.mlir:99:3: error: 'graph.mystery' op failed to legalize to hlo")
 }
@@ -659,7 +655,7 @@ func TestLegalizeExampleMLP(t *testing.T) {
 	var kinds []string
 	for _, op := range m.Funcs[0].Entry().Ops() {
 		if op.Name == "hlo.fusion" {
-			kinds = append(kinds, op.StringAttrOr("kind", ""))
+			kinds = append(kinds, must(op.Str("kind")))
 		}
 	}
 	assert.Equal(t, []string{"output", "output"}, kinds)

@@ -20,10 +20,7 @@ func runPasses(t *testing.T, m *graphir.Module, pipeline string) {
 	t.Helper()
 	passes, err := graphir.ParsePipeline(pipeline)
 	require.NoError(t, err)
-	pm := graphir.NewPassManager()
-	pm.VerifyEach = true
-	pm.Add(passes...)
-	require.NoError(t, pm.Run(m))
+	require.NoError(t, graphir.RunPasses(m, graphir.VerifyOptions{}, passes...))
 }
 
 // parseExample reads an example model with its 360-image batch cut to
@@ -145,4 +142,12 @@ func legalizeModule(m *graphir.Module) error {
 		}
 	}
 	return nil
+}
+
+// must returns v, panicking on err (an attribute accessor in a test).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -3,6 +3,7 @@ package lowering
 import (
 	"strconv"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
@@ -143,7 +144,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 		b.Loc = loc
 		host.Params = append(host.Params, &tir.Param{Buffer: b, Role: tir.RoleOut, Loc: loc})
 		outs = append(outs, b)
-		if _, done := direct[v]; !done && v.Def != nil && v.Def.Name == "hlo.fusion" {
+		if _, done := direct[v]; !done && v.Def != nil && v.Def.Name == hlo.FusionOp {
 			direct[v] = b
 		}
 	}
@@ -154,7 +155,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 	var fusionIdx []*graphir.Op
 	for op := entry.First(); op != nil && op != ret; op = op.Next() {
 		switch op.Name {
-		case "hlo.constant":
+		case hlo.ConstantOp:
 			if op.IsUnused() {
 				continue
 			}
@@ -172,7 +173,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 			}
 			consts = append(consts, c)
 			vals[op.Results[0]] = &hostValue{buf: c.Buffer, arena: -1}
-		case "hlo.fusion":
+		case hlo.FusionOp:
 			name := l.fresh("fused")
 			kern, err := lowerFusion(op, name)
 			if err != nil {

@@ -154,11 +154,6 @@ type Instance struct {
 	Action  Action
 }
 
-// String is the instance in pipeline syntax.
-func (in Instance) String() string {
-	return registry.Item{Name: in.Step.Name, Options: in.Options}.String()
-}
-
 // Parse parses a pipeline text (registry.ParsePipeline's grammar, steps
 // of any level) into configured steps. Errors: the grammar's, an unknown
 // step (naming the known ones), an option the step does not have, the

@@ -137,10 +137,6 @@ func (p *printer) indent(n int) {
 
 func (p *printer) loc(l Location) { syntax.WriteLoc(&p.b, l, p.opts.DebugInfo) }
 
-// FormatLoc renders a location as loc("file":line:col), loc("file") or
-// loc(unknown), as the graph level does.
-func FormatLoc(l Location) string { return syntax.FormatLoc(l) }
-
 func (p *printer) fn(f *PrimFunc) {
 	p.b.WriteString("tir.func @")
 	p.b.WriteString(symbolText(f.Name))

@@ -37,7 +37,7 @@ func TestCanonicalizeReshapeChain(t *testing.T) {
 }`, map[string]int{ReshapeOp: 1, FlattenOp: 0})
 	op := m.Lookup("main").Entry().First()
 	assert.Equal(t, ReshapeOp, op.Name)
-	assert.Equal(t, []int64{4, 6}, op.IntsAttrOr("shape", nil))
+	assert.Equal(t, []int64{4, 6}, must(op.Ints("shape")))
 	assert.Equal(t, m.Lookup("main").Args()[0], op.Operand(0))
 }
 
@@ -87,7 +87,7 @@ func TestCanonicalizeTranspose(t *testing.T) {
   }
 }`, map[string]int{TransposeOp: 1})
 	op := m.Lookup("main").Entry().First()
-	assert.Equal(t, []int64{1, 2, 0}, op.IntsAttrOr("perm", nil))
+	assert.Equal(t, []int64{1, 2, 0}, must(op.Ints("perm")))
 
 	canonicalizeCase(t, `module {
   func.func @main(%arg0: tensor<2x3xf32>) -> tensor<2x3xf32> {

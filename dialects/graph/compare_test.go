@@ -68,7 +68,6 @@ func TestWhere(t *testing.T) {
 // types (i1 included) and attributes and runs Infer, the verifier and,
 // where they pass, the evaluator; none may panic.
 func TestElementwiseOpsNeverPanic(t *testing.T) {
-	rng := newRNG(7)
 	var names []string
 	for _, name := range graphir.RegisteredOps() {
 		def := graphir.LookupOp(name)
@@ -77,54 +76,18 @@ func TestElementwiseOpsNeverPanic(t *testing.T) {
 		}
 	}
 	require.Subset(t, names, []string{ExpOp, AtanOp, SoftsignOp, WhereOp, EqualOp, AndOp, PReluOp})
-	attrNames := []string{"alpha", "beta", "gamma", "min", "max", "axis"}
-	dtypes := []graphir.DType{graphir.F32, graphir.F32, graphir.I1, graphir.I32}
+	g := &randomOps{rng: newRNG(7), names: names, attrNames: []string{"alpha", "beta", "gamma", "min", "max", "axis"},
+		dtypes: []graphir.DType{graphir.F32, graphir.F32, graphir.I1, graphir.I32}, maxRank: 3, maxDim: 4, maxAttrs: 2}
 	built := 0
 	for iter := 0; iter < 20000; iter++ {
-		name := names[rng.IntN(len(names))]
-		def := graphir.LookupOp(name)
-		nops := def.Operands.Min
-		if rng.IntN(20) == 0 {
-			nops = rng.IntN(4)
-		}
-		types := make([]graphir.Type, nops)
-		for i := range types {
-			shape := make([]int64, rng.IntN(4))
-			for d := range shape {
-				shape[d] = int64(rng.IntN(4))
-				if rng.IntN(50) == 0 {
-					shape[d] = -1
-				}
-			}
-			types[i] = graphir.NewTensor(dtypes[rng.IntN(len(dtypes))], shape...)
-		}
-		if nops > 0 && rng.IntN(30) == 0 {
-			types[rng.IntN(nops)] = graphir.F32Type
-		}
-		a := graphir.DictAttr{}
-		for k := rng.IntN(3); k > 0; k-- {
-			a = a.Set(attrNames[rng.IntN(len(attrNames))], randomAttr(rng))
-		}
-		b := graphir.NewBlock(types...)
-		op, err := graphir.Build(name, b.Args, a, graphir.Location{})
-		if err != nil {
-			continue
-		}
-		f := graphir.NewFunc("main", &graphir.FunctionType{Inputs: types, Results: []graphir.Type{op.Results[0].Type}}, graphir.Location{})
-		for i, arg := range b.Args {
-			arg.ReplaceAllUsesWith(f.Args()[i])
-		}
-		f.Entry().Append(op)
-		f.Entry().Append(graphir.NewOp(graphir.ReturnOpName, op.Results, nil, nil, graphir.Location{}))
-		m := &graphir.Module{}
-		m.AddFunc(f)
-		if graphir.Verify(m) != nil {
+		op, f, ok := g.draw()
+		if !ok {
 			continue
 		}
 		built++
-		_, _ = graphir.Interpret(f, randomArgs(rng, f))
+		interpretSmall(g.rng, f)
 		// Mismatched evaluator inputs are diagnosed, not indexed.
-		_, err = op.Def.Eval(op, []*graphir.Tensor{{Type: tt(7), Data: make([]float64, 7)}})
+		_, err := op.Def.Eval(op, []*graphir.Tensor{{Type: tt(7), Data: make([]float64, 7)}})
 		require.Error(t, err)
 	}
 	require.Greater(t, built, 2000, "too few valid ops drawn")

@@ -197,3 +197,11 @@ func countOps(m *graphir.Module, name string) int {
 	})
 	return n
 }
+
+// must returns v, panicking on err (an attribute accessor in a test).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

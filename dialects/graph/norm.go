@@ -50,24 +50,8 @@ func init() {
 		Eval:   evalBatchNorm,
 		Pretty: true,
 	}, Conversions{Legalize: legalizeBatchNorm})
-	register(&graphir.OpDef{
-		Name:     SoftmaxOp,
-		Summary:  "softmax along one axis (ONNX Softmax, opset 13)",
-		Operands: graphir.Exactly(1),
-		Results:  graphir.Exactly(1),
-		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
-		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(-1)}},
-		Infer:    inferSoftmax,
-		Verify: func(op *graphir.Op) error {
-			t, err := op.TensorOperand(0)
-			if err != nil {
-				return err
-			}
-			return requireFloat(op, t)
-		},
-		Eval:   evalSoftmax,
-		Pretty: true,
-	}, Conversions{Legalize: legalizeSoftmaxLike(false)})
+	registerSoftmaxLike(SoftmaxOp, "softmax along one axis (ONNX Softmax, opset 13)", evalSoftmax, false)
+	registerSoftmaxLike(LogSoftmaxOp, "log of softmax along one axis (ONNX LogSoftmax, opset 13)", evalLogSoftmax, true)
 }
 
 func inferBatchNorm(op *graphir.Op) ([]graphir.Type, error) {
@@ -243,4 +227,27 @@ func legalizeSoftmaxLike(logOut bool) legalizeFn {
 		}
 		return c.done(c.op(hlo.DivideOp, e, back(s)))
 	}
+}
+
+// registerSoftmaxLike registers softmax (log false) or log_softmax: one
+// float operand, the result of its type, the axis attribute (default -1).
+func registerSoftmaxLike(name, summary string, eval func(*graphir.Op, []*graphir.Tensor) ([]*graphir.Tensor, error), log bool) {
+	register(&graphir.OpDef{
+		Name:     name,
+		Summary:  summary,
+		Operands: graphir.Exactly(1),
+		Results:  graphir.Exactly(1),
+		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
+		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(-1)}},
+		Infer:    inferSoftmax,
+		Verify: func(op *graphir.Op) error {
+			t, err := op.TensorOperand(0)
+			if err != nil {
+				return err
+			}
+			return requireFloat(op, t)
+		},
+		Eval:   eval,
+		Pretty: true,
+	}, Conversions{Legalize: legalizeSoftmaxLike(log)})
 }

@@ -13,9 +13,7 @@ import (
 
 func runPipeline(t *testing.T, m *graphir.Module, pipeline string) {
 	t.Helper()
-	pm := graphir.NewPassManager()
-	require.NoError(t, pm.AddPipeline(pipeline))
-	require.NoError(t, pm.Run(m))
+	require.NoError(t, graphir.RunPipeline(m, pipeline))
 }
 
 func constLit(x *graphir.Tensor) string {

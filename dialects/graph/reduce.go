@@ -88,24 +88,6 @@ func init() {
 			Pretty: true,
 		}, Conversions{Legalize: legalizeReduce})
 	}
-	register(&graphir.OpDef{
-		Name:     LogSoftmaxOp,
-		Summary:  "log of softmax along one axis (ONNX LogSoftmax, opset 13)",
-		Operands: graphir.Exactly(1),
-		Results:  graphir.Exactly(1),
-		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
-		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(-1)}},
-		Infer:    inferSoftmax,
-		Verify: func(op *graphir.Op) error {
-			t, err := op.TensorOperand(0)
-			if err != nil {
-				return err
-			}
-			return requireFloat(op, t)
-		},
-		Eval:   evalLogSoftmax,
-		Pretty: true,
-	}, Conversions{Legalize: legalizeSoftmaxLike(true)})
 }
 
 // ReduceAxes returns, for a reduction op on an input of rank r, which

@@ -33,11 +33,82 @@ func randomAttr(rng *rand.Rand) graphir.Attribute {
 	return graphir.I64Array(vs...)
 }
 
+// randomOps draws random instances of some graph ops for the never-panic
+// tests: random operand types (rank ≤ maxRank, dims < maxDim, now and then
+// a dynamic dim, a non-tensor operand or a wrong operand count) and up to
+// maxAttrs random attributes named from attrNames.
+type randomOps struct {
+	rng              *rand.Rand
+	names, attrNames []string
+	dtypes           []graphir.DType
+	maxRank, maxDim  int
+	maxAttrs         int
+}
+
+// draw builds one op in a one-op function; ok is false when Build or the
+// verifier refuses it (which must not panic either).
+func (g *randomOps) draw() (op *graphir.Op, f *graphir.Func, ok bool) {
+	rng := g.rng
+	def := graphir.LookupOp(g.names[rng.IntN(len(g.names))])
+	nops := def.Operands.Min
+	if def.Operands.Max != def.Operands.Min {
+		nops += rng.IntN(2)
+	}
+	if rng.IntN(20) == 0 {
+		nops = rng.IntN(4)
+	}
+	types := make([]graphir.Type, nops)
+	for i := range types {
+		shape := make([]int64, rng.IntN(g.maxRank+1))
+		for d := range shape {
+			shape[d] = int64(rng.IntN(g.maxDim))
+			if rng.IntN(50) == 0 {
+				shape[d] = -1
+			}
+		}
+		types[i] = graphir.NewTensor(g.dtypes[rng.IntN(len(g.dtypes))], shape...)
+	}
+	if nops > 0 && rng.IntN(30) == 0 {
+		types[rng.IntN(nops)] = graphir.F32Type
+	}
+	a := graphir.DictAttr{}
+	for k := rng.IntN(g.maxAttrs + 1); k > 0; k-- {
+		a = a.Set(g.attrNames[rng.IntN(len(g.attrNames))], randomAttr(rng))
+	}
+	b := graphir.NewBlock(types...)
+	op, err := graphir.Build(def.Name, b.Args, a, graphir.Location{})
+	if err != nil {
+		return nil, nil, false
+	}
+	f = graphir.NewFunc("main", &graphir.FunctionType{Inputs: types, Results: []graphir.Type{op.Results[0].Type}}, graphir.Location{})
+	for i, arg := range b.Args {
+		arg.ReplaceAllUsesWith(f.Args()[i])
+	}
+	f.Entry().Append(op)
+	f.Entry().Append(graphir.NewOp(graphir.ReturnOpName, op.Results, nil, nil, graphir.Location{}))
+	m := &graphir.Module{}
+	m.AddFunc(f)
+	if graphir.Verify(m) != nil {
+		return nil, nil, false
+	}
+	return op, f, true
+}
+
+// interpretSmall runs f on random inputs when they hold at most 4096
+// elements each; errors are fine, panics are not.
+func interpretSmall(rng *rand.Rand, f *graphir.Func) {
+	for _, ty := range f.Type.Inputs {
+		if tt := graphir.AsTensor(ty); tt == nil || tt.NumElements() > 4096 {
+			return
+		}
+	}
+	_, _ = graphir.Interpret(f, randomArgs(rng, f))
+}
+
 // TestOpsNeverPanic builds every graph op with random operand types and
 // random attributes and runs Infer, the verifier and, where inference
 // succeeds, the evaluator; none may panic.
 func TestOpsNeverPanic(t *testing.T) {
-	rng := newRNG(99)
 	var names []string
 	for _, n := range graphir.RegisteredOps() {
 		if strings.HasPrefix(n, "graph.") {
@@ -45,58 +116,11 @@ func TestOpsNeverPanic(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, names)
-	attrNames := schemaAttrNames(names)
-	dtypes := []graphir.DType{graphir.F32, graphir.F32, graphir.F32, graphir.I32}
+	g := &randomOps{rng: newRNG(99), names: names, attrNames: schemaAttrNames(names),
+		dtypes: []graphir.DType{graphir.F32, graphir.F32, graphir.F32, graphir.I32}, maxRank: 5, maxDim: 5, maxAttrs: 3}
 	for iter := 0; iter < 20000; iter++ {
-		name := names[rng.IntN(len(names))]
-		def := graphir.LookupOp(name)
-		nops := def.Operands.Min
-		if def.Operands.Max != def.Operands.Min {
-			nops += rng.IntN(2)
-		}
-		types := make([]graphir.Type, nops)
-		for i := range types {
-			r := rng.IntN(6)
-			shape := make([]int64, r)
-			for d := range shape {
-				shape[d] = int64(rng.IntN(5))
-				if rng.IntN(50) == 0 {
-					shape[d] = -1
-				}
-			}
-			types[i] = graphir.NewTensor(dtypes[rng.IntN(len(dtypes))], shape...)
-		}
-		if nops > 0 && rng.IntN(30) == 0 {
-			types[rng.IntN(nops)] = graphir.F32Type
-		}
-		a := graphir.DictAttr{}
-		for k := rng.IntN(4); k > 0; k-- {
-			a = a.Set(attrNames[rng.IntN(len(attrNames))], randomAttr(rng))
-		}
-		b := graphir.NewBlock(types...)
-		op, err := graphir.Build(name, b.Args, a, graphir.Location{})
-		if err != nil {
-			continue
-		}
-		f := graphir.NewFunc("main", &graphir.FunctionType{Inputs: types, Results: []graphir.Type{op.Results[0].Type}}, graphir.Location{})
-		for i, arg := range b.Args {
-			arg.ReplaceAllUsesWith(f.Args()[i])
-		}
-		f.Entry().Append(op)
-		f.Entry().Append(graphir.NewOp(graphir.ReturnOpName, op.Results, nil, nil, graphir.Location{}))
-		m := &graphir.Module{}
-		m.AddFunc(f)
-		if graphir.Verify(m) != nil {
-			continue
-		}
-		ok := true
-		for _, ty := range types {
-			if tt := graphir.AsTensor(ty); tt == nil || tt.NumElements() > 4096 {
-				ok = false
-			}
-		}
-		if ok {
-			_, _ = graphir.Interpret(f, randomArgs(rng, f))
+		if _, f, ok := g.draw(); ok {
+			interpretSmall(g.rng, f)
 		}
 	}
 }

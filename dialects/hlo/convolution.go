@@ -97,8 +97,8 @@ func init() {
 			{Name: "lhs_dilation", Kind: g.KindIntArray},
 			{Name: "rhs_dilation", Kind: g.KindIntArray},
 			{Name: "feature_group_count", Kind: g.KindInt},
-			{Name: "kernel_output_feature_dimension", Kind: g.KindInt},
-			{Name: "kernel_input_feature_dimension", Kind: g.KindInt},
+			{Name: "kernel_output_feature_dimension", Kind: g.KindInt, Default: g.IntAttr(0)},
+			{Name: "kernel_input_feature_dimension", Kind: g.KindInt, Default: g.IntAttr(1)},
 			{Name: "kernel_spatial_dimensions", Kind: g.KindIntArray},
 		},
 		Infer: func(op *g.Op) ([]g.Type, error) {
@@ -126,17 +126,24 @@ type convCfg struct {
 // wrong kind or length, or dimensions that are not a permutation of the
 // rhs dimensions.
 func KernelDimsOf(op *g.Op, rank int) (KernelDims, error) {
-	ns := rank - 2
-	k := KernelDims{OutputFeature: op.IntAttrOr("kernel_output_feature_dimension", 0), InputFeature: op.IntAttrOr("kernel_input_feature_dimension", 1)}
-	def := make([]int64, ns)
-	for i := range def {
-		def[i] = int64(2 + i)
+	var k KernelDims
+	var err error
+	if k.OutputFeature, err = op.Int("kernel_output_feature_dimension"); err != nil {
+		return k, err
 	}
-	sp, err := intsAttr(op, "kernel_spatial_dimensions", def)
+	if k.InputFeature, err = op.Int("kernel_input_feature_dimension"); err != nil {
+		return k, err
+	}
+	sp, err := op.Ints("kernel_spatial_dimensions")
 	if err != nil {
 		return k, err
 	}
-	if len(sp) != ns {
+	if sp == nil { // absent: OI followed by the spatial dimensions in order
+		for d := 2; d < rank; d++ {
+			sp = append(sp, int64(d))
+		}
+	}
+	if ns := rank - 2; len(sp) != ns {
 		return k, op.Errorf("attribute 'kernel_spatial_dimensions' must have %d elements (one per spatial dimension), got %d", ns, len(sp))
 	}
 	k.Spatial = sp
@@ -169,16 +176,16 @@ func convConfig(op *g.Op) (*convCfg, error) {
 	if c.kernel, err = KernelDimsOf(op, c.lhs.Rank()); err != nil {
 		return nil, err
 	}
-	if c.strides, err = intsAttrLen(op, "window_strides", ns, 1); err != nil {
+	if c.strides, err = op.IntsLen("window_strides", ns, "spatial dimension", 1); err != nil {
 		return nil, err
 	}
 	if c.lo, c.hi, err = padPairs(op, "padding", ns); err != nil {
 		return nil, err
 	}
-	if c.lhsDil, err = intsAttrLen(op, "lhs_dilation", ns, 1); err != nil {
+	if c.lhsDil, err = op.IntsLen("lhs_dilation", ns, "spatial dimension", 1); err != nil {
 		return nil, err
 	}
-	if c.rhsDil, err = intsAttrLen(op, "rhs_dilation", ns, 1); err != nil {
+	if c.rhsDil, err = op.IntsLen("rhs_dilation", ns, "spatial dimension", 1); err != nil {
 		return nil, err
 	}
 	for i := 0; i < ns; i++ {

@@ -88,7 +88,7 @@ func dotConfig(op *g.Op) (*dotCfg, error) {
 		{"lhs_batching_dimensions", &c.dims.LhsBatch}, {"rhs_batching_dimensions", &c.dims.RhsBatch},
 		{"lhs_contracting_dimensions", &c.dims.LhsContracting}, {"rhs_contracting_dimensions", &c.dims.RhsContracting},
 	} {
-		if *p.dst, err = intsAttr(op, p.name, nil); err != nil {
+		if *p.dst, err = op.Ints(p.name); err != nil {
 			return nil, err
 		}
 	}

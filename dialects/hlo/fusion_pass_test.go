@@ -61,7 +61,7 @@ func bodyNames(f *g.Op) []string {
 	return names
 }
 
-func kindOf(f *g.Op) string { return f.StringAttrOr("kind", "") }
+func kindOf(f *g.Op) string { return must(f.Str("kind")) }
 
 func (b *fb) constant(r *rand.Rand, t *g.TensorType) *g.Value {
 	c := Constant(randTensor(r, t), loc())

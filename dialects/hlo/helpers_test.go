@@ -141,3 +141,11 @@ func randArgs(r *rand.Rand, f *g.Func) []*g.Tensor {
 	}
 	return args
 }
+
+// must returns v, panicking on err (an attribute accessor in a test).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}

@@ -108,7 +108,7 @@ func reduceConfig(op *g.Op) (*g.TensorType, []int64, error) {
 	if err := checkInit(op, ts[0], ts[1]); err != nil {
 		return nil, nil, err
 	}
-	dims, err := intsAttr(op, "dimensions", nil)
+	dims, err := op.Ints("dimensions")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -314,16 +314,16 @@ func windowConfig(op *g.Op) (*windowCfg, error) {
 	if op.Attr("window_dimensions") == nil {
 		return nil, op.Errorf("requires attribute 'window_dimensions'")
 	}
-	if c.dims, err = intsAttrLen(op, "window_dimensions", r, 1); err != nil {
+	if c.dims, err = op.IntsLen("window_dimensions", r, "dimension", 1); err != nil {
 		return nil, err
 	}
-	if c.strides, err = intsAttrLen(op, "window_strides", r, 1); err != nil {
+	if c.strides, err = op.IntsLen("window_strides", r, "dimension", 1); err != nil {
 		return nil, err
 	}
-	if c.baseDil, err = intsAttrLen(op, "base_dilations", r, 1); err != nil {
+	if c.baseDil, err = op.IntsLen("base_dilations", r, "dimension", 1); err != nil {
 		return nil, err
 	}
-	if c.winDil, err = intsAttrLen(op, "window_dilations", r, 1); err != nil {
+	if c.winDil, err = op.IntsLen("window_dilations", r, "dimension", 1); err != nil {
 		return nil, err
 	}
 	if c.lo, c.hi, err = padPairs(op, "padding", r); err != nil {

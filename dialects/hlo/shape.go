@@ -150,7 +150,7 @@ func broadcastDims(op *g.Op) ([]int64, error) {
 	if op.Attr("broadcast_dimensions") == nil {
 		return nil, op.Errorf("requires attribute 'broadcast_dimensions'")
 	}
-	dims, err := intsAttr(op, "broadcast_dimensions", nil)
+	dims, err := op.Ints("broadcast_dimensions")
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +240,7 @@ func transposeConfig(op *g.Op) (*g.TensorType, []int64, error) {
 	if op.Attr("permutation") == nil {
 		return nil, nil, op.Errorf("requires attribute 'permutation'")
 	}
-	perm, err := intsAttr(op, "permutation", nil)
+	perm, err := op.Ints("permutation")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -313,13 +313,13 @@ func padConfig(op *g.Op) (*padCfg, error) {
 	}
 	r := in.Rank()
 	c := &padCfg{}
-	if c.lo, err = intsAttrLen(op, "edge_padding_low", r, 0); err != nil {
+	if c.lo, err = op.IntsLen("edge_padding_low", r, "dimension", 0); err != nil {
 		return nil, err
 	}
-	if c.hi, err = intsAttrLen(op, "edge_padding_high", r, 0); err != nil {
+	if c.hi, err = op.IntsLen("edge_padding_high", r, "dimension", 0); err != nil {
 		return nil, err
 	}
-	if c.interior, err = intsAttrLen(op, "interior_padding", r, 0); err != nil {
+	if c.interior, err = op.IntsLen("interior_padding", r, "dimension", 0); err != nil {
 		return nil, err
 	}
 	shape := make([]int64, r)
@@ -403,14 +403,14 @@ func sliceConfig(op *g.Op) (*sliceCfg, error) {
 		}
 	}
 	c := &sliceCfg{}
-	if c.start, err = intsAttrLen(op, "start_indices", r, 0); err != nil {
+	if c.start, err = op.IntsLen("start_indices", r, "dimension", 0); err != nil {
 		return nil, err
 	}
-	limit, err := intsAttrLen(op, "limit_indices", r, 0)
+	limit, err := op.IntsLen("limit_indices", r, "dimension", 0)
 	if err != nil {
 		return nil, err
 	}
-	if c.strides, err = intsAttrLen(op, "strides", r, 1); err != nil {
+	if c.strides, err = op.IntsLen("strides", r, "dimension", 1); err != nil {
 		return nil, err
 	}
 	shape := make([]int64, r)

@@ -50,52 +50,6 @@ func resultTensor(op *g.Op, i int) (*g.TensorType, error) {
 	return t, nil
 }
 
-// intsAttr reads an integer-array attribute. Absent: def (may be nil).
-// Present but not an array of integers: an error (Infer may run before the
-// schema check, through graphir.Build).
-func intsAttr(op *g.Op, name string, def []int64) ([]int64, error) {
-	a := op.Attr(name)
-	if a == nil {
-		return def, nil
-	}
-	arr, ok := a.(g.ArrayAttr)
-	if !ok {
-		return nil, op.Errorf("attribute '%s' must be an integer array, got %s", name, g.FormatAttr(a))
-	}
-	out := make([]int64, len(arr))
-	for i, e := range arr {
-		ia, ok := e.(*g.IntegerAttr)
-		if !ok {
-			return nil, op.Errorf("attribute '%s' must be an integer array, got %s", name, g.FormatAttr(a))
-		}
-		out[i] = ia.Value
-	}
-	return out, nil
-}
-
-// intsAttrLen is intsAttr with a required length n; the default is n copies of fill.
-func intsAttrLen(op *g.Op, name string, n int, fill int64) ([]int64, error) {
-	def := make([]int64, n)
-	for i := range def {
-		def[i] = fill
-	}
-	vs, err := intsAttr(op, name, def)
-	if err != nil {
-		return nil, err
-	}
-	if len(vs) != n {
-		return nil, op.Errorf("attribute '%s' must have %d elements (one per %s), got %d", name, n, lenWhat(op), len(vs))
-	}
-	return vs, nil
-}
-
-func lenWhat(op *g.Op) string {
-	if op.Name == ConvolutionOp {
-		return "spatial dimension"
-	}
-	return "dimension"
-}
-
 // padPairs reads an attribute written [[lo, hi], ...] with n pairs; absent
 // means all zeros.
 func padPairs(op *g.Op, name string, n int) (lo, hi []int64, err error) {

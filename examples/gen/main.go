@@ -20,7 +20,7 @@ import (
 	"math/rand/v2"
 	"os"
 
-	_ "github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -77,17 +77,17 @@ func Generate() (string, error) {
 			v := math.Round(scale*(2*r.Float64()-1)*1e4) / 1e4
 			vs[i] = graphir.Float32Round(v)
 		}
-		return build("graph.constant", nil, graphir.DictAttr{}.Set("value", &graphir.DenseElementsAttr{Type: t, Floats: vs}))
+		return build(graph.ConstantOp, nil, graphir.DictAttr{}.Set("value", &graphir.DenseElementsAttr{Type: t, Floats: vs}))
 	}
 	transB := graphir.DictAttr{}.Set("transB", graphir.BoolAttr(true))
 	w1 := constant(math.Sqrt(6.0/784), 200, 784)
 	b1 := constant(0.05, 200)
 	w2 := constant(math.Sqrt(6.0/200), 10, 200)
 	b2 := constant(0.05, 10)
-	x := build("graph.flatten", f.Args(), nil)
-	h := build("graph.gemm", []*graphir.Value{x, w1, b1}, transB)
-	h = build("graph.relu", []*graphir.Value{h}, nil)
-	y := build("graph.gemm", []*graphir.Value{h, w2, b2}, transB)
+	x := build(graph.FlattenOp, f.Args(), nil)
+	h := build(graph.GemmOp, []*graphir.Value{x, w1, b1}, transB)
+	h = build(graph.ReluOp, []*graphir.Value{h}, nil)
+	y := build(graph.GemmOp, []*graphir.Value{h, w2, b2}, transB)
 	if err != nil {
 		return "", err
 	}

@@ -115,11 +115,6 @@ func splatConst(s constant.Constant, t types.Type) constant.Constant {
 	return constant.NewVector(vt, elems...)
 }
 
-func isFloatType(t types.Type) bool {
-	_, ok := elemOf(t).(*types.FloatType)
-	return ok
-}
-
 // bitsOf is the bit width of an integer or float lane type.
 func bitsOf(t types.Type) int {
 	switch e := elemOf(t).(type) {

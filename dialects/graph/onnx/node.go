@@ -124,18 +124,6 @@ func (n *node) intsAttr(name string, def []int64) ([]int64, error) {
 	return a.GetInts(), n.checkKind(a, onnxpb.AttributeProto_INTS)
 }
 
-func (n *node) floatsAttr(name string) ([]float64, error) {
-	a := n.attr(name)
-	if a == nil {
-		return nil, nil
-	}
-	out := make([]float64, len(a.GetFloats()))
-	for i, f := range a.GetFloats() {
-		out[i] = float64(f)
-	}
-	return out, n.checkKind(a, onnxpb.AttributeProto_FLOATS)
-}
-
 // constInput returns input i as a constant tensor, or an error naming why
 // the op needs it constant.
 func (n *node) constInput(i int, what string) (*graphir.Tensor, error) {

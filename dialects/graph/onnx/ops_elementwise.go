@@ -15,13 +15,6 @@ import (
 // from the graph op's definition (graph.ONNXOp); constant inputs fold
 // through the op's reference evaluator.
 
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func init() {
 	register(convertXor, "Xor")
 	register(convertPow, "Pow")
