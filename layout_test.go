@@ -59,6 +59,9 @@ var layoutRules = []layoutRule{
 	// the target interface (targets/) and each target (targets/cpu/) use
 	// the schedule rules, tensor IR and the runtime that loads their code.
 	{folder: "targets", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry"}, allowed: "tensorir, schedule, runtime, internal/registry (and other targets)"},
+	// The one ordered compilation table: every level's steps, the tuning
+	// database (autotune) for apply-tuning-records, and the targets.
+	{folder: "pipeline", tree: 1, internal: []string{"graphir", "dialects", "lowering", "tensorir", "schedule", "autotune", "targets", "internal/registry"}, allowed: "graphir, dialects/..., lowering, tensorir, schedule, autotune, targets, internal/registry"},
 	{folder: "runtime", tree: 1, stdOnly: true, external: []string{"github.com/ebitengine/purego", "github.com/sbinet/npyio"}, allowed: "std, purego, npyio"},
 	{folder: "tools", any: true, allowed: "everything"},
 	{folder: "cmd", any: true, allowed: "everything"},

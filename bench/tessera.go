@@ -131,7 +131,7 @@ func (k *Kernel) Check() (float64, error) {
 	return k.W.Check(k.data, got)
 }
 
-// Bench times the kernel with runtime.Entry.Bench: warmup untimed calls,
+// Bench times the kernel with the target entry's BenchEach: warmup untimed calls,
 // then at least repeats timed calls lasting at least minTime in all.
 func (k *Kernel) Bench(warmup, repeats int, minTime time.Duration) (rt.Timings, error) {
 	return k.entry.BenchEach(k.ins, k.outs, warmup, repeats, minTime, nil)

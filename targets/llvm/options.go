@@ -1,16 +1,19 @@
-// Package cpu compiles Tessera tensor IR (package tensorir) to x86-64
-// object code: each PrimFunc becomes an LLVM function built with
-// github.com/llir/llvm, the module is optimised with opt-16 and compiled
-// with llc-16 to a relocatable object (.o) or assembly, and linked with
-// ld.lld-16 into a shared object (.so).
+// Package llvm is the CPU target's code generation: it compiles scheduled
+// Tessera tensor IR (package tensorir) to x86-64 object code. Each PrimFunc
+// becomes an LLVM function built with github.com/llir/llvm, the module is
+// optimised with opt-16 and compiled with llc-16 to a relocatable object
+// (.o) or assembly, and linked with ld.lld-16 into a shared object (.so).
+// It does not schedule or transform the tensor IR: the schedule rules are
+// schedule.CPURules and the post-schedule passes run in the pipeline
+// (targets/cpu wires them into a targets.Target).
 //
 // The files follow the construct families: module.go (functions, the
-// exported C ABI), codegen_func.go (per-function state), codegen_expr.go,
-// codegen_stmt.go, codegen_block.go, codegen_loop.go, codegen_vector.go,
-// codegen_parallel.go, mathfns.go (polynomial exp/tanh/sigmoid/erf),
-// toolchain.go (opt/llc/ld.lld), header.go (the C header) and
-// default_schedule.go (vectorize the innermost, parallelize the outermost
-// spatial loop). README.md describes the design.
+// exported C ABI), artifact.go (Result as a targets.Artifact),
+// codegen_func.go (per-function state), codegen_expr.go, codegen_stmt.go,
+// codegen_block.go, codegen_loop.go, codegen_vector.go,
+// codegen_parallel.go, mathfns.go (intrinsics; polynomial
+// exp/tanh/sigmoid/erf), toolchain.go (opt/llc/ld.lld), header.go (the C
+// header). README.md describes the design.
 package llvm
 
 import (
