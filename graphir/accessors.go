@@ -14,12 +14,7 @@ func (op *Op) attrOrDefault(name string) Attribute {
 	if a := op.Attr(name); a != nil {
 		return a
 	}
-	if op.Def != nil {
-		if s := op.Def.Spec(name); s != nil {
-			return s.Default
-		}
-	}
-	return nil
+	return op.Def.Default(name)
 }
 
 func (op *Op) wrongKind(name, want string, a Attribute) *Diagnostic {

@@ -5,13 +5,7 @@ package graphir
 // as MLIR's -canonicalize does.
 
 func init() {
-	RegisterPass(&PassInfo{
-		Name:    "canonicalize",
-		Summary: "apply the canonicalization patterns of every registered op and remove dead pure ops",
-		New: func(map[string]string) (Pass, error) {
-			return &FuncPass{PassName: "canonicalize", Fn: Canonicalize}, nil
-		},
-	})
+	RegisterFuncPass("canonicalize", "apply the canonicalization patterns of every registered op and remove dead pure ops", Canonicalize)
 }
 
 // Canonicalize rewrites f with all registered canonicalization patterns

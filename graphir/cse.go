@@ -12,13 +12,7 @@ import (
 // attributes and result types.
 
 func init() {
-	RegisterPass(&PassInfo{
-		Name:    "cse",
-		Summary: "eliminate common subexpressions among pure ops",
-		New: func(map[string]string) (Pass, error) {
-			return &FuncPass{PassName: "cse", Fn: func(f *Func) error { CSE(f); return nil }}, nil
-		},
-	})
+	RegisterFuncPass("cse", "eliminate common subexpressions among pure ops", func(f *Func) error { CSE(f); return nil })
 }
 
 // CSE replaces each pure, region-free op that duplicates an earlier

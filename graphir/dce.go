@@ -4,13 +4,7 @@ package graphir
 // fixed point (an op whose users were all removed is removed too).
 
 func init() {
-	RegisterPass(&PassInfo{
-		Name:    "dce",
-		Summary: "remove pure ops whose results are unused",
-		New: func(map[string]string) (Pass, error) {
-			return &FuncPass{PassName: "dce", Fn: func(f *Func) error { DCE(f); return nil }}, nil
-		},
-	})
+	RegisterFuncPass("dce", "remove pure ops whose results are unused", func(f *Func) error { DCE(f); return nil })
 }
 
 // DCE erases dead pure ops in f (nested regions included) and returns how

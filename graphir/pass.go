@@ -48,6 +48,14 @@ func (p *FuncPass) Run(m *Module) error {
 	return nil
 }
 
+// RegisterFuncPass registers a pass without options that applies fn to
+// every function of the module.
+func RegisterFuncPass(name, summary string, fn func(f *Func) error) {
+	RegisterPass(&PassInfo{Name: name, Summary: summary, New: func(map[string]string) (Pass, error) {
+		return &FuncPass{PassName: name, Fn: fn}, nil
+	}})
+}
+
 // RunPasses applies ps to m in order and verifies m after each one with
 // opts. A pass error, or a verifier failure (noted with the name of the
 // pass that left the IR invalid), stops the run. Tools run passes through
@@ -59,12 +67,18 @@ func RunPasses(m *Module, opts VerifyOptions, ps ...Pass) error {
 			return err
 		}
 		if verr := VerifyWith(m, opts); verr != nil {
-			ds := AsDiagnostics(verr)
-			ds[0].AddNote(Location{}, "the IR is invalid after pass '%s'", p.Name())
-			return ds
+			return InvalidAfter(verr, p.Name())
 		}
 	}
 	return nil
+}
+
+// InvalidAfter is the verifier error err with a note naming the pass that
+// left the IR invalid (either level's: both report syntax diagnostics).
+func InvalidAfter(err error, pass string) Diagnostics {
+	ds := AsDiagnostics(err)
+	ds[0].AddNote(Location{}, "the IR is invalid after pass '%s'", pass)
+	return ds
 }
 
 // RunPipeline parses text (ParsePipeline) and runs it with RunPasses and

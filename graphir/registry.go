@@ -175,6 +175,18 @@ func (d *OpDef) Spec(name string) *AttrSpec {
 	return nil
 }
 
+// Default returns the schema default of attribute name (nil when the op
+// has no such attribute or it has no default). A nil d has none.
+func (d *OpDef) Default(name string) Attribute {
+	if d == nil {
+		return nil
+	}
+	if s := d.Spec(name); s != nil {
+		return s.Default
+	}
+	return nil
+}
+
 // ReturnOpName is the function terminator.
 const ReturnOpName = "func.return"
 

@@ -310,7 +310,9 @@ func requireClose(t *testing.T, want, got []*graphir.Tensor, what string) {
 // runPipeline parses and runs a textual pipeline with verification after each pass.
 func runPipeline(t *testing.T, m *graphir.Module, pipeline string) {
 	t.Helper()
-	require.NoError(t, graphir.RunPipeline(m, pipeline), "pipeline %s on\n%s", pipeline, graphir.Print(m))
+	if err := graphir.RunPipeline(m, pipeline); err != nil {
+		t.Fatalf("pipeline %s: %v\non\n%s", pipeline, err, graphir.Print(m))
+	}
 }
 
 // checkLowered asserts that only hlo ops (and func.return) remain and that

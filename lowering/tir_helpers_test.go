@@ -11,17 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
-
-// runPasses runs a graphir pass pipeline on m.
-func runPasses(t *testing.T, m *graphir.Module, pipeline string) {
-	t.Helper()
-	passes, err := graphir.ParsePipeline(pipeline)
-	require.NoError(t, err)
-	require.NoError(t, graphir.RunPasses(m, graphir.VerifyOptions{}, passes...))
-}
 
 // parseExample reads an example model with its 360-image batch cut to
 // batch images.
@@ -55,7 +48,7 @@ func randomTensor(rng *rand.Rand, tt *graphir.TensorType, lo, hi float64) *graph
 // toArray converts a graphir tensor to an interpreter array.
 func toArray(t *testing.T, x *graphir.Tensor) *tir.Array {
 	t.Helper()
-	dt, ok := tirDType(x.Type.Elem)
+	dt, ok := hlo.TIRDType(x.Type.Elem)
 	require.True(t, ok)
 	if dt.IsFloat() {
 		return tir.ArrayFromFloat64(dt, x.Data, x.Type.Shape...)

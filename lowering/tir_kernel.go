@@ -16,9 +16,6 @@ import (
 // op's definition); this file only lays the blocks out, with their
 // buffers and constants.
 
-// tirDType maps a graphir element type to the tensor IR dtype.
-func tirDType(d graphir.DType) (tir.DType, bool) { return hlo.TIRDType(d) }
-
 // tensorOf returns v's tensor type and tensor IR dtype, or a diagnostic at op.
 func tensorOf(op *graphir.Op, v *graphir.Value) (*graphir.TensorType, tir.DType, error) {
 	if v == nil {
@@ -28,7 +25,7 @@ func tensorOf(op *graphir.Op, v *graphir.Value) (*graphir.TensorType, tir.DType,
 	if !ok {
 		return nil, tir.DType{}, op.Errorf("lower-to-tir: expected a tensor, got %s", v.Type)
 	}
-	dt, ok := tirDType(t.Elem)
+	dt, ok := hlo.TIRDType(t.Elem)
 	if !ok {
 		return nil, tir.DType{}, op.Errorf("lower-to-tir: element type %s has no tensor IR dtype", t.Elem)
 	}

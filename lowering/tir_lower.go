@@ -118,7 +118,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 	vals := map[*graphir.Value]*hostValue{}
 	for i, a := range f.Args() {
 		t, ok := a.Type.(*graphir.TensorType)
-		dt, ok2 := tirDType(elemOf(t))
+		dt, ok2 := hlo.TIRDType(elemOf(t))
 		if !ok || !ok2 {
 			return graphir.Errorf(f.Loc, "lower-to-tir: argument #%d of @%s must be a tensor with a tensor IR element type, got %s", i, f.Name, a.Type)
 		}

@@ -26,7 +26,7 @@ func TestLowerExampleModels(t *testing.T) {
 			args := []*graphir.Tensor{randomTensor(rng, graphir.AsTensor(f.Type.Inputs[0]), 0, 1)}
 			want, err := graphir.Interpret(f, args)
 			require.NoError(t, err)
-			runPasses(t, m, "legalize-to-hlo,fuse")
+			runPipeline(t, m, "legalize-to-hlo,fuse")
 			tm, st, err := LowerToTIRWithStats(m)
 			require.NoError(t, err)
 			assert.LessOrEqual(t, st.ArenaBytes, st.NaiveBytes)
@@ -75,7 +75,7 @@ func TestLowerRandomGraphs(t *testing.T) {
 			}
 			want, err := graphir.Interpret(f, args)
 			require.NoError(t, err, src)
-			runPasses(t, m, "legalize-to-hlo,fuse")
+			runPipeline(t, m, "legalize-to-hlo,fuse")
 			tm, err := LowerToTIR(m)
 			require.NoError(t, err, src)
 			require.NoError(t, schedule.InlineElementwiseModule(tm))
@@ -196,7 +196,7 @@ func TestLowerNamesAndLocations(t *testing.T) {
 }`
 	m, err := graphir.Parse("names.mlir", []byte(src))
 	require.NoError(t, err)
-	runPasses(t, m, "fuse")
+	runPipeline(t, m, "fuse")
 	tm, err := LowerToTIR(m)
 	require.NoError(t, err)
 	require.Len(t, tm.Funcs, 2)

@@ -326,7 +326,7 @@ func lowerAndCompare(t *testing.T, m *graphir.Module, rng *rand.Rand, lo, hi flo
 	}
 	want, err := graphir.Interpret(f, args)
 	require.NoError(t, err)
-	runPasses(t, m, "fuse")
+	runPipeline(t, m, "fuse")
 	tm, err := LowerToTIR(m)
 	require.NoError(t, err)
 	if inline {

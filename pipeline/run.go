@@ -74,7 +74,7 @@ func (r *Runner) Run(ir *IR, steps []Instance) error {
 			return err
 		}
 		if r.Dump != nil && (r.PrintAfterAll || r.PrintAfter[in.Step.Name]) {
-			fmt.Fprintf(r.Dump, "// -----// IR Dump After %s //----- //\n%s\n", in.Step.Name, r.print(ir))
+			fmt.Fprintf(r.Dump, "// -----// IR Dump After %s //----- //\n%s\n", in.Step.Name, r.Print(ir))
 		}
 	}
 	return nil
@@ -113,13 +113,10 @@ func (r *Runner) verify(ir *IR, step string) error {
 	if !r.VerifyEach {
 		return nil
 	}
-	err := r.Verify(ir)
-	if err == nil {
-		return nil
+	if err := r.Verify(ir); err != nil {
+		return graphir.InvalidAfter(err, step)
 	}
-	ds := graphir.AsDiagnostics(err)
-	ds[0].AddNote(graphir.Location{}, "the IR is invalid after pass '%s'", step)
-	return ds
+	return nil
 }
 
 // Verify checks the IR at its level (compiled code has nothing to check).
@@ -133,8 +130,9 @@ func (r *Runner) Verify(ir *IR) error {
 	return nil
 }
 
-// print renders the IR at its level (compiled code has no dump).
-func (r *Runner) print(ir *IR) string {
+// Print renders the IR at its level with GraphPrint or TIRPrint (compiled
+// code has no text here: the target's Artifact.Emit gives it).
+func (r *Runner) Print(ir *IR) string {
 	switch ir.Level {
 	case Graph:
 		return graphir.PrintWith(ir.Graph, r.GraphPrint)

@@ -127,6 +127,7 @@ func TestRunnerStatisticsAndDumps(t *testing.T) {
 	assert.Equal(t, TIR, ir.Level)
 	assert.Contains(t, dump.String(), "// -----// IR Dump After fuse //----- //\nmodule {")
 	assert.Contains(t, dump.String(), "// -----// IR Dump After inline-elementwise //----- //\ntir.func @fused_0")
+	assert.Equal(t, 2, strings.Count(dump.String(), "IR Dump After"), "only the named steps are dumped")
 	assert.Equal(t, int64(1), r.Statistic("default-schedule", "kernels"))
 	assert.Equal(t, int64(0), r.Statistic("default-schedule", "fallback"))
 	var stepsWithStats []string
@@ -143,6 +144,19 @@ func TestRunnerStatisticsAndDumps(t *testing.T) {
 	r.WriteTiming(&timing)
 	assert.Contains(t, timing.String(), "compact-buffer-allocation")
 	assert.Contains(t, timing.String(), "Total")
+
+	// PrintAfterAll dumps after every step of the table.
+	m, err = graphir.Parse("m.mlir", []byte(`func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.relu %a : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}`))
+	require.NoError(t, err)
+	all := NewRunner()
+	dump.Reset()
+	all.Dump, all.PrintAfterAll = &dump, true
+	_, err = Compile(m, Config{Target: tg}, all, TIR)
+	require.NoError(t, err)
+	assert.Equal(t, len(upTo(Table(Config{Target: tg}), TIR)), strings.Count(dump.String(), "IR Dump After"))
 }
 
 // TestScheduledKernelsAreLeftAlone: a kernel a trace scheduled keeps its

@@ -21,7 +21,7 @@ func (s *Schedule) checkSpatial(prim string, l LoopRV, f *tir.For) error {
 		br := BlockRV{Name: b.Name}
 		bound := map[*tir.Var]bool{}
 		for i, iv := range b.IterVars {
-			if i >= len(r.Values) || !usesVar(r.Values[i], f.Var) {
+			if i >= len(r.Values) || !tir.UsesVar(r.Values[i], f.Var) {
 				continue
 			}
 			if iv.Kind == tir.Reduce {
@@ -36,7 +36,7 @@ func (s *Schedule) checkSpatial(prim string, l LoopRV, f *tir.For) error {
 		for _, w := range b.Writes {
 			for _, rg := range w.Region {
 				for v := range bound {
-					if usesVar(rg.Min, v) {
+					if tir.UsesVar(rg.Min, v) {
 						distinct = true
 					}
 				}
@@ -55,7 +55,7 @@ func (s *Schedule) checkSpatial(prim string, l LoopRV, f *tir.For) error {
 		case *tir.BufferStore:
 			uses := false
 			for _, idx := range st.Indices {
-				uses = uses || usesVar(idx, f.Var)
+				uses = uses || tir.UsesVar(idx, f.Var)
 			}
 			if !uses && bad == nil {
 				bad = st

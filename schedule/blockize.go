@@ -316,7 +316,7 @@ func relaxRange(rg tir.Range, sub map[*tir.Var]tir.Expr, loops []*tir.For, dim t
 	mhi := tir.Simplify(tir.Substitute(m, hi), env)
 	ext := tir.Simplify(tir.Add(tir.Sub(mhi, mlo), tir.Substitute(rg.Extent, sub)), env)
 	for _, g := range loops {
-		if usesVar(ext, g.Var) {
+		if tir.UsesVar(ext, g.Var) {
 			return tir.Range{Min: tir.IntOf(dim.DType(), 0), Extent: dim}
 		}
 	}
@@ -572,7 +572,7 @@ func (m *intrinMatch) access(x *tir.Buffer, idx []tir.Expr, p *tir.Buffer, pidx 
 	for d := range idx {
 		diff := tir.Simplify(tir.Sub(tir.Substitute(idx[d], sub), pidx[d]), m.env)
 		for _, w := range m.ivs {
-			if usesVar(diff, w) {
+			if tir.UsesVar(diff, w) {
 				return m.fail("%%%s index %s does not follow the description's %%%s index %s", x.Name, tir.ExprString(idx[d]), p.Name, tir.ExprString(pidx[d]))
 			}
 		}

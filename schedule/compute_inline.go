@@ -79,13 +79,7 @@ func InlineElementwiseModule(m *tir.Module) error {
 }
 
 func init() {
-	tir.RegisterPass(&tir.PassInfo{
-		Name:    "inline-elementwise",
-		Summary: "inline every spatial, injective intermediate block of each kernel into its consumers (compute_inline)",
-		New: func(map[string]string) (tir.Pass, error) {
-			return &tir.ModulePass{PassName: "inline-elementwise", Fn: InlineElementwiseModule}, nil
-		},
-	})
+	tir.RegisterModulePass("inline-elementwise", "inline every spatial, injective intermediate block of each kernel into its consumers (compute_inline)", InlineElementwiseModule)
 }
 
 // producer is an inlinable block.

@@ -120,15 +120,3 @@ func constInt(e tir.Expr) (int64, bool) {
 	}
 	return 0, false
 }
-
-// usesVar reports whether e mentions v.
-func usesVar(e tir.Expr, v *tir.Var) bool {
-	found := false
-	tir.VisitExpr(e, func(x tir.Expr) bool {
-		if x == tir.Expr(v) {
-			found = true
-		}
-		return !found
-	})
-	return found
-}

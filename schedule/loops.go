@@ -300,7 +300,7 @@ func (s *Schedule) Fuse(loops ...LoopRV) (LoopRV, error) {
 				return LoopRV{}, s.loopErr(prim, loops[i-1], "loop %%%s is not the only statement in the body of loop %%%s (loops must be consecutive and perfectly nested)", l.Name(), loops[i-1].Name())
 			}
 			for _, g := range fors[:i] {
-				if usesVar(f.Extent, g.Var) {
+				if tir.UsesVar(f.Extent, g.Var) {
 					return LoopRV{}, s.loopErr(prim, l, "the extent %s depends on the fused loop %%%s", tir.ExprString(f.Extent), g.Var.Name)
 				}
 			}
@@ -311,7 +311,7 @@ func (s *Schedule) Fuse(loops ...LoopRV) (LoopRV, error) {
 		var sp, rd string
 		for i, iv := range r.Block.IterVars {
 			for _, f := range fors {
-				if i < len(r.Values) && usesVar(r.Values[i], f.Var) {
+				if i < len(r.Values) && tir.UsesVar(r.Values[i], f.Var) {
 					if iv.Kind == tir.Spatial {
 						sp = f.Var.Name
 					} else {
@@ -446,7 +446,7 @@ func (s *Schedule) Reorder(loops ...LoopRV) error {
 	}
 	for i, f := range order {
 		for _, g := range order[i+1:] {
-			if usesVar(f.Min, g.Var) || usesVar(f.Extent, g.Var) {
+			if tir.UsesVar(f.Min, g.Var) || tir.UsesVar(f.Extent, g.Var) {
 				return s.ErrorAt(prim, nil, &LoopRV{Var: f.Var}, top, "the bounds of loop %%%s depend on loop %%%s, which would be moved inside it", f.Var.Name, g.Var.Name)
 			}
 		}

@@ -155,7 +155,7 @@ func directDim(store *tir.BufferStore, buf *tir.Buffer, v *tir.Var) int {
 			switch {
 			case e == tir.Expr(v) && d == noUse:
 				d = i
-			case usesVar(e, v):
+			case tir.UsesVar(e, v):
 				d = mixedUse
 			}
 		}

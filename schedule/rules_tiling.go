@@ -124,7 +124,7 @@ func nestOf(s *Schedule, name string) ([]nestLoop, bool) {
 		}
 		found := -1
 		for k, v := range r.Values {
-			if usesVar(v, f.Var) {
+			if tir.UsesVar(v, f.Var) {
 				if found >= 0 || v != tir.Expr(f.Var) {
 					return nil, false
 				}
@@ -149,7 +149,7 @@ func nestOf(s *Schedule, name string) ([]nestLoop, bool) {
 // indicesUse reports whether an index mentions v.
 func indicesUse(ix []tir.Expr, v *tir.Var) bool {
 	for _, e := range ix {
-		if usesVar(e, v) {
+		if tir.UsesVar(e, v) {
 			return true
 		}
 	}

@@ -64,7 +64,7 @@ func CompactBufferAllocationModule(m *Module) {
 }
 
 func init() {
-	registerSimple("compact-buffer-allocation", "move every allocation to the innermost statement holding its accesses and shrink it to the region accessed there (TVM's CompactBufferAllocation)",
+	RegisterModulePass("compact-buffer-allocation", "move every allocation to the innermost statement holding its accesses and shrink it to the region accessed there (TVM's CompactBufferAllocation)",
 		func(m *Module) error { CompactBufferAllocationModule(m); return nil })
 }
 
@@ -355,7 +355,7 @@ func reductionCarried(f *For, b *Buffer) bool {
 			for i, iv := range r.Block.IterVars {
 				if i < len(r.Values) {
 					sub[iv.Var] = Substitute(r.Values[i], sub)
-					if iv.Kind == Reduce && mentionsVar(sub[iv.Var], f.Var) && storesBuffer(r.Block, b) {
+					if iv.Kind == Reduce && UsesVar(sub[iv.Var], f.Var) && storesBuffer(r.Block, b) {
 						carried = true
 					}
 				}
@@ -623,10 +623,6 @@ func anyLoads(es []Expr, b *Buffer) bool {
 		}
 	}
 	return false
-}
-
-func mentionsVar(e Expr, v *Var) bool {
-	return anyExpr(e, func(x Expr) bool { return x == Expr(v) })
 }
 
 // anyStmt reports whether pred holds for s or a statement below it.

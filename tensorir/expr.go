@@ -317,6 +317,11 @@ func VisitExpr(e Expr, fn func(Expr) bool) {
 	}
 }
 
+// UsesVar reports whether v occurs in e (buffer load indices included).
+func UsesVar(e Expr, v *Var) bool {
+	return anyExpr(e, func(x Expr) bool { return x == Expr(v) })
+}
+
 // Substitute returns e with every occurrence of a variable in m replaced
 // by its expression (of the same dtype); untouched subtrees are shared.
 func Substitute(e Expr, m map[*Var]Expr) Expr {

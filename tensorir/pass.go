@@ -38,8 +38,8 @@ func (p *ModulePass) Name() string { return p.PassName }
 // Run applies Fn.
 func (p *ModulePass) Run(m *Module) error { return p.Fn(m) }
 
-// registerSimple registers a pass without options that runs fn.
-func registerSimple(name, summary string, fn func(m *Module) error) {
+// RegisterModulePass registers a pass without options that runs fn.
+func RegisterModulePass(name, summary string, fn func(m *Module) error) {
 	RegisterPass(&PassInfo{Name: name, Summary: summary, New: func(map[string]string) (Pass, error) {
 		return &ModulePass{PassName: name, Fn: fn}, nil
 	}})

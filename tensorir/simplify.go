@@ -527,7 +527,7 @@ func SimplifyFunc(f *PrimFunc) *PrimFunc {
 }
 
 func init() {
-	registerSimple("simplify", "simplify every expression, knowing the ranges of loop, block and let variables",
+	RegisterModulePass("simplify", "simplify every expression, knowing the ranges of loop, block and let variables",
 		func(m *Module) error {
 			for i, f := range m.Funcs {
 				m.Funcs[i] = SimplifyFunc(f)

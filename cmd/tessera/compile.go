@@ -67,11 +67,11 @@ every step.`,
 
 // printTable prints the pipeline text of the flags' compilation.
 func printTable(o compileOptions, stdout, stderr io.Writer) error {
-	cfg, err := o.config()
+	t, err := o.newTarget()
 	if err != nil {
 		return fail(stderr, err)
 	}
-	_, err = fmt.Fprintln(stdout, pipeline.Text(pipeline.Table(cfg)))
+	_, err = fmt.Fprintln(stdout, pipeline.Text(pipeline.Table(o.config(t))))
 	return err
 }
 
@@ -108,7 +108,7 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 	if !text && output == "" {
 		return fmt.Errorf("--emit %s needs -o OUT", emit)
 	}
-	c, err := compileModel(model, o, stop)
+	c, err := compileModel(model, o, t, stop)
 	if err != nil {
 		return err
 	}

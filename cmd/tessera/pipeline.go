@@ -86,24 +86,16 @@ func loadModel(path string) (*graphir.Module, error) {
 // newTarget makes the target instance the flags select. Errors: an
 // unknown target, naming the known ones.
 func (o compileOptions) newTarget() (targets.Target, error) {
-	name := o.target
-	if name == "" {
-		name = "cpu"
-	}
-	t, err := targets.New(name, targets.Options{MCPU: mcpuFlag(o.mcpu), Threads: o.threads, StrictFP: o.strictFP})
+	t, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, StrictFP: o.strictFP})
 	if err != nil {
 		return nil, fmt.Errorf("--target: %v", err)
 	}
 	return t, nil
 }
 
-// config is the pipeline configuration of the flags.
-func (o compileOptions) config() (pipeline.Config, error) {
-	t, err := o.newTarget()
-	if err != nil {
-		return pipeline.Config{}, err
-	}
-	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name}, nil
+// config is the pipeline configuration of the flags for target t.
+func (o compileOptions) config(t targets.Target) pipeline.Config {
+	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name}
 }
 
 // runner observes the steps as the flags ask.
@@ -121,13 +113,10 @@ func (o compileOptions) runner() (*pipeline.Runner, error) {
 	return r, nil
 }
 
-// compileModel runs the pipeline on the model at path through the steps
-// that end at level stop.
-func compileModel(path string, o compileOptions, stop pipeline.Level) (*compiled, error) {
-	cfg, err := o.config()
-	if err != nil {
-		return nil, err
-	}
+// compileModel runs the pipeline for target t on the model at path
+// through the steps that end at level stop.
+func compileModel(path string, o compileOptions, t targets.Target, stop pipeline.Level) (*compiled, error) {
+	cfg := o.config(t)
 	r, err := o.runner()
 	if err != nil {
 		return nil, err
@@ -148,14 +137,6 @@ func compileModel(path string, o compileOptions, stop pipeline.Level) (*compiled
 		c.entry = ir.TIR.Func("main")
 	}
 	return c, nil
-}
-
-// mcpuFlag maps --mcpu to the target option ("" = native).
-func mcpuFlag(mcpu string) string {
-	if mcpu == "native" {
-		return ""
-	}
-	return mcpu
 }
 
 // prefixFor derives the ABI prefix from the output path (lenet5.o →

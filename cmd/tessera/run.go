@@ -43,7 +43,11 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	}
 	o.name = "model"
 	o.threads = threads
-	c, err := compileModel(model, o, pipeline.Artifact)
+	t, err := o.newTarget()
+	if err != nil {
+		return nil, err
+	}
+	c, err := compileModel(model, o, t, pipeline.Artifact)
 	if err != nil {
 		return nil, err
 	}

@@ -91,7 +91,7 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 			return fail(stderr, err)
 		}
 	}
-	target, err := targets.New(o.target, targets.Options{MCPU: mcpuFlag(o.mcpu), Threads: o.threads})
+	target, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads})
 	if err != nil {
 		return fail(stderr, fmt.Errorf("--target: %v", err))
 	}

@@ -79,18 +79,7 @@ func init() {
 // legalizeCompare: both operands broadcast to the result shape, then
 // hlo.compare {comparison_direction = dir}.
 func legalizeCompare(dir string) legalizeFn {
-	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
-		rt, err := b.resultTensor()
-		if err != nil {
-			return nil, err
-		}
-		xs, err := broadcastOperands(op, b, rt.Shape)
-		if err != nil {
-			return nil, err
-		}
-		r, err := b.compare(dir, xs[0], xs[1])
-		return []*graphir.Value{r}, err
-	}
+	return broadcastThen(func(b *builder, xs []*graphir.Value) (*graphir.Value, error) { return b.compare(dir, xs[0], xs[1]) })
 }
 
 func inferWhere(op *graphir.Op) ([]graphir.Type, error) {

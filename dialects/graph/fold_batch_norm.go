@@ -7,16 +7,7 @@ import (
 )
 
 func init() {
-	graphir.RegisterPass(&graphir.PassInfo{
-		Name:    "fold-batch-norm",
-		Summary: "fold graph.batch_norm into the graph.conv2d (constant weights) that feeds it",
-		New: func(map[string]string) (graphir.Pass, error) {
-			return &graphir.FuncPass{PassName: "fold-batch-norm", Fn: func(f *graphir.Func) error {
-				FoldBatchNorm(f)
-				return nil
-			}}, nil
-		},
-	})
+	graphir.RegisterFuncPass("fold-batch-norm", "fold graph.batch_norm into the graph.conv2d (constant weights) that feeds it", func(f *graphir.Func) error { FoldBatchNorm(f); return nil })
 }
 
 // FoldBatchNorm rewrites y = batch_norm(conv2d(x, w[, b]), γ, β, mean, var)

@@ -66,13 +66,7 @@ func Legalizes(name string) bool { return legalizations[name] != nil }
 func ONNXOp(t string) *graphir.OpDef { return onnxOps[t] }
 
 func init() {
-	graphir.RegisterPass(&graphir.PassInfo{
-		Name:    LegalizeToHLOPassName,
-		Summary: "rewrite every graph-dialect op into hlo-dialect primitives",
-		New: func(map[string]string) (graphir.Pass, error) {
-			return &graphir.FuncPass{PassName: LegalizeToHLOPassName, Fn: LegalizeFunc}, nil
-		},
-	})
+	graphir.RegisterFuncPass(LegalizeToHLOPassName, "rewrite every graph-dialect op into hlo-dialect primitives", LegalizeFunc)
 }
 
 // LegalizeFunc rewrites the graph ops of f into hlo ops, in program order.
@@ -409,6 +403,12 @@ func legalizeUnary(name string) legalizeFn {
 // legalizeBroadcast lowers a NumPy-broadcasting elementwise op to the hlo
 // op name after broadcasting every operand to the result shape.
 func legalizeBroadcast(name string) legalizeFn {
+	return broadcastThen(func(b *builder, xs []*graphir.Value) (*graphir.Value, error) { return b.op(name, xs...) })
+}
+
+// broadcastThen broadcasts every operand to the result shape and builds
+// the result from them with build.
+func broadcastThen(build func(b *builder, xs []*graphir.Value) (*graphir.Value, error)) legalizeFn {
 	return func(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		rt, err := b.resultTensor()
 		if err != nil {
@@ -418,7 +418,7 @@ func legalizeBroadcast(name string) legalizeFn {
 		if err != nil {
 			return nil, err
 		}
-		r, err := b.op(name, xs...)
+		r, err := build(b, xs)
 		return []*graphir.Value{r}, err
 	}
 }

@@ -37,21 +37,6 @@ const (
 	CastOp       = "graph.cast"
 )
 
-// Sign is ONNX Sign: -1, 0 or 1; NaN stays NaN and ±0 gives 0 of that sign.
-func Sign(x float64) float64 {
-	switch {
-	case x > 0:
-		return 1
-	case x < 0:
-		return -1
-	}
-	return x
-}
-
-// Pow is ONNX Pow (NumPy power) in float64: a negative base with an
-// integral exponent is real ((-2)^3 = -8), with a fractional one NaN.
-func Pow(a, b float64) float64 { return math.Pow(a, b) }
-
 func init() {
 	registerUnary([]unaryOp{
 		{name: ExpOp, summary: "e^x (ONNX Exp); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Exp(x) }, hlo: hlo.ExponentialOp, onnx: "Exp"},
@@ -64,10 +49,10 @@ func init() {
 		{name: CeilOp, summary: "smallest integer ≥ x (ONNX Ceil; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Ceil(x) }, hlo: hlo.CeilOp, onnx: "Ceil"},
 		{name: NegOp, summary: "-x (ONNX Neg); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return -x }, hlo: hlo.NegateOp, onnx: "Neg"},
 		{name: AbsOp, summary: "|x| (ONNX Abs); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return math.Abs(x) }, hlo: hlo.AbsOp, onnx: "Abs"},
-		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return Sign(x) }, hlo: hlo.SignOp, onnx: "Sign"},
+		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return hlo.Sign(x) }, hlo: hlo.SignOp, onnx: "Sign"},
 	})
 	registerBinary([]binaryOp{
-		{name: PowOp, summary: "a ** b with NumPy broadcasting (ONNX Pow; same element type, not i1)", kind: signedElem, fn: Pow, hlo: hlo.PowerOp},
+		{name: PowOp, summary: "a ** b with NumPy broadcasting (ONNX Pow; same element type, not i1)", kind: signedElem, fn: math.Pow, hlo: hlo.PowerOp},
 		{name: MaxOp, summary: "max(a, b) with NumPy broadcasting (ONNX Max of two operands; NaN propagates)", traits: graphir.Commutative, fn: math.Max, hlo: hlo.MaximumOp},
 		{name: MinOp, summary: "min(a, b) with NumPy broadcasting (ONNX Min of two operands; NaN propagates)", traits: graphir.Commutative, fn: math.Min, hlo: hlo.MinimumOp},
 	})

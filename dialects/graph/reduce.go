@@ -155,31 +155,6 @@ func inferReduce(op *graphir.Op) ([]graphir.Type, error) {
 	return one(&graphir.TensorType{Shape: reducedShape(ts[0].Shape, red, keep), Elem: ts[0].Elem}), nil
 }
 
-// reduceLowest and reduceHighest are the identities of max and min for dtype dt.
-func reduceLowest(dt graphir.DType) float64 {
-	switch dt {
-	case graphir.I8:
-		return math.MinInt8
-	case graphir.I32:
-		return math.MinInt32
-	case graphir.I64:
-		return math.MinInt64
-	}
-	return math.Inf(-1)
-}
-
-func reduceHighest(dt graphir.DType) float64 {
-	switch dt {
-	case graphir.I8:
-		return math.MaxInt8
-	case graphir.I32:
-		return math.MaxInt32
-	case graphir.I64:
-		return math.MaxInt64
-	}
-	return math.Inf(1)
-}
-
 // reduceOffsets returns, for every element of x (row-major), the offset of
 // the output element it reduces into.
 func reduceOffsets(shape []int64, red []bool) []int64 {
@@ -249,12 +224,12 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 			acc[offs[k]] *= v
 		}
 	case ReduceMaxOp:
-		fill(reduceLowest(elem))
+		fill(lowestValue(elem))
 		for k, v := range x.Data {
 			acc[offs[k]] = math.Max(acc[offs[k]], v)
 		}
 	case ReduceMinOp:
-		fill(reduceHighest(elem))
+		fill(highestValue(elem))
 		for k, v := range x.Data {
 			acc[offs[k]] = math.Min(acc[offs[k]], v)
 		}

@@ -22,13 +22,7 @@ import (
 const ConvKernelLayoutPassName = "conv-kernel-layout"
 
 func init() {
-	g.RegisterPass(&g.PassInfo{
-		Name:    ConvKernelLayoutPassName,
-		Summary: "transpose constant convolution kernels to HWIO (output features innermost) at compile time",
-		New: func(map[string]string) (g.Pass, error) {
-			return &g.FuncPass{PassName: ConvKernelLayoutPassName, Fn: ConvKernelLayoutFunc}, nil
-		},
-	})
+	g.RegisterFuncPass(ConvKernelLayoutPassName, "transpose constant convolution kernels to HWIO (output features innermost) at compile time", ConvKernelLayoutFunc)
 }
 
 // ConvKernelLayoutFunc applies conv-kernel-layout to f. Errors: a

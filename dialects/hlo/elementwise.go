@@ -242,13 +242,14 @@ var unaryOps = []unaryDef{
 	{name: AtanOp, summary: "elementwise arctangent in radians (CHLO atan)", elems: floatsOnly, fn: math.Atan, intrinsic: "atan"},
 	{name: FloorOp, summary: "elementwise round toward -inf", elems: floatsOnly, fn: math.Floor, intrinsic: "floor"},
 	{name: CeilOp, summary: "elementwise round toward +inf", elems: floatsOnly, fn: math.Ceil, intrinsic: "ceil"},
-	{name: SignOp, summary: "elementwise sign: -1, 0 or 1 (NaN and ±0 pass through)", elems: numbers, fn: sign, scalar: signExpr},
+	{name: SignOp, summary: "elementwise sign: -1, 0 or 1 (NaN and ±0 pass through)", elems: numbers, fn: Sign, scalar: signExpr},
 	{name: NotOp, summary: "elementwise logical not of an i1 tensor", elems: boolOnly, fn: func(x float64) float64 { return b2f(x == 0) },
 		scalar: func(x tir.Expr, t tir.DType) tir.Expr { return &tir.Not{X: x} }},
 }
 
-// sign is -1, 0 or 1 by the sign of x; NaN and ±0 pass through.
-func sign(x float64) float64 {
+// Sign is -1, 0 or 1 by the sign of x; NaN and ±0 pass through
+// (StableHLO sign, ONNX Sign).
+func Sign(x float64) float64 {
 	switch {
 	case x > 0:
 		return 1

@@ -69,13 +69,7 @@ import (
 // grouping does not depend on the order members were added.
 
 func init() {
-	g.RegisterPass(&g.PassInfo{
-		Name:    "fuse",
-		Summary: "XLA-style fusion of top-level hlo ops into hlo.fusion (loop, input, output)",
-		New: func(map[string]string) (g.Pass, error) {
-			return &g.FuncPass{PassName: "fuse", Fn: FuseFunc}, nil
-		},
-	})
+	g.RegisterFuncPass("fuse", "XLA-style fusion of top-level hlo ops into hlo.fusion (loop, input, output)", FuseFunc)
 }
 
 // role of a member in its group

@@ -3,7 +3,8 @@ package registry
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -21,7 +22,7 @@ func (it Item) String() string {
 		return it.Name
 	}
 	var kv []string
-	for _, k := range sortedKeys(it.Options) {
+	for _, k := range slices.Sorted(maps.Keys(it.Options)) {
 		kv = append(kv, k+"="+it.Options[k])
 	}
 	return it.Name + "{" + strings.Join(kv, " ") + "}"
@@ -98,15 +99,6 @@ func WriteTiming(w io.Writer, timings []Timing) {
 		fmt.Fprintf(w, "  %8.4f (%5.1f%%)  %s\n", t.D.Seconds(), pct, t.Name)
 	}
 	fmt.Fprintf(w, "  %8.4f (100.0%%)  Total\n", total.Seconds())
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }
 
 // splitPipeline splits on top-level commas, respecting () and {} nesting.

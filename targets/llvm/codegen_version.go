@@ -201,7 +201,7 @@ func peelLast(x *tir.For) bool {
 		case *tir.Allocate:
 			walk(s.Body, vec)
 		case *tir.BlockRealize:
-			if vec != nil && s.Predicate != nil && usesVarExpr(s.Predicate, x.Var) && usesVarExpr(s.Predicate, vec.Var) {
+			if vec != nil && s.Predicate != nil && tir.UsesVar(s.Predicate, x.Var) && tir.UsesVar(s.Predicate, vec.Var) {
 				found = true
 				return
 			}
@@ -212,17 +212,6 @@ func peelLast(x *tir.For) bool {
 		}
 	}
 	walk(x.Body, nil)
-	return found
-}
-
-func usesVarExpr(e tir.Expr, v *tir.Var) bool {
-	found := false
-	tir.VisitExpr(e, func(x tir.Expr) bool {
-		if x == tir.Expr(v) {
-			found = true
-		}
-		return !found
-	})
 	return found
 }
 

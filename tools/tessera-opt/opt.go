@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -163,7 +165,7 @@ or inside --pass-pipeline as NAME{key=value ...}):
 			name = s.Name + " (pipeline only)"
 		}
 		fmt.Fprintf(w, "  %-28s %s (%s)\n", name, s.Summary, levelSpan(s))
-		for _, k := range sortedKeys(s.Options) {
+		for _, k := range slices.Sorted(maps.Keys(s.Options)) {
 			fmt.Fprintf(w, "  %-28s   option %s: %s\n", "", k, s.Options[k])
 		}
 	}

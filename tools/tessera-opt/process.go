@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tessera-ml/tessera/graphir"
@@ -122,7 +121,7 @@ func processChunk(o *options, c chunk, stderr io.Writer) (res result) {
 		res.diags = graphir.AsDiagnostics(err)
 		return res
 	}
-	res.out, err = o.print(ir)
+	res.out, err = o.print(r, ir)
 	if err != nil {
 		res.diags = graphir.AsDiagnostics(err)
 		return res
@@ -154,14 +153,11 @@ func (o *options) runner(stderr io.Writer) *pipeline.Runner {
 	return r
 }
 
-// print renders the IR at its final level: compiled code as the target's
-// text (--emit, default its first text kind).
-func (o *options) print(ir *pipeline.IR) (string, error) {
-	switch ir.Level {
-	case pipeline.Graph:
-		return graphir.PrintWith(ir.Graph, o.printOptions()), nil
-	case pipeline.TIR:
-		return tir.PrintWith(ir.TIR, o.tirPrintOptions()), nil
+// print renders the IR at its final level as r prints it; compiled code
+// as the target's text (--emit, default its first text kind).
+func (o *options) print(r *pipeline.Runner, ir *pipeline.IR) (string, error) {
+	if ir.Level != pipeline.Artifact {
+		return r.Print(ir), nil
 	}
 	kind := o.emit
 	if kind == "" {
@@ -280,13 +276,4 @@ func writeDiagnostics(w io.Writer, file string, ds graphir.Diagnostics) {
 	for _, d := range flatten(ds) {
 		fmt.Fprintf(w, "%s: %s: %s\n", locString(d.loc, file), d.sev, d.msg)
 	}
-}
-
-func sortedKeys(m map[string]string) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -293,12 +293,7 @@ func dropDefaults(op string, a graphir.DictAttr) graphir.DictAttr {
 // op's schema (nil when it has none): ONNX's default for an attribute the
 // graph op shares is the same value, written once, in the op's definition.
 func graphDefault(op, name string) graphir.Attribute {
-	if def := graphir.LookupOp(op); def != nil {
-		if s := def.Spec(name); s != nil {
-			return s.Default
-		}
-	}
-	return nil
+	return graphir.LookupOp(op).Default(name)
 }
 
 // intsOf reads integer-list attribute name, which graph op op shares:
