@@ -228,7 +228,7 @@ func runNodeTest(t *testing.T, name, op string) conformanceResult {
 	if err := os.WriteFile(mlir, []byte(graphir.Print(m)), 0o644); err != nil {
 		return fail("%v", err)
 	}
-	l, err := loadCompiled(mlir, compileOptions{}, 0)
+	l, err := loadCompiled(mlir, compileOptions{target: "cpu"}, 0)
 	if err != nil {
 		return fail("compile: %s", firstLine(err.Error()))
 	}
