@@ -59,6 +59,9 @@ var layoutRules = []layoutRule{
 	// the target interface (targets/) and each target (targets/cpu/) use
 	// the schedule rules, tensor IR and the runtime that loads their code.
 	{folder: "targets", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry"}, allowed: "tensorir, schedule, runtime, internal/registry (and other targets)"},
+	// The NPU target's assembler reports its errors as MLIR-style
+	// diagnostics (internal/syntax).
+	{folder: "targets/npu", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry", "internal/syntax"}, allowed: "tensorir, schedule, runtime, internal/registry, internal/syntax (and other targets)"},
 	// The one ordered compilation table: every level's steps, the tuning
 	// database (autotune) for apply-tuning-records, and the targets.
 	{folder: "pipeline", tree: 1, internal: []string{"graphir", "dialects", "lowering", "tensorir", "schedule", "autotune", "targets", "internal/registry"}, allowed: "graphir, dialects/..., lowering, tensorir, schedule, autotune, targets, internal/registry"},

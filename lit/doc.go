@@ -1,6 +1,7 @@
-// Package lit holds Tessera's lit test suite: `*.mlir` (and, later,
-// `*.tir`) files, one folder per IR level and pass, each with `// RUN:`
-// lines that run tools/tessera-opt and LLVM's FileCheck. The Go tests of
+// Package lit holds Tessera's lit test suite: `*.mlir`, `*.tir` and
+// (NPU assembly, `; RUN:`) `*.s` files, one folder per IR level and pass,
+// each with `// RUN:` lines that run tools/tessera-opt or tessera and
+// LLVM's FileCheck. The Go tests of
 // this package run the suite inside `go test`:
 //
 //   - TestLit builds tools/tessera-opt, cmd/tessera and lit/tools/not once into a

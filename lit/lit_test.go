@@ -128,7 +128,7 @@ type runLine struct {
 	cmd  string
 }
 
-var directiveRE = regexp.MustCompile(`^\s*(?://|#)\s*(RUN|REQUIRES):(.*)$`)
+var directiveRE = regexp.MustCompile(`^\s*(?://|#|;)\s*(RUN|REQUIRES):(.*)$`)
 
 // parseLitFile extracts RUN and REQUIRES directives.
 func parseLitFile(path string, src string) (*litFile, error) {
@@ -215,7 +215,7 @@ func discover(root string) ([]string, error) {
 			}
 			return nil
 		}
-		if ext := filepath.Ext(p); ext == ".mlir" || ext == ".tir" {
+		if ext := filepath.Ext(p); ext == ".mlir" || ext == ".tir" || ext == ".s" {
 			rel, err := filepath.Rel(root, p)
 			if err != nil {
 				return err
@@ -241,7 +241,7 @@ func TestLit(t *testing.T) {
 	requireTools(t)
 	files, err := discover(".")
 	require.NoError(t, err)
-	require.NotEmpty(t, files, "no *.mlir or *.tir test files found under lit/")
+	require.NotEmpty(t, files, "no *.mlir, *.tir or *.s test files found under lit/")
 	for _, rel := range files {
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,7 @@
+; Bad programs get located diagnostics and exit status 1.
+; RUN: not tessera npu asm %S/Inputs/bad-key.s 2>&1 | FileCheck %s --check-prefix=KEY
+; KEY: bad-key.s:4:26: error: unknown key "strides" for load.inp
+; RUN: not tessera npu asm %S/Inputs/bad-rule.s 2>&1 | FileCheck %s --check-prefix=RULE
+; RUN: not tessera npu sim %S/Inputs/race.s 2>&1 | FileCheck %s --check-prefix=RACE
+; RULE: bad-rule.s: error: instruction 0 (load.inp): the load module has no previous module (pop_prev/push_prev)
+; RACE: race.s: error: instruction 3 (gemm): reads inp entry 0, written by the other instruction with no dependency token ordering the two (a missing dependency) [instruction 1 (load.inp)]

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"math"
+
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+)
+
+// loopIndex is one micro-op iteration's entries: dst (accumulator),
+// src (input for GEMM, accumulator for ALU) and wgt.
+type loopIndex struct{ dst, src, wgt int }
+
+// forEachIteration runs body for every iteration of in's micro-op loop
+// nest (VTA's: i0 < IterOut, i1 < IterIn, u in [UopBegin, UopEnd)),
+// checking that each micro-op was loaded and each index is within its
+// buffer.
+func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(loopIndex) error) error {
+	ut := m.mem.trk[isa.MemUop]
+	depth := func(mem isa.Memory) int { return len(m.mem.trk[mem].writer) }
+	for u := int(in.UopBegin); u < int(in.UopEnd); u++ {
+		if u >= depth(isa.MemUop) {
+			return m.fail(-1, "micro-op %d is beyond the uop buffer's %d entries", u, depth(isa.MemUop))
+		}
+		if err := m.read(ut, u); err != nil {
+			return err
+		}
+	}
+	for i0 := 0; i0 < int(in.IterOut); i0++ {
+		for i1 := 0; i1 < int(in.IterIn); i1++ {
+			for u := int(in.UopBegin); u < int(in.UopEnd); u++ {
+				op := m.mem.uop[u]
+				ix := loopIndex{
+					dst: int(op.Acc) + i0*int(in.DstFactor[0]) + i1*int(in.DstFactor[1]),
+					src: int(op.Inp) + i0*int(in.SrcFactor[0]) + i1*int(in.SrcFactor[1]),
+					wgt: int(op.Wgt) + i0*int(in.WgtFactor[0]) + i1*int(in.WgtFactor[1]),
+				}
+				if ix.dst >= depth(isa.MemAcc) || ix.src >= depth(srcMem) || (in.Op == isa.OpGEMM && ix.wgt >= depth(isa.MemWgt)) {
+					return m.fail(-1, "iteration (i0 %d, i1 %d, micro-op %d) addresses acc %d, %s %d, wgt %d: beyond the buffers (acc %d, %s %d, wgt %d entries)",
+						i0, i1, u, ix.dst, srcMem, ix.src, ix.wgt, depth(isa.MemAcc), srcMem, depth(srcMem), depth(isa.MemWgt))
+				}
+				if err := body(ix); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// gemm performs a GEMM instruction: for each iteration, acc[dst] (Batch ×
+// BlockOut) = 0 when Reset, else acc[dst][b][o] += Σ_k inp[src][b][k] ×
+// wgt[wgt][o][k], k ascending (int32 wrapping; or f32, each addition
+// rounded: bf16 products are exact in f32).
+func (m *machine) gemm(in *isa.Inst) error {
+	mm := &m.mem
+	acc, inp, wgt := mm.trk[isa.MemAcc], mm.trk[isa.MemInp], mm.trk[isa.MemWgt]
+	return m.forEachIteration(in, isa.MemInp, func(ix loopIndex) error {
+		m.stats.GEMMIterations++
+		if in.Reset {
+			m.zeroEntry(isa.MemAcc, ix.dst)
+			return m.write(acc, ix.dst)
+		}
+		if err := m.read(inp, ix.src); err != nil {
+			return err
+		}
+		if err := m.read(wgt, ix.wgt); err != nil {
+			return err
+		}
+		if err := m.read(acc, ix.dst); err != nil {
+			return err
+		}
+		if err := m.write(acc, ix.dst); err != nil {
+			return err
+		}
+		m.stats.MACs += int64(m.cfg.PeakMACsPerCycle())
+		if mm.dp == isa.DPInt8 {
+			mm.gemmInt8(ix)
+		} else {
+			mm.gemmBF16(ix)
+		}
+		return nil
+	})
+}
+
+func (mm *memories) gemmInt8(ix loopIndex) {
+	bi, bo := mm.blockIn, mm.blockOut
+	a := mm.accI[ix.dst*mm.vals[isa.MemAcc]:]
+	x := mm.inpI[ix.src*mm.vals[isa.MemInp]:]
+	w := mm.wgtI[ix.wgt*mm.vals[isa.MemWgt]:]
+	for b := 0; b < mm.batch; b++ {
+		xr := x[b*bi : (b+1)*bi]
+		for o := 0; o < bo; o++ {
+			wr := w[o*bi : (o+1)*bi]
+			s := a[b*bo+o]
+			for k, v := range xr {
+				s += int32(v) * int32(wr[k])
+			}
+			a[b*bo+o] = s
+		}
+	}
+}
+
+func (mm *memories) gemmBF16(ix loopIndex) {
+	bi, bo := mm.blockIn, mm.blockOut
+	a := mm.accF[ix.dst*mm.vals[isa.MemAcc]:]
+	x := mm.inpF[ix.src*mm.vals[isa.MemInp]:]
+	w := mm.wgtF[ix.wgt*mm.vals[isa.MemWgt]:]
+	for b := 0; b < mm.batch; b++ {
+		xr := x[b*bi : (b+1)*bi]
+		for o := 0; o < bo; o++ {
+			wr := w[o*bi : (o+1)*bi]
+			s := a[b*bo+o]
+			for k, v := range xr {
+				s += v * wr[k]
+			}
+			a[b*bo+o] = s
+		}
+	}
+}
+
+// alu performs an ALU instruction: for each iteration, acc[dst] =
+// op(acc[dst], acc[src] or the immediate), elementwise.
+func (m *machine) alu(in *isa.Inst) error {
+	mm := &m.mem
+	acc := mm.trk[isa.MemAcc]
+	n := mm.vals[isa.MemAcc]
+	return m.forEachIteration(in, isa.MemAcc, func(ix loopIndex) error {
+		m.stats.ALUIterations++
+		if in.ALU != isa.ALUMov {
+			if err := m.read(acc, ix.dst); err != nil {
+				return err
+			}
+		}
+		if !in.UseImm {
+			if err := m.read(acc, ix.src); err != nil {
+				return err
+			}
+		}
+		if err := m.write(acc, ix.dst); err != nil {
+			return err
+		}
+		if mm.dp == isa.DPInt8 {
+			d, s := mm.accI[ix.dst*n:(ix.dst+1)*n], mm.accI[ix.src*n:(ix.src+1)*n]
+			imm := int32(int16(in.Imm))
+			for k := range d {
+				v := imm
+				if !in.UseImm {
+					v = s[k]
+				}
+				d[k] = aluInt(in.ALU, d[k], v)
+			}
+			return nil
+		}
+		d, s := mm.accF[ix.dst*n:(ix.dst+1)*n], mm.accF[ix.src*n:(ix.src+1)*n]
+		imm := isa.BF16ToFloat32(in.Imm)
+		for k := range d {
+			v := imm
+			if !in.UseImm {
+				v = s[k]
+			}
+			d[k] = aluFloat(in.ALU, d[k], v)
+		}
+		return nil
+	})
+}
+
+// aluInt is one int32 ALU operation (ISA.md, "ALU"): add, sub and mul
+// wrap; shr shifts right by v with rounding half up (left by −v), the
+// amount clamped to 31; clip clamps to [−|v|, |v|]; mulhi is gemmlowp's
+// SaturatingRoundingDoublingHighMul.
+func aluInt(op isa.ALUOp, d, v int32) int32 {
+	switch op {
+	case isa.ALUMin:
+		return min(d, v)
+	case isa.ALUMax:
+		return max(d, v)
+	case isa.ALUAdd:
+		return d + v
+	case isa.ALUSub:
+		return d - v
+	case isa.ALUMul:
+		return d * v
+	case isa.ALUShr:
+		s := min(max(v, -31), 31)
+		if s <= 0 {
+			return d << uint(-s)
+		}
+		return int32((int64(d) + 1<<(s-1)) >> s)
+	case isa.ALUClip:
+		a := int64(v)
+		if a < 0 {
+			a = -a
+		}
+		return int32(min(max(int64(d), -a), a))
+	case isa.ALUMulHi:
+		if d == math.MinInt32 && v == math.MinInt32 {
+			return math.MaxInt32
+		}
+		ab := int64(d) * int64(v)
+		nudge := int64(1 << 30)
+		if ab < 0 {
+			nudge = 1 - 1<<30
+		}
+		return int32((ab + nudge) / (1 << 31))
+	}
+	return v // mov
+}
+
+// aluFloat is one f32 ALU operation: min and max propagate NaN (as Go's
+// and IEEE 754-2019's minimum/maximum); add, sub and mul round to f32;
+// clip clamps to [−|v|, |v|].
+func aluFloat(op isa.ALUOp, d, v float32) float32 {
+	switch op {
+	case isa.ALUMin:
+		return min(d, v)
+	case isa.ALUMax:
+		return max(d, v)
+	case isa.ALUAdd:
+		return d + v
+	case isa.ALUSub:
+		return d - v
+	case isa.ALUMul:
+		return d * v
+	case isa.ALUClip:
+		a := float32(math.Abs(float64(v)))
+		return min(max(d, -a), a)
+	}
+	return v // mov
+}
+
+// cost returns the cycle instruction in (of module mod) ends when it
+// starts at start, and accounts its busy and DRAM-stall cycles (ISA.md,
+// "Cycle model").
+func (m *machine) cost(mod isa.Module, in *isa.Inst, start int64) int64 {
+	ms := &m.stats.Modules[mod]
+	c := &m.cfg
+	switch in.Op {
+	case isa.OpLoad, isa.OpStore:
+		bytes := int64(in.YSize) * int64(in.XSize) * int64(m.dramBytes(in))
+		if in.Mem == isa.MemUop {
+			bytes = int64(in.XSize) * isa.UopBytes
+		}
+		transfer := (bytes + int64(c.DRAMBytesPerCycle) - 1) / int64(c.DRAMBytesPerCycle)
+		begin := max(start, m.channelFree)
+		m.channelFree = begin + transfer
+		end := begin + transfer + int64(c.DRAMLatencyCycles)
+		ms.StallDRAM += begin - start
+		ms.Busy += end - begin
+		return end
+	}
+	var d int64
+	switch in.Op {
+	case isa.OpGEMM:
+		d = in.Iterations() + int64(c.GEMMLatencyCycles)
+	case isa.OpALU:
+		d = in.Iterations()*int64(c.ALUCyclesPerIter) + int64(c.ALULatencyCycles)
+	}
+	ms.Busy += d
+	return start + d
+}
