@@ -255,11 +255,12 @@ func (e *Entry) BenchEach(inputs, outputs []*Tensor, warmup, minRepeats int, min
 		total += d
 		secs = append(secs, d.Seconds())
 	}
-	return Timings{Seconds: secs, Median: median(secs)}, nil
+	return Timings{Seconds: secs, Median: Median(secs)}, nil
 }
 
-// median of a non-empty slice, without reordering it.
-func median(xs []float64) float64 {
+// Median is the median of a non-empty slice (the mean of the two middle
+// values for an even length), without reordering it.
+func Median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	sort.Float64s(s)
 	n := len(s)

@@ -8,8 +8,8 @@ import (
 
 func TestMedian(t *testing.T) {
 	odd := []float64{3, 1, 2}
-	assert.Equal(t, 2.0, median(odd))
+	assert.Equal(t, 2.0, Median(odd))
 	assert.Equal(t, []float64{3, 1, 2}, odd, "the input keeps its run order")
-	assert.Equal(t, 2.5, median([]float64{4, 1, 3, 2}))
-	assert.Equal(t, 0.5, median([]float64{0.5}))
+	assert.Equal(t, 2.5, Median([]float64{4, 1, 3, 2}))
+	assert.Equal(t, 0.5, Median([]float64{0.5}))
 }

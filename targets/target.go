@@ -30,6 +30,9 @@ type Options struct {
 	// add stays two roundings): results are then bit-identical to the
 	// tensor IR interpreter's.
 	StrictFP bool
+	// Config is a target configuration file ("": the target's default);
+	// the NPU target reads its configuration JSON from it (--npu-config).
+	Config string
 }
 
 // Target is one code generation target, configured by Options.

@@ -16,13 +16,17 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var inputs []string
 	var threads, warmup, repeats int
 	var minTime time.Duration
+	var report string
 	cmd := &cobra.Command{
 		Use:   "bench MODEL.mlir [--input X.npy ...]",
 		Short: "compile a model for this CPU and report its median latency",
 		Long: `bench compiles MODEL.mlir, runs @main warmup times untimed, then at least
 --repeats times and for at least --min-time, and prints the median latency
 (milliseconds) with the spread. Inputs are the given .npy files, or
-uniform random values in [-1, 1) when none are given.`,
+uniform random values in [-1, 1) when none are given. With --target npu the
+time is the simulated time of the NPU kernels at the configured clock plus
+the measured time of the host kernels, and the simulator's figures follow,
+per kernel.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := loadCompiled(args[0], o, threads)
@@ -48,6 +52,9 @@ uniform random values in [-1, 1) when none are given.`,
 			}
 			fmt.Fprintf(stdout, "%s: median %.3f ms over %d runs (min %.3f, max %.3f) on %d threads\n",
 				args[0], tm.Median*1e3, len(tm.Seconds), lo*1e3, hi*1e3, rt.NumThreads())
+			if err := printNPUReport(l.entry, report, stdout); err != nil {
+				return fail(stderr, err)
+			}
 			return nil
 		},
 	}
@@ -57,6 +64,7 @@ uniform random values in [-1, 1) when none are given.`,
 	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed warm-up runs")
 	cmd.Flags().IntVar(&repeats, "repeats", 10, "minimum timed runs")
 	cmd.Flags().DurationVar(&minTime, "min-time", time.Second, "minimum total timed duration")
+	cmd.Flags().StringVar(&report, "report", "", "--target npu: write the simulator's figures as JSON here")
 	return cmd
 }
 

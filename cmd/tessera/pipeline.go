@@ -20,6 +20,8 @@ type compileOptions struct {
 	target string
 	mcpu   string
 	name   string
+	// npuConfig is the NPU configuration JSON (targets.Options.Config).
+	npuConfig string
 	// traces are schedule traces (JSON files) replayed on the kernels they
 	// name instead of the default schedule.
 	traces []string
@@ -46,7 +48,8 @@ func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
 	f := cmd.Flags()
 	f.StringVar(&o.tuningDB, "tuning-db", "", "tuning database (JSON lines, written by 'tessera tune'): kernels with a record use its best schedule, the others the default rules")
 	f.StringVar(&o.target, "target", "cpu", "code generation target ("+strings.Join(targets.Names(), ", ")+")")
-	f.StringVar(&o.mcpu, "mcpu", "native", "processor to generate code for (cpu: llc-16 -mcpu: native, x86-64-v4, znver4, ...)")
+	f.StringVar(&o.mcpu, "mcpu", "native", "processor to generate code for (cpu: llc-16 -mcpu: native, x86-64-v4, znver4, ...; npu: the host's)")
+	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON (targets/npu/ISA.md; default: the built-in default NPU)")
 	f.BoolVar(&o.strictFP, "strict-fp", false, "no fused multiply-add contraction: f32 results bit-identical to the interpreter's (default: llc-16 -fp-contract=fast)")
 	f.BoolVar(&o.keepLayouts, "keep-layouts", false, "keep constant kernel operands (weights) row-major instead of storing each in the order its schedule reads it (the rewrite-layout step)")
 	f.StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
@@ -86,7 +89,7 @@ func loadModel(path string) (*graphir.Module, error) {
 // newTarget makes the target instance the flags select. Errors: an
 // unknown target, naming the known ones.
 func (o compileOptions) newTarget() (targets.Target, error) {
-	t, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, StrictFP: o.strictFP})
+	t, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, StrictFP: o.strictFP, Config: o.npuConfig})
 	if err != nil {
 		return nil, fmt.Errorf("--target: %v", err)
 	}

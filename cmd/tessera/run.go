@@ -13,6 +13,7 @@ import (
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/npu/sim"
 	"github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -161,6 +162,8 @@ type runFlags struct {
 	reference       string
 	labels          string
 	threads         int
+	// npuReport is where --report writes the NPU figures (JSON).
+	npuReport string
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -193,7 +196,28 @@ over its last dimension against integer labels.`,
 	cmd.Flags().StringVar(&f.reference, "reference", "", "reference .npy for the first output: print max |Δ|")
 	cmd.Flags().StringVar(&f.labels, "labels", "", "integer labels .npy: print the accuracy of the first output's argmax")
 	cmd.Flags().IntVar(&f.threads, "threads", 0, "threads for parallel loops (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
+	cmd.Flags().StringVar(&f.npuReport, "report", "", "--target npu: write the simulator's figures (cycles, utilization, DRAM traffic, per kernel) as JSON here")
 	return cmd
+}
+
+// npuReporter is an entry that simulates (--target npu).
+type npuReporter interface{ Report() *sim.Report }
+
+// printNPUReport prints the NPU figures of the last call and writes them
+// to path (when not "").
+func printNPUReport(e any, path string, stdout io.Writer) error {
+	r, ok := e.(npuReporter)
+	if !ok {
+		if path != "" {
+			return fmt.Errorf("--report: only --target npu reports simulator figures")
+		}
+		return nil
+	}
+	rep := r.Report()
+	rep.Summary(stdout)
+	rep.KernelTable(stdout)
+	fmt.Fprintf(stdout, "npu MAC fraction: %.4f; host kernels: %d (%.3f ms measured)\n", rep.NPUMACFraction, len(rep.HostOps), rep.HostSeconds*1e3)
+	return writeReport(path, rep)
 }
 
 func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) error {
@@ -214,6 +238,9 @@ func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) erro
 		return err
 	}
 	if err := l.entry.Call(ins, outs); err != nil {
+		return err
+	}
+	if err := printNPUReport(l.entry, f.npuReport, stdout); err != nil {
 		return err
 	}
 	for i, p := range f.outputs {

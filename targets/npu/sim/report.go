@@ -47,9 +47,12 @@ type KernelFigures struct {
 type Report struct {
 	Config string `json:"config"`
 	Figures
-	NPUMACFraction float64         `json:"npu_mac_fraction"`
-	HostOps        []string        `json:"host_ops"`
-	Kernels        []KernelFigures `json:"kernels"`
+	NPUMACFraction float64  `json:"npu_mac_fraction"`
+	HostOps        []string `json:"host_ops"`
+	// HostSeconds is the measured time of the kernels that ran on the
+	// host (not part of Cycles).
+	HostSeconds float64         `json:"host_seconds"`
+	Kernels     []KernelFigures `json:"kernels"`
 }
 
 // WriteJSON writes r, indented.
@@ -69,5 +72,18 @@ func (f *Figures) Summary(w io.Writer) {
 	for m := isa.Module(0); m < isa.NumModules; m++ {
 		ms := f.Modules[m.String()]
 		fmt.Fprintf(w, "%-7s module: busy %d, stalled on tokens %d, on DRAM %d cycles (%d instructions)\n", m, ms.Busy, ms.StallToken, ms.StallDRAM, ms.Insts)
+	}
+}
+
+// KernelTable writes one line per kernel: calls, cycles, share of the
+// total, utilization and DRAM bytes.
+func (r *Report) KernelTable(w io.Writer) {
+	for _, k := range r.Kernels {
+		share := 0.0
+		if r.Cycles > 0 {
+			share = 100 * float64(k.Cycles) / float64(r.Cycles)
+		}
+		fmt.Fprintf(w, "  @%s: %d calls, %d cycles (%.1f%%), utilization %.1f%%, dram %d read, %d written\n",
+			k.Name, k.Calls, k.Cycles, share, 100*k.GEMMUtilization, k.DRAMReadBytes, k.DRAMWriteBytes)
 	}
 }

@@ -1,0 +1,532 @@
+package npu
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// gemmKernel is a kernel the matrix unit runs: a contraction block
+//
+//	C[s...] = C[s...] + X[...] · W[...]   (init C = 0)
+//
+// whose spatial iteration variables split into those only X reads (M,
+// flattened in block order) and those only W reads (N), over reduce
+// variables both read (K) — dense layers, matmuls, 1×1 convolutions and
+// anything an einsum of that shape describes — optionally followed by one
+// elementwise epilogue block over C (bias, residual, relu, clip, scale)
+// that writes the output. Index expressions are arbitrary: the operands'
+// element positions are tabulated (gather tables), so reshapes and
+// flattens fused into the kernel cost nothing.
+type gemmKernel struct {
+	M, N, K int
+	// X, W and Out are parameter indices; XIdx[m·K+k], WIdx[n·K+k] and
+	// OutIdx[m·N+n] are element offsets in those parameters (row-major).
+	X, W, Out   int
+	XIdx, WIdx  []int32
+	OutIdx      []int32
+	Epilogue    []aluStep
+	Block       string // the contraction block's name (schedule annotations)
+	ParamShapes [][]int64
+	ParamRoles  []tir.Role
+}
+
+// operandKind is where an epilogue step's second operand comes from.
+type operandKind uint8
+
+const (
+	opConst  operandKind = iota // a scalar constant
+	opVector                    // a parameter indexed by N only (bias)
+	opTile                      // a parameter indexed by M and N (residual)
+)
+
+// aluStep is one epilogue operation: acc = op(acc, operand).
+type aluStep struct {
+	Op    string // "add", "sub", "mul", "max", "min"
+	Kind  operandKind
+	Value float32 // opConst
+	Param int     // opVector, opTile
+	Idx   []int32 // opVector: [N]; opTile: [M·N] element offsets
+}
+
+// notMappable is why a kernel runs on the host.
+type notMappable struct{ reason string }
+
+func (e *notMappable) Error() string { return e.reason }
+
+func refuse(format string, args ...any) error { return &notMappable{fmt.Sprintf(format, args...)} }
+
+// analyzeGEMM recognizes f as a gemmKernel. Errors: a *notMappable saying
+// why not.
+func analyzeGEMM(cfg isa.Config, f *tir.PrimFunc) (*gemmKernel, error) {
+	blocks, err := realizedBlocks(f.Body)
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) == 0 || len(blocks) > 2 {
+		return nil, refuse("%d blocks (the matrix unit takes a contraction and at most one epilogue)", len(blocks))
+	}
+	g := &gemmKernel{Block: blocks[0].Name}
+	for _, p := range f.Params {
+		if p.Buffer == nil {
+			return nil, refuse("scalar parameter %%%s", p.Name())
+		}
+		shape, ok := p.Buffer.ConstShape()
+		if !ok || p.Buffer.DType != tir.DF32 {
+			return nil, refuse("parameter %%%s is not a constant-shape f32 buffer", p.Name())
+		}
+		g.ParamShapes = append(g.ParamShapes, shape)
+		g.ParamRoles = append(g.ParamRoles, p.Role)
+	}
+	c, err := g.contraction(cfg, f, blocks[0])
+	if err != nil {
+		return nil, err
+	}
+	if len(blocks) == 1 {
+		if c.store.out < 0 {
+			return nil, refuse("the contraction writes a local buffer nothing reads")
+		}
+		g.Out = c.store.out
+		g.OutIdx = c.tabulateOut(g, c.store)
+		return g, nil
+	}
+	return g, g.epilogueOf(f, blocks[1], c)
+}
+
+// realizedBlocks lists the blocks of body in order, refusing predicates,
+// non-serial loops and anything but loops, allocations and blocks.
+func realizedBlocks(body tir.Stmt) ([]*tir.Block, error) {
+	var out []*tir.Block
+	var walk func(s tir.Stmt) error
+	walk = func(s tir.Stmt) error {
+		switch x := s.(type) {
+		case *tir.SeqStmt:
+			for _, t := range x.Stmts {
+				if err := walk(t); err != nil {
+					return err
+				}
+			}
+		case *tir.Allocate:
+			return walk(x.Body)
+		case *tir.For:
+			if x.Kind != tir.Serial {
+				return refuse("a scheduled loop %%%s (the NPU reads the computation, not a CPU schedule)", x.Var.Name)
+			}
+			return walk(x.Body)
+		case *tir.BlockRealize:
+			if x.Predicate != nil {
+				return refuse("block %q has a predicate", x.Block.Name)
+			}
+			for i, v := range x.Values {
+				if _, ok := v.(*tir.Var); !ok {
+					return refuse("block %q binds %%%s to an expression", x.Block.Name, x.Block.IterVars[i].Var.Name)
+				}
+			}
+			if len(x.Block.Allocs) > 0 {
+				return refuse("block %q allocates buffers", x.Block.Name)
+			}
+			out = append(out, x.Block)
+		default:
+			return refuse("%T statement", s)
+		}
+		return nil
+	}
+	return out, walk(body)
+}
+
+// contractionInfo is what the epilogue needs of the contraction block.
+type contractionInfo struct {
+	spatial []*tir.IterVar // in block order
+	mVars   []*tir.IterVar
+	nVars   []*tir.IterVar
+	store   access // C
+}
+
+// access is a buffer access: the parameter index (-1: a local buffer) and
+// its index expressions.
+type access struct {
+	buf *tir.Buffer
+	out int
+	idx []tir.Expr
+}
+
+func paramIndex(f *tir.PrimFunc, b *tir.Buffer) int {
+	for i, p := range f.Params {
+		if p.Buffer == b {
+			return i
+		}
+	}
+	return -1
+}
+
+func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) (*contractionInfo, error) {
+	st, ok := b.Body.(*tir.BufferStore)
+	if !ok {
+		return nil, refuse("block %q is not a single store", b.Name)
+	}
+	add, ok := st.Value.(*tir.Binary)
+	if !ok || add.Op != tir.OpAdd {
+		return nil, refuse("block %q is not an accumulation", b.Name)
+	}
+	self, prod := add.A, add.B
+	if !isLoadOf(self, st) {
+		self, prod = prod, self
+	}
+	mul, ok := prod.(*tir.Binary)
+	if !isLoadOf(self, st) || !ok || mul.Op != tir.OpMul {
+		return nil, refuse("block %q is not C = C + X·W", b.Name)
+	}
+	if !isZeroInit(b.Init, st) {
+		return nil, refuse("block %q has no zero initialization", b.Name)
+	}
+	la, okA := mul.A.(*tir.BufferLoad)
+	lb, okB := mul.B.(*tir.BufferLoad)
+	if !okA || !okB {
+		return nil, refuse("block %q multiplies expressions, not two loads", b.Name)
+	}
+	for _, ix := range [][]tir.Expr{la.Indices, lb.Indices, st.Indices} {
+		if err := checkIndices(ix); err != nil {
+			return nil, err
+		}
+	}
+	var spatial, reduce []*tir.IterVar
+	for _, iv := range b.IterVars {
+		if iv.Dom.Min != nil && !isIntConst(iv.Dom.Min, 0) {
+			return nil, refuse("iteration variable %%%s does not start at 0", iv.Var.Name)
+		}
+		if _, ok := iv.Dom.Extent.(*tir.IntImm); !ok {
+			return nil, refuse("iteration variable %%%s has a symbolic extent", iv.Var.Name)
+		}
+		switch {
+		case extent(iv) == 1: // always 0: indexes nothing that matters
+		case iv.Kind == tir.Spatial:
+			spatial = append(spatial, iv)
+		default:
+			reduce = append(reduce, iv)
+		}
+	}
+	da, db := usedVars(la.Indices), usedVars(lb.Indices)
+	var sa, sb []*tir.IterVar
+	for _, iv := range spatial {
+		switch {
+		case da[iv.Var] && db[iv.Var]:
+			return nil, refuse("both operands read spatial variable %%%s (a batched product)", iv.Var.Name)
+		case da[iv.Var]:
+			sa = append(sa, iv)
+		case db[iv.Var]:
+			sb = append(sb, iv)
+		default:
+			return nil, refuse("spatial variable %%%s indexes neither operand", iv.Var.Name)
+		}
+	}
+	for _, iv := range reduce {
+		if !da[iv.Var] || !db[iv.Var] {
+			return nil, refuse("reduce variable %%%s indexes only one operand", iv.Var.Name)
+		}
+	}
+	if len(reduce) == 0 || len(sa) == 0 || len(sb) == 0 {
+		return nil, refuse("not a matrix product (M, N and K must be non-empty)")
+	}
+	// W is the operand that makes less padded work on the matrix unit (M
+	// rounds up to Batch, N to BlockOut); ties: the smaller spatial
+	// volume, then the second operand.
+	x, w, mv, nv := la, lb, sa, sb
+	ka, kb := padded(volume(sa), cfg.Batch)*padded(volume(sb), cfg.BlockOut), padded(volume(sb), cfg.Batch)*padded(volume(sa), cfg.BlockOut)
+	if kb < ka || (kb == ka && volume(sa) < volume(sb)) {
+		x, w, mv, nv = lb, la, sb, sa
+	}
+	g.X, g.W = paramIndex(f, x.Buffer), paramIndex(f, w.Buffer)
+	if g.X < 0 || g.W < 0 {
+		return nil, refuse("an operand is a local buffer")
+	}
+	g.M, g.N, g.K = volume(mv), volume(nv), volume(reduce)
+	g.XIdx = tabulate(x, g.ParamShapes[g.X], mv, reduce)
+	g.WIdx = tabulate(w, g.ParamShapes[g.W], nv, reduce)
+	c := &contractionInfo{spatial: spatial, mVars: mv, nVars: nv, store: access{buf: st.Buffer, out: paramIndex(f, st.Buffer), idx: st.Indices}}
+	return c, nil
+}
+
+// tabulateOut tabulates the output position of every (m, n) for a store.
+func (c *contractionInfo) tabulateOut(g *gemmKernel, a access) []int32 {
+	return tabulate(&tir.BufferLoad{Buffer: a.buf, Indices: a.idx}, g.ParamShapes[a.out], c.mVars, c.nVars)
+}
+
+func isLoadOf(e tir.Expr, st *tir.BufferStore) bool {
+	l, ok := e.(*tir.BufferLoad)
+	if !ok || l.Buffer != st.Buffer || len(l.Indices) != len(st.Indices) {
+		return false
+	}
+	for i := range l.Indices {
+		if !tir.Equal(l.Indices[i], st.Indices[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isZeroInit(init tir.Stmt, st *tir.BufferStore) bool {
+	s, ok := init.(*tir.BufferStore)
+	if !ok || s.Buffer != st.Buffer {
+		return false
+	}
+	z, ok := s.Value.(*tir.FloatImm)
+	return ok && z.Value == 0 && isLoadOf(&tir.BufferLoad{Buffer: s.Buffer, Indices: s.Indices}, st)
+}
+
+func isIntConst(e tir.Expr, v int64) bool {
+	c, ok := e.(*tir.IntImm)
+	return ok && c.Value == v
+}
+
+func usedVars(idx []tir.Expr) map[*tir.Var]bool {
+	m := map[*tir.Var]bool{}
+	for _, e := range idx {
+		tir.VisitExpr(e, func(x tir.Expr) bool {
+			if v, ok := x.(*tir.Var); ok {
+				m[v] = true
+			}
+			return true
+		})
+	}
+	return m
+}
+
+// padded is n rounded up to a multiple of b.
+func padded(n, b int) int { return ceilDiv(n, b) * b }
+
+func extent(iv *tir.IterVar) int { return int(iv.Dom.Extent.(*tir.IntImm).Value) }
+
+func volume(ivs []*tir.IterVar) int {
+	n := 1
+	for _, iv := range ivs {
+		n *= extent(iv)
+	}
+	return n
+}
+
+// tabulate evaluates load's row-major element offset for every point of
+// outer × inner (each flattened in order, the last variable fastest):
+// table[o·|inner| + i].
+func tabulate(load *tir.BufferLoad, shape []int64, outer, inner []*tir.IterVar) []int32 {
+	vars := append(slices.Clone(outer), inner...)
+	n := volume(vars)
+	table := make([]int32, n)
+	env := map[*tir.Var]int64{}
+	vals := make([]int64, len(vars))
+	for p := 0; p < n; p++ {
+		r := p
+		for j := len(vars) - 1; j >= 0; j-- {
+			e := extent(vars[j])
+			vals[j] = int64(r % e)
+			r /= e
+			env[vars[j].Var] = vals[j]
+		}
+		var off int64
+		for d, ix := range load.Indices {
+			off = off*shape[d] + evalIndex(ix, env)
+		}
+		table[p] = int32(off)
+	}
+	return table
+}
+
+// evalIndex evaluates an integer index expression with variables bound by
+// env (floordiv/floormod round toward −∞, as the IR defines them).
+func evalIndex(e tir.Expr, env map[*tir.Var]int64) int64 {
+	switch x := e.(type) {
+	case *tir.IntImm:
+		return x.Value
+	case *tir.Var:
+		return env[x]
+	case *tir.Binary:
+		a, b := evalIndex(x.A, env), evalIndex(x.B, env)
+		switch x.Op {
+		case tir.OpAdd:
+			return a + b
+		case tir.OpSub:
+			return a - b
+		case tir.OpMul:
+			return a * b
+		case tir.OpFloorDiv:
+			q := a / b
+			if (a%b != 0) && ((a < 0) != (b < 0)) {
+				q--
+			}
+			return q
+		case tir.OpFloorMod:
+			return a - b*evalIndex(tir.FloorDiv(x.A, x.B), env)
+		case tir.OpMin:
+			return min(a, b)
+		case tir.OpMax:
+			return max(a, b)
+		}
+	}
+	panic(fmt.Sprintf("npu: cannot evaluate index %s", tir.ExprString(e)))
+}
+
+// checkIndices refuses index expressions evalIndex cannot evaluate:
+// anything but integer constants, variables and + − × floordiv floormod
+// min max (a division by a positive constant).
+func checkIndices(idx []tir.Expr) error {
+	var bad tir.Expr
+	for _, e := range idx {
+		tir.VisitExpr(e, func(x tir.Expr) bool {
+			switch y := x.(type) {
+			case *tir.IntImm, *tir.Var:
+			case *tir.Binary:
+				switch y.Op {
+				case tir.OpAdd, tir.OpSub, tir.OpMul, tir.OpMin, tir.OpMax:
+				case tir.OpFloorDiv, tir.OpFloorMod:
+					if c, ok := y.B.(*tir.IntImm); !ok || c.Value <= 0 {
+						bad = x
+					}
+				default:
+					bad = x
+				}
+			default:
+				bad = x
+			}
+			return bad == nil
+		})
+	}
+	if bad != nil {
+		return refuse("index expression %s", tir.ExprString(bad))
+	}
+	return nil
+}
+
+// epilogueOf reads the elementwise block e that follows the contraction:
+// it stores, into an output parameter, a chain of operations applied to
+// C (each with a constant, a per-N vector or an M×N tile operand).
+func (g *gemmKernel) epilogueOf(f *tir.PrimFunc, e *tir.Block, c *contractionInfo) error {
+	st, ok := e.Body.(*tir.BufferStore)
+	if !ok || e.Init != nil {
+		return refuse("epilogue block %q is not a single store", e.Name)
+	}
+	g.Out = paramIndex(f, st.Buffer)
+	if g.Out < 0 || g.ParamRoles[g.Out] == tir.RoleIn {
+		return refuse("epilogue block %q does not write an output parameter", e.Name)
+	}
+	if c.store.out >= 0 {
+		return refuse("the contraction writes a parameter that the epilogue reads")
+	}
+	// map the epilogue's variables onto the contraction's through C's indices
+	rename := map[*tir.Var]*tir.IterVar{}
+	var cload *tir.BufferLoad
+	tir.VisitExpr(st.Value, func(x tir.Expr) bool {
+		if l, ok := x.(*tir.BufferLoad); ok && l.Buffer == c.store.buf && cload == nil {
+			cload = l
+		}
+		return true
+	})
+	if cload == nil {
+		return refuse("epilogue block %q does not read the contraction", e.Name)
+	}
+	for i, ix := range cload.Indices {
+		ev, ok1 := ix.(*tir.Var)
+		cv, ok2 := c.store.idx[i].(*tir.Var)
+		if !ok1 || !ok2 {
+			return refuse("the contraction's result is stored or read at computed indices")
+		}
+		for _, iv := range c.spatial {
+			if iv.Var == cv {
+				rename[ev] = iv
+			}
+		}
+	}
+	for _, iv := range e.IterVars {
+		if iv.Kind != tir.Spatial || rename[iv.Var] == nil || extent(rename[iv.Var]) != extent(iv) {
+			return refuse("epilogue block %q does not iterate over the contraction's result", e.Name)
+		}
+	}
+	sub := func(idx []tir.Expr) []tir.Expr {
+		m := map[*tir.Var]tir.Expr{}
+		for ev, iv := range rename {
+			m[ev] = iv.Var
+		}
+		out := make([]tir.Expr, len(idx))
+		for i, x := range idx {
+			out[i] = tir.Substitute(x, m)
+		}
+		return out
+	}
+	if err := checkIndices(st.Indices); err != nil {
+		return err
+	}
+	g.OutIdx = c.tabulateOut(g, access{buf: st.Buffer, out: g.Out, idx: sub(st.Indices)})
+	steps, err := g.chain(f, st.Value, cload, c, sub)
+	g.Epilogue = steps
+	return err
+}
+
+// chain turns the epilogue expression into ALU steps applied to C.
+func (g *gemmKernel) chain(f *tir.PrimFunc, e tir.Expr, cload *tir.BufferLoad, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) ([]aluStep, error) {
+	if l, ok := e.(*tir.BufferLoad); ok && l == cload {
+		return nil, nil
+	}
+	b, ok := e.(*tir.Binary)
+	if !ok {
+		return nil, refuse("epilogue expression %s", tir.ExprString(e))
+	}
+	names := map[tir.BinOp]string{tir.OpAdd: "add", tir.OpSub: "sub", tir.OpMul: "mul", tir.OpMax: "max", tir.OpMin: "min"}
+	name, ok := names[b.Op]
+	if !ok {
+		return nil, refuse("epilogue operation %s", tir.ExprString(e))
+	}
+	inner, other := b.A, b.B
+	if !readsLoad(inner, cload) {
+		if b.Op == tir.OpSub {
+			return nil, refuse("epilogue subtracts the result from a value")
+		}
+		inner, other = other, inner
+	}
+	if readsLoad(other, cload) || !readsLoad(inner, cload) {
+		return nil, refuse("epilogue expression %s uses the result twice", tir.ExprString(e))
+	}
+	steps, err := g.chain(f, inner, cload, c, sub)
+	if err != nil {
+		return nil, err
+	}
+	s, err := g.operand(f, name, other, c, sub)
+	if err != nil {
+		return nil, err
+	}
+	return append(steps, s), nil
+}
+
+func readsLoad(e tir.Expr, l *tir.BufferLoad) bool {
+	found := false
+	tir.VisitExpr(e, func(x tir.Expr) bool {
+		found = found || x == l
+		return !found
+	})
+	return found
+}
+
+// operand classifies an epilogue operand: a float constant, or a load of
+// an input parameter indexed by N variables only (a vector) or by M and N.
+func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) (aluStep, error) {
+	switch x := e.(type) {
+	case *tir.FloatImm:
+		return aluStep{Op: op, Kind: opConst, Value: float32(x.Value)}, nil
+	case *tir.BufferLoad:
+		p := paramIndex(f, x.Buffer)
+		if p < 0 || g.ParamRoles[p] != tir.RoleIn {
+			return aluStep{}, refuse("epilogue operand %s is not an input parameter", tir.ExprString(e))
+		}
+		if err := checkIndices(x.Indices); err != nil {
+			return aluStep{}, err
+		}
+		l := &tir.BufferLoad{Buffer: x.Buffer, Indices: sub(x.Indices)}
+		used := usedVars(l.Indices)
+		for _, iv := range c.mVars {
+			if used[iv.Var] {
+				return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(l, g.ParamShapes[p], c.mVars, c.nVars)}, nil
+			}
+		}
+		return aluStep{Op: op, Kind: opVector, Param: p, Idx: tabulate(l, g.ParamShapes[p], nil, c.nVars)}, nil
+	}
+	return aluStep{}, refuse("epilogue operand %s", tir.ExprString(e))
+}

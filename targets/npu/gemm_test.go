@@ -1,0 +1,197 @@
+package npu
+
+import (
+	"math"
+	"math/rand"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+func parseKernel(t *testing.T, path string) *tir.PrimFunc {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	require.NoError(t, err)
+	m, err := tir.Parse(path, src)
+	require.NoError(t, err)
+	return m.Funcs[0]
+}
+
+// bf16Args makes random inputs for f's parameters, rounded to bf16 so
+// that the NPU sees exactly the values the interpreter does.
+func bf16Args(f *tir.PrimFunc, r *rand.Rand) (map[string]*tir.Array, [][]float32) {
+	arrays := map[string]*tir.Array{}
+	var args [][]float32
+	for _, p := range f.Params {
+		shape, _ := p.Buffer.ConstShape()
+		n := 1
+		for _, d := range shape {
+			n *= int(d)
+		}
+		v := make([]float32, n)
+		for i := range v {
+			if p.Role == tir.RoleIn {
+				v[i] = isa.RoundBF16(float32(r.NormFloat64()))
+			}
+		}
+		arrays[p.Name()] = tir.ArrayFromFloat32(v, shape...)
+		args = append(args, v)
+	}
+	return arrays, args
+}
+
+// checkGEMM compiles f with tiling t (zero: the default), runs it on the
+// simulator and compares with the interpreter.
+func checkGEMM(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *gemmProgram {
+	t.Helper()
+	g, err := analyzeGEMM(isa.DefaultConfig(), f)
+	require.NoError(t, err)
+	if tl == (Tiling{}) {
+		tl, err = defaultTiling(cfg, g)
+		require.NoError(t, err)
+	}
+	gp, err := compileGEMM(cfg, g, tl)
+	require.NoError(t, err)
+	arrays, args := bf16Args(f, rand.New(rand.NewSource(7)))
+	require.NoError(t, tir.Run(f, arrays))
+	_, err = gp.run(args)
+	require.NoError(t, err)
+	want := arrays[f.Params[g.Out].Name()].Floats
+	for i, w := range want {
+		require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)
+	}
+	return gp
+}
+
+func TestDenseOnNPU(t *testing.T) {
+	f := parseKernel(t, "testdata/dense.tir")
+	cfg := isa.DefaultConfig()
+	checkGEMM(t, cfg, f, Tiling{})
+	// every tail: tiles that do not divide M, N or K
+	for _, tl := range []Tiling{{1, 1, 1}, {2, 2, 1}, {3, 1, 2}, {5, 3, 2}} {
+		checkGEMM(t, cfg, f, tl)
+	}
+	big := cfg
+	big.Batch, big.BlockIn, big.BlockOut = 2, 8, 8
+	require.NoError(t, big.Validate())
+	checkGEMM(t, big, f, Tiling{})
+	checkGEMM(t, big, f, Tiling{2, 3, 2})
+}
+
+func TestEpilogueOperands(t *testing.T) {
+	f := parseKernel(t, "testdata/epilogue.tir")
+	g, err := analyzeGEMM(isa.DefaultConfig(), f)
+	require.NoError(t, err)
+	var kinds []operandKind
+	var ops []string
+	for _, s := range g.Epilogue {
+		kinds, ops = append(kinds, s.Kind), append(ops, s.Op)
+	}
+	require.Equal(t, []string{"add", "mul", "max", "min", "sub"}, ops)
+	require.Equal(t, []operandKind{opTile, opConst, opConst, opConst, opVector}, kinds)
+	cfg := isa.DefaultConfig()
+	for _, tl := range []Tiling{{}, {4, 1, 1}, {7, 2, 3}} {
+		checkGEMM(t, cfg, f, tl)
+	}
+}
+
+func TestNotMappableReasons(t *testing.T) {
+	cases := map[string]string{
+		// a reduction without a product
+		`tir.func @sum(%x: buffer<4x8xf32>, out %y: buffer<4xf32>) attributes {tessera.kernel} {
+  tir.for %i = 0 to 4 {
+    tir.for %r = 0 to 8 {
+      tir.block "s"(%v = spatial(0:4, %i), %k = reduce(0:8, %r)) reads(%y[0:4], %x[0:4, 0:8]) writes(%y[%v]) {
+        tir.init {
+          %y[%v] = 0.0
+        }
+        %y[%v] = %y[%v] + %x[%v, %k]
+      }
+    }
+  }
+}`: `block "s" is not C = C + X·W`,
+		// a batched product: both operands read %b
+		`tir.func @bmm(%x: buffer<2x4x8xf32>, %w: buffer<2x8x3xf32>, out %y: buffer<2x4x3xf32>) attributes {tessera.kernel} {
+  tir.for %i0 = 0 to 2 {
+    tir.for %i1 = 0 to 4 {
+      tir.for %i2 = 0 to 3 {
+        tir.for %r = 0 to 8 {
+          tir.block "b"(%b = spatial(0:2, %i0), %m = spatial(0:4, %i1), %n = spatial(0:3, %i2), %k = reduce(0:8, %r)) reads(%y[0:2, 0:4, 0:3], %x[0:2, 0:4, 0:8], %w[0:2, 0:8, 0:3]) writes(%y[%b, %m, %n]) {
+            tir.init {
+              %y[%b, %m, %n] = 0.0
+            }
+            %y[%b, %m, %n] = %y[%b, %m, %n] + %x[%b, %m, %k] * %w[%b, %k, %n]
+          }
+        }
+      }
+    }
+  }
+}`: "both operands read spatial variable %b (a batched product)",
+		// an epilogue the ALU has no operation for
+		`tir.func @e(%x: buffer<4x8xf32>, %w: buffer<8x3xf32>, out %y: buffer<4x3xf32>) attributes {tessera.kernel} {
+  tir.allocate %c: buffer<4x3xf32, "local"> {
+    tir.for %i0 = 0 to 4 {
+      tir.for %i1 = 0 to 3 {
+        tir.for %r = 0 to 8 {
+          tir.block "mm"(%m = spatial(0:4, %i0), %n = spatial(0:3, %i1), %k = reduce(0:8, %r)) reads(%c[0:4, 0:3], %x[0:4, 0:8], %w[0:8, 0:3]) writes(%c[%m, %n]) {
+            tir.init {
+              %c[%m, %n] = 0.0
+            }
+            %c[%m, %n] = %c[%m, %n] + %x[%m, %k] * %w[%k, %n]
+          }
+        }
+      }
+    }
+    tir.for %i0 = 0 to 4 {
+      tir.for %i1 = 0 to 3 {
+        tir.block "t"(%a = spatial(0:4, %i0), %e = spatial(0:3, %i1)) reads(%c[0:4, 0:3]) writes(%y[%a, %e]) {
+          %y[%a, %e] = tanh(%c[%a, %e])
+        }
+      }
+    }
+  }
+}`: "epilogue expression tanh(%c[%a, %e])",
+	}
+	for src, want := range cases {
+		m, err := tir.ParseString("k.tir", src)
+		require.NoError(t, err)
+		_, err = analyzeGEMM(isa.DefaultConfig(), m.Funcs[0])
+		var nm *notMappable
+		require.ErrorAs(t, err, &nm)
+		require.Equal(t, want, err.Error())
+	}
+}
+
+func TestRulesAnnotateSampleAndCheck(t *testing.T) {
+	f := parseKernel(t, "testdata/dense.tir")
+	cfg := isa.DefaultConfig()
+	r := Rules{Config: cfg, Host: nil}
+	s, err := r.Default(f)
+	require.NoError(t, err)
+	g, _ := analyzeGEMM(cfg, s.Func())
+	tl, ok, err := tilingOf(s.Func(), g)
+	require.NoError(t, err)
+	require.True(t, ok)
+	want, _ := defaultTiling(cfg, g)
+	require.Equal(t, want, tl)
+	require.NoError(t, r.Check(s.Func()))
+	seen := map[Tiling]bool{}
+	for seed := int64(0); seed < 20; seed++ {
+		s, err := r.Sample(f, seed)
+		require.NoError(t, err)
+		tl, ok, _ := tilingOf(s.Func(), g)
+		require.True(t, ok)
+		require.True(t, fits(cfg, g, tl))
+		seen[tl] = true
+		checkGEMM(t, cfg, s.Func(), tl)
+	}
+	require.Greater(t, len(seen), 3, "sampling explores several tilings")
+	// a tiling that does not fit is refused by Check
+	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096})
+	require.ErrorContains(t, r.Check(bad.Func()), "does not fit the scratchpads")
+}

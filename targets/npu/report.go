@@ -1,0 +1,60 @@
+package npu
+
+import (
+	"sort"
+
+	"github.com/tessera-ml/tessera/targets/npu/sim"
+)
+
+// runReport accumulates one model run's figures per NPU kernel.
+type runReport struct {
+	s       *saved
+	total   sim.Stats
+	kernels map[string]*sim.Stats
+	calls   map[string]int
+	order   []string
+}
+
+func newRunReport(s *saved) *runReport {
+	return &runReport{s: s, kernels: map[string]*sim.Stats{}, calls: map[string]int{}}
+}
+
+func (r *runReport) add(kernel string, st *sim.Stats) {
+	if r.kernels[kernel] == nil {
+		r.kernels[kernel] = &sim.Stats{}
+		r.order = append(r.order, kernel)
+	}
+	r.kernels[kernel].Add(st)
+	r.calls[kernel]++
+	r.total.Add(st)
+}
+
+// finish makes the report: NPU kernels run one after another, so the
+// cycles add; the MAC fraction counts every call of every kernel; host
+// ops are the host kernels with the reason each is not on the NPU.
+func (r *runReport) finish(hostSeconds float64) *sim.Report {
+	cfg := r.s.Config
+	rep := &sim.Report{Config: cfg.Name, Figures: sim.FiguresOf(cfg, &r.total), HostOps: []string{}, HostSeconds: hostSeconds}
+	var npuMACs, all int64
+	hostSeen := map[string]bool{}
+	for _, c := range r.s.Plan.Calls {
+		info := r.s.Kernels[c.Kernel]
+		all += info.MACs
+		if info.NPU {
+			npuMACs += info.MACs
+		} else if !hostSeen[c.Kernel] {
+			hostSeen[c.Kernel] = true
+			rep.HostOps = append(rep.HostOps, "@"+c.Kernel+": "+info.Reason)
+		}
+	}
+	rep.NPUMACFraction = 1
+	if all > 0 {
+		rep.NPUMACFraction = float64(npuMACs) / float64(all)
+	}
+	names := append([]string(nil), r.order...)
+	sort.SliceStable(names, func(i, j int) bool { return r.kernels[names[i]].Cycles > r.kernels[names[j]].Cycles })
+	for _, n := range names {
+		rep.Kernels = append(rep.Kernels, sim.KernelFigures{Name: n, Calls: r.calls[n], Figures: sim.FiguresOf(cfg, r.kernels[n])})
+	}
+	return rep
+}

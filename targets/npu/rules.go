@@ -1,0 +1,157 @@
+package npu
+
+import (
+	"fmt"
+
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// AttrHostReason annotates the first block of a kernel the NPU rules left
+// to the host with the reason (a string), so that code generation can say
+// why after the host's schedule has changed the kernel.
+const AttrHostReason = "npu.host"
+
+// AttrTile is the contraction block's annotation holding its NPU tiling,
+// [Mt, Nt, Kt] in scratchpad entries (Tiling). Kernels without it get
+// defaultTiling.
+const AttrTile = "npu.tile"
+
+// Rules are the NPU target's schedule rules. A kernel the matrix unit
+// runs keeps its loop nest (the NPU code generation reads the
+// computation) and gets its tiling as an annotation: the default rule
+// picks the tiling with the lowest closed-form cycle estimate, the
+// sampled rule draws one among those that fit the scratchpads. Every
+// other kernel runs on the host and gets the host's rules.
+type Rules struct {
+	Config isa.Config
+	Host   schedule.Rules
+}
+
+// Default annotates an NPU kernel with its default tiling, or schedules a
+// host kernel with the host's rules.
+func (r Rules) Default(f *tir.PrimFunc) (*schedule.Schedule, error) {
+	g, err := analyzeGEMM(r.Config, f)
+	var t Tiling
+	if err == nil {
+		t, err = defaultTiling(r.Config, g)
+	}
+	if err != nil {
+		s, herr := r.Host.Default(f)
+		return hostReason(s, f, err), herr
+	}
+	return annotateTiling(schedule.New(f), g, t)
+}
+
+// hostReason annotates s's copy of f's first block with why f runs on
+// the host (nothing when s is nil or the block is gone).
+func hostReason(s *schedule.Schedule, f *tir.PrimFunc, why error) *schedule.Schedule {
+	if s == nil {
+		return s
+	}
+	var first string
+	tir.VisitStmt(f.Body, func(st tir.Stmt) bool {
+		if br, ok := st.(*tir.BlockRealize); ok && first == "" {
+			first = br.Block.Name
+		}
+		return first == ""
+	})
+	if b, err := s.GetBlock(first); err == nil {
+		s.Annotate(b, AttrHostReason, tir.StringAttr(why.Error()))
+	}
+	return s
+}
+
+// Fallback leaves an NPU kernel unscheduled (default tiling at code
+// generation) and falls back to the host's rules for a host kernel.
+func (r Rules) Fallback(f *tir.PrimFunc) *schedule.Schedule {
+	g, err := analyzeGEMM(r.Config, f)
+	if err == nil {
+		if _, err = defaultTiling(r.Config, g); err == nil {
+			return schedule.New(f)
+		}
+	}
+	return hostReason(r.Host.Fallback(f), f, err)
+}
+
+// Sample draws a tiling uniformly among the candidate tilings that fit
+// (powers of two and the full extents) for an NPU kernel; the host's
+// sampled rules for a host kernel.
+func (r Rules) Sample(f *tir.PrimFunc, seed int64) (*schedule.Schedule, error) {
+	g, err := analyzeGEMM(r.Config, f)
+	if err != nil {
+		s, herr := r.Host.Sample(f, seed)
+		return hostReason(s, f, err), herr
+	}
+	var fit []Tiling
+	mb, nb, kb := ceilDiv(g.M, r.Config.Batch), ceilDiv(g.N, r.Config.BlockOut), ceilDiv(g.K, r.Config.BlockIn)
+	for _, mt := range candidates(mb) {
+		for _, nt := range candidates(nb) {
+			for _, kt := range candidates(kb) {
+				if t := (Tiling{mt, nt, kt}); fits(r.Config, g, t) {
+					fit = append(fit, t)
+				}
+			}
+		}
+	}
+	if len(fit) == 0 {
+		s, herr := r.Host.Sample(f, seed)
+		return hostReason(s, f, refuse("no tiling fits the scratchpads")), herr
+	}
+	s := schedule.NewWithSeed(f, seed)
+	return annotateTiling(s, g, fit[s.Rand().Intn(len(fit))])
+}
+
+// Check refuses an NPU kernel whose tiling annotation does not fit the
+// scratchpads; host kernels go to the host's check.
+func (r Rules) Check(f *tir.PrimFunc) error {
+	g, err := analyzeGEMM(r.Config, f)
+	if err != nil {
+		return r.Host.Check(f)
+	}
+	t, ok, err := tilingOf(f, g)
+	if err != nil || !ok {
+		return err
+	}
+	if !fits(r.Config, g, t) {
+		return fmt.Errorf("npu: tiling %v of block %q does not fit the scratchpads of config %q", t, g.Block, r.Config.Name)
+	}
+	return nil
+}
+
+func annotateTiling(s *schedule.Schedule, g *gemmKernel, t Tiling) (*schedule.Schedule, error) {
+	b, err := s.GetBlock(g.Block)
+	if err != nil {
+		return nil, err
+	}
+	v := tir.ArrayAttr{tir.IntAttr(t.Mt), tir.IntAttr(t.Nt), tir.IntAttr(t.Kt)}
+	return s, s.Annotate(b, AttrTile, v)
+}
+
+// tilingOf reads the contraction block's npu.tile annotation (ok false
+// when absent). Errors: a malformed annotation.
+func tilingOf(f *tir.PrimFunc, g *gemmKernel) (Tiling, bool, error) {
+	blocks, _ := realizedBlocks(f.Body)
+	for _, b := range blocks {
+		if b.Name != g.Block {
+			continue
+		}
+		a, ok := b.Annotations[AttrTile]
+		if !ok {
+			return Tiling{}, false, nil
+		}
+		arr, ok := a.(tir.ArrayAttr)
+		var v [3]int
+		for i := 0; ok && i < 3 && len(arr) == 3; i++ {
+			n, isInt := arr[i].(tir.IntAttr)
+			ok = isInt && n > 0 && n < 1<<20
+			v[i] = int(n)
+		}
+		if !ok || len(arr) != 3 {
+			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt], positive integers", g.Block, AttrTile)
+		}
+		return Tiling{v[0], v[1], v[2]}, true, nil
+	}
+	return Tiling{}, false, nil
+}

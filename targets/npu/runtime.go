@@ -1,0 +1,237 @@
+package npu
+
+import (
+	"bytes"
+	"encoding/gob"
+	"fmt"
+	"os"
+	"time"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/npu/sim"
+)
+
+// Load opens an artifact written by Artifact.Save: it regenerates the NPU
+// programs and opens the host kernels' shared object. Errors: a file that
+// is not an NPU artifact, the host library's.
+func (t *Target) Load(path string) (targets.Module, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var s saved
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("npu: %s is not an NPU artifact: %v", path, err)
+	}
+	m := &module{s: &s, gemms: map[string]*gemmProgram{}, hostEntries: map[string]*rt.Entry{}}
+	for name, g := range s.GEMMs {
+		gp, err := compileGEMM(s.Config, g, s.Kernels[name].Tiling)
+		if err != nil {
+			return nil, fmt.Errorf("npu: kernel @%s: %v", name, err)
+		}
+		m.gemms[name] = gp
+	}
+	if s.HostSO != nil {
+		f, err := os.CreateTemp("", "tessera-npu-host-*.so")
+		if err != nil {
+			return nil, err
+		}
+		defer os.Remove(f.Name())
+		if _, err := f.Write(s.HostSO); err != nil {
+			f.Close()
+			return nil, err
+		}
+		f.Close()
+		if m.lib, err = rt.OpenCopy(f.Name()); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// module is a loaded NPU artifact.
+type module struct {
+	s           *saved
+	gemms       map[string]*gemmProgram
+	lib         *rt.Library
+	hostEntries map[string]*rt.Entry
+}
+
+func (m *module) Close() error { return nil }
+
+// Entry returns the host function as a callable entry (symbol must be the
+// artifact's entry point) with the given input and output specs.
+func (m *module) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.Entry, error) {
+	if want := rt.EntrySymbol(m.s.Prefix, m.s.Plan.Entry); symbol != want {
+		return nil, fmt.Errorf("npu: no entry point %s (the artifact has %s)", symbol, want)
+	}
+	e := &Entry{m: m, inputs: inputs, outputs: outputs}
+	for _, c := range m.s.Plan.Calls {
+		info := m.s.Kernels[c.Kernel]
+		if info.NPU || m.hostEntries[c.Kernel] != nil {
+			continue
+		}
+		var ins, outs []rt.TensorSpec
+		for i, s := range info.Specs {
+			if info.Params[i] == 0 {
+				ins = append(ins, s)
+			} else {
+				outs = append(outs, s)
+			}
+		}
+		he, err := m.lib.Func(rt.EntrySymbol(hostPrefix(m.s.Prefix), c.Kernel), ins, outs)
+		if err != nil {
+			return nil, err
+		}
+		m.hostEntries[c.Kernel] = he
+	}
+	return e, nil
+}
+
+// Entry runs the plan: NPU kernels on the simulator, host kernels through
+// the host's compiled code, intermediates in host memory between them.
+type Entry struct {
+	m               *module
+	inputs, outputs []rt.TensorSpec
+	bufs            []*rt.Tensor
+	last            *sim.Report
+}
+
+// Call runs the model once on tensors matching the entry's specs; Report
+// then describes the run.
+func (e *Entry) Call(inputs, outputs []*rt.Tensor) error {
+	_, err := e.run(inputs, outputs)
+	return err
+}
+
+// BenchEach "times" the model: each repeat's time is the simulated time
+// of the NPU kernels (cycles at the configured clock; deterministic)
+// plus the measured time of the host kernels. Warmup calls and minTime
+// are not needed by a simulation and are ignored; at least one call runs.
+func (e *Entry) BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, minTime time.Duration, before func()) (rt.Timings, error) {
+	var t rt.Timings
+	for i := 0; i < max(minRepeats, 1); i++ {
+		if before != nil {
+			before()
+		}
+		s, err := e.run(inputs, outputs)
+		if err != nil {
+			return t, err
+		}
+		t.Seconds = append(t.Seconds, s)
+	}
+	t.Median = rt.Median(t.Seconds)
+	return t, nil
+}
+
+// Report is the last call's figures (nil before the first call).
+func (e *Entry) Report() *sim.Report { return e.last }
+
+// run executes the plan and returns the NPU's simulated seconds plus the
+// host kernels' measured seconds.
+func (e *Entry) run(inputs, outputs []*rt.Tensor) (float64, error) {
+	p := e.m.s.Plan
+	if err := e.bind(inputs, outputs); err != nil {
+		return 0, err
+	}
+	rep := newRunReport(e.m.s)
+	var hostSeconds float64
+	for _, c := range p.Calls {
+		args := make([]*rt.Tensor, len(c.Args))
+		for i, id := range c.Args {
+			args[i] = e.bufs[id]
+		}
+		if gp := e.m.gemms[c.Kernel]; gp != nil {
+			views := make([][]float32, len(args))
+			for i, a := range args {
+				views[i], _ = a.Float32s()
+			}
+			st, err := gp.run(views)
+			if err != nil {
+				return 0, fmt.Errorf("npu: kernel @%s: %v", c.Kernel, err)
+			}
+			rep.add(c.Kernel, st)
+			continue
+		}
+		start := time.Now()
+		if err := e.callHost(c.Kernel, args); err != nil {
+			return 0, err
+		}
+		hostSeconds += time.Since(start).Seconds()
+	}
+	e.last = rep.finish(hostSeconds)
+	return e.last.Seconds + hostSeconds, nil
+}
+
+// bind allocates the constants and intermediates once and points the
+// parameters at this call's tensors.
+func (e *Entry) bind(inputs, outputs []*rt.Tensor) error {
+	p := e.m.s.Plan
+	if e.bufs == nil {
+		e.bufs = make([]*rt.Tensor, len(p.Bufs))
+		for i, b := range p.Bufs {
+			if b.Param {
+				continue
+			}
+			dt, _ := rt.ParseDType(b.DType)
+			var err error
+			if b.Const != nil {
+				e.bufs[i], err = rt.FromBytes(dt, b.Shape, b.Const)
+			} else {
+				e.bufs[i], err = rt.NewTensor(dt, b.Shape)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	}
+	in, out := 0, 0
+	for _, id := range p.Params {
+		var t *rt.Tensor
+		if p.Bufs[id].Role == 0 {
+			if in >= len(inputs) {
+				return fmt.Errorf("npu: %d inputs given, the model takes more", len(inputs))
+			}
+			t, in = inputs[in], in+1
+		} else {
+			if out >= len(outputs) {
+				return fmt.Errorf("npu: %d outputs given, the model has more", len(outputs))
+			}
+			t, out = outputs[out], out+1
+		}
+		if t.DType().String() != p.Bufs[id].DType || !sameShape(t.Shape(), p.Bufs[id].Shape) {
+			return fmt.Errorf("npu: tensor %s does not match parameter %%%s (%s %v)", t, p.Bufs[id].Name, p.Bufs[id].DType, p.Bufs[id].Shape)
+		}
+		e.bufs[id] = t
+	}
+	if in != len(inputs) || out != len(outputs) {
+		return fmt.Errorf("npu: the model takes %d inputs and %d outputs, got %d and %d", in, out, len(inputs), len(outputs))
+	}
+	return nil
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (e *Entry) callHost(kernel string, args []*rt.Tensor) error {
+	info := e.m.s.Kernels[kernel]
+	var ins, outs []*rt.Tensor
+	for i, a := range args {
+		if info.Params[i] == 0 {
+			ins = append(ins, a)
+		} else {
+			outs = append(outs, a)
+		}
+	}
+	return e.m.hostEntries[kernel].Call(ins, outs)
+}

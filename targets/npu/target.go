@@ -1,0 +1,247 @@
+// Package npu is the Tessera NPU target (--target npu): kernels the
+// matrix unit can run (contractions with an elementwise epilogue) become
+// NPU programs (isa) run on the simulator (sim) in the bf16 datapath;
+// every other kernel runs on the host, compiled by the CPU target. The
+// host function runs in the NPU runtime (Plan), which moves tensors
+// between the host and the NPU's DRAM in the NPU's blocked layouts.
+// ISA.md is the architecture reference.
+package npu
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
+
+	_ "github.com/tessera-ml/tessera/targets/cpu" // the host
+)
+
+func init() { targets.Register("npu", NewTarget) }
+
+// Target is the NPU target for one configuration, with a CPU host.
+type Target struct {
+	opts targets.Options
+	cfg  isa.Config
+	host targets.Target
+}
+
+// NewTarget returns the NPU target: opts.Config names the NPU
+// configuration JSON ("": DefaultConfig); MCPU, Threads and StrictFP
+// configure the host CPU target. Errors: the configuration's.
+func NewTarget(opts targets.Options) (targets.Target, error) {
+	cfg := isa.DefaultConfig()
+	if opts.Config != "" {
+		var err error
+		if cfg, err = isa.LoadConfig(opts.Config); err != nil {
+			return nil, err
+		}
+	}
+	host, err := targets.New("cpu", targets.Options{MCPU: opts.MCPU, Threads: opts.Threads, StrictFP: opts.StrictFP})
+	if err != nil {
+		return nil, err
+	}
+	opts.Threads = host.Options().Threads
+	return &Target{opts: opts, cfg: cfg, host: host}, nil
+}
+
+// Config is the NPU configuration.
+func (t *Target) Config() isa.Config { return t.cfg }
+
+// Name is "npu".
+func (t *Target) Name() string { return "npu" }
+
+// Options are the instance's options.
+func (t *Target) Options() targets.Options { return t.opts }
+
+// Key is "npu -config=<name> -hash=<first 8 hex digits of the
+// configuration's SHA-256> -datapath=bf16 -host=<the CPU key>".
+func (t *Target) Key() string {
+	data, _ := json.Marshal(t.cfg)
+	sum := sha256.Sum256(data)
+	return fmt.Sprintf("npu -config=%s -hash=%x -datapath=bf16 -host=(%s)", t.cfg.Name, sum[:4], t.host.Key())
+}
+
+// Rules are the NPU rules (Rules) with the host's for host kernels.
+func (t *Target) Rules() schedule.Rules { return Rules{Config: t.cfg, Host: t.host.Rules()} }
+
+// PostSchedule is empty: Codegen runs the host's post-schedule passes on
+// the host kernels only.
+func (t *Target) PostSchedule() []string { return nil }
+
+// Emits are "npu-asm" (every NPU program's text, each headed by its
+// kernel), "npu-bin" (a tar archive of <kernel>.bin program files),
+// "partition" (which kernel runs where, and why) and "so" (the host
+// kernels' shared object).
+func (t *Target) Emits() []string { return []string{"npu-asm", "npu-bin", "partition", "so"} }
+
+// TextEmits are npu-asm and partition.
+func (t *Target) TextEmits() []string { return []string{"npu-asm", "partition"} }
+
+// Codegen partitions m's kernels between the NPU and the host, generates
+// the NPU programs, compiles the host kernels with the CPU target and
+// reads the host function into a Plan. Errors: no host function, a host
+// function the runtime cannot run, the host compilation's.
+func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
+	a := &Artifact{cfg: t.cfg, host: t.host, prefix: prefix, npu: map[string]*gemmProgram{}, kernels: map[string]kernelInfo{}}
+	hostMod := &tir.Module{}
+	for _, f := range m.Funcs {
+		_, isHost := f.Attrs[tir.AttrHost]
+		_, isKernel := f.Attrs[tir.AttrKernel]
+		switch {
+		case isHost:
+			if a.plan != nil {
+				return nil, fmt.Errorf("npu: the module has two host functions (@%s, @%s)", a.plan.Entry, f.Name)
+			}
+			p, err := planOf(f)
+			if err != nil {
+				return nil, err
+			}
+			a.plan = p
+		case isKernel:
+			if err := a.compileKernel(f, hostMod); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if a.plan == nil {
+		return nil, fmt.Errorf("npu: the module has no host function (tessera.host) to run")
+	}
+	if len(hostMod.Funcs) > 0 {
+		art, err := targets.Build(t.host, hostMod, hostPrefix(prefix))
+		if err != nil {
+			return nil, err
+		}
+		a.hostArt = art
+	}
+	return a, nil
+}
+
+func hostPrefix(prefix string) string { return prefix + "_host" }
+
+// kernelInfo is a kernel's partition: on the NPU (with its shape and
+// tiling) or on the host (with the reason), and its MACs.
+type kernelInfo struct {
+	NPU    bool
+	Reason string
+	Tiling Tiling
+	MACs   int64
+	Params []tir.Role
+	Specs  []rt.TensorSpec
+}
+
+// compileKernel compiles f for the NPU, or adds it to the host module.
+func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
+	info := kernelInfo{MACs: kernelMACs(f)}
+	for _, p := range f.Params {
+		info.Params = append(info.Params, p.Role)
+		spec, err := specOf(p)
+		if err != nil {
+			return fmt.Errorf("npu: kernel @%s: %v", f.Name, err)
+		}
+		info.Specs = append(info.Specs, spec)
+	}
+	g, err := analyzeGEMM(a.cfg, f)
+	if err == nil {
+		var tl Tiling
+		var ok bool
+		if tl, ok, err = tilingOf(f, g); err == nil && !ok {
+			tl, err = defaultTiling(a.cfg, g)
+		}
+		if err == nil {
+			var gp *gemmProgram
+			if gp, err = compileGEMM(a.cfg, g, tl); err == nil {
+				a.npu[f.Name] = gp
+				info.NPU, info.Tiling, info.MACs = true, tl, int64(g.M)*int64(g.N)*int64(g.K)
+				a.kernels[f.Name] = info
+				return nil
+			}
+		}
+	}
+	if _, isRefusal := err.(*notMappable); !isRefusal {
+		return fmt.Errorf("npu: kernel @%s: %v", f.Name, err)
+	}
+	info.Reason = err.Error()
+	if why := hostReasonOf(f); why != "" {
+		info.Reason = why
+	}
+	a.kernels[f.Name] = info
+	k := *f
+	k.Attrs = tir.Attrs{}
+	for key, v := range f.Attrs {
+		k.Attrs[key] = v
+	}
+	k.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(f.Name)
+	return hostMod.Add(&k)
+}
+
+// specOf is a kernel parameter's runtime spec.
+func specOf(p *tir.Param) (rt.TensorSpec, error) {
+	if p.Buffer == nil {
+		return rt.TensorSpec{}, fmt.Errorf("scalar parameter %%%s", p.Name())
+	}
+	shape, ok := p.Buffer.ConstShape()
+	if !ok {
+		return rt.TensorSpec{}, fmt.Errorf("parameter %%%s has a symbolic shape", p.Name())
+	}
+	dt, err := rt.ParseDType(p.Buffer.DType.String())
+	if err != nil {
+		return rt.TensorSpec{}, err
+	}
+	return rt.TensorSpec{Name: p.Name(), DType: dt, Shape: shape}, nil
+}
+
+// kernelMACs counts a kernel's multiply-accumulates: for every block
+// whose body accumulates a product (C = C + a·b, the contractions of
+// dense layers and convolutions), the product of its iteration extents.
+func kernelMACs(f *tir.PrimFunc) int64 {
+	var n int64
+	tir.VisitStmt(f.Body, func(s tir.Stmt) bool {
+		br, ok := s.(*tir.BlockRealize)
+		if !ok {
+			return true
+		}
+		st, ok := br.Block.Body.(*tir.BufferStore)
+		if !ok {
+			return true
+		}
+		add, ok := st.Value.(*tir.Binary)
+		if !ok || add.Op != tir.OpAdd {
+			return true
+		}
+		mul, ok := add.B.(*tir.Binary)
+		if !ok || mul.Op != tir.OpMul || !isLoadOf(add.A, st) {
+			return true
+		}
+		v := int64(1)
+		for _, iv := range br.Block.IterVars {
+			e, ok := iv.Dom.Extent.(*tir.IntImm)
+			if !ok {
+				return true
+			}
+			v *= e.Value
+		}
+		n += v
+		return true
+	})
+	return n
+}
+
+// hostReasonOf is the npu.host annotation the rules left on one of f's
+// blocks ("" when none).
+func hostReasonOf(f *tir.PrimFunc) string {
+	why := ""
+	tir.VisitStmt(f.Body, func(st tir.Stmt) bool {
+		if br, ok := st.(*tir.BlockRealize); ok {
+			if a, ok := br.Block.Annotations[AttrHostReason].(tir.StringAttr); ok {
+				why = string(a)
+			}
+		}
+		return why == ""
+	})
+	return why
+}
