@@ -48,7 +48,7 @@ type MeasureOptions struct {
 	// (TESSERA_NUM_THREADS).
 	Target targets.Target
 	// Tolerance is the largest accepted max|got − ref| / max(1, max|ref|)
-	// against the interpreter (default 1e-3).
+	// against the interpreter (default: the target's Tolerance).
 	Tolerance float64
 	// WorkerCommand starts a worker (default: this executable, whose main
 	// must call MaybeRunWorker).
@@ -86,8 +86,8 @@ func (o MeasureOptions) withDefaults() MeasureOptions {
 	if o.MinRepeatSeconds <= 0 {
 		o.MinRepeatSeconds = 0.1
 	}
-	if o.Tolerance <= 0 {
-		o.Tolerance = 1e-3
+	if o.Tolerance <= 0 && o.Target != nil {
+		o.Tolerance = o.Target.Tolerance()
 	}
 	if o.RefCache == "" {
 		if dir, err := os.UserCacheDir(); err == nil {

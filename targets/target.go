@@ -66,6 +66,11 @@ type Target interface {
 	// TextEmits are those of Emits that are text (printed when no output
 	// file is given).
 	TextEmits() []string
+	// Tolerance bounds the target's results against the tensor IR
+	// interpreter's: max|got − ref| / max(1, max|ref|) on the tuner's
+	// random inputs (cpu: 1e-3, for contraction and reassociation; npu:
+	// 2e-2, for its bf16 inputs).
+	Tolerance() float64
 }
 
 // Artifact is compiled code in memory.

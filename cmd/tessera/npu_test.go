@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -104,4 +106,105 @@ func TestNPUPartitionAndEmit(t *testing.T) {
 	code := run([]string{"compile", model, "--target", "npu", "--npu-config", "/nonexistent.json", "--emit", "partition"}, &bytes.Buffer{}, &errs)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs.String(), "nonexistent.json")
+}
+
+// TestNPUConvolutions runs convolutions (padding, stride, dilation, a
+// fused residual and relu, a 1×1 projection) on the NPU and on the CPU
+// with the same random inputs: the outputs agree within the NPU's bf16
+// tolerance, and every kernel runs on the NPU.
+func TestNPUConvolutions(t *testing.T) {
+	for _, model := range []string{"testdata/npu_conv.mlir", "testdata/npu_convs.mlir"} {
+		t.Run(filepath.Base(model), func(t *testing.T) {
+			dir := t.TempDir()
+			part := runCLI(t, "compile", model, "--target", "npu", "--emit", "partition")
+			assert.Contains(t, part, "npu MAC fraction: 1.0000", part)
+			c, err := compileForTest(model)
+			require.NoError(t, err)
+			args := []string{model}
+			r := rand.New(rand.NewPCG(3, 4))
+			for i, s := range c.inputs {
+				x, err := rt.NewTensor(s.DType, s.Shape)
+				require.NoError(t, err)
+				v, _ := x.Float32s()
+				for j := range v {
+					v[j] = float32(r.NormFloat64())
+				}
+				p := filepath.Join(dir, fmt.Sprintf("in%d.npy", i))
+				require.NoError(t, rt.WriteNPY(p, x))
+				args = append(args, "--input", p)
+			}
+			outs := func(tag string) []string {
+				var a []string
+				for i := range c.outputs {
+					a = append(a, "--output", filepath.Join(dir, fmt.Sprintf("%s%d.npy", tag, i)))
+				}
+				return a
+			}
+			runCLI(t, append(append([]string{"run"}, args...), outs("cpu")...)...)
+			runCLI(t, append(append([]string{"run", "--target", "npu"}, args...), outs("npu")...)...)
+			for i := range c.outputs {
+				cpu, err := rt.ReadNPY(filepath.Join(dir, fmt.Sprintf("cpu%d.npy", i)))
+				require.NoError(t, err)
+				npu, err := rt.ReadNPY(filepath.Join(dir, fmt.Sprintf("npu%d.npy", i)))
+				require.NoError(t, err)
+				a, _ := cpu.Float32s()
+				b, _ := npu.Float32s()
+				e := relativeError(b, a)
+				assert.LessOrEqual(t, e, 2e-2, "output %d", i)
+				t.Logf("output %d: max|Δ|/max|ref| = %.2e", i, e)
+			}
+		})
+	}
+}
+
+// compiled specs of a model's entry, for making inputs.
+type modelSpecs struct{ inputs, outputs []rt.TensorSpec }
+
+func compileForTest(model string) (*modelSpecs, error) {
+	l, err := loadCompiled(model, compileOptions{target: "cpu"}, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	return &modelSpecs{inputs: l.inputs, outputs: l.outputs}, nil
+}
+
+// TestNPUTuneExact tunes a padded 3×3 convolution on the NPU for 30
+// trials (random search, seed 1). Simulated cycles are deterministic, so
+// the search is: the first record is the default rules' tiling, and the
+// best is exactly the tiling found on every run.
+func TestNPUTuneExact(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "tune.jsonl")
+	runCLI(t, "tune", "testdata/npu_conv.mlir", "--target", "npu", "--trials", "30", "--strategy", "random", "--seed", "1", "--db", db)
+	data, err := os.ReadFile(db)
+	require.NoError(t, err)
+	var best, first float64
+	n := 0
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var rec struct {
+			Target  string    `json:"target"`
+			Seconds []float64 `json:"seconds"`
+		}
+		require.NoError(t, json.Unmarshal(line, &rec))
+		require.Regexp(t, `^npu -config=default `, rec.Target)
+		require.NotEmpty(t, rec.Seconds)
+		for _, s := range rec.Seconds {
+			require.Equal(t, rec.Seconds[0], s, "simulated time does not vary between repeats")
+		}
+		if n == 0 {
+			first = rec.Seconds[0]
+		}
+		if n == 0 || rec.Seconds[0] < best {
+			best = rec.Seconds[0]
+		}
+		n++
+	}
+	require.Equal(t, 30, n)
+	// cycles at the default 1 GHz clock
+	assert.Equal(t, int64(9064), int64(math.Round(first*1e9)), "the default rules' tiling [196, 2, 2]")
+	assert.Equal(t, int64(8922), int64(math.Round(best*1e9)), "the best of 30 random tilings")
+	// the records schedule the kernel when the model is compiled with them
+	out := runCLI(t, "bench", "testdata/npu_conv.mlir", "--target", "npu", "--repeats", "1", "--tuning-db", db)
+	assert.Contains(t, out, "@fused_0: 1 calls, 8922 cycles")
 }

@@ -25,6 +25,7 @@ import (
 
 type tuneOptions struct {
 	target, db, mcpu, strategy, scheduler string
+	npuConfig                             string
 	tasks                                 []string
 	trials, batch, threads, builders      int
 	timeout, buildTimeout                 time.Duration
@@ -74,6 +75,7 @@ such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 	f.IntVar(&o.repeats, "repeats", 5, "minimum timed runs per trial")
 	f.DurationVar(&o.minRepeat, "min-repeat-time", 100*time.Millisecond, "minimum total timed duration per trial")
 	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
+	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON for --target npu (default: the built-in default NPU)")
 	f.BoolVar(&o.noDefaultSeed, "no-default-seed", false, "do not measure each task's default-rules schedule first (by default a tuned kernel is never slower than the untuned one, as measured)")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
@@ -91,7 +93,7 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 			return fail(stderr, err)
 		}
 	}
-	target, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads})
+	target, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, Config: o.npuConfig})
 	if err != nil {
 		return fail(stderr, fmt.Errorf("--target: %v", err))
 	}

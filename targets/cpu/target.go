@@ -122,5 +122,9 @@ func (l library) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.
 // object (each with a C header), LLVM IR and assembly text.
 func (t *Target) Emits() []string { return []string{"obj", "so", "llvm", "asm"} }
 
+// Tolerance is 1e-3: FMA contraction and vectorized reductions round
+// differently from the interpreter.
+func (t *Target) Tolerance() float64 { return 1e-3 }
+
 // TextEmits are LLVM IR and assembly.
 func (t *Target) TextEmits() []string { return []string{"llvm", "asm"} }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -19,7 +20,7 @@ type Artifact struct {
 	cfg     isa.Config
 	host    targets.Target
 	prefix  string
-	plan    *Plan
+	plans   map[string]*Plan // by exported symbol
 	npu     map[string]*gemmProgram
 	kernels map[string]kernelInfo
 	hostArt targets.Artifact // nil when every kernel runs on the NPU
@@ -92,14 +93,18 @@ func (a *Artifact) binaries() ([]byte, error) {
 	return buf.Bytes(), w.Close()
 }
 
-// Partition says, per kernel in call order, where it runs: on the NPU
-// with its shape and tiling, or on the host with the reason; then the
-// share of the model's MACs on the NPU.
+// Partition says, per kernel in call order (of each exported function),
+// where it runs: on the NPU with its shape and tiling, or on the host
+// with the reason; then the share of the model's MACs on the NPU.
 func (a *Artifact) Partition() string {
 	var b strings.Builder
 	var npuMACs, all int64
 	seen := map[string]bool{}
-	for _, c := range a.plan.Calls {
+	var calls []PlanCall
+	for _, sym := range slices.Sorted(maps.Keys(a.plans)) {
+		calls = append(calls, a.plans[sym].Calls...)
+	}
+	for _, c := range calls {
 		info := a.kernels[c.Kernel]
 		if seen[c.Kernel] {
 			continue
@@ -129,7 +134,7 @@ func (a *Artifact) Partition() string {
 type saved struct {
 	Config  isa.Config
 	Prefix  string
-	Plan    *Plan
+	Plans   map[string]*Plan
 	Kernels map[string]kernelInfo
 	GEMMs   map[string]*gemmKernel
 	HostSO  []byte
@@ -137,7 +142,7 @@ type saved struct {
 
 // Save writes the artifact to path (Target.Load opens it).
 func (a *Artifact) Save(path string) error {
-	s := saved{Config: a.cfg, Prefix: a.prefix, Plan: a.plan, Kernels: a.kernels, GEMMs: map[string]*gemmKernel{}}
+	s := saved{Config: a.cfg, Prefix: a.prefix, Plans: a.plans, Kernels: a.kernels, GEMMs: map[string]*gemmKernel{}}
 	for n, gp := range a.npu {
 		s.GEMMs[n] = gp.g
 	}

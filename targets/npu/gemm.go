@@ -181,23 +181,26 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 	if !isZeroInit(b.Init, st) {
 		return nil, refuse("block %q has no zero initialization", b.Name)
 	}
-	la, okA := mul.A.(*tir.BufferLoad)
-	lb, okB := mul.B.(*tir.BufferLoad)
+	la, okA := asGather(mul.A)
+	lb, okB := asGather(mul.B)
 	if !okA || !okB {
 		return nil, refuse("block %q multiplies expressions, not two loads", b.Name)
 	}
-	for _, ix := range [][]tir.Expr{la.Indices, lb.Indices, st.Indices} {
+	for _, ix := range [][]tir.Expr{la.exprs(), lb.exprs(), st.Indices} {
 		if err := checkIndices(ix); err != nil {
 			return nil, err
 		}
 	}
-	var spatial, reduce []*tir.IterVar
+	var spatial, reduce, allSpatial []*tir.IterVar
 	for _, iv := range b.IterVars {
 		if iv.Dom.Min != nil && !isIntConst(iv.Dom.Min, 0) {
 			return nil, refuse("iteration variable %%%s does not start at 0", iv.Var.Name)
 		}
 		if _, ok := iv.Dom.Extent.(*tir.IntImm); !ok {
 			return nil, refuse("iteration variable %%%s has a symbolic extent", iv.Var.Name)
+		}
+		if iv.Kind == tir.Spatial {
+			allSpatial = append(allSpatial, iv)
 		}
 		switch {
 		case extent(iv) == 1: // always 0: indexes nothing that matters
@@ -207,7 +210,7 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 			reduce = append(reduce, iv)
 		}
 	}
-	da, db := usedVars(la.Indices), usedVars(lb.Indices)
+	da, db := usedVars(la.exprs()), usedVars(lb.exprs())
 	var sa, sb []*tir.IterVar
 	for _, iv := range spatial {
 		switch {
@@ -237,20 +240,20 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 	if kb < ka || (kb == ka && volume(sa) < volume(sb)) {
 		x, w, mv, nv = lb, la, sb, sa
 	}
-	g.X, g.W = paramIndex(f, x.Buffer), paramIndex(f, w.Buffer)
+	g.X, g.W = paramIndex(f, x.load.Buffer), paramIndex(f, w.load.Buffer)
 	if g.X < 0 || g.W < 0 {
 		return nil, refuse("an operand is a local buffer")
 	}
 	g.M, g.N, g.K = volume(mv), volume(nv), volume(reduce)
 	g.XIdx = tabulate(x, g.ParamShapes[g.X], mv, reduce)
 	g.WIdx = tabulate(w, g.ParamShapes[g.W], nv, reduce)
-	c := &contractionInfo{spatial: spatial, mVars: mv, nVars: nv, store: access{buf: st.Buffer, out: paramIndex(f, st.Buffer), idx: st.Indices}}
+	c := &contractionInfo{spatial: allSpatial, mVars: mv, nVars: nv, store: access{buf: st.Buffer, out: paramIndex(f, st.Buffer), idx: st.Indices}}
 	return c, nil
 }
 
 // tabulateOut tabulates the output position of every (m, n) for a store.
 func (c *contractionInfo) tabulateOut(g *gemmKernel, a access) []int32 {
-	return tabulate(&tir.BufferLoad{Buffer: a.buf, Indices: a.idx}, g.ParamShapes[a.out], c.mVars, c.nVars)
+	return tabulate(gather{load: &tir.BufferLoad{Buffer: a.buf, Indices: a.idx}}, g.ParamShapes[a.out], c.mVars, c.nVars)
 }
 
 func isLoadOf(e tir.Expr, st *tir.BufferStore) bool {
@@ -306,10 +309,42 @@ func volume(ivs []*tir.IterVar) int {
 	return n
 }
 
-// tabulate evaluates load's row-major element offset for every point of
-// outer × inner (each flattened in order, the last variable fastest):
-// table[o·|inner| + i].
-func tabulate(load *tir.BufferLoad, shape []int64, outer, inner []*tir.IterVar) []int32 {
+// gather is an operand: a load, read only where cond holds (nil: always)
+// and zero elsewhere — how lowering writes a padded convolution's input,
+// select(in bounds, X[clamped indices], 0.0).
+type gather struct {
+	load *tir.BufferLoad
+	cond tir.Expr
+}
+
+// asGather recognizes a load or select(cond, load, 0.0).
+func asGather(e tir.Expr) (gather, bool) {
+	switch x := e.(type) {
+	case *tir.BufferLoad:
+		return gather{load: x}, true
+	case *tir.Select:
+		l, ok := x.T.(*tir.BufferLoad)
+		z, isZero := x.F.(*tir.FloatImm)
+		if ok && isZero && z.Value == 0 {
+			return gather{load: l, cond: x.Cond}, true
+		}
+	}
+	return gather{}, false
+}
+
+// exprs are the operand's index expressions and condition.
+func (g gather) exprs() []tir.Expr {
+	if g.cond == nil {
+		return g.load.Indices
+	}
+	return append(slices.Clone(g.load.Indices), g.cond)
+}
+
+// tabulate evaluates the operand's row-major element offset for every
+// point of outer × inner (each flattened in order, the last variable
+// fastest): table[o·|inner| + i], −1 where its condition is false.
+func tabulate(op gather, shape []int64, outer, inner []*tir.IterVar) []int32 {
+	load := op.load
 	vars := append(slices.Clone(outer), inner...)
 	n := volume(vars)
 	table := make([]int32, n)
@@ -322,6 +357,10 @@ func tabulate(load *tir.BufferLoad, shape []int64, outer, inner []*tir.IterVar) 
 			vals[j] = int64(r % e)
 			r /= e
 			env[vars[j].Var] = vals[j]
+		}
+		if op.cond != nil && evalIndex(op.cond, env) == 0 {
+			table[p] = -1
+			continue
 		}
 		var off int64
 		for d, ix := range load.Indices {
@@ -361,23 +400,48 @@ func evalIndex(e tir.Expr, env map[*tir.Var]int64) int64 {
 			return min(a, b)
 		case tir.OpMax:
 			return max(a, b)
+		case tir.OpEQ:
+			return b2i(a == b)
+		case tir.OpNE:
+			return b2i(a != b)
+		case tir.OpLT:
+			return b2i(a < b)
+		case tir.OpLE:
+			return b2i(a <= b)
+		case tir.OpGT:
+			return b2i(a > b)
+		case tir.OpGE:
+			return b2i(a >= b)
+		case tir.OpAnd:
+			return b2i(a != 0 && b != 0)
+		case tir.OpOr:
+			return b2i(a != 0 || b != 0)
 		}
+	case *tir.Not:
+		return b2i(evalIndex(x.X, env) == 0)
 	}
 	panic(fmt.Sprintf("npu: cannot evaluate index %s", tir.ExprString(e)))
 }
 
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // checkIndices refuses index expressions evalIndex cannot evaluate:
-// anything but integer constants, variables and + − × floordiv floormod
-// min max (a division by a positive constant).
+// anything but integer constants, variables, + − × floordiv floormod min
+// max (a division by a positive constant), comparisons, and, or, not.
 func checkIndices(idx []tir.Expr) error {
 	var bad tir.Expr
 	for _, e := range idx {
 		tir.VisitExpr(e, func(x tir.Expr) bool {
 			switch y := x.(type) {
-			case *tir.IntImm, *tir.Var:
+			case *tir.IntImm, *tir.Var, *tir.Not:
 			case *tir.Binary:
 				switch y.Op {
-				case tir.OpAdd, tir.OpSub, tir.OpMul, tir.OpMin, tir.OpMax:
+				case tir.OpAdd, tir.OpSub, tir.OpMul, tir.OpMin, tir.OpMax, tir.OpEQ, tir.OpNE, tir.OpLT, tir.OpLE, tir.OpGT, tir.OpGE, tir.OpAnd, tir.OpOr:
 				case tir.OpFloorDiv, tir.OpFloorMod:
 					if c, ok := y.B.(*tir.IntImm); !ok || c.Value <= 0 {
 						bad = x
@@ -523,10 +587,10 @@ func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contract
 		used := usedVars(l.Indices)
 		for _, iv := range c.mVars {
 			if used[iv.Var] {
-				return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(l, g.ParamShapes[p], c.mVars, c.nVars)}, nil
+				return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, c.nVars)}, nil
 			}
 		}
-		return aluStep{Op: op, Kind: opVector, Param: p, Idx: tabulate(l, g.ParamShapes[p], nil, c.nVars)}, nil
+		return aluStep{Op: op, Kind: opVector, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], nil, c.nVars)}, nil
 	}
 	return aluStep{}, refuse("epilogue operand %s", tir.ExprString(e))
 }

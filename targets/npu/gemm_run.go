@@ -37,7 +37,7 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 					m, k := mb*b+r, kb*bi+i
 					var v float32
 					if m < g.M && k < g.K {
-						v = x[g.XIdx[m*g.K+k]]
+						v = at(x, g.XIdx[m*g.K+k])
 					}
 					binary.LittleEndian.PutUint16(e[2*(r*bi+i):], isa.BF16FromFloat32(v))
 				}
@@ -54,7 +54,7 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 					n, k := nb*bo+o, kb*bi+i
 					var v float32
 					if n < g.N && k < g.K {
-						v = w[g.WIdx[n*g.K+k]]
+						v = at(w, g.WIdx[n*g.K+k])
 					}
 					binary.LittleEndian.PutUint16(e[2*(o*bi+i):], isa.BF16FromFloat32(v))
 				}
@@ -66,6 +66,14 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 			gp.packOperand(dram[gp.stepOff[i]:], s, args)
 		}
 	}
+}
+
+// at is v[i], or 0 for a table entry of −1 (outside a padded operand).
+func at(v []float32, i int32) float32 {
+	if i < 0 {
+		return 0
+	}
+	return v[i]
 }
 
 // packOperand writes an epilogue operand as accumulator entries: a vector

@@ -9,14 +9,15 @@ import (
 // runReport accumulates one model run's figures per NPU kernel.
 type runReport struct {
 	s       *saved
+	plan    *Plan
 	total   sim.Stats
 	kernels map[string]*sim.Stats
 	calls   map[string]int
 	order   []string
 }
 
-func newRunReport(s *saved) *runReport {
-	return &runReport{s: s, kernels: map[string]*sim.Stats{}, calls: map[string]int{}}
+func newRunReport(s *saved, p *Plan) *runReport {
+	return &runReport{s: s, plan: p, kernels: map[string]*sim.Stats{}, calls: map[string]int{}}
 }
 
 func (r *runReport) add(kernel string, st *sim.Stats) {
@@ -37,7 +38,7 @@ func (r *runReport) finish(hostSeconds float64) *sim.Report {
 	rep := &sim.Report{Config: cfg.Name, Figures: sim.FiguresOf(cfg, &r.total), HostOps: []string{}, HostSeconds: hostSeconds}
 	var npuMACs, all int64
 	hostSeen := map[string]bool{}
-	for _, c := range r.s.Plan.Calls {
+	for _, c := range r.plan.Calls {
 		info := r.s.Kernels[c.Kernel]
 		all += info.MACs
 		if info.NPU {

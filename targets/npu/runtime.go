@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/gob"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	rt "github.com/tessera-ml/tessera/runtime"
@@ -63,11 +66,12 @@ func (m *module) Close() error { return nil }
 // Entry returns the host function as a callable entry (symbol must be the
 // artifact's entry point) with the given input and output specs.
 func (m *module) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.Entry, error) {
-	if want := rt.EntrySymbol(m.s.Prefix, m.s.Plan.Entry); symbol != want {
-		return nil, fmt.Errorf("npu: no entry point %s (the artifact has %s)", symbol, want)
+	plan := m.s.Plans[symbol]
+	if plan == nil {
+		return nil, fmt.Errorf("npu: no entry point %s (the artifact has %s)", symbol, strings.Join(slices.Sorted(maps.Keys(m.s.Plans)), ", "))
 	}
-	e := &Entry{m: m, inputs: inputs, outputs: outputs}
-	for _, c := range m.s.Plan.Calls {
+	e := &Entry{m: m, plan: plan, inputs: inputs, outputs: outputs}
+	for _, c := range plan.Calls {
 		info := m.s.Kernels[c.Kernel]
 		if info.NPU || m.hostEntries[c.Kernel] != nil {
 			continue
@@ -93,6 +97,7 @@ func (m *module) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.
 // the host's compiled code, intermediates in host memory between them.
 type Entry struct {
 	m               *module
+	plan            *Plan
 	inputs, outputs []rt.TensorSpec
 	bufs            []*rt.Tensor
 	last            *sim.Report
@@ -131,11 +136,11 @@ func (e *Entry) Report() *sim.Report { return e.last }
 // run executes the plan and returns the NPU's simulated seconds plus the
 // host kernels' measured seconds.
 func (e *Entry) run(inputs, outputs []*rt.Tensor) (float64, error) {
-	p := e.m.s.Plan
+	p := e.plan
 	if err := e.bind(inputs, outputs); err != nil {
 		return 0, err
 	}
-	rep := newRunReport(e.m.s)
+	rep := newRunReport(e.m.s, p)
 	var hostSeconds float64
 	for _, c := range p.Calls {
 		args := make([]*rt.Tensor, len(c.Args))
@@ -167,7 +172,7 @@ func (e *Entry) run(inputs, outputs []*rt.Tensor) (float64, error) {
 // bind allocates the constants and intermediates once and points the
 // parameters at this call's tensors.
 func (e *Entry) bind(inputs, outputs []*rt.Tensor) error {
-	p := e.m.s.Plan
+	p := e.plan
 	if e.bufs == nil {
 		e.bufs = make([]*rt.Tensor, len(p.Bufs))
 		for i, b := range p.Bufs {
@@ -186,27 +191,18 @@ func (e *Entry) bind(inputs, outputs []*rt.Tensor) error {
 			}
 		}
 	}
-	in, out := 0, 0
-	for _, id := range p.Params {
-		var t *rt.Tensor
-		if p.Bufs[id].Role == 0 {
-			if in >= len(inputs) {
-				return fmt.Errorf("npu: %d inputs given, the model takes more", len(inputs))
-			}
-			t, in = inputs[in], in+1
-		} else {
-			if out >= len(outputs) {
-				return fmt.Errorf("npu: %d outputs given, the model has more", len(outputs))
-			}
-			t, out = outputs[out], out+1
-		}
+	// The ABI's order: one tensor per entry parameter, inputs first, then
+	// outputs (the parameters' order); the tuner passes them all as inputs.
+	all := append(append([]*rt.Tensor(nil), inputs...), outputs...)
+	if len(all) != len(p.Params) {
+		return fmt.Errorf("npu: the entry takes %d tensors, got %d", len(p.Params), len(all))
+	}
+	for i, id := range p.Params {
+		t := all[i]
 		if t.DType().String() != p.Bufs[id].DType || !sameShape(t.Shape(), p.Bufs[id].Shape) {
 			return fmt.Errorf("npu: tensor %s does not match parameter %%%s (%s %v)", t, p.Bufs[id].Name, p.Bufs[id].DType, p.Bufs[id].Shape)
 		}
 		e.bufs[id] = t
-	}
-	if in != len(inputs) || out != len(outputs) {
-		return fmt.Errorf("npu: the model takes %d inputs and %d outputs, got %d and %d", in, out, len(inputs), len(outputs))
 	}
 	return nil
 }

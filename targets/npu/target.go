@@ -79,37 +79,52 @@ func (t *Target) PostSchedule() []string { return nil }
 // kernels' shared object).
 func (t *Target) Emits() []string { return []string{"npu-asm", "npu-bin", "partition", "so"} }
 
+// Tolerance is 2e-2: the NPU multiplies bf16-rounded inputs (8-bit
+// significands) and accumulates in f32.
+func (t *Target) Tolerance() float64 { return 2e-2 }
+
 // TextEmits are npu-asm and partition.
 func (t *Target) TextEmits() []string { return []string{"npu-asm", "partition"} }
 
 // Codegen partitions m's kernels between the NPU and the host, generates
 // the NPU programs, compiles the host kernels with the CPU target and
-// reads the host function into a Plan. Errors: no host function, a host
-// function the runtime cannot run, the host compilation's.
+// makes a Plan for every exported function (global_symbol): a host
+// function's calls, or one call of an exported kernel (what the tuner
+// builds). Errors: nothing exported, a host function the runtime cannot
+// run, the host compilation's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
-	a := &Artifact{cfg: t.cfg, host: t.host, prefix: prefix, npu: map[string]*gemmProgram{}, kernels: map[string]kernelInfo{}}
+	a := &Artifact{cfg: t.cfg, host: t.host, prefix: prefix, plans: map[string]*Plan{}, npu: map[string]*gemmProgram{}, kernels: map[string]kernelInfo{}}
 	hostMod := &tir.Module{}
 	for _, f := range m.Funcs {
-		_, isHost := f.Attrs[tir.AttrHost]
-		_, isKernel := f.Attrs[tir.AttrKernel]
-		switch {
-		case isHost:
-			if a.plan != nil {
-				return nil, fmt.Errorf("npu: the module has two host functions (@%s, @%s)", a.plan.Entry, f.Name)
-			}
-			p, err := planOf(f)
-			if err != nil {
-				return nil, err
-			}
-			a.plan = p
-		case isKernel:
+		if _, isKernel := f.Attrs[tir.AttrKernel]; isKernel {
 			if err := a.compileKernel(f, hostMod); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if a.plan == nil {
-		return nil, fmt.Errorf("npu: the module has no host function (tessera.host) to run")
+	for _, f := range m.Funcs {
+		sym, ok := f.Attrs[tir.AttrGlobalSymbol].(tir.StringAttr)
+		if !ok {
+			continue
+		}
+		name := string(sym)
+		if prefix != "" {
+			name = rt.EntrySymbol(prefix, f.Name)
+		}
+		var p *Plan
+		var err error
+		if _, isHost := f.Attrs[tir.AttrHost]; isHost {
+			p, err = planOf(f)
+		} else {
+			p, err = kernelPlan(f)
+		}
+		if err != nil {
+			return nil, err
+		}
+		a.plans[name] = p
+	}
+	if len(a.plans) == 0 {
+		return nil, fmt.Errorf("npu: the module exports no function (global_symbol) to run")
 	}
 	if len(hostMod.Funcs) > 0 {
 		art, err := targets.Build(t.host, hostMod, hostPrefix(prefix))
@@ -121,7 +136,30 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 	return a, nil
 }
 
+// kernelPlan is the plan of an exported kernel: one call on its
+// parameters.
+func kernelPlan(f *tir.PrimFunc) (*Plan, error) {
+	p := &Plan{Entry: f.Name}
+	c := PlanCall{Kernel: f.Name}
+	for i, prm := range f.Params {
+		spec, err := specOf(prm)
+		if err != nil {
+			return nil, fmt.Errorf("npu: kernel @%s: %v", f.Name, err)
+		}
+		p.Bufs = append(p.Bufs, PlanBuf{Name: prm.Name(), DType: prm.Buffer.DType.String(), Shape: spec.Shape, Role: prm.Role, Param: true})
+		p.Params = append(p.Params, i)
+		c.Args = append(c.Args, i)
+	}
+	p.Calls = []PlanCall{c}
+	return p, nil
+}
+
+// hostPrefix is the prefix of the host kernels' symbols.
 func hostPrefix(prefix string) string { return prefix + "_host" }
+
+// hostSymbol is a host kernel's global symbol (used when the prefix is
+// empty; the host module is always built with hostPrefix).
+func hostSymbol(kernel string) string { return "tessera_npu_host_" + kernel }
 
 // kernelInfo is a kernel's partition: on the NPU (with its shape and
 // tiling) or on the host (with the reason), and its MACs.
@@ -175,7 +213,7 @@ func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 	for key, v := range f.Attrs {
 		k.Attrs[key] = v
 	}
-	k.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(f.Name)
+	k.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(hostSymbol(f.Name))
 	return hostMod.Add(&k)
 }
 
