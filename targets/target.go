@@ -153,3 +153,21 @@ func RunPostSchedule(t Target, m *tir.Module) error {
 	}
 	return nil
 }
+
+// SpecOf is a buffer parameter's runtime tensor spec: its name, dtype and
+// constant shape. Errors: a scalar parameter, a symbolic shape, a dtype
+// the runtime does not have.
+func SpecOf(p *tir.Param) (rt.TensorSpec, error) {
+	if p.Buffer == nil {
+		return rt.TensorSpec{}, fmt.Errorf("parameter %%%s is a scalar; only tensor parameters are supported", p.Name())
+	}
+	shape, ok := p.Buffer.ConstShape()
+	if !ok {
+		return rt.TensorSpec{}, fmt.Errorf("parameter %%%s has a symbolic shape", p.Name())
+	}
+	dt, err := rt.ParseDType(p.Buffer.DType.String())
+	if err != nil {
+		return rt.TensorSpec{}, fmt.Errorf("parameter %%%s: %v", p.Name(), err)
+	}
+	return rt.TensorSpec{Name: p.Name(), DType: dt, Shape: shape}, nil
+}

@@ -113,7 +113,7 @@ func TestNPUPartitionAndEmit(t *testing.T) {
 // with the same random inputs: the outputs agree within the NPU's bf16
 // tolerance, and every kernel runs on the NPU.
 func TestNPUConvolutions(t *testing.T) {
-	for _, model := range []string{"testdata/npu_conv.mlir", "testdata/npu_convs.mlir"} {
+	for _, model := range []string{"testdata/npu_conv.mlir", "testdata/npu_convs.mlir", "testdata/npu_grouped.mlir"} {
 		t.Run(filepath.Base(model), func(t *testing.T) {
 			dir := t.TempDir()
 			part := runCLI(t, "compile", model, "--target", "npu", "--emit", "partition")
@@ -207,4 +207,21 @@ func TestNPUTuneExact(t *testing.T) {
 	// the records schedule the kernel when the model is compiled with them
 	out := runCLI(t, "bench", "testdata/npu_conv.mlir", "--target", "npu", "--repeats", "1", "--tuning-db", db)
 	assert.Contains(t, out, "@fused_0: 1 calls, 8922 cycles")
+}
+
+// TestNPUUtilization checks the matrix unit's utilization, from the
+// report of `tessera bench --target npu --report`, on the default
+// configuration: GEMM 512³ at least 80%, a 64-channel 3×3 convolution at
+// 56×56 (padding 1, bias, relu) at least 60%.
+func TestNPUUtilization(t *testing.T) {
+	for model, floor := range map[string]float64{"testdata/npu_gemm512.mlir": 0.80, "testdata/npu_conv64.mlir": 0.60} {
+		report := filepath.Join(t.TempDir(), "r.json")
+		runCLI(t, "bench", model, "--target", "npu", "--repeats", "1", "--report", report)
+		data, err := os.ReadFile(report)
+		require.NoError(t, err)
+		var rep sim.Report
+		require.NoError(t, json.Unmarshal(data, &rep))
+		assert.GreaterOrEqual(t, rep.UsefulUtilization, floor, model)
+		t.Logf("%s: %d cycles, utilization %.3f (useful %.3f), DRAM %d read %d written", model, rep.Cycles, rep.GEMMUtilization, rep.UsefulUtilization, rep.DRAMReadBytes, rep.DRAMWriteBytes)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -69,9 +70,9 @@ func (l *loaded) open(c *compiled, path, prefix string) error {
 		return err
 	}
 	for _, p := range c.entry.Params {
-		spec, err := specOf(p)
+		spec, err := targets.SpecOf(p)
 		if err != nil {
-			return err
+			return fmt.Errorf("entry %v", err)
 		}
 		if p.Role == tensorir.RoleIn {
 			l.inputs = append(l.inputs, spec)
@@ -85,22 +86,6 @@ func (l *loaded) open(c *compiled, path, prefix string) error {
 	}
 	l.entry, err = l.mod.Entry(rt.EntrySymbol(prefix, c.entry.Name), l.inputs, l.outputs)
 	return err
-}
-
-// specOf converts a host-function buffer parameter to a runtime spec.
-func specOf(p *tensorir.Param) (rt.TensorSpec, error) {
-	if p.Buffer == nil {
-		return rt.TensorSpec{}, fmt.Errorf("entry parameter %%%s is a scalar; only tensor parameters are supported", p.Name())
-	}
-	shape, ok := p.Buffer.ConstShape()
-	if !ok {
-		return rt.TensorSpec{}, fmt.Errorf("entry parameter %%%s has a symbolic shape", p.Name())
-	}
-	dt, err := rt.ParseDType(p.Buffer.DType.String())
-	if err != nil {
-		return rt.TensorSpec{}, fmt.Errorf("entry parameter %%%s: %v", p.Name(), err)
-	}
-	return rt.TensorSpec{Name: p.Name(), DType: dt, Shape: shape}, nil
 }
 
 // readInputs reads one .npy per entry input and checks it against the spec.
@@ -237,8 +222,12 @@ func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) erro
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	if err := l.entry.Call(ins, outs); err != nil {
 		return err
+	}
+	if _, ok := l.entry.(npuReporter); ok {
+		fmt.Fprintf(stdout, "simulated in %.2f s\n", time.Since(start).Seconds())
 	}
 	if err := printNPUReport(l.entry, f.npuReport, stdout); err != nil {
 		return err

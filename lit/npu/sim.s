@@ -26,7 +26,7 @@
   finish
 
 ; CHECK: cycles: 228 (228ns at the configured clock)
-; CHECK: gemm utilization: 0.9% (512 MACs)
+; CHECK: gemm utilization: 0.9% (512 MACs; useful: 512 MACs, 0.9%)
 ; CHECK: dram: 656 bytes read, 128 bytes written
 ; CHECK: load module: busy 137, stalled on tokens 0, on DRAM 0 cycles (2 instructions)
 ; CHECK: compute module: busy 154, stalled on tokens 0, on DRAM 8 cycles (7 instructions)

@@ -24,13 +24,16 @@ type gemmKernel struct {
 	M, N, K int
 	// X, W and Out are parameter indices; XIdx[m·K+k], WIdx[n·K+k] and
 	// OutIdx[m·N+n] are element offsets in those parameters (row-major).
-	X, W, Out   int
-	XIdx, WIdx  []int32
-	OutIdx      []int32
-	Epilogue    []aluStep
-	Block       string // the contraction block's name (schedule annotations)
-	ParamShapes [][]int64
-	ParamRoles  []tir.Role
+	X, W, Out  int
+	XIdx, WIdx []int32
+	OutIdx     []int32
+	Epilogue   []aluStep
+	Block      string // the contraction block's name (schedule annotations)
+	// GroupN > 0 marks a block-diagonal product (grouped): GroupN rows of
+	// N per (super-)group, GroupK columns of K' per (super-)group.
+	GroupN, GroupK int
+	ParamShapes    [][]int64
+	ParamRoles     []tir.Role
 }
 
 // operandKind is where an epilogue step's second operand comes from.
@@ -211,11 +214,11 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 		}
 	}
 	da, db := usedVars(la.exprs()), usedVars(lb.exprs())
-	var sa, sb []*tir.IterVar
+	var sa, sb, shared []*tir.IterVar
 	for _, iv := range spatial {
 		switch {
 		case da[iv.Var] && db[iv.Var]:
-			return nil, refuse("both operands read spatial variable %%%s (a batched product)", iv.Var.Name)
+			shared = append(shared, iv)
 		case da[iv.Var]:
 			sa = append(sa, iv)
 		case db[iv.Var]:
@@ -229,8 +232,12 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 			return nil, refuse("reduce variable %%%s indexes only one operand", iv.Var.Name)
 		}
 	}
-	if len(reduce) == 0 || len(sa) == 0 || len(sb) == 0 {
-		return nil, refuse("not a matrix product (M, N and K must be non-empty)")
+	if len(reduce) == 0 {
+		return nil, refuse("no reduction over both operands (not a matrix product)")
+	}
+	st0 := access{buf: st.Buffer, out: paramIndex(f, st.Buffer), idx: st.Indices}
+	if len(shared) > 0 {
+		return g.grouped(cfg, f, la, lb, sa, sb, shared, reduce, allSpatial, st0)
 	}
 	// W is the operand that makes less padded work on the matrix unit (M
 	// rounds up to Batch, N to BlockOut); ties: the smaller spatial
@@ -247,8 +254,92 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 	g.M, g.N, g.K = volume(mv), volume(nv), volume(reduce)
 	g.XIdx = tabulate(x, g.ParamShapes[g.X], mv, reduce)
 	g.WIdx = tabulate(w, g.ParamShapes[g.W], nv, reduce)
-	c := &contractionInfo{spatial: allSpatial, mVars: mv, nVars: nv, store: access{buf: st.Buffer, out: paramIndex(f, st.Buffer), idx: st.Indices}}
+	c := &contractionInfo{spatial: allSpatial, mVars: mv, nVars: nv, store: st0}
 	return c, nil
+}
+
+// grouped maps a contraction whose operands share one spatial variable s
+// (a grouped or depthwise convolution: s is the output channel, and the
+// input channel depends on its group) onto the matrix unit as a
+// block-diagonal product: K' = G groups × K (each padded to BlockIn), X'
+// row m holds each group's K values, W' row n holds W's values in its
+// group's columns and zeros elsewhere; the program visits, per N tile,
+// only the K' blocks of the groups the tile covers. The group size is the
+// largest divisor of s's extent for which X reads the same elements for
+// every s of a group (checked on every point).
+func (g *gemmKernel) grouped(cfg isa.Config, f *tir.PrimFunc, la, lb gather, sa, sb, shared, reduce, allSpatial []*tir.IterVar, st access) (*contractionInfo, error) {
+	if len(shared) != 1 {
+		return nil, refuse("both operands read %d spatial variables (a batched product)", len(shared))
+	}
+	s := shared[0]
+	x, w, mv := la, lb, sa
+	if len(sb) > 0 {
+		x, w, mv = lb, la, sb
+	}
+	if len(sa) > 0 && len(sb) > 0 {
+		return nil, refuse("both operands read spatial variable %%%s and others of their own (a batched product)", s.Var.Name)
+	}
+	g.X, g.W = paramIndex(f, x.load.Buffer), paramIndex(f, w.load.Buffer)
+	if g.X < 0 || g.W < 0 {
+		return nil, refuse("an operand is a local buffer")
+	}
+	S, M, K := extent(s), volume(mv), volume(reduce)
+	full := tabulate(x, g.ParamShapes[g.X], append([]*tir.IterVar{s}, mv...), reduce) // [s][m][k]
+	row := M * K
+	gsize := 1
+	for d := S - 1; d > 1; d-- {
+		if S%d == 0 && sameWithinGroups(full, S, row, d) {
+			gsize = d
+			break
+		}
+	}
+	// Super-groups of gs groups fill the matrix unit's BlockOut rows when
+	// groups are smaller (depthwise: 16 channels per super-group, whose
+	// weight entries are diagonal): K' per super-group is K × gs, ordered
+	// (k, group within the super-group), padded to BlockIn.
+	groups := S / gsize
+	gs := 1
+	if gsize < cfg.BlockOut && cfg.BlockOut%gsize == 0 {
+		gs = cfg.BlockOut / gsize
+	}
+	supers, kp := ceilDiv(groups, gs), padded(K*gs, cfg.BlockIn)
+	g.M, g.N, g.K, g.GroupN, g.GroupK = M, S, supers*kp, gsize*gs, kp
+	g.XIdx = make([]int32, M*g.K)
+	for i := range g.XIdx {
+		g.XIdx[i] = -1
+	}
+	for m := 0; m < M; m++ {
+		for gi := 0; gi < groups; gi++ {
+			j, gl := gi/gs, gi%gs
+			for k := 0; k < K; k++ {
+				g.XIdx[m*g.K+j*kp+k*gs+gl] = full[(gi*gsize)*row+m*K+k]
+			}
+		}
+	}
+	wt := tabulate(w, g.ParamShapes[g.W], []*tir.IterVar{s}, reduce) // [n][k]
+	g.WIdx = make([]int32, S*g.K)
+	for i := range g.WIdx {
+		g.WIdx[i] = -1
+	}
+	for n := 0; n < S; n++ {
+		gi := n / gsize
+		j, gl := gi/gs, gi%gs
+		for k := 0; k < K; k++ {
+			g.WIdx[n*g.K+j*kp+k*gs+gl] = wt[n*K+k]
+		}
+	}
+	return &contractionInfo{spatial: allSpatial, mVars: mv, nVars: []*tir.IterVar{s}, store: st}, nil
+}
+
+// sameWithinGroups reports whether rows s and s − s mod d of table (S rows
+// of n values) are equal for every s.
+func sameWithinGroups(table []int32, S, n, d int) bool {
+	for s := 0; s < S; s++ {
+		if base := s - s%d; base != s && !slices.Equal(table[s*n:(s+1)*n], table[base*n:(base+1)*n]) {
+			return false
+		}
+	}
+	return true
 }
 
 // tabulateOut tabulates the output position of every (m, n) for a store.

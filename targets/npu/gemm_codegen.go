@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // Tiling is a gemmKernel's schedule on the NPU, in scratchpad entries: Mt
@@ -81,19 +82,34 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 		t.Kt <= int(isa.FieldMax(isa.OpGEMM, "wgt_factor_in"))
 }
 
+// kRange is the reduction blocks [lo, hi) an N tile of nt blocks from
+// block n0 visits: all of them, or for a grouped product those of the
+// groups the tile's rows belong to.
+func kRange(cfg isa.Config, g *gemmKernel, n0, nt int) (int, int) {
+	kb := ceilDiv(g.K, cfg.BlockIn)
+	if g.GroupN == 0 {
+		return 0, kb
+	}
+	lo, hi := n0*cfg.BlockOut, min((n0+nt)*cfg.BlockOut, g.N)-1
+	return (lo / g.GroupN) * g.GroupK / cfg.BlockIn, (hi/g.GroupN + 1) * g.GroupK / cfg.BlockIn
+}
+
 // estimate is the cycle model's closed form for a tiling (ISA.md, "Cycle
 // model"): per reduction step the slower of the matrix unit and the load
 // module's two DMAs, plus the epilogue per tile.
 func estimate(cfg isa.Config, g *gemmKernel, t Tiling) float64 {
-	mb, nb, kb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut), ceilDiv(g.K, cfg.BlockIn)
+	mb, nb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut)
 	eI, eW := cfg.EntryBytes(isa.MemInp, isa.DPBF16), cfg.EntryBytes(isa.MemWgt, isa.DPBF16)
 	bw, lat := float64(cfg.DRAMBytesPerCycle), float64(cfg.DRAMLatencyCycles)
-	tiles := ceilDiv(mb, t.Mt) * ceilDiv(nb, t.Nt)
-	steps := ceilDiv(kb, t.Kt)
 	comp := float64(t.Mt*t.Nt*t.Kt + cfg.GEMMLatencyCycles)
 	dma := float64(t.Mt*t.Kt*eI+t.Nt*t.Kt*eW)/bw + 2*lat
 	epi := float64(len(g.Epilogue)+1) * float64(t.Mt*t.Nt*cfg.ALUCyclesPerIter+cfg.ALULatencyCycles)
-	return float64(tiles) * (float64(steps)*max(comp, dma) + epi)
+	total := 0.0
+	for n0 := 0; n0 < nb; n0 += t.Nt {
+		lo, hi := kRange(cfg, g, n0, min(t.Nt, nb-n0))
+		total += float64(ceilDiv(hi-lo, t.Kt))*max(comp, dma) + epi
+	}
+	return float64(ceilDiv(mb, t.Mt)) * total
 }
 
 // defaultTiling picks the tiling with the lowest estimate among powers of
@@ -222,8 +238,12 @@ func (gp *gemmProgram) emit() {
 				DRAMBase: uint32(gp.stepOff[i]), YSize: 1, XSize: 1, XStride: 1})
 		}
 	}
-	mTiles, nTiles, kSteps := ceilDiv(gp.mb, t.Mt), ceilDiv(gp.nb, t.Nt), ceilDiv(gp.kb, t.Kt)
-	tiles, steps := mTiles*nTiles, mTiles*nTiles*kSteps
+	mTiles, nTiles := ceilDiv(gp.mb, t.Mt), ceilDiv(gp.nb, t.Nt)
+	tiles, steps := mTiles*nTiles, 0
+	for ni := 0; ni < nTiles; ni++ {
+		lo, hi := kRange(cfg, g, ni*t.Nt, min(t.Nt, gp.nb-ni*t.Nt))
+		steps += mTiles * ceilDiv(hi-lo, t.Kt)
+	}
 	tile, step := 0, 0
 	for mi := 0; mi < mTiles; mi++ {
 		m0, mt := mi*t.Mt, min(t.Mt, gp.mb-mi*t.Mt)
@@ -233,8 +253,9 @@ func (gp *gemmProgram) emit() {
 			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*t.Kt + ah), UopEnd: uint32(4*t.Kt + ah + 1),
 				IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}, Deps: isa.Deps{PopNext: tile >= 2}})
 			last := 0
-			for ki := 0; ki < kSteps; ki++ {
-				k0, kt := ki*t.Kt, min(t.Kt, gp.kb-ki*t.Kt)
+			kLo, kHi := kRange(cfg, g, n0, nt)
+			for k0 := kLo; k0 < kHi; k0 += t.Kt {
+				kt := min(t.Kt, kHi-k0)
 				h := step % 2
 				emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: isa.DTBF16, SRAMBase: uint32(h * inpHalf),
 					DRAMBase: uint32(gp.xOff + (m0*gp.kb+k0)*gp.eInp), YSize: uint32(mt), XSize: uint32(kt), XStride: uint32(gp.kb),
@@ -282,7 +303,7 @@ func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, 
 		case s.Kind == opTile:
 			in.SrcFactor = [2]uint32{uint32(nt), 1}
 		case acc.consts[i] < 0:
-			in.UseImm, in.Imm = true, isa.BF16FromFloat32(s.Value)
+			in.UseImm, in.Imm = true, tir.Float32ToBF16(s.Value)
 		}
 		last = emit(in)
 	}

@@ -4,8 +4,8 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/tessera-ml/tessera/targets/npu/isa"
 	"github.com/tessera-ml/tessera/targets/npu/sim"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // run executes the kernel on the simulator: the runtime packs the
@@ -39,7 +39,7 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 					if m < g.M && k < g.K {
 						v = at(x, g.XIdx[m*g.K+k])
 					}
-					binary.LittleEndian.PutUint16(e[2*(r*bi+i):], isa.BF16FromFloat32(v))
+					binary.LittleEndian.PutUint16(e[2*(r*bi+i):], tir.Float32ToBF16(v))
 				}
 			}
 		}
@@ -56,7 +56,7 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 					if n < g.N && k < g.K {
 						v = at(w, g.WIdx[n*g.K+k])
 					}
-					binary.LittleEndian.PutUint16(e[2*(o*bi+i):], isa.BF16FromFloat32(v))
+					binary.LittleEndian.PutUint16(e[2*(o*bi+i):], tir.Float32ToBF16(v))
 				}
 			}
 		}

@@ -57,6 +57,7 @@ func checkGEMM(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *gemmPr
 	}
 	gp, err := compileGEMM(cfg, g, tl)
 	require.NoError(t, err)
+	requireRoundTrip(t, gp.prog)
 	arrays, args := bf16Args(f, rand.New(rand.NewSource(7)))
 	require.NoError(t, tir.Run(f, arrays))
 	_, err = gp.run(args)
@@ -131,7 +132,7 @@ func TestNotMappableReasons(t *testing.T) {
       }
     }
   }
-}`: "both operands read spatial variable %b (a batched product)",
+}`: "both operands read spatial variable %b and others of their own (a batched product)",
 		// an epilogue the ALU has no operation for
 		`tir.func @e(%x: buffer<4x8xf32>, %w: buffer<8x3xf32>, out %y: buffer<4x3xf32>) attributes {tessera.kernel} {
   tir.allocate %c: buffer<4x3xf32, "local"> {
@@ -194,4 +195,19 @@ func TestRulesAnnotateSampleAndCheck(t *testing.T) {
 	// a tiling that does not fit is refused by Check
 	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096})
 	require.ErrorContains(t, r.Check(bad.Func()), "does not fit the scratchpads")
+}
+
+// requireRoundTrip checks that a generated program survives the text and
+// binary forms unchanged.
+func requireRoundTrip(t *testing.T, p *isa.Program) {
+	t.Helper()
+	q, err := isa.Assemble("gen.s", []byte(p.String()))
+	require.NoError(t, err)
+	require.Equal(t, p.Insts, q.Insts)
+	require.Equal(t, p.Uops, q.Uops)
+	bin, err := p.MarshalBinary()
+	require.NoError(t, err)
+	var r isa.Program
+	require.NoError(t, r.UnmarshalBinary(bin))
+	require.Equal(t, p.String(), r.String())
 }

@@ -13,11 +13,12 @@ type runReport struct {
 	total   sim.Stats
 	kernels map[string]*sim.Stats
 	calls   map[string]int
+	useful  map[string]int64
 	order   []string
 }
 
 func newRunReport(s *saved, p *Plan) *runReport {
-	return &runReport{s: s, plan: p, kernels: map[string]*sim.Stats{}, calls: map[string]int{}}
+	return &runReport{s: s, plan: p, kernels: map[string]*sim.Stats{}, calls: map[string]int{}, useful: map[string]int64{}}
 }
 
 func (r *runReport) add(kernel string, st *sim.Stats) {
@@ -27,6 +28,7 @@ func (r *runReport) add(kernel string, st *sim.Stats) {
 	}
 	r.kernels[kernel].Add(st)
 	r.calls[kernel]++
+	r.useful[kernel] += r.s.Kernels[kernel].MACs
 	r.total.Add(st)
 }
 
@@ -52,10 +54,13 @@ func (r *runReport) finish(hostSeconds float64) *sim.Report {
 	if all > 0 {
 		rep.NPUMACFraction = float64(npuMACs) / float64(all)
 	}
+	rep.SetUseful(cfg, npuMACs)
 	names := append([]string(nil), r.order...)
 	sort.SliceStable(names, func(i, j int) bool { return r.kernels[names[i]].Cycles > r.kernels[names[j]].Cycles })
 	for _, n := range names {
-		rep.Kernels = append(rep.Kernels, sim.KernelFigures{Name: n, Calls: r.calls[n], Figures: sim.FiguresOf(cfg, r.kernels[n])})
+		k := sim.KernelFigures{Name: n, Calls: r.calls[n], Figures: sim.FiguresOf(cfg, r.kernels[n])}
+		k.SetUseful(cfg, r.useful[n])
+		rep.Kernels = append(rep.Kernels, k)
 	}
 	return rep
 }

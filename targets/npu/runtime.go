@@ -199,24 +199,12 @@ func (e *Entry) bind(inputs, outputs []*rt.Tensor) error {
 	}
 	for i, id := range p.Params {
 		t := all[i]
-		if t.DType().String() != p.Bufs[id].DType || !sameShape(t.Shape(), p.Bufs[id].Shape) {
+		if t.DType().String() != p.Bufs[id].DType || !slices.Equal(t.Shape(), p.Bufs[id].Shape) {
 			return fmt.Errorf("npu: tensor %s does not match parameter %%%s (%s %v)", t, p.Bufs[id].Name, p.Bufs[id].DType, p.Bufs[id].Shape)
 		}
 		e.bufs[id] = t
 	}
 	return nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func (e *Entry) callHost(kernel string, args []*rt.Tensor) error {

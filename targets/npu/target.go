@@ -142,7 +142,7 @@ func kernelPlan(f *tir.PrimFunc) (*Plan, error) {
 	p := &Plan{Entry: f.Name}
 	c := PlanCall{Kernel: f.Name}
 	for i, prm := range f.Params {
-		spec, err := specOf(prm)
+		spec, err := targets.SpecOf(prm)
 		if err != nil {
 			return nil, fmt.Errorf("npu: kernel @%s: %v", f.Name, err)
 		}
@@ -177,7 +177,7 @@ func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 	info := kernelInfo{MACs: kernelMACs(f)}
 	for _, p := range f.Params {
 		info.Params = append(info.Params, p.Role)
-		spec, err := specOf(p)
+		spec, err := targets.SpecOf(p)
 		if err != nil {
 			return fmt.Errorf("npu: kernel @%s: %v", f.Name, err)
 		}
@@ -194,7 +194,7 @@ func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 			var gp *gemmProgram
 			if gp, err = compileGEMM(a.cfg, g, tl); err == nil {
 				a.npu[f.Name] = gp
-				info.NPU, info.Tiling, info.MACs = true, tl, int64(g.M)*int64(g.N)*int64(g.K)
+				info.NPU, info.Tiling = true, tl
 				a.kernels[f.Name] = info
 				return nil
 			}
@@ -215,22 +215,6 @@ func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 	}
 	k.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(hostSymbol(f.Name))
 	return hostMod.Add(&k)
-}
-
-// specOf is a kernel parameter's runtime spec.
-func specOf(p *tir.Param) (rt.TensorSpec, error) {
-	if p.Buffer == nil {
-		return rt.TensorSpec{}, fmt.Errorf("scalar parameter %%%s", p.Name())
-	}
-	shape, ok := p.Buffer.ConstShape()
-	if !ok {
-		return rt.TensorSpec{}, fmt.Errorf("parameter %%%s has a symbolic shape", p.Name())
-	}
-	dt, err := rt.ParseDType(p.Buffer.DType.String())
-	if err != nil {
-		return rt.TensorSpec{}, err
-	}
-	return rt.TensorSpec{Name: p.Name(), DType: dt, Shape: shape}, nil
 }
 
 // kernelMACs counts a kernel's multiply-accumulates: for every block

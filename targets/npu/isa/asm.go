@@ -39,6 +39,7 @@ import (
 	"strings"
 
 	"github.com/tessera-ml/tessera/internal/syntax"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // asmKey is one key=value of an instruction's text form.
@@ -225,7 +226,7 @@ func formatImm(dp Datapath, v uint16) string {
 	if dp != DPBF16 {
 		return strconv.Itoa(int(int16(v)))
 	}
-	f := BF16ToFloat32(v)
+	f := tir.BF16ToFloat32(v)
 	if f != f {
 		return fmt.Sprintf("0x%04x", v)
 	}
@@ -241,7 +242,7 @@ func bf16FromFloat32(f float32) uint16 {
 	if f != f {
 		return 0x7fc0
 	}
-	return BF16FromFloat32(f)
+	return tir.Float32ToBF16(f)
 }
 
 // asmToken is a word of a line and its 1-based byte column.

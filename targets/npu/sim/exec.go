@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // memories are the scratchpads, typed by the program's datapath: int8
@@ -158,7 +159,7 @@ func (m *machine) loadEntry(mem isa.Memory, dt isa.DType, e int, src []byte) {
 	}
 	for k := range dst {
 		if dt == isa.DTBF16 {
-			dst[k] = isa.BF16ToFloat32(binary.LittleEndian.Uint16(src[2*k:]))
+			dst[k] = tir.BF16ToFloat32(binary.LittleEndian.Uint16(src[2*k:]))
 			continue
 		}
 		f := math.Float32frombits(binary.LittleEndian.Uint32(src[4*k:]))
@@ -203,7 +204,7 @@ func (m *machine) storeEntry(dt isa.DType, e int, dst []byte) {
 	}
 	for k, v := range m.mem.accF[e*n : (e+1)*n] {
 		if dt == isa.DTBF16 {
-			binary.LittleEndian.PutUint16(dst[2*k:], isa.BF16FromFloat32(v))
+			binary.LittleEndian.PutUint16(dst[2*k:], tir.Float32ToBF16(v))
 		} else {
 			binary.LittleEndian.PutUint32(dst[4*k:], math.Float32bits(v))
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // gemmShape is C[M,N] = A[M,K] · B[N,K]ᵀ in bf16 with f32 results, tiled
@@ -94,14 +95,14 @@ func fillGEMM(cfg isa.Config, g gemmShape, dram []byte, r *rand.Rand) []float32 
 	b := make([]float32, g.N*g.K)
 	for i := range a {
 		a[i] = isa.RoundBF16(float32(r.NormFloat64()))
-		binary.LittleEndian.PutUint16(dram[l.a+2*i:], isa.BF16FromFloat32(a[i]))
+		binary.LittleEndian.PutUint16(dram[l.a+2*i:], tir.Float32ToBF16(a[i]))
 	}
 	for n := 0; n < g.N; n++ {
 		for k := 0; k < g.K; k++ {
 			v := isa.RoundBF16(float32(r.NormFloat64()))
 			b[n*g.K+k] = v
 			off := ((n/bo)*(g.K/bi)+k/bi)*bo*bi + (n%bo)*bi + k%bi
-			binary.LittleEndian.PutUint16(dram[l.b+2*off:], isa.BF16FromFloat32(v))
+			binary.LittleEndian.PutUint16(dram[l.b+2*off:], tir.Float32ToBF16(v))
 		}
 	}
 	c := make([]float32, g.M*g.N)

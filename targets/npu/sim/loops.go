@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // loopIndex is one micro-op iteration's entries: dst (accumulator),
@@ -152,7 +153,7 @@ func (m *machine) alu(in *isa.Inst) error {
 			return nil
 		}
 		d, s := mm.accF[ix.dst*n:(ix.dst+1)*n], mm.accF[ix.src*n:(ix.src+1)*n]
-		imm := isa.BF16ToFloat32(in.Imm)
+		imm := tir.BF16ToFloat32(in.Imm)
 		for k := range d {
 			v := imm
 			if !in.UseImm {

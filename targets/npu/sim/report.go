@@ -17,9 +17,14 @@ type Figures struct {
 	Seconds float64 `json:"seconds"`
 	// GEMMUtilization is MACs / (Cycles × peak MACs per cycle).
 	GEMMUtilization float64 `json:"gemm_utilization"`
-	MACs            int64   `json:"macs"`
-	DRAMReadBytes   int64   `json:"dram_read_bytes"`
-	DRAMWriteBytes  int64   `json:"dram_write_bytes"`
+	// MACs are the matrix unit's, padding included; UsefulMACs those of
+	// the model (a compiled kernel's M·N·K; a bare program's MACs), and
+	// UsefulUtilization is UsefulMACs / (Cycles × peak).
+	MACs              int64   `json:"macs"`
+	UsefulMACs        int64   `json:"useful_macs"`
+	UsefulUtilization float64 `json:"useful_utilization"`
+	DRAMReadBytes     int64   `json:"dram_read_bytes"`
+	DRAMWriteBytes    int64   `json:"dram_write_bytes"`
 	// Modules are the load, compute and store modules' cycles.
 	Modules map[string]ModuleStats `json:"modules"`
 }
@@ -31,7 +36,17 @@ func FiguresOf(cfg isa.Config, s *Stats) Figures {
 	for m, ms := range s.Modules {
 		f.Modules[isa.Module(m).String()] = ms
 	}
+	f.SetUseful(cfg, s.MACs)
 	return f
+}
+
+// SetUseful sets the useful MACs and their utilization.
+func (f *Figures) SetUseful(cfg isa.Config, macs int64) {
+	f.UsefulMACs = macs
+	f.UsefulUtilization = 0
+	if f.Cycles > 0 {
+		f.UsefulUtilization = float64(macs) / (float64(f.Cycles) * float64(cfg.PeakMACsPerCycle()))
+	}
 }
 
 // KernelFigures are one kernel's figures over all its calls.
@@ -67,7 +82,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // stall cycles.
 func (f *Figures) Summary(w io.Writer) {
 	fmt.Fprintf(w, "cycles: %d (%v at the configured clock)\n", f.Cycles, time.Duration(f.Seconds*1e9))
-	fmt.Fprintf(w, "gemm utilization: %.1f%% (%d MACs)\n", 100*f.GEMMUtilization, f.MACs)
+	fmt.Fprintf(w, "gemm utilization: %.1f%% (%d MACs; useful: %d MACs, %.1f%%)\n", 100*f.GEMMUtilization, f.MACs, f.UsefulMACs, 100*f.UsefulUtilization)
 	fmt.Fprintf(w, "dram: %d bytes read, %d bytes written\n", f.DRAMReadBytes, f.DRAMWriteBytes)
 	for m := isa.Module(0); m < isa.NumModules; m++ {
 		ms := f.Modules[m.String()]
@@ -83,7 +98,7 @@ func (r *Report) KernelTable(w io.Writer) {
 		if r.Cycles > 0 {
 			share = 100 * float64(k.Cycles) / float64(r.Cycles)
 		}
-		fmt.Fprintf(w, "  @%s: %d calls, %d cycles (%.1f%%), utilization %.1f%%, dram %d read, %d written\n",
-			k.Name, k.Calls, k.Cycles, share, 100*k.GEMMUtilization, k.DRAMReadBytes, k.DRAMWriteBytes)
+		fmt.Fprintf(w, "  @%s: %d calls, %d cycles (%.1f%%), utilization %.1f%% (useful %.1f%%), dram %d read, %d written\n",
+			k.Name, k.Calls, k.Cycles, share, 100*k.GEMMUtilization, 100*k.UsefulUtilization, k.DRAMReadBytes, k.DRAMWriteBytes)
 	}
 }
