@@ -19,7 +19,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var report string
 	cmd := &cobra.Command{
 		Use:   "bench MODEL.mlir [--input X.npy ...]",
-		Short: "compile a model for this CPU and report its median latency",
+		Short: "compile a model and report its median latency (--target npu: simulated)",
 		Long: `bench compiles MODEL.mlir, runs @main warmup times untimed, then at least
 --repeats times and for at least --min-time, and prints the median latency
 (milliseconds) with the spread. Inputs are the given .npy files, or

@@ -1,21 +1,25 @@
 package main
 
 import (
+	"archive/tar"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets/npu/isa"
 	"github.com/tessera-ml/tessera/targets/npu/sim"
 )
 
@@ -102,6 +106,30 @@ func TestNPUPartitionAndEmit(t *testing.T) {
 	asm := runCLI(t, "compile", model, "--target", "npu", "--emit", "npu-asm")
 	assert.Contains(t, asm, "; kernel @fused_2:")
 	assert.Contains(t, asm, ".datapath bf16")
+	// npu-bin: a tar archive of one program per NPU kernel, each decoding
+	// to the program npu-asm printed
+	bin := filepath.Join(t.TempDir(), "p.tar")
+	runCLI(t, "compile", model, "--target", "npu", "--emit", "npu-bin", "-o", bin)
+	f, err := os.Open(bin)
+	require.NoError(t, err)
+	defer f.Close()
+	tr := tar.NewReader(f)
+	n := 0
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		require.NoError(t, err)
+		data, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		var p isa.Program
+		require.NoError(t, p.UnmarshalBinary(data), h.Name)
+		assert.Contains(t, asm, "; kernel @"+strings.TrimSuffix(h.Name, ".bin")+":")
+		assert.Contains(t, asm, p.String())
+		n++
+	}
+	assert.Equal(t, strings.Count(asm, "; kernel @"), n)
 	var errs bytes.Buffer
 	code := run([]string{"compile", model, "--target", "npu", "--npu-config", "/nonexistent.json", "--emit", "partition"}, &bytes.Buffer{}, &errs)
 	assert.Equal(t, 1, code)

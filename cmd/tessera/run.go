@@ -156,7 +156,7 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
 		Use:   "run MODEL.mlir --input X.npy [--input ...] [--output Y.npy ...]",
-		Short: "compile a model for this CPU and run it on .npy inputs",
+		Short: "compile a model and run it on .npy inputs (--target npu: on the NPU simulator)",
 		Long: `run compiles MODEL.mlir to a shared object, loads it and runs @main on the
 given inputs (one --input per function argument, in order), writing each
 result to an --output file.
@@ -166,7 +166,12 @@ result to an --output file.
 
 --reference prints the largest absolute difference of the first output from
 a reference .npy; --labels prints the accuracy of the first output's argmax
-over its last dimension against integer labels.`,
+over its last dimension against integer labels.
+
+With --target npu the model runs on the Tessera NPU's simulator (the kernels
+the NPU cannot run on this CPU); the cycles, utilization and DRAM traffic
+are printed, per kernel, and --report writes them as JSON
+(targets/npu/README.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := runModel(args[0], o, f, stdout); err != nil {
