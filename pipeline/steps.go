@@ -28,6 +28,7 @@ var targetOptionDocs = map[string]string{
 	"mcpu":      "processor (default native: this machine)",
 	"threads":   "worker threads of parallel code (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)",
 	"strict-fp": "true: no floating-point contraction (results bit-identical to the interpreter)",
+	"config":    "target configuration file (npu: the NPU configuration JSON; default: the target's default)",
 }
 
 // withTargetOptions adds the target options to a step's option docs.
@@ -53,6 +54,9 @@ func TargetOptions(t targets.Target) map[string]string {
 	if o.StrictFP {
 		m["strict-fp"] = "true"
 	}
+	if o.Config != "" {
+		m["config"] = o.Config
+	}
 	return m
 }
 
@@ -64,7 +68,7 @@ func targetFrom(opts map[string]string) (targets.Target, error) {
 		name = "cpu"
 	}
 	var o targets.Options
-	o.MCPU = opts["mcpu"]
+	o.MCPU, o.Config = opts["mcpu"], opts["config"]
 	if v := opts["threads"]; v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

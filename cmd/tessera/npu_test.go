@@ -50,21 +50,27 @@ func accuracyOf(t *testing.T, out string) (float64, int) {
 // report's figures are consistent.
 func TestNPUExamples(t *testing.T) {
 	cases := []struct {
-		model, input, ref string
-		minFraction       float64
+		model, input, ref, config string
+		minFraction               float64
 	}{
-		{"mlp.mlir", "digits28_x.npy", "mlp_logits.npy", 1},
-		{"lenet5.mlir", "digits_x.npy", "lenet5_logits.npy", 0.5},
+		{"mlp.mlir", "digits28_x.npy", "mlp_logits.npy", "", 1},
+		{"lenet5.mlir", "digits_x.npy", "lenet5_logits.npy", "", 1},
+		// a second configuration: 2×32×32 matrix unit, larger scratchpads
+		{"mlp.mlir", "digits28_x.npy", "mlp_logits.npy", "testdata/npu_large.json", 1},
 	}
 	for _, c := range cases {
-		t.Run(c.model, func(t *testing.T) {
+		t.Run(c.model+"/"+filepath.Base(c.config), func(t *testing.T) {
 			ex := func(f string) string { return filepath.Join("../../examples", f) }
 			dir := t.TempDir()
 			common := []string{ex(c.model), "--input", ex(c.input), "--labels", ex("digits_y.npy")}
 			cpu := runCLI(t, append([]string{"run"}, common...)...)
 			report := filepath.Join(dir, "r.json")
 			out := filepath.Join(dir, "y.npy")
-			npu := runCLI(t, append([]string{"run", "--target", "npu", "--report", report, "--output", out}, common...)...)
+			npuArgs := []string{"run", "--target", "npu", "--report", report, "--output", out}
+			if c.config != "" {
+				npuArgs = append(npuArgs, "--npu-config", c.config)
+			}
+			npu := runCLI(t, append(npuArgs, common...)...)
 			ca, n := accuracyOf(t, cpu)
 			na, _ := accuracyOf(t, npu)
 			assert.LessOrEqual(t, math.Abs(ca-na)*float64(n), 1.0+1e-9, "accuracy cpu %.4f npu %.4f", ca, na)
@@ -82,6 +88,11 @@ func TestNPUExamples(t *testing.T) {
 			var rep sim.Report
 			require.NoError(t, json.Unmarshal(data, &rep))
 			assert.GreaterOrEqual(t, rep.NPUMACFraction, c.minFraction)
+			wantConfig := "default"
+			if c.config != "" {
+				wantConfig = "large"
+			}
+			assert.Equal(t, wantConfig, rep.Config)
 			assert.Greater(t, rep.Cycles, int64(0))
 			assert.Greater(t, rep.GEMMUtilization, 0.3)
 			var sum int64
@@ -89,8 +100,8 @@ func TestNPUExamples(t *testing.T) {
 				sum += k.Cycles
 			}
 			assert.Equal(t, rep.Cycles, sum, "kernel cycles add up to the total")
-			t.Logf("%s: cycles %d, utilization %.3f, DRAM %d/%d bytes, NPU MAC fraction %.3f, accuracy cpu %.4f npu %.4f",
-				c.model, rep.Cycles, rep.GEMMUtilization, rep.DRAMReadBytes, rep.DRAMWriteBytes, rep.NPUMACFraction, ca, na)
+			t.Logf("%s (%s): cycles %d, utilization %.3f, DRAM %d/%d bytes, NPU MAC fraction %.3f, accuracy cpu %.4f npu %.4f",
+				c.model, rep.Config, rep.Cycles, rep.GEMMUtilization, rep.DRAMReadBytes, rep.DRAMWriteBytes, rep.NPUMACFraction, ca, na)
 		})
 	}
 }
