@@ -314,6 +314,8 @@ var opCases = []opCase{
 	{"flatten", []string{"tensor<2x3x4x5xf32>"}, "tensor<6x20xf32>", `%0 = graph.flatten %arg0 {axis = 2} : (tensor<2x3x4x5xf32>) -> tensor<6x20xf32>`},
 	{"reshape", []string{"tensor<2x3x4xf32>"}, "tensor<4x6xf32>", `%0 = graph.reshape %arg0 {shape = [4, -1]} : (tensor<2x3x4xf32>) -> tensor<4x6xf32>`},
 	{"transpose", []string{"tensor<2x3x5xf32>"}, "tensor<5x2x3xf32>", `%0 = graph.transpose %arg0 {perm = [2, 0, 1]} : (tensor<2x3x5xf32>) -> tensor<5x2x3xf32>`},
+	{"depth_to_space_crd", []string{"tensor<2x12x3x5xf32>"}, "tensor<2x3x6x10xf32>", `%0 = graph.depth_to_space %arg0 {blocksize = 2, mode = "CRD"} : (tensor<2x12x3x5xf32>) -> tensor<2x3x6x10xf32>`},
+	{"space_to_depth", []string{"tensor<1x3x6x9xf32>"}, "tensor<1x27x2x3xf32>", `%0 = graph.space_to_depth %arg0 {blocksize = 3} : (tensor<1x3x6x9xf32>) -> tensor<1x27x2x3xf32>`},
 	{"concat", []string{"tensor<2x3xf32>", "tensor<2x5xf32>"}, "tensor<2x8xf32>", `%0 = graph.concat %arg0, %arg1 {axis = -1} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>`},
 	{"softmax axis 1", []string{"tensor<3x7x5xf32>"}, "tensor<3x7x5xf32>", `%0 = graph.softmax %arg0 {axis = 1} : tensor<3x7x5xf32>`},
 	{"constant", []string{"tensor<2x3xf32>"}, "tensor<2x3xf32>", `%c = graph.constant {value = dense<[[1.5, -2.0, 0.25], [3.0, 0.0, -1.0]]> : tensor<2x3xf32>} : tensor<2x3xf32>

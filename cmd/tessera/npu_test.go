@@ -264,3 +264,20 @@ func TestNPUUtilization(t *testing.T) {
 		t.Logf("%s: %d cycles, utilization %.3f (useful %.3f), DRAM %d read %d written", model, rep.Cycles, rep.GEMMUtilization, rep.UsefulUtilization, rep.DRAMReadBytes, rep.DRAMWriteBytes)
 	}
 }
+
+// TestNPUReportNeedsNPU: --report is the simulator's; the CPU target
+// refuses it with a message, and a bad NPU configuration is named.
+func TestNPUReportNeedsNPU(t *testing.T) {
+	model := filepath.Join("../../examples", "mlp.mlir")
+	in := filepath.Join("../../examples", "digits28_x.npy")
+	var out, errs bytes.Buffer
+	code := run([]string{"run", model, "--input", in, "--report", filepath.Join(t.TempDir(), "r.json")}, &out, &errs)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs.String(), "--report: only --target npu reports simulator figures")
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"acc_buffer_bytes": 12, "bogus": 1}`), 0o644))
+	errs.Reset()
+	code = run([]string{"run", model, "--target", "npu", "--npu-config", bad, "--input", in}, &out, &errs)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs.String(), `bad.json: npu config: json: unknown field "bogus"`)
+}

@@ -221,17 +221,25 @@ func evalTranspose(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, e
 	if err != nil {
 		return nil, err
 	}
-	inStrides := graphir.Strides(x.Shape())
+	permute(x.Data, x.Shape(), perm, out.Data)
+	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// permute writes into out the elements of data (row-major, of shape) in
+// the order of its dimensions permuted by perm: out's dimension i is
+// data's dimension perm[i].
+func permute(data []float64, shape, perm []int64, out []float64) {
+	inStrides := graphir.Strides(shape)
 	// st[i] is the input stride of output dimension i.
 	st := make([]int64, len(perm))
+	oshape := make([]int64, len(perm))
 	for i, p := range perm {
-		st[i] = inStrides[p]
+		st[i], oshape[i] = inStrides[p], shape[p]
 	}
-	oshape := out.Shape()
 	pos := make([]int64, len(oshape))
 	off := int64(0)
-	for k := range out.Data {
-		out.Data[k] = x.Data[off]
+	for k := range out {
+		out[k] = data[off]
 		for d := len(oshape) - 1; d >= 0; d-- {
 			pos[d]++
 			off += st[d]
@@ -242,7 +250,6 @@ func evalTranspose(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, e
 			pos[d] = 0
 		}
 	}
-	return []*graphir.Tensor{out.Round()}, nil
 }
 
 func inferConcat(op *graphir.Op) ([]graphir.Type, error) {

@@ -5,3 +5,9 @@
 ; RUN: not tessera npu sim %S/Inputs/race.s 2>&1 | FileCheck %s --check-prefix=RACE
 ; RULE: bad-rule.s: error: instruction 0 (load.inp): the load module has no previous module (pop_prev/push_prev)
 ; RACE: race.s: error: instruction 3 (gemm): reads inp entry 0, written by the other instruction with no dependency token ordering the two (a missing dependency) [instruction 1 (load.inp)]
+; RUN: not tessera npu sim %S/Inputs/race.s --dram-size -5 2>&1 | FileCheck %s --check-prefix=SIZE
+; SIZE: --dram-size -5: must not be negative
+; RUN: not tessera npu disasm %s 2>&1 | FileCheck %s --check-prefix=DIS
+; DIS: invalid.s:{{[0-9]+}}:{{[0-9]+}}: error:
+; RUN: echo '{"block_in": 0}' > %t.json && not tessera npu asm %S/Inputs/race.s --npu-config %t.json 2>&1 | FileCheck %s --check-prefix=CFG
+; CFG: npu config: block_in must be positive, got 0

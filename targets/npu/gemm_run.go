@@ -26,44 +26,35 @@ func (gp *gemmProgram) run(args [][]float32) (*sim.Stats, error) {
 
 func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 	g, c := gp.g, gp.cfg
-	b, bi, bo := c.Batch, c.BlockIn, c.BlockOut
-	// X entry (mb, kb) holds rows mb·B+r, columns kb·BI+i.
-	x := args[g.X]
-	for mb := 0; mb < gp.mb; mb++ {
+	// X entry (mb, kb) holds rows mb·Batch+r, columns kb·BlockIn+i; W
+	// entry (nb, kb) outputs nb·BlockOut+o (rows) × the same columns.
+	gp.packBlocks(dram[gp.xOff:], gp.eInp, gp.mb, c.Batch, g.M, args[g.X], g.XIdx)
+	gp.packBlocks(dram[gp.wOff:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx)
+	for i, s := range g.Epilogue {
+		if gp.stepOff[i] >= 0 {
+			gp.packOperand(dram[gp.stepOff[i]:], s, args)
+		}
+	}
+}
+
+// packBlocks writes an operand of rows × K (table idx[row·K+k] into src)
+// as blocks × Kb bf16 entries of rowsPer × BlockIn values, zero beyond
+// the last row and column.
+func (gp *gemmProgram) packBlocks(dst []byte, entryBytes, blocks, rowsPer, rows int, src []float32, idx []int32) {
+	g, bi := gp.g, gp.cfg.BlockIn
+	for rb := 0; rb < blocks; rb++ {
 		for kb := 0; kb < gp.kb; kb++ {
-			e := dram[gp.xOff+(mb*gp.kb+kb)*gp.eInp:]
-			for r := 0; r < b; r++ {
+			e := dst[(rb*gp.kb+kb)*entryBytes:]
+			for r := 0; r < rowsPer; r++ {
 				for i := 0; i < bi; i++ {
-					m, k := mb*b+r, kb*bi+i
+					row, k := rb*rowsPer+r, kb*bi+i
 					var v float32
-					if m < g.M && k < g.K {
-						v = at(x, g.XIdx[m*g.K+k])
+					if row < rows && k < g.K {
+						v = at(src, idx[row*g.K+k])
 					}
 					binary.LittleEndian.PutUint16(e[2*(r*bi+i):], tir.Float32ToBF16(v))
 				}
 			}
-		}
-	}
-	// W entry (nb, kb) holds outputs nb·BO+o (rows) × columns kb·BI+i.
-	w := args[g.W]
-	for nb := 0; nb < gp.nb; nb++ {
-		for kb := 0; kb < gp.kb; kb++ {
-			e := dram[gp.wOff+(nb*gp.kb+kb)*gp.eWgt:]
-			for o := 0; o < bo; o++ {
-				for i := 0; i < bi; i++ {
-					n, k := nb*bo+o, kb*bi+i
-					var v float32
-					if n < g.N && k < g.K {
-						v = at(w, g.WIdx[n*g.K+k])
-					}
-					binary.LittleEndian.PutUint16(e[2*(o*bi+i):], tir.Float32ToBF16(v))
-				}
-			}
-		}
-	}
-	for i, s := range g.Epilogue {
-		if gp.stepOff[i] >= 0 {
-			gp.packOperand(dram[gp.stepOff[i]:], s, args)
 		}
 	}
 }

