@@ -29,6 +29,9 @@ the measured time of the host kernels, and the simulator's figures follow,
 per kernel.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkThreads(cmd, threads); err != nil {
+				return fail(stderr, err)
+			}
 			l, err := loadCompiled(args[0], o, threads)
 			if err != nil {
 				return fail(stderr, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -110,6 +111,11 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 	}
 	if !text && output == "" {
 		return fmt.Errorf("--emit %s needs -o OUT", emit)
+	}
+	if output != "" {
+		if fi, err := os.Stat(filepath.Dir(output)); err != nil || !fi.IsDir() {
+			return fmt.Errorf("-o %s: the folder %s does not exist", output, filepath.Dir(output))
+		}
 	}
 	c, err := compileModel(model, o, t, stop)
 	if err != nil {

@@ -271,6 +271,10 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"run", model}, "the model takes 1 inputs"},
 		{[]string{"run", model, "--input", filepath.Join(dir, "none.npy")}, "none.npy"},
 		{[]string{"bogus"}, "unknown command"},
+		{[]string{"run", model, "--input", filepath.Join(examples, "digits28_x.npy"), "--threads", "0"}, "--threads must be at least 1, got 0"},
+		{[]string{"bench", model, "--threads", "-2"}, "--threads must be at least 1, got -2"},
+		{[]string{"tune", model, "--threads", "0", "--trials", "1", "--db", filepath.Join(dir, "t.jsonl")}, "--threads must be at least 1, got 0"},
+		{[]string{"compile", model, "-o", filepath.Join(dir, "missing", "m.o")}, "-o " + filepath.Join(dir, "missing", "m.o") + ": the folder " + filepath.Join(dir, "missing") + " does not exist"},
 	} {
 		_, stderr, code := tessera(c.args...)
 		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)
@@ -414,4 +418,44 @@ func TestTraceReplacesDefaultSchedule(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "get_block")
 	assert.Contains(t, stderr, "nope")
+}
+
+// TestRunResults: without --output, run prints a summary of every result;
+// some but not all --output files is an error naming the missing results.
+func TestRunResults(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "two.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(`func.func @main(%a: tensor<3xf32>) -> (tensor<3xf32>, tensor<3xf32>) {
+  %0 = graph.relu %a : tensor<3xf32>
+  %1 = graph.neg %a : tensor<3xf32>
+  func.return %0, %1 : tensor<3xf32>, tensor<3xf32>
+}
+`), 0o644))
+	x, err := rt.FromSlice([]int64{3}, []float32{-1, 2, 0.5})
+	require.NoError(t, err)
+	in := filepath.Join(dir, "x.npy")
+	require.NoError(t, rt.WriteNPY(in, x))
+	out, stderr, code := tessera("run", model, "--input", in)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "result #0: tensor<3xf32> min 0 max 2 mean 0.833333: [0, 2, 0.5]")
+	assert.Contains(t, out, "result #1: tensor<3xf32> min -2 max 1 mean -0.5: [1, -2, -0.5]")
+	_, stderr, code = tessera("run", model, "--input", in, "--output", filepath.Join(dir, "y.npy"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "the model has 2 results, got 1 --output files: give one per result (missing: out1: tensor<3xf32>), or none to print a summary of each")
+}
+
+// TestONNXModelsCompileDirectly: compile and run take a .onnx file and
+// import it as `tessera import` would.
+func TestONNXModelsCompileDirectly(t *testing.T) {
+	out, stderr, code := tessera("compile", filepath.Join(examples, "onnx", "squeezenet1_1.onnx"), "--emit", "hlo")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "hlo.fusion")
+}
+
+// TestTuneWarnsAboutUntunedTasks: a budget that ends before the first
+// round reaches every task says which tasks get no trials.
+func TestTuneWarnsAboutUntunedTasks(t *testing.T) {
+	_, stderr, code := tessera("tune", filepath.Join(examples, "lenet5.mlir"), "--trials", "2", "--batch", "1", "--db", filepath.Join(t.TempDir(), "t.jsonl"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "warning: --trials 2 with --batch 1 reaches 2 of the 7 tasks; these get no trials: fused_2, fused_3, fused_4, fused_5, fused_6 (give --trials 7 or more)")
 }

@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/tessera-ml/tessera/dialects/graph/onnx"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
 	"github.com/tessera-ml/tessera/targets"
@@ -67,15 +69,23 @@ type compiled struct {
 	entry *tensorir.PrimFunc
 }
 
-// loadModel reads, parses and verifies a graph-dialect file.
+// loadModel reads, parses and verifies a graph-dialect file, or imports an
+// ONNX model (a path ending in .onnx) as `tessera import` does.
 func loadModel(path string) (*graphir.Module, error) {
-	src, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	m, err := graphir.Parse(path, src)
-	if err != nil {
-		return nil, err
+	var m *graphir.Module
+	if strings.EqualFold(filepath.Ext(path), ".onnx") {
+		var err error
+		if m, err = onnx.Import(path); err != nil {
+			return nil, err
+		}
+	} else {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = graphir.Parse(path, src); err != nil {
+			return nil, err
+		}
 	}
 	if err := graphir.Verify(m); err != nil {
 		return nil, err
@@ -159,4 +169,13 @@ func prefixFor(name, output string) string {
 		return "model"
 	}
 	return llvm.CIdentifier(base)
+}
+
+// checkThreads refuses a --threads given explicitly below 1 (unset: the
+// default, TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores).
+func checkThreads(cmd *cobra.Command, n int) error {
+	if cmd.Flags().Changed("threads") && n < 1 {
+		return fmt.Errorf("--threads must be at least 1, got %d (leave it out for the default)", n)
+	}
+	return nil
 }

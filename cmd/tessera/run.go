@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -174,6 +175,9 @@ are printed, per kernel, and --report writes them as JSON
 (targets/npu/README.md).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkThreads(cmd, f.threads); err != nil {
+				return fail(stderr, err)
+			}
 			if err := runModel(args[0], o, f, stdout); err != nil {
 				return fail(stderr, err)
 			}
@@ -216,8 +220,15 @@ func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) erro
 		return err
 	}
 	defer l.Close()
-	if len(f.outputs) > len(l.outputs) {
-		return fmt.Errorf("the model has %d results, got %d --output files", len(l.outputs), len(f.outputs))
+	if n := len(f.outputs); n != 0 && n != len(l.outputs) {
+		var missing []string
+		for _, s := range l.outputs[min(n, len(l.outputs)):] {
+			missing = append(missing, s.String())
+		}
+		if n > len(l.outputs) {
+			return fmt.Errorf("the model has %d results, got %d --output files", len(l.outputs), n)
+		}
+		return fmt.Errorf("the model has %d results, got %d --output files: give one per result (missing: %s), or none to print a summary of each", len(l.outputs), n, strings.Join(missing, ", "))
 	}
 	ins, err := l.readInputs(f.inputs)
 	if err != nil {
@@ -242,6 +253,13 @@ func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) erro
 			return err
 		}
 		fmt.Fprintf(stdout, "wrote %s (%s)\n", p, outs[i])
+	}
+	if len(f.outputs) == 0 {
+		for i, t := range outs {
+			if err := summarizeResult(stdout, i, t); err != nil {
+				return err
+			}
+		}
 	}
 	return report(outs[0], f, stdout)
 }
@@ -357,4 +375,32 @@ func accuracy(logits []float64, shape []int64, labels []float64) (float64, error
 		}
 	}
 	return float64(right) / float64(len(labels)), nil
+}
+
+// summarizeResult prints result i: its type, min, max and mean, and its first
+// values (what a user sees of a result not written with --output).
+func summarizeResult(w io.Writer, i int, t *rt.Tensor) error {
+	v, err := asFloat64(t)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "result #%d: %s", i, t)
+	if len(v) == 0 {
+		fmt.Fprintln(w, " (empty)")
+		return nil
+	}
+	lo, hi, sum := v[0], v[0], 0.0
+	for _, x := range v {
+		lo, hi, sum = min(lo, x), max(hi, x), sum+x
+	}
+	head := make([]string, 0, 6)
+	for _, x := range v[:min(6, len(v))] {
+		head = append(head, strconv.FormatFloat(x, 'g', 6, 64))
+	}
+	more := ""
+	if len(v) > 6 {
+		more = ", ..."
+	}
+	fmt.Fprintf(w, " min %.6g max %.6g mean %.6g: [%s%s]\n", lo, hi, sum/float64(len(v)), strings.Join(head, ", "), more)
+	return nil
 }

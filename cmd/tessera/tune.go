@@ -56,6 +56,9 @@ computes a wrong result (checked against the interpreter) is recorded as
 such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkThreads(cmd, o.threads); err != nil {
+				return fail(stderr, err)
+			}
 			return runTune(args[0], o, stdout, stderr)
 		},
 	}
@@ -116,6 +119,7 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	for _, w := range warns {
 		fmt.Fprintln(stderr, w)
 	}
+	warnUntunedTasks(stderr, tasks, db, target.Key(), o.trials, o.batch)
 	var stop atomic.Bool
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -147,6 +151,34 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "every task's design space is measured (%d trials); the budget of %d is not spent\n", st.Done, st.Total)
 	}
 	return nil
+}
+
+// warnUntunedTasks warns, for a job starting from an empty database,
+// when the budget ends before the first round reaches every task: the
+// first round gives the tasks, in order, up to batch trials each.
+func warnUntunedTasks(w io.Writer, tasks []*autotune.Task, db *autotune.Database, key string, trials, batch int) {
+	for _, t := range tasks {
+		if db.Count(t.Key, key) > 0 {
+			return
+		}
+	}
+	if batch < 1 {
+		batch = 1
+	}
+	reached := (trials + batch - 1) / batch
+	if reached >= len(tasks) {
+		return
+	}
+	var names []string
+	for _, t := range tasks[reached:] {
+		names = append(names, t.Name)
+	}
+	hint := ""
+	if batch > 1 {
+		hint = ", or a smaller --batch"
+	}
+	fmt.Fprintf(w, "warning: --trials %d with --batch %d reaches %d of the %d tasks; these get no trials: %s (give --trials %d or more%s)\n",
+		trials, batch, reached, len(tasks), strings.Join(names, ", "), len(tasks)*batch, hint)
 }
 
 // selectTasks keeps the tasks named (kernel name) or numbered in sel.
