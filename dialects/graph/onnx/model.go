@@ -133,6 +133,9 @@ func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
 	for i, n := range argNames {
 		im.values[n] = &value{v: im.fn.Args()[i]}
 	}
+	if err := im.unsupported(g.GetNode()); err != nil {
+		return nil, err
+	}
 	for i, np := range g.GetNode() {
 		if err := im.node(i, np); err != nil {
 			return nil, err
@@ -180,6 +183,32 @@ func (im *importer) materialize(x *value, loc graphir.Location) *graphir.Value {
 	return x.v
 }
 
+// unsupportedHint points users at the list of what is supported.
+const unsupportedHint = "(the supported ops are listed in the README's \"Importing ONNX models\" section)"
+
+// unsupported reports every node whose op or domain the importer does not
+// handle, one diagnostic each, before any is translated: a model with
+// three unsupported ops says so once, not one op per attempt.
+func (im *importer) unsupported(nodes []*onnxpb.NodeProto) error {
+	var ds graphir.Diagnostics
+	for i, np := range nodes {
+		n := &node{im: im, p: np, idx: i, loc: graphir.Location{File: im.file, Line: i + 1, Col: 1}, opset: im.opset}
+		var err error
+		if d := np.GetDomain(); d != "" && d != "ai.onnx" {
+			err = n.errorf("unsupported operator domain '%s'; only the default ONNX domain (ai.onnx) is supported", d)
+		} else if _, ok := converters[np.GetOpType()]; !ok && graph.ONNXOp(np.GetOpType()) == nil {
+			err = n.errorf("unsupported op '%s' %s", np.GetOpType(), unsupportedHint)
+		}
+		if err != nil {
+			ds = append(ds, graphir.AsDiagnostics(err)...)
+		}
+	}
+	if len(ds) == 1 {
+		return ds[0]
+	}
+	return ds.Err()
+}
+
 // node translates one NodeProto.
 func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
 	n := &node{im: im, p: np, idx: idx, loc: graphir.Location{File: im.file, Line: idx + 1, Col: 1}, opset: im.opset}
@@ -202,7 +231,7 @@ func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
 		conv, ok = func(n *node) ([]*value, error) { return convertDirect(n, def) }, true
 	}
 	if !ok {
-		return n.errorf("unsupported op '%s' (the supported ops are listed in dialects/graph/onnx/README.md)", np.GetOpType())
+		return n.errorf("unsupported op '%s' %s", np.GetOpType(), unsupportedHint)
 	}
 	outs, err := conv(n)
 	if err != nil {
