@@ -45,3 +45,7 @@ func AsDiagnostics(err error) Diagnostics { return syntax.AsDiagnostics(err) }
 func (op *Op) Errorf(format string, args ...any) *Diagnostic {
 	return Errorf(op.Loc, "'%s' op %s", op.Name, fmt.Sprintf(format, args...))
 }
+
+// ElidedHint says that constant data was elided and how to keep it
+// (internal/syntax.ElidedHint).
+const ElidedHint = syntax.ElidedHint

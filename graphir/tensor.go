@@ -23,7 +23,7 @@ func NewZeroTensor(t *TensorType) *Tensor {
 // It fails for elided data.
 func TensorFromDense(d *DenseElementsAttr) (*Tensor, error) {
 	if d.Elided {
-		return nil, fmt.Errorf("constant data of %s was elided when printed; reprint with --print-large-constants", d.Type)
+		return nil, fmt.Errorf("constant data of %s %s", d.Type, ElidedHint)
 	}
 	return &Tensor{Type: d.Type, Data: d.Values()}, nil
 }

@@ -240,6 +240,9 @@ func agreementCases() []agreeCase {
 	add(agreeCase{name: "transpose/102", op: "graph.transpose", inputs: shapes(s(2, 3, 4)), attrs: attrs("perm", s(1, 0, 2))})
 	add(agreeCase{name: "transpose/nchw_nhwc", op: "graph.transpose", inputs: shapes(s(1, 3, 2, 5)), attrs: attrs("perm", s(0, 2, 3, 1))})
 	add(agreeCase{name: "transpose/identity", op: "graph.transpose", inputs: shapes(s(3, 2)), attrs: attrs("perm", s(0, 1))})
+	add(agreeCase{name: "layer_norm/last", op: "graph.layer_norm", inputs: shapes(s(3, 4, 10), s(10), s(10))})
+	add(agreeCase{name: "layer_norm/axis1_no_bias", op: "graph.layer_norm", inputs: shapes(s(2, 3, 5), s(3, 5)), attrs: attrs("axis", 1, "epsilon", 0.5)})
+	add(agreeCase{name: "layer_norm/axis0_broadcast", op: "graph.layer_norm", inputs: shapes(s(2, 3, 4), s(1, 4), s(3, 1)), attrs: attrs("axis", -3)})
 	add(agreeCase{name: "depth_to_space/dcr", op: "graph.depth_to_space", inputs: shapes(s(2, 8, 3, 5)), attrs: attrs("blocksize", 2)})
 	add(agreeCase{name: "depth_to_space/crd", op: "graph.depth_to_space", inputs: shapes(s(1, 18, 2, 3)), attrs: attrs("blocksize", 3, "mode", graphir.StringAttr("CRD"))})
 	add(agreeCase{name: "depth_to_space/b1", op: "graph.depth_to_space", inputs: shapes(s(1, 3, 2, 2)), attrs: attrs("blocksize", 1)})
@@ -265,7 +268,9 @@ func oneOpModule(t *testing.T, c agreeCase) *graphir.Module {
 	require.NoError(t, err, "building %s", c.name)
 	f.Entry().Append(op)
 	f.Entry().Append(graphir.NewOp(graphir.ReturnOpName, op.Results, nil, nil, caseLoc))
-	f.Type.Results = []graphir.Type{op.Results[0].Type}
+	for _, r := range op.Results {
+		f.Type.Results = append(f.Type.Results, r.Type)
+	}
 	m := &graphir.Module{}
 	m.AddFunc(f)
 	require.NoError(t, graphir.Verify(m), "graph IR of %s", c.name)

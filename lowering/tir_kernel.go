@@ -249,7 +249,7 @@ func (k *kernel) constOperand(op *graphir.Op) error {
 		return err
 	}
 	if d.Elided {
-		return op.Errorf("lower-to-tir: constant data was elided when printed; reprint with --print-large-constants")
+		return op.Errorf("lower-to-tir: constant data %s", graphir.ElidedHint)
 	}
 	vals := d.Values()
 	if len(vals) == 0 && t.NumElements() > 0 {

@@ -20,3 +20,7 @@ type Diagnostics = syntax.Diagnostics
 func Errorf(loc Location, format string, args ...any) *Diagnostic {
 	return syntax.Errorf(loc, format, args...)
 }
+
+// ElidedHint says that constant data was elided and how to keep it
+// (internal/syntax.ElidedHint).
+const ElidedHint = syntax.ElidedHint

@@ -291,7 +291,7 @@ func (c *compiler) hostStmt(s Stmt) stmtFn {
 		return c.callKernel(x)
 	case *AllocateConst:
 		if x.Elided {
-			return c.failStmt("constant buffer %%%s: its data was elided when printed; reprint without eliding constants", x.Buffer.Name)
+			return c.failStmt("constant buffer %%%s: its data %s", x.Buffer.Name, ElidedHint)
 		}
 		l := c.layout(x.Buffer)
 		slot, restore := c.defineBuf(x.Buffer)

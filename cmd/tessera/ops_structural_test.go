@@ -51,6 +51,11 @@ var structOpCases = []structOpCase{
 		`%0 = graph.log_softmax %arg0 {axis = 1} : tensor<3x7x5xf32>`, ""},
 	{"log_softmax default", []string{"tensor<4x19xf32>"}, []string{"tensor<4x19xf32>"},
 		`%0 = graph.log_softmax %arg0 : tensor<4x19xf32>`, ""},
+	{"layer_norm last axis", []string{"tensor<3x4x10xf32>", "tensor<10xf32>", "tensor<10xf32>"}, []string{"tensor<3x4x10xf32>", "tensor<3x4x1xf32>", "tensor<3x4x1xf32>"},
+		`%0:3 = graph.layer_norm %arg0, %arg1, %arg2 : (tensor<3x4x10xf32>, tensor<10xf32>, tensor<10xf32>) -> (tensor<3x4x10xf32>, tensor<3x4x1xf32>, tensor<3x4x1xf32>)`, "%0#0, %0#1, %0#2"},
+	{"layer_norm axis 1 broadcast scale", []string{"tensor<2x3x5xf32>", "tensor<1x5xf32>"}, []string{"tensor<2x3x5xf32>"},
+		`%y:3 = graph.layer_norm %arg0, %arg1 {axis = 1, epsilon = 0.01 : f32} : (tensor<2x3x5xf32>, tensor<1x5xf32>) -> (tensor<2x3x5xf32>, tensor<2x1x1xf32>, tensor<2x1x1xf32>)
+    %0 = graph.relu %y#0 : tensor<2x3x5xf32>`, ""},
 	{"split three", []string{"tensor<2x9x3xf32>"}, []string{"tensor<2x2x3xf32>", "tensor<2x3x3xf32>", "tensor<2x4x3xf32>"},
 		`%0:3 = graph.split %arg0 {axis = -2, split = [2, 3, 4]} : (tensor<2x9x3xf32>) -> (tensor<2x2x3xf32>, tensor<2x3x3xf32>, tensor<2x4x3xf32>)`, "%0#0, %0#1, %0#2"},
 	{"split num_outputs", []string{"tensor<7x2xf32>"}, []string{"tensor<3x2xf32>", "tensor<3x2xf32>", "tensor<1x2xf32>"},

@@ -429,7 +429,7 @@ func GatherIndices(op *graphir.Op, shape []int64) (int, []int64, []int64, error)
 		return 0, nil, nil, op.Errorf("indices must have an integer element type, got %s", dense.Type)
 	}
 	if dense.Elided {
-		return 0, nil, nil, op.Errorf("indices data was elided when printed; reprint with --print-large-constants")
+		return 0, nil, nil, op.Errorf("indices data %s", graphir.ElidedHint)
 	}
 	if int64(dense.Len()) != dense.Type.NumElements() && !dense.IsSplat() {
 		return 0, nil, nil, op.Errorf("indices hold %d values for %s", dense.Len(), dense.Type)

@@ -118,3 +118,7 @@ func ParseLocation(filename, text string) (Location, error) {
 	}
 	return l.Location(), nil
 }
+
+// ElidedHint completes the error of a tool that meets constant data
+// elided from a printed module: what the user runs to keep it.
+const ElidedHint = "was elided when printed (tessera-opt elides constants of more than 256 elements); print the module again with --print-large-constants"

@@ -52,7 +52,7 @@ func (g *fgen) callKernel(x *tir.CallKernel) error {
 func (g *fgen) allocateConst(x *tir.AllocateConst) error {
 	b := x.Buffer
 	if x.Elided {
-		return g.errorf("constant buffer %%%s has elided data and cannot be compiled", b.Name)
+		return g.errorf("constant buffer %%%s cannot be compiled: its data %s", b.Name, tir.ElidedHint)
 	}
 	st, err := storageType(b.DType)
 	if err != nil {

@@ -111,7 +111,7 @@ func planOf(h *tir.PrimFunc) (*Plan, error) {
 // constBytes is a constant's data as a runtime tensor's bytes.
 func constBytes(c *tir.AllocateConst) ([]byte, error) {
 	if c.Elided {
-		return nil, fmt.Errorf("npu: constant %%%s was elided", c.Buffer.Name)
+		return nil, fmt.Errorf("npu: constant %%%s: its data %s", c.Buffer.Name, tir.ElidedHint)
 	}
 	dt, _ := rt.ParseDType(c.Buffer.DType.String())
 	shape, _ := c.Buffer.ConstShape()

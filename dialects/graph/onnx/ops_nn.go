@@ -16,6 +16,7 @@ func init() {
 	register(convertGemm, "Gemm")
 	register(convertMatMul, "MatMul")
 	register(convertSoftmax, "Softmax", "LogSoftmax")
+	register(convertLayerNorm, "LayerNormalization")
 }
 
 // windowAttrs reads the attributes shared by Conv and the pools for a 2-D
@@ -293,4 +294,33 @@ func convertSoftmax(n *node) ([]*value, error) {
 		return nil, err
 	}
 	return n.emit("graph.reshape", list(y), attrs("shape", graphir.I64Array(shape...)))
+}
+
+// convertLayerNorm maps LayerNormalization (opset 17) {axis = -1,
+// epsilon = 1e-5, stash_type = 1} to graph.layer_norm, whose three results
+// are the op's outputs Y, Mean and InvStdDev.
+func convertLayerNorm(n *node) ([]*value, error) {
+	if err := n.need(2, 3); err != nil {
+		return nil, err
+	}
+	axis, err := n.intAttr("axis", -1)
+	if err != nil {
+		return nil, err
+	}
+	eps, err := n.floatAttr("epsilon", 1e-5)
+	if err != nil {
+		return nil, err
+	}
+	stash, err := n.intAttr("stash_type", 1)
+	if err != nil {
+		return nil, err
+	}
+	if stash != 1 {
+		return nil, n.errorf("unsupported: stash_type %d (only 1, float32 statistics)", stash)
+	}
+	ins := list(n.in(0), n.in(1))
+	if b := n.in(2); b != nil {
+		ins = append(ins, b)
+	}
+	return n.emit(graph.LayerNormOp, ins, attrs("axis", graphir.IntAttr(axis), "epsilon", graphir.F32Attr(eps)))
 }
