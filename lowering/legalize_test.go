@@ -240,6 +240,8 @@ func agreementCases() []agreeCase {
 	add(agreeCase{name: "transpose/102", op: "graph.transpose", inputs: shapes(s(2, 3, 4)), attrs: attrs("perm", s(1, 0, 2))})
 	add(agreeCase{name: "transpose/nchw_nhwc", op: "graph.transpose", inputs: shapes(s(1, 3, 2, 5)), attrs: attrs("perm", s(0, 2, 3, 1))})
 	add(agreeCase{name: "transpose/identity", op: "graph.transpose", inputs: shapes(s(3, 2)), attrs: attrs("perm", s(0, 1))})
+	add(agreeCase{name: "trilu/upper", op: "graph.trilu", inputs: shapes(s(2, 4, 5))})
+	add(agreeCase{name: "trilu/lower", op: "graph.trilu", inputs: shapes(s(6, 3)), attrs: attrs("upper", false)})
 	add(agreeCase{name: "layer_norm/last", op: "graph.layer_norm", inputs: shapes(s(3, 4, 10), s(10), s(10))})
 	add(agreeCase{name: "layer_norm/axis1_no_bias", op: "graph.layer_norm", inputs: shapes(s(2, 3, 5), s(3, 5)), attrs: attrs("axis", 1, "epsilon", 0.5)})
 	add(agreeCase{name: "layer_norm/axis0_broadcast", op: "graph.layer_norm", inputs: shapes(s(2, 3, 4), s(1, 4), s(3, 1)), attrs: attrs("axis", -3)})
