@@ -240,6 +240,8 @@ func agreementCases() []agreeCase {
 	add(agreeCase{name: "transpose/102", op: "graph.transpose", inputs: shapes(s(2, 3, 4)), attrs: attrs("perm", s(1, 0, 2))})
 	add(agreeCase{name: "transpose/nchw_nhwc", op: "graph.transpose", inputs: shapes(s(1, 3, 2, 5)), attrs: attrs("perm", s(0, 2, 3, 1))})
 	add(agreeCase{name: "transpose/identity", op: "graph.transpose", inputs: shapes(s(3, 2)), attrs: attrs("perm", s(0, 1))})
+	add(agreeCase{name: "hardmax/last", op: "graph.hardmax", inputs: shapes(s(3, 4, 5))})
+	add(agreeCase{name: "hardmax/axis0", op: "graph.hardmax", inputs: shapes(s(4, 3)), attrs: attrs("axis", 0)})
 	add(agreeCase{name: "trilu/upper", op: "graph.trilu", inputs: shapes(s(2, 4, 5))})
 	add(agreeCase{name: "trilu/lower", op: "graph.trilu", inputs: shapes(s(6, 3)), attrs: attrs("upper", false)})
 	add(agreeCase{name: "layer_norm/last", op: "graph.layer_norm", inputs: shapes(s(3, 4, 10), s(10), s(10))})

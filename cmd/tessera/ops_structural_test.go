@@ -51,6 +51,8 @@ var structOpCases = []structOpCase{
 		`%0 = graph.log_softmax %arg0 {axis = 1} : tensor<3x7x5xf32>`, ""},
 	{"log_softmax default", []string{"tensor<4x19xf32>"}, []string{"tensor<4x19xf32>"},
 		`%0 = graph.log_softmax %arg0 : tensor<4x19xf32>`, ""},
+	{"hardmax axis 1", []string{"tensor<3x7x5xf32>"}, []string{"tensor<3x7x5xf32>"},
+		`%0 = graph.hardmax %arg0 {axis = 1} : tensor<3x7x5xf32>`, ""},
 	{"trilu lower", []string{"tensor<3x4x6xf32>"}, []string{"tensor<3x4x6xf32>"},
 		`%0 = graph.trilu %arg0 {upper = false} : tensor<3x4x6xf32>`, ""},
 	{"layer_norm last axis", []string{"tensor<3x4x10xf32>", "tensor<10xf32>", "tensor<10xf32>"}, []string{"tensor<3x4x10xf32>", "tensor<3x4x1xf32>", "tensor<3x4x1xf32>"},

@@ -15,7 +15,7 @@ func init() {
 	register(convertBatchNorm, "BatchNormalization")
 	register(convertGemm, "Gemm")
 	register(convertMatMul, "MatMul")
-	register(convertSoftmax, "Softmax", "LogSoftmax")
+	register(convertSoftmax, "Softmax", "LogSoftmax", "Hardmax")
 	register(convertLayerNorm, "LayerNormalization")
 }
 
@@ -239,7 +239,7 @@ func convertMatMul(n *node) ([]*value, error) {
 	return n.emit("graph.matmul", n.ins, nil)
 }
 
-// convertSoftmax maps Softmax/LogSoftmax. From opset 13 the op normalizes
+// convertSoftmax maps Softmax/LogSoftmax/Hardmax. From opset 13 the op works
 // along `axis` (default −1); before, the input is coerced to 2-D
 // [∏ dims[:axis], ∏ dims[axis:]] (axis default 1), normalized along the
 // second dimension and reshaped back.
@@ -247,10 +247,7 @@ func convertSoftmax(n *node) ([]*value, error) {
 	if err := n.need(1, 1); err != nil {
 		return nil, err
 	}
-	name := "graph.softmax"
-	if n.p.GetOpType() == "LogSoftmax" {
-		name = "graph.log_softmax"
-	}
+	name := map[string]string{"Softmax": "graph.softmax", "LogSoftmax": "graph.log_softmax", "Hardmax": graph.HardmaxOp}[n.p.GetOpType()]
 	if err := n.requireOp(name); err != nil {
 		return nil, err
 	}
