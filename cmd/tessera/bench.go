@@ -45,6 +45,9 @@ per kernel.`,
 			if err != nil {
 				return fail(stderr, err)
 			}
+			if err := checkReport(l.entry, report); err != nil {
+				return fail(stderr, err)
+			}
 			tm, err := l.entry.BenchEach(ins, outs, warmup, repeats, minTime, nil)
 			if err != nil {
 				return fail(stderr, err)

@@ -197,14 +197,20 @@ are printed, per kernel, and --report writes them as JSON
 // npuReporter is an entry that simulates (--target npu).
 type npuReporter interface{ Report() *sim.Report }
 
+// checkReport refuses --report, before anything runs, for a target that
+// does not simulate.
+func checkReport(e any, path string) error {
+	if _, ok := e.(npuReporter); !ok && path != "" {
+		return fmt.Errorf("--report: only --target npu reports simulator figures")
+	}
+	return nil
+}
+
 // printNPUReport prints the NPU figures of the last call and writes them
 // to path (when not "").
 func printNPUReport(e any, path string, stdout io.Writer) error {
 	r, ok := e.(npuReporter)
 	if !ok {
-		if path != "" {
-			return fmt.Errorf("--report: only --target npu reports simulator figures")
-		}
 		return nil
 	}
 	rep := r.Report()
@@ -236,6 +242,9 @@ func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) erro
 	}
 	outs, err := l.newOutputs()
 	if err != nil {
+		return err
+	}
+	if err := checkReport(l.entry, f.npuReport); err != nil {
 		return err
 	}
 	start := time.Now()

@@ -35,30 +35,21 @@ func evalHardmax(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, err
 	if err != nil {
 		return nil, err
 	}
-	axis, err := op.Int("axis")
-	if err != nil {
-		return nil, err
-	}
 	x := args[0]
-	ax, err := normAxis(op, axis, x.Type.Rank())
-	if err != nil {
-		return nil, err
-	}
-	shape := x.Shape()
-	outer, n, inner := product(shape[:ax]), shape[ax], product(shape[ax+1:])
-	for o := int64(0); o < outer; o++ {
-		for in := int64(0); in < inner; in++ {
-			base := o*n*inner + in
-			best := int64(0)
-			for k := int64(1); k < n; k++ {
-				if x.Data[base+k*inner] > x.Data[base+best*inner] {
-					best = k
-				}
-			}
-			if n > 0 {
-				out.Data[base+best*inner] = 1
+	err = forEachAxisRow(op, x, func(base, n, stride int64) {
+		if n == 0 {
+			return
+		}
+		best := int64(0)
+		for k := int64(1); k < n; k++ {
+			if x.Data[base+k*stride] > x.Data[base+best*stride] {
+				best = k
 			}
 		}
+		out.Data[base+best*stride] = 1
+	})
+	if err != nil {
+		return nil, err
 	}
 	return []*graphir.Tensor{out}, nil
 }

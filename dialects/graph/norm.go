@@ -129,40 +129,51 @@ func evalSoftmaxLike(op *graphir.Op, args []*graphir.Tensor, logOut bool) ([]*gr
 	if err != nil {
 		return nil, err
 	}
-	axis, err := op.Int("axis")
+	x := args[0]
+	err = forEachAxisRow(op, x, func(base, n, stride int64) {
+		m := math.Inf(-1)
+		for k := int64(0); k < n; k++ {
+			m = math.Max(m, x.Data[base+k*stride])
+		}
+		sum := 0.0
+		for k := int64(0); k < n; k++ {
+			sum += math.Exp(x.Data[base+k*stride] - m)
+		}
+		ls := math.Log(sum)
+		for k := int64(0); k < n; k++ {
+			d := x.Data[base+k*stride] - m
+			if logOut {
+				out.Data[base+k*stride] = d - ls
+			} else {
+				out.Data[base+k*stride] = math.Exp(d) / sum
+			}
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	x := args[0]
+	return []*graphir.Tensor{out.Round()}, nil
+}
+
+// forEachAxisRow calls row for every line of x along op's axis attribute:
+// the line's n elements are at base, base+stride, ... (row-major).
+func forEachAxisRow(op *graphir.Op, x *graphir.Tensor, row func(base, n, stride int64)) error {
+	axis, err := op.Int("axis")
+	if err != nil {
+		return err
+	}
 	ax, err := normAxis(op, axis, x.Type.Rank())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	shape := x.Shape()
 	outer, n, inner := product(shape[:ax]), shape[ax], product(shape[ax+1:])
 	for o := int64(0); o < outer; o++ {
 		for in := int64(0); in < inner; in++ {
-			base := o*n*inner + in
-			m := math.Inf(-1)
-			for k := int64(0); k < n; k++ {
-				m = math.Max(m, x.Data[base+k*inner])
-			}
-			sum := 0.0
-			for k := int64(0); k < n; k++ {
-				sum += math.Exp(x.Data[base+k*inner] - m)
-			}
-			ls := math.Log(sum)
-			for k := int64(0); k < n; k++ {
-				d := x.Data[base+k*inner] - m
-				if logOut {
-					out.Data[base+k*inner] = d - ls
-				} else {
-					out.Data[base+k*inner] = math.Exp(d) / sum
-				}
-			}
+			row(o*n*inner+in, n, inner)
 		}
 	}
-	return []*graphir.Tensor{out.Round()}, nil
+	return nil
 }
 
 // legalizeBatchNorm: the per-channel factor s = scale · rsqrt(var + ε) is

@@ -61,7 +61,13 @@ type module struct {
 	hostEntries map[string]*rt.Entry
 }
 
-func (m *module) Close() error { return nil }
+// Close releases the host kernels' shared object.
+func (m *module) Close() error {
+	if m.lib == nil {
+		return nil
+	}
+	return m.lib.Close()
+}
 
 // Entry returns the host function as a callable entry (symbol must be the
 // artifact's entry point) with the given input and output specs.

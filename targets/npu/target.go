@@ -157,10 +157,6 @@ func kernelPlan(f *tir.PrimFunc) (*Plan, error) {
 // hostPrefix is the prefix of the host kernels' symbols.
 func hostPrefix(prefix string) string { return prefix + "_host" }
 
-// hostSymbol is a host kernel's global symbol (used when the prefix is
-// empty; the host module is always built with hostPrefix).
-func hostSymbol(kernel string) string { return "tessera_npu_host_" + kernel }
-
 // kernelInfo is a kernel's partition: on the NPU (with its shape and
 // tiling) or on the host (with the reason), and its MACs.
 type kernelInfo struct {
@@ -213,7 +209,7 @@ func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 	for key, v := range f.Attrs {
 		k.Attrs[key] = v
 	}
-	k.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(hostSymbol(f.Name))
+	k.Attrs[tir.AttrGlobalSymbol] = tir.StringAttr(f.Name) // exported as hostPrefix_<name>
 	return hostMod.Add(&k)
 }
 
