@@ -274,6 +274,23 @@ func otherCases() []opCase {
   %0 = hlo.concatenate %a, %b {dimension = 0} : (tensor<1x3xi32>, tensor<4x3xi32>) -> tensor<5x3xi32>
   func.return %0 : tensor<5x3xi32>
 }`)
+	// hlo.gather with indices from −3 to 11: some start indices are clamped.
+	gather := func(name, src string) {
+		cs = append(cs, opCase{name: name, src: src, lo: -3, hi: 12})
+	}
+	gather("gather_embedding", `func.func @main(%w: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = hlo.gather %w, %ids {offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %1 = hlo.exponential %0 : tensor<2x3x4xf32>
+  func.return %1 : tensor<2x3x4xf32>
+}`)
+	gather("gather_nd_window_i32", `func.func @main(%x: tensor<6x7x3xf32>, %ids: tensor<4x2xi32>) -> tensor<2x4x3xf32> {
+  %0 = hlo.gather %x, %ids {offset_dims = [0, 2], collapsed_slice_dims = [0], start_index_map = [1, 0], index_vector_dim = 1, slice_sizes = [1, 2, 3]} : (tensor<6x7x3xf32>, tensor<4x2xi32>) -> tensor<2x4x3xf32>
+  func.return %0 : tensor<2x4x3xf32>
+}`)
+	gather("gather_index_vector_first", `func.func @main(%x: tensor<5x9xi32>, %ids: tensor<2x3x2xi64>) -> tensor<3x2xi32> {
+  %0 = hlo.gather %x, %ids {offset_dims = [], collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 0, slice_sizes = [1, 1]} : (tensor<5x9xi32>, tensor<2x3x2xi64>) -> tensor<3x2xi32>
+  func.return %0 : tensor<3x2xi32>
+}`)
 	// Zero-sized operands: an empty concatenation piece, a reduction over an
 	// empty dim (the result is the init), a zero-sized result.
 	add("empty_pieces", `func.func @main(%a: tensor<2x0xf32>, %b: tensor<2x3xf32>, %c: tensor<0x4xf32>) -> (tensor<2x3xf32>, tensor<4xf32>, tensor<0x4xf32>) {

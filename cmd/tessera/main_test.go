@@ -351,18 +351,18 @@ func TestEveryGraphOpCompiledMatchesInterpreter(t *testing.T) {
 			var ins []*graphir.Tensor
 			for i, ty := range m.Funcs[0].Type.Inputs {
 				tt := ty.(*graphir.TensorType)
-				gt := graphir.NewZeroTensor(tt)
-				data := make([]float32, len(gt.Data))
-				for j := range data {
-					data[j] = float32(r.Float64()*4 - 2)
-					if strings.HasPrefix(c.name, "batch_norm") && i == 4 {
+				gt, rtT := structInput(t, r, tt)
+				if strings.HasPrefix(c.name, "batch_norm") && i == 4 {
+					data := make([]float32, len(gt.Data))
+					for j := range data {
 						data[j] = float32(r.Float64() + 0.1) // variance
+						gt.Data[j] = float64(data[j])
 					}
-					gt.Data[j] = float64(data[j])
+					var err error
+					rtT, err = rt.FromSlice(tt.Shape, data)
+					require.NoError(t, err)
 				}
 				ins = append(ins, gt)
-				rtT, err := rt.FromSlice(tt.Shape, data)
-				require.NoError(t, err)
 				p := filepath.Join(dir, fmt.Sprintf("x%d.npy", i))
 				require.NoError(t, rt.WriteNPY(p, rtT))
 				args = append(args, "--input", p)

@@ -17,9 +17,9 @@ import (
 	rt "github.com/tessera-ml/tessera/runtime"
 )
 
-// structOpCase is a graph function over f32 arguments whose compiled
-// results (every one of them: split has several) must match the graph
-// interpreter.
+// structOpCase is a graph function over f32 arguments (and i64 or i32
+// index arguments, drawn in [−2, 1]) whose compiled results (every one of
+// them: split has several) must match the graph interpreter.
 type structOpCase struct {
 	name    string
 	ins     []string // argument types
@@ -95,6 +95,14 @@ var structOpCases = []structOpCase{
     %c = graph.gather %b {axis = 1, indices = dense<[4, 0, 0, 3]> : tensor<4xi64>} : (tensor<2x5x8xf32>) -> tensor<2x4x8xf32>
     %d = graph.log_softmax %c : tensor<2x4x8xf32>
     %0 = graph.reduce_max %d {axes = [2]} : (tensor<2x4x8xf32>) -> tensor<2x4x1xf32>`, ""},
+	{"gather runtime embedding", []string{"tensor<9x6xf32>", "tensor<2x5xi64>"}, []string{"tensor<2x5x6xf32>"},
+		`%0 = graph.gather %arg0, %arg1 : (tensor<9x6xf32>, tensor<2x5xi64>) -> tensor<2x5x6xf32>`, ""},
+	{"gather runtime axis 2 i32", []string{"tensor<3x4x7xf32>", "tensor<5xi32>"}, []string{"tensor<3x4x5xf32>"},
+		`%0 = graph.gather %arg0, %arg1 {axis = 2} : (tensor<3x4x7xf32>, tensor<5xi32>) -> tensor<3x4x5xf32>`, ""},
+	{"gather_elements", []string{"tensor<4x6xf32>", "tensor<4x3xi64>"}, []string{"tensor<4x3xf32>"},
+		`%0 = graph.gather_elements %arg0, %arg1 {axis = 1} : (tensor<4x6xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>`, ""},
+	{"gather_nd batch_dims", []string{"tensor<3x4x5x2xf32>", "tensor<3x6x2xi64>"}, []string{"tensor<3x6x2xf32>"},
+		`%0 = graph.gather_nd %arg0, %arg1 {batch_dims = 1} : (tensor<3x4x5x2xf32>, tensor<3x6x2xi64>) -> tensor<3x6x2xf32>`, ""},
 }
 
 // TestEveryStructuralOpCompiledMatchesInterpreter runs each structural
@@ -127,15 +135,8 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 			var ins []*graphir.Tensor
 			for i, ty := range m.Funcs[0].Type.Inputs {
 				tt := ty.(*graphir.TensorType)
-				gt := graphir.NewZeroTensor(tt)
-				data := make([]float32, len(gt.Data))
-				for j := range data {
-					data[j] = float32(r.Float64()*4 - 2)
-					gt.Data[j] = float64(data[j])
-				}
+				gt, rtT := structInput(t, r, tt)
 				ins = append(ins, gt)
-				rtT, err := rt.FromSlice(tt.Shape, data)
-				require.NoError(t, err)
 				p := filepath.Join(dir, fmt.Sprintf("x%d.npy", i))
 				require.NoError(t, rt.WriteNPY(p, rtT))
 				args = append(args, "--input", p)
@@ -160,7 +161,7 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 	}
 	for _, name := range []string{graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp,
 		graph.ReduceProdOp, graph.ReduceL2Op, graph.ReduceLogSumExpOp, graph.LogSoftmaxOp,
-		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.PadOp, graph.ExpandOp, graph.TileOp} {
+		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.PadOp, graph.ExpandOp, graph.TileOp} {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
 }
@@ -174,4 +175,41 @@ func init() {
 			opCases = append(opCases, opCase{name: c.name, ins: c.ins, result: c.results[0], body: c.body})
 		}
 	}
+}
+
+// structInput draws a random argument of type tt: f32 in [−2, 2), or
+// integers in [−2, 1] (valid indices, negative ones included, of any
+// dimension of size ≥ 2).
+func structInput(t *testing.T, r *rand.Rand, tt *graphir.TensorType) (*graphir.Tensor, *rt.Tensor) {
+	gt := graphir.NewZeroTensor(tt)
+	for j := range gt.Data {
+		gt.Data[j] = r.Float64()*4 - 2
+		if tt.Elem.IsInt() {
+			gt.Data[j] = math.Floor(gt.Data[j])
+		}
+	}
+	var out *rt.Tensor
+	var err error
+	switch tt.Elem {
+	case graphir.I64:
+		out, err = rt.FromSlice(tt.Shape, convertSlice[int64](gt.Data))
+	case graphir.I32:
+		out, err = rt.FromSlice(tt.Shape, convertSlice[int32](gt.Data))
+	default:
+		f := convertSlice[float32](gt.Data)
+		for j := range f {
+			gt.Data[j] = float64(f[j])
+		}
+		out, err = rt.FromSlice(tt.Shape, f)
+	}
+	require.NoError(t, err)
+	return gt, out
+}
+
+func convertSlice[T int32 | int64 | float32](xs []float64) []T {
+	out := make([]T, len(xs))
+	for i, x := range xs {
+		out[i] = T(x)
+	}
+	return out
 }

@@ -24,7 +24,8 @@ import (
 //	graph.gather(x) {axis = 0, indices = dense<...> : tensor<...xi64>}
 //	  (ONNX Gather with constant indices of any integer type and rank):
 //	  indices in [−d, d−1], negative ones wrap; result shape
-//	  x.shape[:axis] ++ indices.shape ++ x.shape[axis+1:].
+//	  x.shape[:axis] ++ indices.shape ++ x.shape[axis+1:]. With runtime
+//	  indices, graph.gather(x, indices) {axis}: see gather.go.
 //	graph.pad(x) {pads = [b0, ..., b(r−1), e0, ..., e(r−1)] (required),
 //	  mode = "constant" | "reflect" | "edge", value = 0.0} (ONNX Pad):
 //	  dim i becomes d + b_i + e_i. Negative pads crop; cropping happens
@@ -87,13 +88,13 @@ func init() {
 	}, Conversions{Legalize: legalizeSlice})
 	register(&graphir.OpDef{
 		Name:     GatherOp,
-		Summary:  "take constant indices along axis (ONNX Gather)",
-		Operands: graphir.Exactly(1),
+		Summary:  "take constant or runtime indices along axis (ONNX Gather)",
+		Operands: graphir.Arity{Min: 1, Max: 2},
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
 		Attrs: []graphir.AttrSpec{
 			{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(0)},
-			{Name: "indices", Kind: graphir.KindDense, Required: true},
+			{Name: "indices", Kind: graphir.KindDense},
 		},
 		Infer:  inferGather,
 		Eval:   evalGather,
@@ -451,6 +452,9 @@ func GatherIndices(op *graphir.Op, shape []int64) (int, []int64, []int64, error)
 }
 
 func inferGather(op *graphir.Op) ([]graphir.Type, error) {
+	if op.NumOperands() == 2 {
+		return inferGatherRuntime(op)
+	}
 	ts, err := operandTensors(op)
 	if err != nil {
 		return nil, err
@@ -465,6 +469,9 @@ func inferGather(op *graphir.Op) ([]graphir.Type, error) {
 }
 
 func evalGather(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	if op.NumOperands() == 2 {
+		return evalGatherRuntime(op, args)
+	}
 	out, err := evalPrologue(op, args)
 	if err != nil {
 		return nil, err
@@ -695,18 +702,14 @@ func evalTile(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error)
 	return []*graphir.Tensor{out}, nil
 }
 
-// Legalization. hlo has no reverse or gather, so taking an arbitrary
-// constant list of indices along an axis ("take") is built from slices:
-// the list is cut into maximal runs, an ascending run with a constant
-// stride ≥ 1 is one strided hlo.slice, a run of one repeated index is a
-// 1-element hlo.slice broadcast (hlo.broadcast_in_dim) to the run length,
-// and the pieces are joined by one hlo.concatenate. A descending run (a
-// reversal) therefore costs one 1-element slice per element; the
-// tensor-IR lowering turns the concatenate into a select chain over its
-// pieces, so taking n indices costs O(n) ops and O(n) work per output
-// element — meant for the short reversals and index lists of real models
-// (reflect padding, flips of small dims, embedding lookups of a few
-// tokens), not for reversing long axes.
+// Legalization. Taking a constant list of indices along an axis ("take")
+// is built from slices when the list has at most maxTakePieces runs: the
+// list is cut into maximal runs, an ascending run with a constant stride
+// ≥ 1 is one strided hlo.slice, a run of one repeated index is a 1-element
+// hlo.slice broadcast (hlo.broadcast_in_dim) to the run length, and the
+// pieces are joined by one hlo.concatenate (a select chain in tensor IR).
+// A longer list (a reversal, a permutation) is one hlo.gather of the
+// constant list, one data-dependent load per element.
 //
 //	graph.split(x) {axis, split} → one hlo.slice per piece
 //	graph.slice(x) {starts, ends, axes, steps} → one hlo.slice with the
@@ -775,13 +778,7 @@ func (b *builder) takePieces(x *graphir.Value, dim int, idx []int64) ([]*graphir
 	t := graphir.AsTensor(x.Type)
 	var pieces []*graphir.Value
 	for k := 0; k < len(idx); {
-		n, step := int64(1), int64(1)
-		if k+1 < len(idx) && idx[k+1] >= idx[k] {
-			step = idx[k+1] - idx[k]
-			for k+int(n) < len(idx) && idx[k+int(n)]-idx[k+int(n)-1] == step {
-				n++
-			}
-		}
+		n, step := takeRun(idx, k)
 		var p *graphir.Value
 		var err error
 		if step == 0 {
@@ -804,8 +801,33 @@ func (b *builder) takePieces(x *graphir.Value, dim int, idx []int64) ([]*graphir
 	return pieces, nil
 }
 
+// takeRun is the length and stride of the run of idx starting at k: an
+// ascending run with a constant stride (0: a repeated index), else 1.
+func takeRun(idx []int64, k int) (n, step int64) {
+	n, step = 1, 1
+	if k+1 < len(idx) && idx[k+1] >= idx[k] {
+		step = idx[k+1] - idx[k]
+		for k+int(n) < len(idx) && idx[k+int(n)]-idx[k+int(n)-1] == step {
+			n++
+		}
+	}
+	return n, step
+}
+
+// maxTakePieces is the most pieces a take is built from; a longer list
+// (a reversal, a permutation) is one hlo.gather of a constant index list.
+const maxTakePieces = 4
+
 // take is x taken at idx along dim, as one value.
 func (b *builder) take(x *graphir.Value, dim int, idx []int64) (*graphir.Value, error) {
+	runs := 0
+	for k := 0; k < len(idx); runs++ {
+		n, _ := takeRun(idx, k)
+		k += int(n)
+	}
+	if runs > maxTakePieces {
+		return b.gatherConstant(x, dim, idx)
+	}
 	ps, err := b.takePieces(x, dim, idx)
 	if err != nil {
 		return nil, err
@@ -877,6 +899,9 @@ func legalizeSlice(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 }
 
 func legalizeGather(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	if op.NumOperands() == 2 {
+		return legalizeGatherRuntime(op, b)
+	}
 	x := op.Operand(0)
 	rt, err := b.resultTensor()
 	if err != nil {

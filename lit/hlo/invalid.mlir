@@ -439,3 +439,35 @@ func.func @return_outside_region(%x: tensor<2xf32>) -> tensor<2xf32> {
   hlo.return %x : (tensor<2xf32>) -> ()
   func.return %x : tensor<2xf32>
 }
+
+// -----
+
+func.func @gather_float_indices(%w: tensor<10x4xf32>, %ids: tensor<3xf32>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'hlo.gather' op start_indices must have an integer element type, got tensor<3xf32>}}
+  %0 = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<3xf32>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @gather_collapsed_window(%w: tensor<10x4xf32>, %ids: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'hlo.gather' op collapsed_slice_dims: dimension 0 has slice size 2, expected at most 1}}
+  %0 = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [2, 4]} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @gather_slice_too_big(%w: tensor<10x4xf32>, %ids: tensor<3xi64>) -> tensor<3x5xf32> {
+  // expected-error@+1 {{'hlo.gather' op slice_sizes[1] = 5 is out of range [0, 4]}}
+  %0 = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 5]} : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x5xf32>
+  func.return %0 : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @gather_index_map(%w: tensor<10x4xf32>, %ids: tensor<3x2xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'hlo.gather' op start_index_map must have one entry per index vector component (2), got 1}}
+  %0 = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<3x2xi64>) -> tensor<3x4xf32>
+  func.return %0 : tensor<3x4xf32>
+}

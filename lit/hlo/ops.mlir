@@ -185,3 +185,10 @@ func.func @fusion(%x: tensor<2x16xf32>, %w: tensor<8x16xf32>) -> tensor<2x8xf32>
   }) {kind = "output"} : (tensor<2x16xf32>, tensor<8x16xf32>) -> tensor<2x8xf32>
   func.return %0 : tensor<2x8xf32>
 }
+
+// CHECK-LABEL: func.func @gather(
+// CHECK-NEXT: %0 = hlo.gather %arg0, %arg1 {collapsed_slice_dims = [0], index_vector_dim = 2, offset_dims = [2], slice_sizes = [1, 4], start_index_map = [0]} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+func.func @gather(%w: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf32> {
+  %0 = hlo.gather %w, %ids {offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  func.return %0 : tensor<2x3x4xf32>
+}

@@ -454,7 +454,8 @@ func convertSlice(n *node) ([]*value, error) {
 }
 
 // convertGather maps Gather {axis} with constant indices to graph.gather
-// {axis, indices}; constant data folds.
+// {axis, indices} (constant data folds), and with runtime indices to
+// graph.gather(x, indices) {axis}.
 func convertGather(n *node) ([]*value, error) {
 	if err := n.need(2, 2); err != nil {
 		return nil, err
@@ -467,6 +468,9 @@ func convertGather(n *node) ([]*value, error) {
 	d, err := n.normAxis(axis, x.typ().Rank())
 	if err != nil {
 		return nil, err
+	}
+	if n.in(1).c == nil {
+		return n.emit(graph.GatherOp, list(x, n.in(1)), attrs("axis", graphir.IntAttr(int64(d))))
 	}
 	idx, err := n.constInts(1, "indices")
 	if err != nil {
