@@ -41,6 +41,14 @@ func attrs(kv ...any) graphir.DictAttr {
 			a = graphir.F32Attr(v)
 		case bool:
 			a = graphir.BoolAttr(v)
+		case string:
+			a = graphir.StringAttr(v)
+		case []float64:
+			arr := make(graphir.ArrayAttr, len(v))
+			for j, f := range v {
+				arr[j] = graphir.F32Attr(f)
+			}
+			a = arr
 		case graphir.Attribute:
 			a = v
 		default:
@@ -242,6 +250,18 @@ func agreementCases() []agreeCase {
 	add(agreeCase{name: "transpose/identity", op: "graph.transpose", inputs: shapes(s(3, 2)), attrs: attrs("perm", s(0, 1))})
 	add(agreeCase{name: "hardmax/last", op: "graph.hardmax", inputs: shapes(s(3, 4, 5))})
 	add(agreeCase{name: "hardmax/axis0", op: "graph.hardmax", inputs: shapes(s(4, 3)), attrs: attrs("axis", 0)})
+	add(agreeCase{name: "resize/nearest_up", op: "graph.resize", inputs: shapes(s(1, 2, 3, 4)), attrs: attrs("sizes", s(1, 2, 7, 9))})
+	add(agreeCase{name: "resize/nearest_ceil_asym", op: "graph.resize", inputs: shapes(s(2, 5, 3)), attrs: attrs("sizes", s(2, 3, 8), "coordinate_transformation_mode", "asymmetric", "nearest_mode", "ceil")})
+	add(agreeCase{name: "resize/nearest_floor_align", op: "graph.resize", inputs: shapes(s(6, 4)), attrs: attrs("sizes", s(4, 7), "coordinate_transformation_mode", "align_corners", "nearest_mode", "floor")})
+	add(agreeCase{name: "resize/nearest_prefer_ceil_scales", op: "graph.resize", inputs: shapes(s(1, 1, 4, 6)), attrs: attrs("sizes", s(1, 1, 8, 3), "scales", []float64{1, 1, 2, 0.6}, "nearest_mode", "round_prefer_ceil")})
+	add(agreeCase{name: "resize/linear_half_pixel_down", op: "graph.resize", inputs: shapes(s(1, 3, 7, 5)), attrs: attrs("sizes", s(1, 3, 4, 3), "mode", "linear")})
+	add(agreeCase{name: "resize/linear_align_corners_up", op: "graph.resize", inputs: shapes(s(2, 1, 3, 4)), attrs: attrs("sizes", s(2, 1, 8, 9), "mode", "linear", "coordinate_transformation_mode", "align_corners")})
+	add(agreeCase{name: "resize/linear_pytorch_3d", op: "graph.resize", inputs: shapes(s(3, 4, 2)), attrs: attrs("sizes", s(5, 1, 6), "mode", "linear", "coordinate_transformation_mode", "pytorch_half_pixel")})
+	add(agreeCase{name: "resize/cubic_exclude_outside", op: "graph.resize", inputs: shapes(s(1, 1, 5, 6)), attrs: attrs("sizes", s(1, 1, 9, 4), "mode", "cubic", "cubic_coeff_a", -0.5, "exclude_outside", true)})
+	add(agreeCase{name: "resize/cubic_asymmetric", op: "graph.resize", inputs: shapes(s(4, 3)), attrs: attrs("sizes", s(10, 7), "mode", "cubic", "coordinate_transformation_mode", "asymmetric")})
+	add(agreeCase{name: "resize/tf_crop_and_resize", op: "graph.resize", inputs: shapes(s(1, 2, 5, 5)), attrs: attrs("sizes", s(1, 2, 4, 3), "mode", "linear", "coordinate_transformation_mode", "tf_crop_and_resize",
+		"roi", []float64{0, 0, -0.2, 0.3, 1, 1, 0.7, 1.4}, "extrapolation_value", 2.5)})
+	add(agreeCase{name: "resize/identity", op: "graph.resize", inputs: shapes(s(2, 3)), attrs: attrs("sizes", s(2, 3), "mode", "cubic")})
 	add(agreeCase{name: "trilu/upper", op: "graph.trilu", inputs: shapes(s(2, 4, 5))})
 	add(agreeCase{name: "trilu/lower", op: "graph.trilu", inputs: shapes(s(6, 3)), attrs: attrs("upper", false)})
 	add(agreeCase{name: "layer_norm/last", op: "graph.layer_norm", inputs: shapes(s(3, 4, 10), s(10), s(10))})

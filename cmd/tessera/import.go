@@ -14,6 +14,7 @@ func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var output string
 	var locations bool
 	var hexLargerThan int64
+	var binds []string
 	cmd := &cobra.Command{
 		Use:   "import MODEL.onnx [-o OUT.mlir]",
 		Short: "translate an ONNX model to graph-dialect text",
@@ -30,10 +31,22 @@ dense<"0x..."> (little-endian element bytes), which prints and parses an
 order of magnitude faster than decimals (--hex-larger-than=0: decimals). Each op
 carries loc("MODEL.onnx":N:1), N the 1-based index of its ONNX node.
 Unsupported ops or attribute values, symbolic input dimensions and files
-that are not ONNX models are errors (exit status 1).`,
+that are not ONNX models are errors (exit status 1).
+
+Tessera compiles static shapes, so inputs that decide a shape (Reshape's
+shape, Resize's scales or sizes, TopK's K, ...) must be constants. When a
+model takes one as a graph input, give it a value:
+
+  tessera import model.onnx --bind-input sizes=sizes.npy -o model.mlir
+
+The bound input becomes a constant and leaves the model's inputs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := onnx.Import(args[0])
+			bind, err := parseBindings(binds)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			m, err := onnx.ImportWith(args[0], onnx.Options{Bind: bind})
 			if err != nil {
 				return fail(stderr, err)
 			}
@@ -50,6 +63,7 @@ that are not ONNX models are errors (exit status 1).`,
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file (default stdout)")
 	cmd.Flags().BoolVar(&locations, "locations", true, `print each op's loc("MODEL.onnx":node:1)`)
+	cmd.Flags().StringArrayVar(&binds, "bind-input", nil, "NAME=FILE.npy: the graph input NAME becomes a constant of that value (repeatable)")
 	cmd.Flags().Int64Var(&hexLargerThan, "hex-larger-than", 1024, `print constants with more elements than this as dense<"0x..."> (0: never)`)
 	return cmd
 }

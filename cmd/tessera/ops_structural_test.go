@@ -99,6 +99,12 @@ var structOpCases = []structOpCase{
 		`%0 = graph.gather %arg0, %arg1 : (tensor<9x6xf32>, tensor<2x5xi64>) -> tensor<2x5x6xf32>`, ""},
 	{"gather runtime axis 2 i32", []string{"tensor<3x4x7xf32>", "tensor<5xi32>"}, []string{"tensor<3x4x5xf32>"},
 		`%0 = graph.gather %arg0, %arg1 {axis = 2} : (tensor<3x4x7xf32>, tensor<5xi32>) -> tensor<3x4x5xf32>`, ""},
+	{"resize linear align_corners", []string{"tensor<1x3x5x7xf32>"}, []string{"tensor<1x3x9x13xf32>"},
+		`%0 = graph.resize %arg0 {sizes = [1, 3, 9, 13], mode = "linear", coordinate_transformation_mode = "align_corners"} : (tensor<1x3x5x7xf32>) -> tensor<1x3x9x13xf32>`, ""},
+	{"resize cubic down", []string{"tensor<2x2x9x6xf32>"}, []string{"tensor<2x2x4x5xf32>"},
+		`%0 = graph.resize %arg0 {sizes = [2, 2, 4, 5], mode = "cubic"} : (tensor<2x2x9x6xf32>) -> tensor<2x2x4x5xf32>`, ""},
+	{"resize nearest x2", []string{"tensor<1x4x3x5xf32>"}, []string{"tensor<1x4x6x10xf32>"},
+		`%0 = graph.resize %arg0 {sizes = [1, 4, 6, 10], scales = [1.0, 1.0, 2.0, 2.0], coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x4x3x5xf32>) -> tensor<1x4x6x10xf32>`, ""},
 	{"gather_elements", []string{"tensor<4x6xf32>", "tensor<4x3xi64>"}, []string{"tensor<4x3xf32>"},
 		`%0 = graph.gather_elements %arg0, %arg1 {axis = 1} : (tensor<4x6xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>`, ""},
 	{"gather_nd batch_dims", []string{"tensor<3x4x5x2xf32>", "tensor<3x6x2xi64>"}, []string{"tensor<3x6x2xf32>"},
@@ -161,7 +167,7 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 	}
 	for _, name := range []string{graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp,
 		graph.ReduceProdOp, graph.ReduceL2Op, graph.ReduceLogSumExpOp, graph.LogSoftmaxOp,
-		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.PadOp, graph.ExpandOp, graph.TileOp} {
+		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp} {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
 }

@@ -29,9 +29,36 @@ func Import(path string) (*graphir.Module, error) {
 	return ImportBytes(path, data)
 }
 
+// Options adjust an import.
+type Options struct {
+	// Bind gives graph inputs constant values: each named input becomes a
+	// constant of that value (its type must be the input's declared type)
+	// and leaves the function's arguments. Inputs that decide shapes —
+	// Reshape's shape, Resize's scales or sizes, TopK's K — must be
+	// constants, since Tessera compiles static shapes; binding them is how
+	// a model that takes them as inputs is imported.
+	Bind map[string]*graphir.Tensor
+}
+
+// ImportWith is Import with options.
+func ImportWith(path string, opts Options) (*graphir.Module, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, graphir.Errorf(graphir.Location{File: path}, "cannot read model: %v", err)
+	}
+	return ImportBytesWith(path, data, opts)
+}
+
 // ImportBytes translates a serialized ModelProto; name is the file name
 // used in locations and diagnostics.
 func ImportBytes(name string, data []byte) (*graphir.Module, error) {
+	return ImportBytesWith(name, data, Options{})
+}
+
+// ImportBytesWith is ImportBytes with options. Errors: besides those of
+// ImportBytes, a bound name that is no graph input or a bound value whose
+// type differs from the input's.
+func ImportBytesWith(name string, data []byte, opts Options) (*graphir.Module, error) {
 	fileLoc := graphir.Location{File: name}
 	var m onnxpb.ModelProto
 	if err := proto.Unmarshal(data, &m); err != nil {
@@ -50,7 +77,7 @@ func ImportBytes(name string, data []byte) (*graphir.Module, error) {
 	if err != nil {
 		return nil, graphir.Errorf(fileLoc, "%v", err)
 	}
-	im := &importer{file: name, opset: opset, values: map[string]*value{}}
+	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, argNames: map[*graphir.Value]string{}}
 	return im.graph(m.GetGraph())
 }
 
@@ -99,6 +126,9 @@ type importer struct {
 	opset  int64
 	fn     *graphir.Func
 	values map[string]*value
+	bind   map[string]*graphir.Tensor
+	// argNames names the graph input of each function argument.
+	argNames map[*graphir.Value]string
 }
 
 func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
@@ -115,23 +145,15 @@ func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, graphir.Errorf(fileLoc, "sparse initializers are not supported")
 	}
-	var argTypes []graphir.Type
-	var argNames []string
-	for _, in := range g.GetInput() {
-		if inits[in.GetName()] {
-			continue // an initializer listed as input: a constant
-		}
-		t, err := inputType(in)
-		if err != nil {
-			return nil, graphir.Errorf(fileLoc, "%v", err)
-		}
-		argTypes = append(argTypes, t)
-		argNames = append(argNames, in.GetName())
+	argTypes, argNames, err := im.inputs(g, inits)
+	if err != nil {
+		return nil, err
 	}
 	ft := &graphir.FunctionType{Inputs: argTypes}
 	im.fn = graphir.NewFunc("main", ft, graphir.Location{File: im.file, Line: 1, Col: 1})
 	for i, n := range argNames {
 		im.values[n] = &value{v: im.fn.Args()[i]}
+		im.argNames[im.fn.Args()[i]] = n
 	}
 	if err := im.unsupported(g.GetNode()); err != nil {
 		return nil, err
@@ -167,6 +189,44 @@ func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
 		return nil, err
 	}
 	return mod, nil
+}
+
+// inputs returns the types and names of the graph inputs that become
+// function arguments: not initializers, not bound (bound ones become
+// constants).
+func (im *importer) inputs(g *onnxpb.GraphProto, inits map[string]bool) ([]graphir.Type, []string, error) {
+	fileLoc := graphir.Location{File: im.file}
+	var types []graphir.Type
+	var names []string
+	seen := map[string]bool{}
+	for _, in := range g.GetInput() {
+		if inits[in.GetName()] {
+			continue // an initializer listed as input: a constant
+		}
+		seen[in.GetName()] = true
+		t, err := inputType(in)
+		if b, ok := im.bind[in.GetName()]; ok {
+			if err == nil && !b.Type.Equal(t) {
+				err = fmt.Errorf("bound value of input '%s' is %s, but the input is %s", in.GetName(), b.Type, t)
+			}
+			if err != nil {
+				return nil, nil, graphir.Errorf(fileLoc, "%v", err)
+			}
+			im.values[in.GetName()] = constValue(b, fileLoc)
+			continue
+		}
+		if err != nil {
+			return nil, nil, graphir.Errorf(fileLoc, "%v", err)
+		}
+		types = append(types, t)
+		names = append(names, in.GetName())
+	}
+	for name := range im.bind {
+		if !seen[name] {
+			return nil, nil, graphir.Errorf(fileLoc, "cannot bind '%s': the model has no graph input of that name", name)
+		}
+	}
+	return types, names, nil
 }
 
 // materialize returns x as a graph value, appending a graph.constant for a

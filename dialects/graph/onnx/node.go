@@ -132,7 +132,11 @@ func (n *node) constInput(i int, what string) (*graphir.Tensor, error) {
 		return nil, n.errorf("input #%d (%s) is required", i, what)
 	}
 	if x.c == nil {
-		return nil, n.errorf("unsupported: input #%d (%s) must be a constant (an initializer or computable at import time)", i, what)
+		hint := ""
+		if name, ok := n.im.argNames[x.v]; ok {
+			hint = fmt.Sprintf("; it is the graph input '%s': give it a value with tessera import --bind-input %s=FILE.npy", name, name)
+		}
+		return nil, n.errorf("unsupported: input #%d (%s) must be a constant (an initializer or computable at import time)%s", i, what, hint)
 	}
 	return x.c, nil
 }
