@@ -277,7 +277,7 @@ func (c *resizeCfg) coeffs(r float64) []float64 {
 	case "cubic":
 		a := c.cubicA
 		far := func(t float64) float64 { return ((a*t-5*a)*t+8*a)*t - 4*a } // 1 < t < 2
-		near := func(t float64) float64 { return ((a+2)*t-(a+3))*t*t + 1 } // t ≤ 1
+		near := func(t float64) float64 { return ((a+2)*t-(a+3))*t*t + 1 }  // t ≤ 1
 		return []float64{far(r + 1), near(r), near(1 - r), far(2 - r)}
 	}
 	if r == 1 {
