@@ -138,6 +138,7 @@ func agreementCases() []agreeCase {
 		}
 		add(agreeCase{name: "conv2d/" + c.name, op: "graph.conv2d", inputs: in, attrs: c.a})
 	}
+	cs = append(cs, convTransposeCases()...)
 
 	mms := [][2][]int64{
 		{s(3, 4), s(4, 5)},

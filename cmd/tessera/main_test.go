@@ -296,6 +296,13 @@ var opCases = []opCase{
 		`%0 = graph.conv2d %arg0, %arg1, %arg2 {pads = [1, 0, 0, 1], strides = [2, 2]} : (tensor<2x3x9x7xf32>, tensor<4x3x3x2xf32>, tensor<4xf32>) -> tensor<2x4x4x4xf32>`},
 	{"conv2d depthwise dilated", []string{"tensor<1x4x10x10xf32>", "tensor<4x1x3x3xf32>"}, "tensor<1x4x6x6xf32>",
 		`%0 = graph.conv2d %arg0, %arg1 {dilations = [2, 2], groups = 4} : (tensor<1x4x10x10xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>`},
+	{"conv_transpose groups", []string{"tensor<1x4x5x4xf32>", "tensor<4x3x3x3xf32>", "tensor<6xf32>"}, "tensor<1x6x11x9xf32>",
+		`%0 = graph.conv_transpose %arg0, %arg1, %arg2 {group = 2, output_padding = [1, 1], pads = [1, 0, 0, 1], strides = [2, 2]} : (tensor<1x4x5x4xf32>, tensor<4x3x3x3xf32>, tensor<6xf32>) -> tensor<1x6x11x9xf32>`},
+	{"conv_transpose 3d", []string{"tensor<1x2x3x4x3xf32>", "tensor<2x2x2x3x2xf32>", "tensor<2xf32>"}, "tensor<1x2x5x5x7xf32>",
+		`%0 = graph.conv_transpose %arg0, %arg1, %arg2 {pads = [0, 1, 0, 1, 0, 1], strides = [2, 1, 3]} : (tensor<1x2x3x4x3xf32>, tensor<2x2x2x3x2xf32>, tensor<2xf32>) -> tensor<1x2x5x5x7xf32>`},
+	{"conv_transpose constant k2 s2", []string{"tensor<2x3x4x5xf32>"}, "tensor<2x2x8x10xf32>",
+		`%w = graph.constant {value = dense<[[[[-0.52, 0.09], [-0.26, 0.21]], [[0.25, -0.87], [-0.97, 0.67]]], [[[-0.48, -0.53], [0.99, -0.06]], [[0.67, -0.05], [0.28, -0.7]]], [[[0.27, 0.74], [0.05, 0.48]], [[0.34, -0.87], [0.52, 0.18]]]]> : tensor<3x2x2x2xf32>} : tensor<3x2x2x2xf32>
+    %0 = graph.conv_transpose %arg0, %w {strides = [2, 2]} : (tensor<2x3x4x5xf32>, tensor<3x2x2x2xf32>) -> tensor<2x2x8x10xf32>`},
 	{"matmul batched", []string{"tensor<3x5x7xf32>", "tensor<7x6xf32>"}, "tensor<3x5x6xf32>",
 		`%0 = graph.matmul %arg0, %arg1 : (tensor<3x5x7xf32>, tensor<7x6xf32>) -> tensor<3x5x6xf32>`},
 	{"gemm trans", []string{"tensor<9x5xf32>", "tensor<7x9xf32>", "tensor<7xf32>"}, "tensor<5x7xf32>",

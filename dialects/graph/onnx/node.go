@@ -347,6 +347,17 @@ func convertDirect(n *node, def *graphir.OpDef) ([]*value, error) {
 	if err := n.need(def.Operands.Min, def.Operands.Max); err != nil {
 		return nil, err
 	}
+	attrs, err := n.directAttrs(def)
+	if err != nil {
+		return nil, err
+	}
+	return n.emit(def.Name, n.ins, attrs)
+}
+
+// directAttrs converts every attribute of the node to the graph attribute
+// of the same name of op def, of the kind its schema declares. Errors: an
+// attribute the op does not have or of a kind it cannot take.
+func (n *node) directAttrs(def *graphir.OpDef) (graphir.DictAttr, error) {
 	attrs := graphir.DictAttr{}
 	for _, a := range n.p.GetAttribute() {
 		spec := def.Spec(a.GetName())
@@ -359,7 +370,7 @@ func convertDirect(n *node, def *graphir.OpDef) ([]*value, error) {
 		}
 		attrs = attrs.Set(a.GetName(), v)
 	}
-	return n.emit(def.Name, n.ins, attrs)
+	return attrs, nil
 }
 
 // graphAttr converts an ONNX attribute to a graph attribute of kind k.

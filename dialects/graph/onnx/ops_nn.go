@@ -5,11 +5,12 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
-// Neural-network ops: Conv, MaxPool, AveragePool, GlobalAveragePool,
-// GlobalMaxPool, BatchNormalization, Gemm, MatMul, Softmax, LogSoftmax.
+// Neural-network ops: Conv, ConvTranspose, MaxPool, AveragePool,
+// GlobalAveragePool, GlobalMaxPool, BatchNormalization, Gemm, MatMul, Softmax, LogSoftmax.
 
 func init() {
 	register(convertConv, "Conv")
+	register(convertConvTranspose, "ConvTranspose")
 	register(convertPool, "MaxPool", "AveragePool")
 	register(convertGlobalPool, "GlobalAveragePool", "GlobalMaxPool")
 	register(convertBatchNorm, "BatchNormalization")
@@ -109,6 +110,75 @@ func convertConv(n *node) ([]*value, error) {
 	}
 	return n.emit("graph.conv2d", ins, attrs("strides", graphir.I64Array(strides...), "pads", graphir.I64Array(pads...),
 		"dilations", graphir.I64Array(dilations...), "groups", graphir.IntAttr(group)))
+}
+
+// convertConvTranspose maps ConvTranspose (any number of spatial
+// dimensions) to graph.conv_transpose, whose attributes are the node's by
+// name (graph.ConvTransposeOp checks kernel_shape against W and resolves
+// output_shape and auto_pad as ONNX opset 11 says). An empty bias input
+// is dropped. Opsets 1–10 split an odd total padding the other way
+// round (their spec: auto_pad SAME_UPPER gives (t − ⌊t/2⌋, ⌊t/2⌋), every
+// other value (⌊t/2⌋, t − ⌊t/2⌋), which onnxruntime implements); the
+// auto_pad written is the opset-11 value with that split
+// (legacyConvTransposeAutoPad).
+func convertConvTranspose(n *node) ([]*value, error) {
+	if err := n.need(2, 3); err != nil {
+		return nil, err
+	}
+	if err := n.requireOp(graph.ConvTransposeOp); err != nil {
+		return nil, err
+	}
+	a, err := n.directAttrs(graphir.LookupOp(graph.ConvTransposeOp))
+	if err != nil {
+		return nil, err
+	}
+	if n.opset < 11 {
+		if ap := legacyConvTransposeAutoPad(a); ap != "" {
+			a = a.Set("auto_pad", graphir.StringAttr(ap))
+		}
+	}
+	// Exporters write the defaults out: an array of only the value an
+	// absent one means is left out.
+	for name, fill := range map[string]int64{"strides": 1, "dilations": 1, "pads": 0, "output_padding": 0} {
+		if allEqual(a.Get(name), fill) {
+			a = a.Delete(name)
+		}
+	}
+	ins := list(n.in(0), n.in(1))
+	if b := n.in(2); b != nil {
+		ins = append(ins, b)
+	}
+	return n.emit(graph.ConvTransposeOp, ins, a)
+}
+
+// legacyConvTransposeAutoPad is the opset-11 auto_pad that gives the pads
+// of an opset 1–10 ConvTranspose with attributes a, or "" when a's own
+// auto_pad does: SAME_UPPER becomes SAME_LOWER; with output_shape, or
+// with SAME_LOWER, any other value becomes SAME_UPPER (the split with
+// the odd unit at the end; output_shape, when given, still sets the size).
+func legacyConvTransposeAutoPad(a graphir.DictAttr) string {
+	ap, _ := a.Get("auto_pad").(graphir.StringAttr)
+	switch {
+	case ap == "SAME_UPPER":
+		return "SAME_LOWER"
+	case a.Get("output_shape") != nil || ap == "SAME_LOWER":
+		return "SAME_UPPER"
+	}
+	return ""
+}
+
+// allEqual reports whether a is an integer array whose every entry is v.
+func allEqual(a graphir.Attribute, v int64) bool {
+	arr, ok := a.(graphir.ArrayAttr)
+	if !ok {
+		return false
+	}
+	for _, e := range arr {
+		if ia, ok := e.(*graphir.IntegerAttr); !ok || ia.Value != v {
+			return false
+		}
+	}
+	return true
 }
 
 // convertPool maps MaxPool to graph.max_pool2d and AveragePool to

@@ -120,6 +120,31 @@ func TestOpsByOpset(t *testing.T) {
 			nodes: []*pb.NodeProto{mkNode("Conv", ss("x", "w"), ss("y"), aString("auto_pad", "VALID"), aInt("group", 2))}, ops: []string{"graph.conv2d"},
 			// channel 0: x[0,0]=[[0,1],[2,3]] column sums → [2, 4]; channel 1: [[4,5],[6,7]]·[2,-1] → [8−6, 10−7]
 			want: f32(dims(1, 2, 1, 2), 2, 4, 2, 3)},
+		// ConvTranspose of x = [0, 1, 2] with stride 2: the full outputs are
+		// [0, 0, 1, 10, 2, 20] (w = [1, 10]) and [0, 0, 1, 10, 102, 20, 200]
+		// (w = [1, 10, 100]); an odd total padding of 1 is cut at the
+		// beginning or the end as the opset's spec says.
+		{name: "ConvTranspose output_shape (opset 11: NOTSET cuts the beginning)", opset: 11, in: f32In("x", 1, 1, 3), x: seq(graphir.F32, 1, 1, 3),
+			inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 2), 1, 10)},
+			nodes: []*pb.NodeProto{mkNode("ConvTranspose", ss("x", "w"), ss("y"), aInts("strides", 2), aInts("output_shape", 5))},
+			ops:   []string{"graph.conv_transpose"}, want: f32(dims(1, 1, 5), 0, 1, 10, 2, 20)},
+		{name: "ConvTranspose output_shape (opset 9: NOTSET cuts the end)", opset: 9, in: f32In("x", 1, 1, 3), x: seq(graphir.F32, 1, 1, 3),
+			inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 2), 1, 10)},
+			nodes: []*pb.NodeProto{mkNode("ConvTranspose", ss("x", "w"), ss("y"), aInts("strides", 2), aInts("output_shape", 5))},
+			ops:   []string{"graph.conv_transpose"}, want: f32(dims(1, 1, 5), 0, 0, 1, 10, 2)},
+		{name: "ConvTranspose SAME_UPPER (opset 11: the end), empty bias", opset: 11, in: f32In("x", 1, 1, 3), x: seq(graphir.F32, 1, 1, 3),
+			inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 3), 1, 10, 100)},
+			nodes: []*pb.NodeProto{mkNode("ConvTranspose", ss("x", "w", ""), ss("y"), aInts("strides", 2), aString("auto_pad", "SAME_UPPER"), aInts("kernel_shape", 3))},
+			ops:   []string{"graph.conv_transpose"}, want: f32(dims(1, 1, 6), 0, 0, 1, 10, 102, 20)},
+		{name: "ConvTranspose SAME_UPPER (opset 10: the beginning)", opset: 10, in: f32In("x", 1, 1, 3), x: seq(graphir.F32, 1, 1, 3),
+			inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 3), 1, 10, 100)},
+			nodes: []*pb.NodeProto{mkNode("ConvTranspose", ss("x", "w"), ss("y"), aInts("strides", 2), aString("auto_pad", "SAME_UPPER"))},
+			ops:   []string{"graph.conv_transpose"}, want: f32(dims(1, 1, 6), 0, 1, 10, 102, 20, 200)},
+		{name: "ConvTranspose group 2 with bias", opset: 13, in: f32In("x", 1, 2, 2), x: seq(graphir.F32, 1, 2, 2),
+			inits: []*pb.TensorProto{f32Tensor("w", dims(2, 1, 1), 1, -1), f32Tensor("b", dims(2), 0.5, 1)},
+			nodes: []*pb.NodeProto{mkNode("ConvTranspose", ss("x", "w", "b"), ss("y"), aInt("group", 2), aInts("pads", 0, 1), aInts("output_padding", 1), aInts("strides", 2))},
+			// channel 0: [0, _, 1, _] + 0.5 without the last; channel 1: −[2, _, 3, _] + 1
+			ops: []string{"graph.conv_transpose"}, want: f32(dims(1, 2, 3), 0.5, 0.5, 1.5, -1, 1, -2)},
 		{name: "MaxPool SAME_UPPER", in: f32In("x", 1, 1, 3, 3), x: seq(graphir.F32, 1, 1, 3, 3),
 			nodes: []*pb.NodeProto{mkNode("MaxPool", ss("x"), ss("y"), aInts("kernel_shape", 2, 2), aInts("strides", 2, 2), aString("auto_pad", "SAME_UPPER"))},
 			ops:   []string{"graph.max_pool2d"}, want: f32(dims(1, 1, 2, 2), 4, 5, 7, 8)},
