@@ -63,6 +63,12 @@ func (s *denseScanner) end() (*DenseElementsAttr, error) {
 	if s.pos != len(s.src) {
 		return nil, s.fail("unexpected %q in dense literal", s.src[s.pos:])
 	}
+	// An empty literal stores an empty (not nil) slice of the right kind.
+	if s.t.Elem.IsFloat() && s.d.Floats == nil {
+		s.d.Floats = []float64{}
+	} else if !s.t.Elem.IsFloat() && s.d.Ints == nil {
+		s.d.Ints = []int64{}
+	}
 	return s.d, nil
 }
 

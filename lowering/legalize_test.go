@@ -263,6 +263,10 @@ func agreementCases() []agreeCase {
 	add(agreeCase{name: "resize/tf_crop_and_resize", op: "graph.resize", inputs: shapes(s(1, 2, 5, 5)), attrs: attrs("sizes", s(1, 2, 4, 3), "mode", "linear", "coordinate_transformation_mode", "tf_crop_and_resize",
 		"roi", []float64{0, 0, -0.2, 0.3, 1, 1, 0.7, 1.4}, "extrapolation_value", 2.5)})
 	add(agreeCase{name: "resize/identity", op: "graph.resize", inputs: shapes(s(2, 3)), attrs: attrs("sizes", s(2, 3), "mode", "cubic")})
+	add(agreeCase{name: "argmax/axis1", op: "graph.argmax", inputs: shapes(s(3, 7, 2)), attrs: attrs("axis", 1)})
+	add(agreeCase{name: "argmin/last_drop_select_last", op: "graph.argmin", inputs: shapes(s(4, 9)), attrs: attrs("axis", -1, "keepdims", false, "select_last_index", true)})
+	add(agreeCase{name: "topk/last", op: "graph.topk", inputs: shapes(s(3, 7)), attrs: attrs("k", 3)})
+	add(agreeCase{name: "topk/axis0_smallest", op: "graph.topk", inputs: shapes(s(5, 2, 3)), attrs: attrs("k", 5, "axis", 0, "largest", false)})
 	add(agreeCase{name: "trilu/upper", op: "graph.trilu", inputs: shapes(s(2, 4, 5))})
 	add(agreeCase{name: "trilu/lower", op: "graph.trilu", inputs: shapes(s(6, 3)), attrs: attrs("upper", false)})
 	add(agreeCase{name: "layer_norm/last", op: "graph.layer_norm", inputs: shapes(s(3, 4, 10), s(10), s(10))})

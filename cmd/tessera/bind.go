@@ -33,7 +33,7 @@ func parseBindings(flags []string) (map[string]*graphir.Tensor, error) {
 }
 
 // graphTensor converts a runtime tensor of a dtype the graph dialect has
-// (f32, f64, i32, i64) to a graph-level constant.
+// (f32, f64, i8, i32, i64, i1) to a graph-level constant.
 func graphTensor(t *rt.Tensor) (*graphir.Tensor, error) {
 	dt, ok := graphir.ParseDType(t.DType().String())
 	if !ok {
@@ -49,13 +49,23 @@ func graphTensor(t *rt.Tensor) (*graphir.Tensor, error) {
 		data = widen(rt.View[int32](t))
 	case rt.Int64:
 		data = widen(rt.View[int64](t))
+	case rt.Int8:
+		data = widen(rt.View[int8](t))
+	case rt.Bool:
+		bs, _ := rt.View[bool](t)
+		data = make([]float64, len(bs))
+		for i, b := range bs {
+			if b {
+				data[i] = 1
+			}
+		}
 	default:
-		return nil, fmt.Errorf("dtype %s cannot be bound (f32, f64, i32 or i64)", t.DType())
+		return nil, fmt.Errorf("dtype %s cannot be bound (f32, f64, i8, i32, i64 or i1)", t.DType())
 	}
 	return &graphir.Tensor{Type: graphir.NewTensor(dt, t.Shape()...), Data: data}, nil
 }
 
-func widen[T float32 | float64 | int32 | int64](xs []T, err error) []float64 {
+func widen[T float32 | float64 | int8 | int32 | int64](xs []T, err error) []float64 {
 	out := make([]float64, len(xs))
 	for i, x := range xs {
 		out[i] = float64(x)

@@ -160,6 +160,12 @@ func readOutput(t *testing.T, path string, elem graphir.DType) []float64 {
 		for _, x := range v {
 			out = append(out, float64(x))
 		}
+	case graphir.I64:
+		v, err := tn.Int64s()
+		require.NoError(t, err)
+		for _, x := range v {
+			out = append(out, float64(x))
+		}
 	default:
 		t.Fatalf("no output reader for %s", elem)
 	}

@@ -19,7 +19,8 @@ import (
 
 // structOpCase is a graph function over f32 arguments (and i64 or i32
 // index arguments, drawn in [−2, 1]) whose compiled results (every one of
-// them: split has several) must match the graph interpreter.
+// them: split and topk have several; f32 within 2e-5, integers exactly)
+// must match the graph interpreter.
 type structOpCase struct {
 	name    string
 	ins     []string // argument types
@@ -89,6 +90,35 @@ var structOpCases = []structOpCase{
 		`%0 = graph.expand %arg0 {shape = [2, 1, 6]} : (tensor<3x1xf32>) -> tensor<2x3x6xf32>`, ""},
 	{"tile", []string{"tensor<2x3x5xf32>"}, []string{"tensor<4x3x10xf32>"},
 		`%0 = graph.tile %arg0 {repeats = [2, 1, 2]} : (tensor<2x3x5xf32>) -> tensor<4x3x10xf32>`, ""},
+	{"argmax axis 1", []string{"tensor<3x7x5xf32>"}, []string{"tensor<3x1x5xi64>"},
+		`%0 = graph.argmax %arg0 {axis = 1} : (tensor<3x7x5xf32>) -> tensor<3x1x5xi64>`, ""},
+	{"argmax last select_last of ties", []string{"tensor<4x9xf32>"}, []string{"tensor<4xi64>"},
+		`%f = graph.floor %arg0 : tensor<4x9xf32>
+    %0 = graph.argmax %f {axis = -1, keepdims = false, select_last_index = true} : (tensor<4x9xf32>) -> tensor<4xi64>`, ""},
+	{"argmin default axis", []string{"tensor<6x3x2xf32>"}, []string{"tensor<1x3x2xi64>"},
+		`%0 = graph.argmin %arg0 : (tensor<6x3x2xf32>) -> tensor<1x3x2xi64>`, ""},
+	{"argmin of ties", []string{"tensor<5x11xf32>"}, []string{"tensor<5xi64>"},
+		`%f = graph.floor %arg0 : tensor<5x11xf32>
+    %0 = graph.argmin %f {axis = 1, keepdims = false} : (tensor<5x11xf32>) -> tensor<5xi64>`, ""},
+	{"argmax as f32", []string{"tensor<3x7x5xf32>"}, []string{"tensor<3x5xf32>"},
+		`%a = graph.argmax %arg0 {axis = -2, keepdims = false} : (tensor<3x7x5xf32>) -> tensor<3x5xi64>
+    %0 = graph.cast %a : (tensor<3x5xi64>) -> tensor<3x5xf32>`, ""},
+	{"argmin as f32", []string{"tensor<4x6xf32>"}, []string{"tensor<1x6xf32>"},
+		`%a = graph.argmin %arg0 {select_last_index = true} : (tensor<4x6xf32>) -> tensor<1x6xi64>
+    %0 = graph.cast %a : (tensor<1x6xi64>) -> tensor<1x6xf32>`, ""},
+	{"topk last", []string{"tensor<3x13xf32>"}, []string{"tensor<3x4xf32>", "tensor<3x4xi64>"},
+		`%0:2 = graph.topk %arg0 {k = 4} : (tensor<3x13xf32>) -> (tensor<3x4xf32>, tensor<3x4xi64>)`, "%0#0, %0#1"},
+	{"topk middle smallest", []string{"tensor<2x7x3xf32>"}, []string{"tensor<2x7x3xf32>", "tensor<2x7x3xi64>"},
+		`%0:2 = graph.topk %arg0 {k = 7, axis = 1, largest = false} : (tensor<2x7x3xf32>) -> (tensor<2x7x3xf32>, tensor<2x7x3xi64>)`, "%0#0, %0#1"},
+	{"topk axis 0 k 1", []string{"tensor<9x4xf32>"}, []string{"tensor<1x4xf32>", "tensor<1x4xi64>"},
+		`%0:2 = graph.topk %arg0 {k = 1, axis = -2} : (tensor<9x4xf32>) -> (tensor<1x4xf32>, tensor<1x4xi64>)`, "%0#0, %0#1"},
+	{"topk of ties", []string{"tensor<4x10xf32>"}, []string{"tensor<4x6xf32>", "tensor<4x6xi64>"},
+		`%f = graph.floor %arg0 : tensor<4x10xf32>
+    %0:2 = graph.topk %f {k = 6, sorted = false} : (tensor<4x10xf32>) -> (tensor<4x6xf32>, tensor<4x6xi64>)`, "%0#0, %0#1"},
+	{"topk values plus indices", []string{"tensor<5x8xf32>"}, []string{"tensor<5x3xf32>"},
+		`%t:2 = graph.topk %arg0 {k = 3, largest = false} : (tensor<5x8xf32>) -> (tensor<5x3xf32>, tensor<5x3xi64>)
+    %i = graph.cast %t#1 : (tensor<5x3xi64>) -> tensor<5x3xf32>
+    %0 = graph.add %t#0, %i : tensor<5x3xf32>`, ""},
 	{"structural chain", []string{"tensor<2x8x6xf32>"}, []string{"tensor<2x4x1xf32>"},
 		`%a = graph.pad %arg0 {mode = "reflect", pads = [0, 1, 1, 0, 1, 1]} : (tensor<2x8x6xf32>) -> tensor<2x10x8xf32>
     %b = graph.slice %a {axes = [1], ends = [0], starts = [9], steps = [-2]} : (tensor<2x10x8xf32>) -> tensor<2x5x8xf32>
@@ -156,28 +186,34 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 			_, stderr, code := tessera(args...)
 			require.Equal(t, 0, code, stderr)
 			for k := range want {
-				got := readF32(t, filepath.Join(dir, fmt.Sprintf("y%d.npy", k)))
+				got := readOutput(t, filepath.Join(dir, fmt.Sprintf("y%d.npy", k)), want[k].Type.Elem)
 				require.Len(t, got, len(want[k].Data))
 				for i := range got {
 					w := want[k].Data[i]
-					require.InDelta(t, w, float64(got[i]), 2e-5*math.Max(1, math.Abs(w)), "result %d element %d", k, i)
+					if !want[k].Type.Elem.IsFloat() {
+						require.Equal(t, w, got[i], "result %d element %d", k, i)
+						continue
+					}
+					require.InDelta(t, w, got[i], 2e-5*math.Max(1, math.Abs(w)), "result %d element %d", k, i)
 				}
 			}
 		})
 	}
 	for _, name := range []string{graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp,
 		graph.ReduceProdOp, graph.ReduceL2Op, graph.ReduceLogSumExpOp, graph.LogSoftmaxOp,
-		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp} {
+		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp,
+		graph.ArgMaxOp, graph.ArgMinOp, graph.TopKOp} {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
 }
 
-// init adds every single-result structural case (the split one returns the
-// pieces concatenated) to opCases, so that
+// init adds every structural case with a single f32 result (the split one
+// returns the pieces concatenated; "argmax as f32", "argmin as f32" and
+// "topk values plus indices" cast the i64 indices) to opCases, so that
 // TestEveryGraphOpCompiledMatchesInterpreter covers these ops too.
 func init() {
 	for _, c := range structOpCases {
-		if len(c.results) == 1 && c.ret == "" {
+		if len(c.results) == 1 && c.ret == "" && strings.HasSuffix(c.results[0], "f32>") {
 			opCases = append(opCases, opCase{name: c.name, ins: c.ins, result: c.results[0], body: c.body})
 		}
 	}
@@ -218,4 +254,59 @@ func convertSlice[T int32 | int64 | float32](xs []float64) []T {
 		out[i] = T(x)
 	}
 	return out
+}
+
+// TestArgTopKCompiledSpecialValues: compiled argmax/argmin/topk on ties,
+// ±0, ±inf and NaN give exactly what the graph interpreter gives (NaN is
+// the most extreme value, ties go by position; values keep ±inf, NaN and
+// the sign of zero).
+func TestArgTopKCompiledSpecialValues(t *testing.T) {
+	inf, nan, negz := float32(math.Inf(1)), float32(math.NaN()), float32(math.Copysign(0, -1))
+	data := []float32{
+		1, 3, 3, -2, 3,
+		-inf, -inf, -inf, -inf, -inf,
+		2, nan, inf, nan, -inf,
+		0, negz, -1, negz, 0,
+		inf, 5, nan, -inf, inf,
+	}
+	const x = "tensor<5x5xf32>"
+	results := []string{"tensor<5xi64>", "tensor<5xi64>", "tensor<5xi64>", "tensor<5x3xf32>", "tensor<5x3xi64>", "tensor<5x3xf32>", "tensor<5x3xi64>"}
+	src := fmt.Sprintf(`func.func @main(%%x: %[1]s) -> (%[2]s) {
+    %%0 = graph.argmax %%x {axis = 1, keepdims = false} : (%[1]s) -> tensor<5xi64>
+    %%1 = graph.argmax %%x {axis = 1, keepdims = false, select_last_index = true} : (%[1]s) -> tensor<5xi64>
+    %%2 = graph.argmin %%x {axis = 1, keepdims = false, select_last_index = true} : (%[1]s) -> tensor<5xi64>
+    %%3:2 = graph.topk %%x {k = 3} : (%[1]s) -> (tensor<5x3xf32>, tensor<5x3xi64>)
+    %%4:2 = graph.topk %%x {k = 3, largest = false} : (%[1]s) -> (tensor<5x3xf32>, tensor<5x3xi64>)
+    func.return %%0, %%1, %%2, %%3#0, %%3#1, %%4#0, %%4#1 : %[2]s
+}
+`, x, strings.Join(results, ", "))
+	dir := t.TempDir()
+	model := filepath.Join(dir, "special.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
+	m, err := graphir.ParseString(model, src)
+	require.NoError(t, err)
+	require.NoError(t, graphir.Verify(m))
+	in := graphir.NewZeroTensor(graphir.NewTensor(graphir.F32, 5, 5))
+	for i, v := range data {
+		in.Data[i] = float64(v)
+	}
+	xt, err := rt.FromSlice([]int64{5, 5}, data)
+	require.NoError(t, err)
+	require.NoError(t, rt.WriteNPY(filepath.Join(dir, "x.npy"), xt))
+	args := []string{"run", model, "--input", filepath.Join(dir, "x.npy")}
+	for i := range results {
+		args = append(args, "--output", filepath.Join(dir, fmt.Sprintf("y%d.npy", i)))
+	}
+	want, err := graphir.Interpret(m.Funcs[0], []*graphir.Tensor{in})
+	require.NoError(t, err)
+	_, stderr, code := tessera(args...)
+	require.Equal(t, 0, code, stderr)
+	for k, w := range want {
+		got := readOutput(t, filepath.Join(dir, fmt.Sprintf("y%d.npy", k)), w.Type.Elem)
+		for i, wv := range w.Data {
+			same := wv == got[i] && math.Signbit(wv) == math.Signbit(got[i]) || math.IsNaN(wv) && math.IsNaN(got[i])
+			require.True(t, same, "result %d element %d: got %v, want %v (all: %v)", k, i, got[i], wv, got)
+		}
+	}
+	assert.Equal(t, []float64{1, 0, 1, 0, 2}, want[0].Data, "argmax: first maximum, NaN first")
 }

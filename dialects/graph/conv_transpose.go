@@ -283,15 +283,6 @@ func (g *ConvTransposeGeometry) scatterTargets(in []int64) []int64 {
 	return targets
 }
 
-// unravelInto writes the row-major multi-index of linear index p over
-// shape into idx.
-func unravelInto(p int64, shape, idx []int64) {
-	for i := len(shape) - 1; i >= 0; i-- {
-		idx[i] = p % shape[i]
-		p /= shape[i]
-	}
-}
-
 // evalConvTranspose is the direct scatter-accumulate of ConvTransposeOp
 // (float64 accumulation, rounded once), independent of the legalization.
 func evalConvTranspose(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {

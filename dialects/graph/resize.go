@@ -370,15 +370,6 @@ func interpolateAt(taps []resizeTaps, o []int64, data []float64, strides []int64
 	return rec(0, 0, 1)
 }
 
-func unravelInto(i int64, shape, idx []int64) {
-	for d := len(shape) - 1; d >= 0; d-- {
-		if shape[d] > 0 {
-			idx[d] = i % shape[d]
-			i /= shape[d]
-		}
-	}
-}
-
 // legalizeResize interpolates one dim at a time: a dim whose taps read
 // exactly one input position with weight 1 is one gather of those
 // positions (nothing when it is the identity), another is Σ_t gather(x,

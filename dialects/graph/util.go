@@ -158,3 +158,14 @@ func checkShape(op *graphir.Op, i int, t *graphir.TensorType) error {
 
 // errorf makes a plain error; callers wrap it into an op diagnostic.
 func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// unravelInto writes the row-major multi-index of linear index i over
+// shape into idx.
+func unravelInto(i int64, shape, idx []int64) {
+	for d := len(shape) - 1; d >= 0; d-- {
+		if shape[d] > 0 {
+			idx[d] = i % shape[d]
+			i /= shape[d]
+		}
+	}
+}

@@ -53,13 +53,19 @@ func ConstantFromDense(d *g.DenseElementsAttr, loc g.Location) *g.Op {
 
 // Splat returns a detached hlo.constant of type t whose elements all equal v
 // (stored as a one-element splat); shape may be empty for a rank-0 scalar.
+// A shape with a zero dimension gives the empty constant.
 func Splat(elem g.DType, shape []int64, v float64, loc g.Location) *g.Op {
 	t := g.NewTensor(elem, shape...)
 	d := &g.DenseElementsAttr{Type: t}
 	v = g.RoundTo(elem, v)
-	if elem.IsFloat() {
+	switch {
+	case t.NumElements() == 0 && elem.IsFloat():
+		d.Floats = []float64{}
+	case t.NumElements() == 0:
+		d.Ints = []int64{}
+	case elem.IsFloat():
 		d.Floats = []float64{v}
-	} else {
+	default:
 		d.Ints = []int64{int64(v)}
 	}
 	return ConstantFromDense(d, loc)

@@ -137,11 +137,17 @@ func TestConstant(t *testing.T) {
 	b.f.Entry().Append(c)
 	s := Splat(g.F32, []int64{2, 2}, 1.5, loc())
 	b.f.Entry().Append(s)
-	b.ret(c.Results[0], s.Results[0])
+	// a splat of a zero-sized shape is the empty constant
+	e, ei := Splat(g.F32, []int64{2, 0}, 1.5, loc()), Splat(g.I64, []int64{0}, 7, loc())
+	b.f.Entry().Append(e)
+	b.f.Entry().Append(ei)
+	b.ret(c.Results[0], s.Results[0], e.Results[0], ei.Results[0])
 	require.NoError(t, b.verify())
 	outs := interpret(t, b.f, nil)
 	assert.Equal(t, x.Data, outs[0].Data)
 	assert.Equal(t, []float64{1.5, 1.5, 1.5, 1.5}, outs[1].Data)
+	assert.Empty(t, outs[2].Data)
+	assert.Empty(t, outs[3].Data)
 	assert.True(t, isSplatConstant(s))
 	assert.False(t, isSplatConstant(c))
 

@@ -56,9 +56,9 @@ func TestImportErrors(t *testing.T) {
 		{"unsupported op", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{named(mkNode("LSTM", ss("x"), ss("y")), "rnn")}}.bytes(t),
 			"m.onnx:1:1: error: node #0 'rnn' (LSTM, opset 13): unsupported op 'LSTM' (the supported ops are listed in the README's \"Importing ONNX models\" section)"},
 		{"every unsupported op at once", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{
-			named(mkNode("LSTM", ss("x"), ss("a")), "rnn"), mkNode("Relu", ss("a"), ss("b")), mkNode("TopK", ss("b"), ss("c")), mkNode("GRU", ss("c"), ss("y"))}}.bytes(t),
+			named(mkNode("LSTM", ss("x"), ss("a")), "rnn"), mkNode("Relu", ss("a"), ss("b")), mkNode("RoiAlign", ss("b"), ss("c")), mkNode("GRU", ss("c"), ss("y"))}}.bytes(t),
 			"m.onnx:1:1: error: node #0 'rnn' (LSTM, opset 13): unsupported op 'LSTM' (the supported ops are listed in the README's \"Importing ONNX models\" section)\n" +
-				"m.onnx:3:1: error: node #2 (TopK, opset 13): unsupported op 'TopK' (the supported ops are listed in the README's \"Importing ONNX models\" section)\n" +
+				"m.onnx:3:1: error: node #2 (RoiAlign, opset 13): unsupported op 'RoiAlign' (the supported ops are listed in the README's \"Importing ONNX models\" section)\n" +
 				"m.onnx:4:1: error: node #3 (GRU, opset 13): unsupported op 'GRU' (the supported ops are listed in the README's \"Importing ONNX models\" section)"},
 		{"custom domain node", modelSpec{inputs: x, outputs: y, nodes: []*pb.NodeProto{func() *pb.NodeProto {
 			n := mkNode("Relu", ss("x"), ss("y"))
@@ -77,6 +77,20 @@ func TestImportErrors(t *testing.T) {
 		{"non-constant Reshape shape", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 2, 3), tensorInfo("s", pb.TensorProto_INT64, 1)}, outputs: y,
 			nodes: []*pb.NodeProto{mkNode("Reshape", ss("x", "s"), ss("y"))}}.bytes(t),
 			"m.onnx:1:1: error: node #0 (Reshape, opset 13): unsupported: input #1 (shape) must be a constant (an initializer or computable at import time)"},
+		{"non-constant TopK K", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 2, 3), tensorInfo("k", pb.TensorProto_INT64, 1)}, outputs: y,
+			nodes: []*pb.NodeProto{mkNode("TopK", ss("x", "k"), ss("y", "i"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (TopK, opset 13): unsupported: input #1 (K) must be a constant (an initializer or computable at import time)"},
+		{"TopK without k (opset 9)", modelSpec{opset: 9, inputs: x, outputs: y, nodes: []*pb.NodeProto{mkNode("TopK", ss("x"), ss("y", "i"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (TopK, opset 9): attribute 'k' is required before opset 10"},
+		{"TopK K above the axis", modelSpec{inputs: x, outputs: y, inits: []*pb.TensorProto{i64Tensor("k", dims(1), 4)},
+			nodes: []*pb.NodeProto{mkNode("TopK", ss("x", "k"), ss("y", "i"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (TopK, opset 13): 'graph.topk' op k = 4 exceeds the size 3 of dimension 1 (the axis) of tensor<2x3xf32>"},
+		{"TopK K of two elements", modelSpec{inputs: x, outputs: y, inits: []*pb.TensorProto{i64Tensor("k", dims(2), 1, 1)},
+			nodes: []*pb.NodeProto{mkNode("TopK", ss("x", "k"), ss("y", "i"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (TopK, opset 13): input #1 (K) must hold one element, got 2"},
+		{"ArgMax of bool", modelSpec{inputs: []*pb.ValueInfoProto{tensorInfo("x", pb.TensorProto_BOOL, 2)}, outputs: y,
+			nodes: []*pb.NodeProto{mkNode("ArgMax", ss("x"), ss("y"))}}.bytes(t),
+			"m.onnx:1:1: error: node #0 (ArgMax, opset 13): 'graph.argmax' op requires a numeric (float or integer, not i1) element type, got tensor<2xi1>"},
 		{"1-D conv", modelSpec{inputs: []*pb.ValueInfoProto{f32In("x", 1, 1, 5)}, outputs: y, inits: []*pb.TensorProto{f32Tensor("w", dims(1, 1, 2), 1, 1)},
 			nodes: []*pb.NodeProto{mkNode("Conv", ss("x", "w"), ss("y"))}}.bytes(t),
 			"m.onnx:1:1: error: node #0 (Conv, opset 13): unsupported: 1-D Conv (only 2-D, i.e. N×C×H×W inputs, is supported)"},

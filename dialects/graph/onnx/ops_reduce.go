@@ -9,6 +9,8 @@ import (
 // ReduceMin, ReduceProd, ReduceL2, ReduceLogSumExp (axes attribute up to
 // opset 17, the newest accepted) → graph.reduce_* {axes, keepdims};
 // ReduceSumSquare, ReduceL1 and ReduceLogSum as short compositions.
+// TopK → graph.topk {k, axis, largest, sorted} with k constant. ArgMax and
+// ArgMin map one-to-one (graph.ArgMaxOp's Conversions).
 
 var reduceOps = map[string]string{
 	"ReduceSum": "graph.reduce_sum", "ReduceMean": "graph.reduce_mean", "ReduceMax": "graph.reduce_max",
@@ -23,6 +25,7 @@ func init() {
 	for k := range reduceOps {
 		register(convertReduce, k)
 	}
+	register(convertTopK, "TopK")
 }
 
 func convertReduce(n *node) ([]*value, error) {
@@ -87,4 +90,55 @@ func convertReduce(n *node) ([]*value, error) {
 		return n.emit("graph.log", list(s), nil)
 	}
 	return n.emit(reduceOps[n.p.GetOpType()], list(x), a)
+}
+
+// convertTopK maps TopK to graph.topk {k, axis, largest, sorted}. k is the
+// attribute before opset 10, then input #1 K, a one-element int64 tensor
+// that must be a constant: it sets the shape of both outputs, and Tessera
+// needs static shapes. largest and sorted exist from opset 11 (absent:
+// the defaults, 1).
+func convertTopK(n *node) ([]*value, error) {
+	k, err := n.topKCount()
+	if err != nil {
+		return nil, err
+	}
+	a := attrs("k", graphir.IntAttr(k))
+	axis, err := n.intOf("axis", graph.TopKOp, "axis")
+	if err != nil {
+		return nil, err
+	}
+	a = a.Set("axis", graphir.IntAttr(axis))
+	for _, name := range []string{"largest", "sorted"} {
+		v, err := n.intOf(name, graph.TopKOp, name)
+		if err != nil {
+			return nil, err
+		}
+		a = a.Set(name, graphir.BoolAttr(v != 0))
+	}
+	return n.emit(graph.TopKOp, list(n.in(0)), a)
+}
+
+// topKCount is TopK's k: the required attribute before opset 10, the
+// constant one-element input K from opset 10.
+func (n *node) topKCount() (int64, error) {
+	if n.opset < 10 {
+		if err := n.need(1, 1); err != nil {
+			return 0, err
+		}
+		if !n.has("k") {
+			return 0, n.errorf("attribute 'k' is required before opset 10")
+		}
+		return n.intAttr("k", 0)
+	}
+	if err := n.need(2, 2); err != nil {
+		return 0, err
+	}
+	ks, err := n.constInts(1, "K")
+	if err != nil {
+		return 0, err
+	}
+	if len(ks) != 1 {
+		return 0, n.errorf("input #1 (K) must hold one element, got %d", len(ks))
+	}
+	return ks[0], nil
 }

@@ -150,6 +150,16 @@ func TestOpsByOpset(t *testing.T) {
 			ops:   []string{"graph.max_pool2d"}, want: f32(dims(1, 1, 2, 2), 4, 5, 7, 8)},
 		{name: "GlobalMaxPool", in: f32In("x", 1, 2, 1, 3), x: seq(graphir.F32, 1, 2, 1, 3),
 			nodes: []*pb.NodeProto{mkNode("GlobalMaxPool", ss("x"), ss("y"))}, ops: []string{"graph.reduce_max"}, want: f32(dims(1, 2, 1, 1), 2, 5)},
+		{name: "ArgMin opset 11 defaults", opset: 11, in: f32In("x", 2, 3), x: x23,
+			nodes: []*pb.NodeProto{mkNode("ArgMin", ss("x"), ss("y"))}, ops: []string{"graph.argmin"}, want: tensor(graphir.I64, dims(1, 3), 0, 0, 0)},
+		{name: "ArgMax opset 13 negative axis, no keepdims, last index", opset: 13, in: f32In("x", 2, 3), x: x23,
+			nodes: []*pb.NodeProto{mkNode("ArgMax", ss("x"), ss("y"), aInt("axis", -1), aInt("keepdims", 0), aInt("select_last_index", 1))},
+			ops:   []string{"graph.argmax"}, want: tensor(graphir.I64, dims(2), 2, 2)},
+		{name: "TopK attribute k (opset 9)", opset: 9, in: f32In("x", 2, 3), x: x23,
+			nodes: []*pb.NodeProto{mkNode("TopK", ss("x"), ss("y", "i"), aInt("k", 2))}, ops: []string{"graph.topk"}, want: f32(dims(2, 2), 2, 1, 5, 4)},
+		{name: "TopK constant K, smallest along axis 0 (opset 11)", opset: 11, in: f32In("x", 2, 3), x: x23, inits: []*pb.TensorProto{i64Tensor("k", dims(1), 1)},
+			nodes: []*pb.NodeProto{mkNode("TopK", ss("x", "k"), ss("y", ""), aInt("axis", 0), aInt("largest", 0), aInt("sorted", 0))},
+			ops:   []string{"graph.topk"}, want: f32(dims(1, 3), 0, 1, 2)},
 		{name: "LogSoftmax opset 13", opset: 13, in: f32In("x", 2, 3), x: x23,
 			nodes: []*pb.NodeProto{mkNode("LogSoftmax", ss("x"), ss("y"))}, ops: []string{"graph.log_softmax"},
 			want: f32(dims(2, 3), -math.Log(s3), 1-math.Log(s3), 2-math.Log(s3), -math.Log(s3), 1-math.Log(s3), 2-math.Log(s3))},
@@ -170,4 +180,14 @@ func TestOpsByOpset(t *testing.T) {
 			require.InDeltaSlice(t, c.want.Data, got[0].Data, 1e-6)
 		})
 	}
+}
+
+// TestTopKIndices: both TopK outputs, largest first, ties by position.
+func TestTopKIndices(t *testing.T) {
+	s := modelSpec{opset: 13, inputs: []*pb.ValueInfoProto{f32In("x", 2, 4)}, outputs: []*pb.ValueInfoProto{out("v"), out("i")},
+		inits: []*pb.TensorProto{i64Tensor("k", dims(1), 3)}, nodes: []*pb.NodeProto{mkNode("TopK", ss("x", "k"), ss("v", "i"))}}
+	m := mustImport(t, s)
+	got := interpret(t, m, f32(dims(2, 4), 1, 3, 1, 2, -1, -1, -1, -1))
+	requireTensor(t, f32(dims(2, 3), 3, 2, 1, -1, -1, -1), got[0])
+	requireTensor(t, tensor(graphir.I64, dims(2, 3), 1, 3, 0, 0, 1, 2), got[1])
 }

@@ -206,6 +206,11 @@ func TestNodeTestData(t *testing.T) {
 		{name: "test_reduce_l1_keep_dims_example"},
 		{name: "test_reduce_log_sum_asc_axes"},
 		{name: "test_dropout_default_mask"},
+		{name: "test_argmax_negative_axis_keepdims_random_select_last_index"},
+		{name: "test_argmin_no_keepdims_example"},
+		{name: "test_top_k", bind: []int{1}},
+		{name: "test_top_k_negative_axis", bind: []int{1}},
+		{name: "test_top_k_smallest", bind: []int{1}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(nodeTests, c.name)); err != nil {
