@@ -57,6 +57,7 @@ func TestCoverageModels(t *testing.T) {
 	for _, name := range names {
 		m := man.Models[name]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			base := name[:len(name)-len("_opset13")]
 			if reason, ok := coveragePending[base]; ok {
 				t.Skipf("not supported yet: %s", reason)
