@@ -1,6 +1,7 @@
 package lowering
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -121,7 +122,8 @@ func mathAgreeCases() []ewCase {
 			cs = append(cs, ewCase{name: name + "/" + in.String(), op: op, inputs: []*graphir.TensorType{in}})
 		}
 	}
-	for _, op := range []string{"erf", "atan", "floor", "ceil", "sign"} { // single hlo ops: composites round every step in f16
+	for _, op := range []string{"erf", "atan", "sin", "cos", "tan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh",
+		"floor", "ceil", "sign"} { // single hlo ops: composites round every step in f16
 		cs = append(cs, ewCase{name: op + "/f16", op: "graph." + op, inputs: []*graphir.TensorType{graphir.NewTensor(graphir.F16, 11)}})
 	}
 	for _, op := range []string{"pow", "max", "min"} {
@@ -131,6 +133,18 @@ func mathAgreeCases() []ewCase {
 			ewCase{name: op + "/rank0", op: "graph." + op, inputs: []*graphir.TensorType{f32t(), f32t(2, 3)}},
 		)
 	}
+	i := func(dt graphir.DType, shape ...int64) *graphir.TensorType { return graphir.NewTensor(dt, shape...) }
+	for _, dt := range []graphir.DType{graphir.I8, graphir.I32, graphir.I64} {
+		for _, fmod := range []int{0, 1} {
+			cs = append(cs, ewCase{name: fmt.Sprintf("mod/%s/fmod%d", dt, fmod), op: "graph.mod", inputs: []*graphir.TensorType{i(dt, 4, 9), i(dt, 9)}, attrs: attrs("fmod", fmod)})
+		}
+	}
+	cs = append(cs,
+		ewCase{name: "mod/f32", op: "graph.mod", inputs: []*graphir.TensorType{f32t(3, 1, 5), f32t(4, 1)}, attrs: attrs("fmod", 1)},
+		ewCase{name: "mod/f16", op: "graph.mod", inputs: []*graphir.TensorType{i(graphir.F16, 11), i(graphir.F16, 11)}, attrs: attrs("fmod", 1)},
+		ewCase{name: "mod/f64", op: "graph.mod", inputs: []*graphir.TensorType{i(graphir.F64, 7), i(graphir.F64)}, attrs: attrs("fmod", 1)},
+		ewCase{name: "mod/i32/default", op: "graph.mod", inputs: []*graphir.TensorType{i(graphir.I32), i(graphir.I32, 2, 3)}},
+	)
 	cs = append(cs,
 		ewCase{name: "max/i32", op: "graph.max", inputs: []*graphir.TensorType{graphir.NewTensor(graphir.I32, 9), graphir.NewTensor(graphir.I32, 9)}},
 		ewCase{name: "cast/f32_i1", op: "graph.cast", inputs: []*graphir.TensorType{f32t(5, 5)}, result: i1t(5, 5)},

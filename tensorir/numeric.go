@@ -6,7 +6,12 @@ import "math"
 // Compute evaluates one in float64 (the interpreter rounds the result to
 // the call's dtype). sigmoid is the logistic function 1/(1+e^-x); fma(a, b,
 // c) is a*b+c with one rounding; atan is in radians, in [-π/2, π/2]; floor and ceil round to an integral value
-// toward -inf / +inf (±0, ±inf and NaN unchanged).
+// toward -inf / +inf (±0, ±inf and NaN unchanged). sin, cos and tan take
+// radians (±inf → NaN); asin and acos give radians in [-π/2, π/2] and
+// [0, π] (NaN outside [-1, 1]); sinh, cosh, asinh, acosh (NaN below 1)
+// and atanh (±1 → ±inf, NaN beyond) are the hyperbolic functions and their
+// inverses; fmod(a, b) is C's fmod: a − trunc(a/b)·b exactly, with a's
+// sign (fmod(a, 0) and fmod(±inf, b) are NaN, fmod(a, ±inf) = a).
 var Intrinsics = map[string]Intrinsic{
 	"exp":     {Arity: 1, Compute: func(a []float64) float64 { return math.Exp(a[0]) }},
 	"log":     {Arity: 1, Compute: func(a []float64) float64 { return math.Log(a[0]) }},
@@ -16,6 +21,17 @@ var Intrinsics = map[string]Intrinsic{
 	"sigmoid": {Arity: 1, Compute: func(a []float64) float64 { return 1 / (1 + math.Exp(-a[0])) }},
 	"erf":     {Arity: 1, Compute: func(a []float64) float64 { return math.Erf(a[0]) }},
 	"atan":    {Arity: 1, Compute: func(a []float64) float64 { return math.Atan(a[0]) }},
+	"sin":     {Arity: 1, Compute: func(a []float64) float64 { return math.Sin(a[0]) }},
+	"cos":     {Arity: 1, Compute: func(a []float64) float64 { return math.Cos(a[0]) }},
+	"tan":     {Arity: 1, Compute: func(a []float64) float64 { return math.Tan(a[0]) }},
+	"asin":    {Arity: 1, Compute: func(a []float64) float64 { return math.Asin(a[0]) }},
+	"acos":    {Arity: 1, Compute: func(a []float64) float64 { return math.Acos(a[0]) }},
+	"sinh":    {Arity: 1, Compute: func(a []float64) float64 { return math.Sinh(a[0]) }},
+	"cosh":    {Arity: 1, Compute: func(a []float64) float64 { return math.Cosh(a[0]) }},
+	"asinh":   {Arity: 1, Compute: func(a []float64) float64 { return math.Asinh(a[0]) }},
+	"acosh":   {Arity: 1, Compute: func(a []float64) float64 { return math.Acosh(a[0]) }},
+	"atanh":   {Arity: 1, Compute: func(a []float64) float64 { return math.Atanh(a[0]) }},
+	"fmod":    {Arity: 2, Compute: func(a []float64) float64 { return math.Mod(a[0], a[1]) }},
 	"abs":     {Arity: 1, IntOK: true, Compute: func(a []float64) float64 { return math.Abs(a[0]) }},
 	"pow":     {Arity: 2, Compute: func(a []float64) float64 { return math.Pow(a[0], a[1]) }},
 	"fma":     {Arity: 3, Compute: func(a []float64) float64 { return math.FMA(a[0], a[1], a[2]) }},

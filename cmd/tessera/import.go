@@ -18,8 +18,8 @@ func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import MODEL.onnx [-o OUT.mlir]",
 		Short: "translate an ONNX model to graph-dialect text",
-		Long: `import reads an ONNX model (default ai.onnx domain, opsets 7 to 17, static
-input shapes) and writes its graph-dialect module, ready for compile:
+		Long: `import reads an ONNX model (default ai.onnx domain, opsets 7 to 17 and,
+for the ops unchanged since, 1 to 6; static input shapes) and writes its graph-dialect module, ready for compile:
 
   tessera import resnet18.onnx -o resnet18.mlir
   tessera compile resnet18.mlir -o resnet18.o

@@ -57,6 +57,13 @@ func unaryOps() []string {
 	return ops
 }
 
+// modCase is graph.mod {fmod} of a and b (i32 operands in [-9, 9]: zero
+// divisors included).
+func modCase(a, b, r string, fmod int) opCase {
+	return opCase{fmt.Sprintf("mod fmod=%d %s %s", fmod, a, b), []string{a, b}, r,
+		fmt.Sprintf("%%0 = graph.mod %%arg0, %%arg1 {fmod = %d} : (%s, %s) -> %s", fmod, a, b, r)}
+}
+
 var elementwiseOpCases = func() []opCase {
 	var cs []opCase
 	for _, op := range unaryOps() {
@@ -70,7 +77,12 @@ var elementwiseOpCases = func() []opCase {
 		unaryCase("leaky_relu", "3x19", "{alpha = 0.1 : f32}"),
 		unaryCase("elu", "3x19", "{alpha = 2.0 : f32}"),
 		unaryCase("selu", "3x19", "{alpha = 2.0 : f32, gamma = 3.0 : f32}"),
+		unaryCase("celu", "3x19", "{alpha = 2.0 : f32}"),
+		unaryCase("shrink", "3x19", "{bias = 0.5 : f32, lambd = 1.5 : f32}"),
 		unaryCase("sign", "", ""),
+		modCase("tensor<4x1x9xf32>", "tensor<3x1xf32>", "tensor<4x3x9xf32>", 1),
+		modCase("tensor<5x17xi32>", "tensor<17xi32>", "tensor<5x17xi32>", 0),
+		modCase("tensor<5x17xi32>", "tensor<5x17xi32>", "tensor<5x17xi32>", 1),
 		binaryCase("pow", "tensor<4x1x9xf32>", "tensor<3x1xf32>", "tensor<4x3x9xf32>"),
 		binaryCase("max", "tensor<2x33xf32>", "tensor<33xf32>", "tensor<2x33xf32>"),
 		binaryCase("min", "tensor<f32>", "tensor<5x7xf32>", "tensor<5x7xf32>"),
@@ -228,7 +240,7 @@ func TestElementwiseOpsCompiledMatchInterpreter(t *testing.T) {
 			}
 		})
 	}
-	for _, name := range append(unaryOps(), "graph.pow", "graph.max", "graph.min", "graph.cast", "graph.prelu",
+	for _, name := range append(unaryOps(), "graph.pow", "graph.max", "graph.min", "graph.mod", "graph.cast", "graph.prelu", "graph.celu", "graph.shrink",
 		"graph.equal", "graph.less", "graph.greater", "graph.less_equal", "graph.greater_equal",
 		"graph.not", "graph.and", "graph.or", "graph.where") {
 		assert.True(t, covered[name], "no compiled test for %s", name)

@@ -20,12 +20,18 @@ import (
 //	graph.elu(x) {alpha = 1.0}          x ≥ 0 ? x : alpha·(e^x − 1)                 ONNX Elu
 //	graph.selu(x) {alpha = 1.67326319, gamma = 1.05070102}
 //	                       gamma · (x > 0 ? x : alpha·(e^x − 1))                   ONNX Selu
+//	graph.celu(x) {alpha = 1.0}         max(0, x) + min(0, alpha·(e^(x/alpha) − 1)),
+//	                       alpha finite and non-zero                              ONNX Celu
+//	graph.shrink(x) {lambd = 0.5, bias = 0.0}
+//	                       x < −lambd ? x + bias : (x > lambd ? x − bias : 0)     ONNX Shrink (float types)
+//	graph.mish(x)          x · tanh(softplus(x))                                  ONNX Mish
 //	graph.prelu(x, slope)  x ≥ 0 ? x : slope·x, slope unidirectionally broadcast
 //	                       to x (NumPy rules; result shape = x's shape)            ONNX PRelu
 //
 // NaN inputs give NaN (every comparison with NaN is false, so the
-// negative branch runs and multiplies the NaN). clip also accepts signed
-// integer types.
+// negative branch runs and multiplies the NaN), except shrink, whose
+// comparisons both fail: NaN → 0, as ONNX's reference. clip also accepts
+// signed integer types.
 
 // Activation op names.
 const (
@@ -37,6 +43,9 @@ const (
 	LeakyReluOp   = "graph.leaky_relu"
 	EluOp         = "graph.elu"
 	SeluOp        = "graph.selu"
+	CeluOp        = "graph.celu"
+	ShrinkOp      = "graph.shrink"
+	MishOp        = "graph.mish"
 	PReluOp       = "graph.prelu"
 )
 
@@ -95,6 +104,32 @@ func HardSigmoid(x, alpha, beta float64) float64 {
 // Softplus is log(1 + e^x) without overflow.
 func Softplus(x float64) float64 { return math.Max(x, 0) + math.Log1p(math.Exp(-math.Abs(x))) }
 
+// Celu is max(0, x) + min(0, alpha·(e^(x/alpha) − 1)) (ONNX Celu).
+func Celu(x, alpha float64) float64 {
+	return math.Max(0, x) + math.Min(0, alpha*math.Expm1(x/alpha))
+}
+
+// Shrink is x + bias below −lambd, x − bias above lambd and 0 between
+// (NaN → 0, as ONNX's reference np.where).
+func Shrink(x, lambd, bias float64) float64 {
+	switch {
+	case x < -lambd:
+		return x + bias
+	case x > lambd:
+		return x - bias
+	}
+	return 0
+}
+
+// celuAlpha reads celu's alpha: finite and non-zero (it divides x).
+func celuAlpha(op *graphir.Op) ([]float64, error) {
+	p, err := finiteAttrs(op, "alpha")
+	if err == nil && p[0] == 0 {
+		err = op.Errorf("attribute 'alpha' must be non-zero")
+	}
+	return p, err
+}
+
 func init() {
 	registerUnary([]unaryOp{
 		{name: SoftplusOp, summary: "log(1 + exp(x)) (ONNX Softplus); float element types", kind: floatElem,
@@ -146,6 +181,19 @@ func init() {
 				return p[1] * p[0] * math.Expm1(x)
 			},
 			legalize: legalizeSelu, onnx: "Selu"},
+		{name: CeluOp, summary: "max(0, x) + min(0, alpha*(exp(x/alpha) - 1)) (ONNX Celu); float element types", kind: floatElem,
+			attrs:    []graphir.AttrSpec{floatSpec("alpha", 1)},
+			params:   celuAlpha,
+			fn:       func(x float64, p []float64) float64 { return Celu(x, p[0]) },
+			legalize: legalizeCelu, onnx: "Celu"},
+		{name: ShrinkOp, summary: "x < -lambd ? x + bias : (x > lambd ? x - bias : 0) (ONNX Shrink); float element types", kind: floatElem,
+			attrs:    []graphir.AttrSpec{floatSpec("lambd", 0.5), floatSpec("bias", 0)},
+			params:   func(op *graphir.Op) ([]float64, error) { return finiteAttrs(op, "lambd", "bias") },
+			fn:       func(x float64, p []float64) float64 { return Shrink(x, p[0], p[1]) },
+			legalize: legalizeShrink, onnx: "Shrink"},
+		{name: MishOp, summary: "x * tanh(softplus(x)) (ONNX Mish); float element types", kind: floatElem,
+			fn:       func(x float64, _ []float64) float64 { return x * math.Tanh(Softplus(x)) },
+			legalize: legalizeMish, onnx: "Mish"},
 	})
 	register(&graphir.OpDef{
 		Name:     PReluOp,
@@ -213,6 +261,9 @@ func shapeEq(a, b []int64) bool {
 //	graph.leaky_relu(x)   → select(x ≥ s(0), x, x·s(alpha))
 //	graph.elu(x)          → select(x ≥ s(0), x, s(alpha)·(exp(x) − s(1)))
 //	graph.selu(x)         → select(x > s(0), x·s(gamma), s(gamma·alpha)·(exp(x) − s(1)))
+//	graph.celu(x)         → max(x, s(0)) + min(s(alpha)·(exp(x / s(alpha)) − s(1)), s(0))
+//	graph.shrink(x)       → select(x < s(−lambd), x + s(bias), select(x > s(lambd), x − s(bias), s(0)))
+//	graph.mish(x)         → x · tanh(softplus(x)) (softplus in its stable form)
 //	graph.prelu(x, slope) → select(x ≥ s(0), x, x·broadcast_in_dim(slope))
 //
 // Comparisons with NaN are false, so a NaN input takes the negative
@@ -226,12 +277,22 @@ func activation(op *graphir.Op, b *builder, attrs ...string) (*graphir.Value, *c
 	return x, &chain{b: b, t: graphir.AsTensor(x.Type)}, p, err
 }
 
-func legalizeSoftplus(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
-	x, c, _, _ := activation(op, b)
+// softplus emits max(x, 0) + log(1 + exp(−|x|)).
+func (c *chain) softplus(x *graphir.Value) *graphir.Value {
 	m := c.op(hlo.MaximumOp, x, c.splat(0))
 	e := c.op(hlo.ExponentialOp, c.op(hlo.NegateOp, c.op(hlo.AbsOp, x)))
 	l := c.op(hlo.LogOp, c.op(hlo.AddOp, c.splat(1), e))
-	return c.done(c.op(hlo.AddOp, m, l))
+	return c.op(hlo.AddOp, m, l)
+}
+
+func legalizeSoftplus(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	return c.done(c.softplus(x))
+}
+
+func legalizeMish(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, _, _ := activation(op, b)
+	return c.done(c.op(hlo.MultiplyOp, x, c.op(hlo.TanhOp, c.softplus(x))))
 }
 
 func legalizeSoftsign(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
@@ -306,6 +367,26 @@ func legalizeSelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	pos := c.op(hlo.MultiplyOp, x, c.splat(p[1]))
 	neg := c.op(hlo.MultiplyOp, c.splat(p[1]*p[0]), c.expm1(x))
 	return c.done(c.op(hlo.SelectOp, c.cmp("GT", x, c.splat(0)), pos, neg))
+}
+
+func legalizeCelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, p, err := activation(op, b, "alpha")
+	if err != nil {
+		return nil, err
+	}
+	alpha := c.splat(p[0])
+	neg := c.op(hlo.MultiplyOp, alpha, c.expm1(c.op(hlo.DivideOp, x, alpha)))
+	return c.done(c.op(hlo.AddOp, c.op(hlo.MaximumOp, x, c.splat(0)), c.op(hlo.MinimumOp, neg, c.splat(0))))
+}
+
+func legalizeShrink(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
+	x, c, p, err := activation(op, b, "lambd", "bias")
+	if err != nil {
+		return nil, err
+	}
+	lambd, bias := p[0], p[1]
+	above := c.op(hlo.SelectOp, c.cmp("GT", x, c.splat(lambd)), c.op(hlo.SubtractOp, x, c.splat(bias)), c.splat(0))
+	return c.done(c.op(hlo.SelectOp, c.cmp("LT", x, c.splat(-lambd)), c.op(hlo.AddOp, x, c.splat(bias)), above))
 }
 
 func legalizePRelu(op *graphir.Op, b *builder) ([]*graphir.Value, error) {

@@ -39,6 +39,16 @@ func TestActivationHandValues(t *testing.T) {
 		// test_selu_example
 		{"selu", SeluOp, attrs("alpha", 2.0, "gamma", 3.0), []float64{-1, 0, 1, nan}, []float64{-3.7927234602634466, 0, 3, nan}},
 		{"selu default", SeluOp, nil, []float64{-1, 1}, []float64{-1.1113307378125625, 1.0507010221481323}},
+		// test_celu: alpha = 2; max(0, x) + min(0, alpha·(e^(x/alpha) − 1))
+		{"celu", CeluOp, attrs("alpha", 2.0), []float64{-1, 0, 1, ninf, inf, nan}, []float64{-0.7869386805747332, 0, 1, -2, inf, nan}},
+		{"celu default", CeluOp, nil, []float64{-1, 3}, []float64{-0.6321205588285577, 3}},
+		{"celu negative alpha", CeluOp, attrs("alpha", -1.0), []float64{-1, 1}, []float64{-1.718281828459045, 1}},
+		// test_shrink_hard (lambd 1.5) and test_shrink_soft (lambd 1.5, bias 1.5)
+		{"shrink hard", ShrinkOp, attrs("lambd", 1.5), []float64{-2, -1, 0, 1, 2, nan}, []float64{-2, 0, 0, 0, 2, 0}},
+		{"shrink soft", ShrinkOp, attrs("lambd", 1.5, "bias", 1.5), []float64{-2, -1, 0, 1, 2}, []float64{-0.5, 0, 0, 0, 0.5}},
+		{"shrink default", ShrinkOp, nil, []float64{-0.5, 0.75, ninf}, []float64{0, 0.75, ninf}},
+		// mish(x) = x·tanh(ln(1 + e^x))
+		{"mish", MishOp, nil, []float64{0, 1, -1, 100, -100, nan}, []float64{0, 0.8650983882673103, -0.3034014613741, 100, -3.720075976020836e-42, nan}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -69,13 +79,15 @@ func TestPRelu(t *testing.T) {
 
 func TestActivationErrors(t *testing.T) {
 	i32 := []*graphir.TensorType{graphir.NewTensor(graphir.I32, 3)}
-	for _, op := range []string{SoftplusOp, SoftsignOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, EluOp, SeluOp} {
+	for _, op := range []string{SoftplusOp, SoftsignOp, HardSigmoidOp, HardSwishOp, LeakyReluOp, EluOp, SeluOp, CeluOp, ShrinkOp, MishOp} {
 		require.ErrorContains(t, checkOp(op, i32, nil), "requires a floating-point element type", op)
 	}
 	require.ErrorContains(t, checkOp(ClipOp, []*graphir.TensorType{graphir.NewTensor(graphir.I1, 3)}, nil), "requires a signed integer or floating-point")
 	require.ErrorContains(t, checkOp(LeakyReluOp, []*graphir.TensorType{tt(3)}, attrs("alpha", graphir.StringAttr("x"))), "'alpha'")
 	require.ErrorContains(t, checkOp(HardSigmoidOp, []*graphir.TensorType{tt(3)}, attrs("alpha", math.Inf(1))), "must be finite")
 	require.ErrorContains(t, checkOp(ClipOp, []*graphir.TensorType{tt(3)}, attrs("min", math.NaN())), "must not be NaN")
+	require.ErrorContains(t, checkOp(CeluOp, []*graphir.TensorType{tt(3)}, attrs("alpha", 0.0)), "'alpha' must be non-zero")
+	require.ErrorContains(t, checkOp(ShrinkOp, []*graphir.TensorType{tt(3)}, attrs("lambd", math.Inf(1))), "must be finite")
 	err := checkOp(SeluOp, []*graphir.TensorType{tt(2)}, attrs("gamma", graphir.BoolAttr(true)))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "t.mlir:1:1")

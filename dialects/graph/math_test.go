@@ -39,6 +39,16 @@ func TestMathUnaryHandValues(t *testing.T) {
 		{SqrtOp, []float64{4, 0, -1, inf, 2}, []float64{2, 0, nan, inf, f32(math.Sqrt2)}},
 		{ErfOp, []float64{0, 0.5, -1, inf, ninf, nan}, []float64{0, f32(0.5204998778130465), f32(-0.8427007929497149), 1, -1, nan}},
 		{AtanOp, []float64{0, 1, -1, inf, ninf, nan, 1e30}, []float64{0, f32(math.Pi / 4), f32(-math.Pi / 4), f32(math.Pi / 2), f32(-math.Pi / 2), nan, f32(math.Pi / 2)}},
+		{SinOp, []float64{0, math.Pi / 6, -math.Pi / 2, 100, inf, nan}, []float64{0, 0.5, -1, f32(-0.50636564110975879), nan, nan}},
+		{CosOp, []float64{0, math.Pi / 3, math.Pi, 100, ninf, nan}, []float64{1, 0.5, -1, f32(0.86231887228768389), nan, nan}},
+		{TanOp, []float64{0, math.Pi / 4, -math.Pi / 4, 100, inf}, []float64{0, 1, -1, f32(-0.58721391515692908), nan}},
+		{AsinOp, []float64{0, 0.5, -1, 1.5, nan}, []float64{0, f32(math.Pi / 6), f32(-math.Pi / 2), nan, nan}},
+		{AcosOp, []float64{1, 0.5, -1, 0, -1.5}, []float64{0, f32(math.Pi / 3), f32(math.Pi), f32(math.Pi / 2), nan}},
+		{SinhOp, []float64{0, 1, -1, 1e-10, 100, inf, ninf}, []float64{0, f32(1.1752011936438014), f32(-1.1752011936438014), f32(1e-10), inf, inf, ninf}},
+		{CoshOp, []float64{0, 1, -1, 100, ninf, nan}, []float64{1, f32(1.5430806348152437), f32(1.5430806348152437), inf, inf, nan}},
+		{AsinhOp, []float64{0, 1, -1, 1e-10, inf, ninf}, []float64{0, f32(0.88137358701954303), f32(-0.88137358701954303), f32(1e-10), inf, ninf}},
+		{AcoshOp, []float64{1, 2, 0.5, inf, nan}, []float64{0, f32(1.3169578969248168), nan, inf, nan}},
+		{AtanhOp, []float64{0, 0.5, -0.5, 1, -1, 2}, []float64{0, f32(0.54930614433405489), f32(-0.54930614433405489), inf, ninf, nan}},
 		{NegOp, []float64{1, -2, nan}, []float64{-1, 2, nan}},
 		{AbsOp, []float64{1, -2, ninf}, []float64{1, 2, inf}},
 		{ReciprocalOp, []float64{2, -4, 0, negZ, inf}, []float64{0.5, -0.25, inf, ninf, 0}},
@@ -59,6 +69,38 @@ func TestMathUnaryHandValues(t *testing.T) {
 	assert.Equal(t, 0.0, got.Data[0])
 	got = evalOp(t, NegOp, nil, vec(0))
 	assert.True(t, math.Signbit(got.Data[0]), "neg(0) = -0")
+	for _, op := range []string{SinOp, TanOp, AsinOp, SinhOp, AsinhOp, AtanhOp} {
+		got = evalOp(t, op, nil, vec(negZ))
+		assert.True(t, math.Signbit(got.Data[0]), "%s(-0) = -0", op)
+	}
+}
+
+// TestMod: ONNX's Mod node tests (test_mod_mixed_sign_int32,
+// test_mod_mixed_sign_float32, test_mod_int64_fmod), zero divisors and
+// the edge values of C fmod.
+func TestMod(t *testing.T) {
+	i32 := func(v ...float64) *graphir.Tensor { return typed(graphir.I32, []int64{int64(len(v))}, v...) }
+	x, y := i32(-4, 7, 5, 4, -7, 8), i32(2, -3, 8, -2, 3, 5)
+	assert.Equal(t, []float64{0, -2, 5, 0, 2, 3}, evalOp(t, ModOp, nil, x, y).Data)
+	assert.Equal(t, []float64{0, 1, 5, 0, -1, 3}, evalOp(t, ModOp, attrs("fmod", 1), x, y).Data)
+	// x mod 0 = x in both modes; MinInt mod -1 = 0; broadcasting.
+	assert.Equal(t, []float64{-4, 7}, evalOp(t, ModOp, nil, i32(-4, 7), i32(0, 0)).Data)
+	assert.Equal(t, []float64{-4, 7}, evalOp(t, ModOp, attrs("fmod", 1), i32(-4, 7), i32(0, 0)).Data)
+	assert.Equal(t, []float64{0}, evalOp(t, ModOp, nil, i32(math.MinInt32), i32(-1)).Data)
+	got := evalOp(t, ModOp, nil, typed(graphir.I64, []int64{2, 1}, -7, 7), typed(graphir.I64, []int64{3}, 3, -3, 4))
+	assert.Equal(t, []float64{2, -1, 1, 1, -2, 3}, got.Data)
+	got = evalOp(t, ModOp, attrs("fmod", 1), vec(-4.3, 7.2, 5, 4.3, -7.2, 8), vec(2.1, -3.4, 8, -2.1, 3.4, 5))
+	requireClose(t, []float64{-0.1, 0.4, 5, 0.1, -0.4, 3}, got.Data, 1e-6)
+	got = evalOp(t, ModOp, attrs("fmod", 1), vec(3, inf, 3, nan, -3, 5.5), vec(0, 2, inf, 2, ninf, 2))
+	requireClose(t, []float64{nan, nan, 3, nan, -3, 1.5}, got.Data, 0)
+	got = evalOp(t, ModOp, attrs("fmod", 1), vec(negZ), vec(2))
+	assert.True(t, math.Signbit(got.Data[0]), "fmod(-0, 2) = -0")
+
+	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{tt(3), tt(3)}, nil), "floating-point operands need fmod = 1")
+	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{tt(3), tt(3)}, attrs("fmod", 2)), "'fmod' must be 0 or 1")
+	b := graphir.NewTensor(graphir.I1, 3)
+	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{b, b}, nil), "requires a signed integer or floating-point")
+	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{tt(3), graphir.NewTensor(graphir.I32, 3)}, attrs("fmod", 1)), "element type")
 }
 
 func TestMathIntegerOps(t *testing.T) {
@@ -67,7 +109,7 @@ func TestMathIntegerOps(t *testing.T) {
 	assert.Equal(t, []float64{5, 7, 0, 1}, evalOp(t, AbsOp, nil, x).Data)
 	assert.Equal(t, []float64{-5, 7, 0, -1}, evalOp(t, NegOp, nil, x).Data)
 	assert.Equal(t, []float64{25, 49, 0, 1}, evalOp(t, PowOp, nil, x, typed(graphir.I32, nil, 2)).Data)
-	for _, op := range []string{ExpOp, LogOp, SqrtOp, ErfOp, AtanOp, ReciprocalOp, FloorOp, CeilOp} {
+	for _, op := range []string{ExpOp, LogOp, SqrtOp, ErfOp, AtanOp, SinOp, CosOp, TanOp, AsinOp, AcosOp, SinhOp, CoshOp, AsinhOp, AcoshOp, AtanhOp, ReciprocalOp, FloorOp, CeilOp} {
 		err := checkOp(op, []*graphir.TensorType{graphir.NewTensor(graphir.I32, 3)}, nil)
 		require.ErrorContains(t, err, "requires a floating-point element type", op)
 	}

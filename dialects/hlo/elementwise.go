@@ -17,6 +17,7 @@ const (
 	MaximumOp     = "hlo.maximum"
 	MinimumOp     = "hlo.minimum"
 	PowerOp       = "hlo.power"
+	RemainderOp   = "hlo.remainder"
 	AndOp         = "hlo.and"
 	OrOp          = "hlo.or"
 	NegateOp      = "hlo.negate"
@@ -29,6 +30,16 @@ const (
 	SqrtOp        = "hlo.sqrt"
 	ErfOp         = "hlo.erf"
 	AtanOp        = "hlo.atan"
+	SineOp        = "hlo.sine"
+	CosineOp      = "hlo.cosine"
+	TanOp         = "hlo.tan"
+	AsinOp        = "hlo.asin"
+	AcosOp        = "hlo.acos"
+	SinhOp        = "hlo.sinh"
+	CoshOp        = "hlo.cosh"
+	AsinhOp       = "hlo.asinh"
+	AcoshOp       = "hlo.acosh"
+	AtanhOp       = "hlo.atanh"
 	FloorOp       = "hlo.floor"
 	CeilOp        = "hlo.ceil"
 	SignOp        = "hlo.sign"
@@ -40,18 +51,22 @@ const (
 )
 
 // Elementwise ops: binary arithmetic (StableHLO §add, §subtract,
-// §multiply, §divide, §maximum, §minimum, §power), logic (§and, §or,
-// §not; Tessera's take i1 only, StableHLO's also integers bitwise), unary
-// math (§negate, §exponential, §log, §tanh, §logistic, §rsqrt, §sqrt,
-// §abs, §floor, §ceil, §sign, and CHLO's erf and atan), §compare, §select,
-// §convert and §clamp. No implicit broadcasting: binary operands have
-// identical types.
+// §multiply, §divide, §remainder, §maximum, §minimum, §power), logic
+// (§and, §or, §not; Tessera's take i1 only, StableHLO's also integers
+// bitwise), unary math (§negate, §exponential, §log, §tanh, §logistic,
+// §rsqrt, §sqrt, §abs, §floor, §ceil, §sign, §sine, §cosine, §tan, and
+// CHLO's erf, atan, asin, acos, sinh, cosh, asinh, acosh and atanh),
+// §compare, §select, §convert and §clamp. No implicit broadcasting: binary
+// operands have identical types.
 //
 // Each op is one row of a table: its element-type rule, its reference
 // evaluator (the interpreter's semantics) and its scalar lowering to
 // tensor IR (Lowering.Scalar), which matches the evaluator:
 //   - add/multiply/maximum/minimum on i1 are or/and/or/and;
 //   - integer divide truncates toward zero and x / 0 = -1 (XLA);
+//   - remainder has the dividend's sign: C fmod on floats, the truncated
+//     remainder on integers, with x % 0 = x (XLA: x == (x/y)·y + x%y
+//     holds for y = 0 too);
 //   - negate of a float multiplies by -1 (so -(+0) = -0);
 //   - integer power is computed in f64 and truncated back;
 //   - sign is select(x > 0, 1, select(x < 0, -1, x)): NaN and ±0 pass
@@ -88,6 +103,7 @@ var binaryOps = []binaryDef{
 	{MultiplyOp, "elementwise a * b (logical and on i1)", true, numbersOrBool,
 		func(a, b float64, _ g.DType) float64 { return a * b }, boolAnd(tir.Mul)},
 	{DivideOp, "elementwise a / b; integers truncate toward zero, x / 0 = -1 as XLA", false, numbers, divide, numeric(divideExpr)},
+	{RemainderOp, "elementwise remainder of a / b with the sign of a (C fmod on floats; integers: x % 0 = x as XLA)", false, numbers, remainder, numeric(remainderExpr)},
 	{MaximumOp, "elementwise max(a, b), NaN propagates", true, numbersOrBool, fmax, boolOr(tir.Max)},
 	{MinimumOp, "elementwise min(a, b), NaN propagates", true, numbersOrBool, fmin, boolAnd(tir.Min)},
 	{PowerOp, "elementwise a ** b; on integers a negative exponent gives 0 unless the base is ±1 (StableHLO)", false, numbers, power, numeric(powerExpr)},
@@ -150,6 +166,18 @@ func divide(a, b float64, dt g.DType) float64 {
 	return a / b
 }
 
+// remainder is a − trunc(a/b)·b with the sign of a: math.Mod on floats,
+// Go's % on integers (MinInt % -1 = 0), and a when an integer b is 0.
+func remainder(a, b float64, dt g.DType) float64 {
+	if !dt.IsInt() {
+		return math.Mod(a, b)
+	}
+	if b == 0 {
+		return a
+	}
+	return float64(int64(a) % int64(b))
+}
+
 // power is a ** b; for integers as StableHLO defines it: a negative
 // exponent gives 1 for base 1, ±1 for base -1 (by the exponent's parity)
 // and 0 otherwise; other results are computed in f64 (exact while they are
@@ -197,6 +225,24 @@ func divideExpr(a, b tir.Expr, t tir.DType) tir.Expr {
 	return &tir.Select{Cond: isZero, T: tir.IntOf(t, -1), F: tq}
 }
 
+// remainderExpr is the intrinsic fmod(a, b) on floats; on integers the
+// truncated remainder from floormod (the divisor's sign): with d = (b == 0
+// ? 1 : b), r = floormod(a, d) is moved to the dividend's sign by
+// subtracting d when r ≠ 0 and the signs of a and d differ; b == 0 gives a.
+func remainderExpr(a, b tir.Expr, t tir.DType) tir.Expr {
+	if t.IsFloat() {
+		return &tir.Call{Name: "fmod", Args: []tir.Expr{a, b}}
+	}
+	zero := tir.IntOf(t, 0)
+	isZero := tir.Bin(tir.OpEQ, b, zero)
+	d := &tir.Select{Cond: isZero, T: tir.IntOf(t, 1), F: b}
+	r := tir.FloorMod(a, d)
+	signsDiffer := tir.Bin(tir.OpNE, tir.LT(a, zero), tir.LT(d, zero))
+	fix := tir.Bin(tir.OpAnd, tir.Bin(tir.OpNE, r, zero), signsDiffer)
+	tr := &tir.Select{Cond: fix, T: tir.Sub(r, d), F: r}
+	return &tir.Select{Cond: isZero, T: a, F: tr}
+}
+
 // powerExpr is pow(a, b); integers follow power: raised in f64 and
 // truncated back, with the negative-exponent cases selected explicitly.
 func powerExpr(a, b tir.Expr, t tir.DType) tir.Expr {
@@ -240,6 +286,16 @@ var unaryOps = []unaryDef{
 	{name: SqrtOp, summary: "elementwise square root", elems: floatsOnly, fn: math.Sqrt, intrinsic: "sqrt"},
 	{name: ErfOp, summary: "elementwise Gauss error function", elems: floatsOnly, fn: math.Erf, intrinsic: "erf"},
 	{name: AtanOp, summary: "elementwise arctangent in radians (CHLO atan)", elems: floatsOnly, fn: math.Atan, intrinsic: "atan"},
+	{name: SineOp, summary: "elementwise sine of radians (±inf → NaN)", elems: floatsOnly, fn: math.Sin, intrinsic: "sin"},
+	{name: CosineOp, summary: "elementwise cosine of radians (±inf → NaN)", elems: floatsOnly, fn: math.Cos, intrinsic: "cos"},
+	{name: TanOp, summary: "elementwise tangent of radians (±inf → NaN)", elems: floatsOnly, fn: math.Tan, intrinsic: "tan"},
+	{name: AsinOp, summary: "elementwise arcsine in radians, NaN outside [-1, 1] (CHLO asin)", elems: floatsOnly, fn: math.Asin, intrinsic: "asin"},
+	{name: AcosOp, summary: "elementwise arccosine in radians, NaN outside [-1, 1] (CHLO acos)", elems: floatsOnly, fn: math.Acos, intrinsic: "acos"},
+	{name: SinhOp, summary: "elementwise hyperbolic sine (CHLO sinh)", elems: floatsOnly, fn: math.Sinh, intrinsic: "sinh"},
+	{name: CoshOp, summary: "elementwise hyperbolic cosine (CHLO cosh)", elems: floatsOnly, fn: math.Cosh, intrinsic: "cosh"},
+	{name: AsinhOp, summary: "elementwise inverse hyperbolic sine (CHLO asinh)", elems: floatsOnly, fn: math.Asinh, intrinsic: "asinh"},
+	{name: AcoshOp, summary: "elementwise inverse hyperbolic cosine, NaN below 1 (CHLO acosh)", elems: floatsOnly, fn: math.Acosh, intrinsic: "acosh"},
+	{name: AtanhOp, summary: "elementwise inverse hyperbolic tangent, ±inf at ±1, NaN beyond (CHLO atanh)", elems: floatsOnly, fn: math.Atanh, intrinsic: "atanh"},
 	{name: FloorOp, summary: "elementwise round toward -inf", elems: floatsOnly, fn: math.Floor, intrinsic: "floor"},
 	{name: CeilOp, summary: "elementwise round toward +inf", elems: floatsOnly, fn: math.Ceil, intrinsic: "ceil"},
 	{name: SignOp, summary: "elementwise sign: -1, 0 or 1 (NaN and ±0 pass through)", elems: numbers, fn: Sign, scalar: signExpr},

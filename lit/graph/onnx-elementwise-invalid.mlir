@@ -86,3 +86,35 @@ func.func @f10(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = graph.elu %x {beta = 1.0 : f32} : tensor<3xf32>
   func.return %0 : tensor<3xf32>
 }
+
+// -----
+
+func.func @mod_float_fmod0(%a: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'graph.mod' op floating-point operands need fmod = 1 (fmod = 0 is integer modulo), got tensor<3xf32>}}
+  %0 = graph.mod %a, %a : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @mod_fmod2(%a: tensor<3xi32>) -> tensor<3xi32> {
+  // expected-error@+1 {{'graph.mod' op attribute 'fmod' must be 0 or 1, got 2}}
+  %0 = graph.mod %a, %a {fmod = 2} : (tensor<3xi32>, tensor<3xi32>) -> tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}
+
+// -----
+
+func.func @celu_alpha0(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'graph.celu' op attribute 'alpha' must be non-zero}}
+  %0 = graph.celu %x {alpha = 0.0 : f32} : tensor<3xf32>
+  func.return %0 : tensor<3xf32>
+}
+
+// -----
+
+func.func @sin_int(%x: tensor<3xi32>) -> tensor<3xi32> {
+  // expected-error@+1 {{'graph.sin' op requires a floating-point element type, got tensor<3xi32>}}
+  %0 = graph.sin %x : tensor<3xi32>
+  func.return %0 : tensor<3xi32>
+}

@@ -99,3 +99,45 @@ func.func @compare(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %c: tensor<f32>) -> t
   %10 = graph.where %9, %b, %c : (tensor<2x3xi1>, tensor<3xf32>, tensor<f32>) -> tensor<2x3xf32>
   func.return %10 : tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func.func @trig
+// CHECK-NEXT: %0 = graph.sin %arg0 : tensor<2x3xf32>
+// CHECK-NEXT: %1 = graph.cos %0 : tensor<2x3xf32>
+// CHECK-NEXT: %2 = graph.tan %1 : tensor<2x3xf32>
+// CHECK-NEXT: %3 = graph.asin %2 : tensor<2x3xf32>
+// CHECK-NEXT: %4 = graph.acos %3 : tensor<2x3xf32>
+// CHECK-NEXT: %5 = graph.sinh %4 : tensor<2x3xf32>
+// CHECK-NEXT: %6 = graph.cosh %5 : tensor<2x3xf32>
+// CHECK-NEXT: %7 = graph.asinh %6 : tensor<2x3xf32>
+// CHECK-NEXT: %8 = graph.acosh %7 : tensor<2x3xf32>
+// CHECK-NEXT: %9 = graph.atanh %arg1 : tensor<2x3xf64>
+// CHECK-NEXT: func.return %9 : tensor<2x3xf64>
+func.func @trig(%x: tensor<2x3xf32>, %d: tensor<2x3xf64>) -> tensor<2x3xf64> {
+  %0 = graph.sin %x : tensor<2x3xf32>
+  %1 = graph.cos %0 : tensor<2x3xf32>
+  %2 = graph.tan %1 : tensor<2x3xf32>
+  %3 = graph.asin %2 : tensor<2x3xf32>
+  %4 = graph.acos %3 : tensor<2x3xf32>
+  %5 = graph.sinh %4 : tensor<2x3xf32>
+  %6 = graph.cosh %5 : tensor<2x3xf32>
+  %7 = graph.asinh %6 : tensor<2x3xf32>
+  %8 = "graph.acosh"(%7) : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %9 = graph.atanh %d : tensor<2x3xf64>
+  func.return %9 : tensor<2x3xf64>
+}
+
+// CHECK-LABEL: func.func @mod_act
+// CHECK-NEXT: %0 = graph.mod %arg0, %arg1 : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT: %1 = graph.mod %arg2, %arg2 {fmod = 1} : tensor<2x3xf32>
+// CHECK-NEXT: %2 = graph.celu %1 {alpha = 2.0 : f32} : tensor<2x3xf32>
+// CHECK-NEXT: %3 = graph.shrink %2 {bias = 0.5 : f32, lambd = 1.5 : f32} : tensor<2x3xf32>
+// CHECK-NEXT: %4 = graph.mish %3 : tensor<2x3xf32>
+// CHECK-NEXT: func.return %0, %4 : tensor<2x3xi32>, tensor<2x3xf32>
+func.func @mod_act(%a: tensor<2x3xi32>, %b: tensor<3xi32>, %x: tensor<2x3xf32>) -> (tensor<2x3xi32>, tensor<2x3xf32>) {
+  %0 = graph.mod %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %1 = graph.mod %x, %x {fmod = 1} : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  %2 = graph.celu %1 {alpha = 2.0 : f32} : tensor<2x3xf32>
+  %3 = graph.shrink %2 {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<2x3xf32>
+  %4 = graph.mish %3 : tensor<2x3xf32>
+  func.return %0, %4 : tensor<2x3xi32>, tensor<2x3xf32>
+}

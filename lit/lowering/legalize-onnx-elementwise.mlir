@@ -273,3 +273,107 @@ func.func @where(%c: tensor<2x1xi1>, %a: tensor<3xf32>, %b: tensor<f32>) -> tens
   %0 = graph.where %c, %a, %b : (tensor<2x1xi1>, tensor<3xf32>, tensor<f32>) -> tensor<2x3xf32>
   func.return %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: func.func @trig
+// CHECK-NEXT: %0 = hlo.sine %arg0 : tensor<4xf32>
+// CHECK-NEXT: %1 = hlo.cosine %0 : tensor<4xf32>
+// CHECK-NEXT: %2 = hlo.tan %1 : tensor<4xf32>
+// CHECK-NEXT: %3 = hlo.asin %2 : tensor<4xf32>
+// CHECK-NEXT: %4 = hlo.acos %3 : tensor<4xf32>
+// CHECK-NEXT: %5 = hlo.sinh %4 : tensor<4xf32>
+// CHECK-NEXT: %6 = hlo.cosh %5 : tensor<4xf32>
+// CHECK-NEXT: %7 = hlo.asinh %6 : tensor<4xf32>
+// CHECK-NEXT: %8 = hlo.acosh %7 : tensor<4xf32>
+// CHECK-NEXT: %9 = hlo.atanh %8 : tensor<4xf32>
+// CHECK-NEXT: func.return %9 : tensor<4xf32>
+func.func @trig(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.sin %x : tensor<4xf32>
+  %1 = graph.cos %0 : tensor<4xf32>
+  %2 = graph.tan %1 : tensor<4xf32>
+  %3 = graph.asin %2 : tensor<4xf32>
+  %4 = graph.acos %3 : tensor<4xf32>
+  %5 = graph.sinh %4 : tensor<4xf32>
+  %6 = graph.cosh %5 : tensor<4xf32>
+  %7 = graph.asinh %6 : tensor<4xf32>
+  %8 = graph.acosh %7 : tensor<4xf32>
+  %9 = graph.atanh %8 : tensor<4xf32>
+  func.return %9 : tensor<4xf32>
+}
+
+// -----
+
+// fmod = 0: the remainder (the dividend's sign) moved to the divisor's
+// sign; fmod = 1: the remainder itself.
+// CHECK-LABEL: func.func @mod
+// CHECK-NEXT: %0 = hlo.broadcast_in_dim %arg1 {broadcast_dimensions = {{\[}}1]} : (tensor<3xi32>) -> tensor<2x3xi32>
+// CHECK-NEXT: %1 = hlo.remainder %arg0, %0 : tensor<2x3xi32>
+// CHECK-NEXT: %2 = hlo.constant {value = dense<0> : tensor<2x3xi32>} : tensor<2x3xi32>
+// CHECK-NEXT: %3 = hlo.compare %1, %2 {comparison_direction = "LT"}
+// CHECK-NEXT: %4 = hlo.compare %0, %2 {comparison_direction = "LT"}
+// CHECK-NEXT: %5 = hlo.compare %3, %4 {comparison_direction = "NE"} : tensor<2x3xi1>
+// CHECK-NEXT: %6 = hlo.compare %1, %2 {comparison_direction = "NE"}
+// CHECK-NEXT: %7 = hlo.and %6, %5 : tensor<2x3xi1>
+// CHECK-NEXT: %8 = hlo.add %1, %0 : tensor<2x3xi32>
+// CHECK-NEXT: %9 = hlo.select %7, %8, %1
+// CHECK-NEXT: %10 = hlo.broadcast_in_dim %arg1
+// CHECK-NEXT: %11 = hlo.remainder %arg0, %10 : tensor<2x3xi32>
+// CHECK-NEXT: func.return %9, %11 : tensor<2x3xi32>, tensor<2x3xi32>
+func.func @mod(%a: tensor<2x3xi32>, %b: tensor<3xi32>) -> (tensor<2x3xi32>, tensor<2x3xi32>) {
+  %0 = graph.mod %a, %b : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  %1 = graph.mod %a, %b {fmod = 1} : (tensor<2x3xi32>, tensor<3xi32>) -> tensor<2x3xi32>
+  func.return %0, %1 : tensor<2x3xi32>, tensor<2x3xi32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @celu
+// CHECK-NEXT: %0 = hlo.constant {value = dense<2.0> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %1 = hlo.divide %arg0, %0 : tensor<4xf32>
+// CHECK-NEXT: %2 = hlo.exponential %1 : tensor<4xf32>
+// CHECK-NEXT: %3 = hlo.constant {value = dense<1.0> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %4 = hlo.subtract %2, %3 : tensor<4xf32>
+// CHECK-NEXT: %5 = hlo.multiply %0, %4 : tensor<4xf32>
+// CHECK-NEXT: %6 = hlo.constant {value = dense<0.0> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %7 = hlo.maximum %arg0, %6 : tensor<4xf32>
+// CHECK-NEXT: %8 = hlo.constant {value = dense<0.0> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %9 = hlo.minimum %5, %8 : tensor<4xf32>
+// CHECK-NEXT: %10 = hlo.add %7, %9 : tensor<4xf32>
+// CHECK-NEXT: func.return %10 : tensor<4xf32>
+func.func @celu(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.celu %x {alpha = 2.0 : f32} : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shrink
+// CHECK-NEXT: %0 = hlo.constant {value = dense<1.5> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %1 = hlo.compare %arg0, %0 {comparison_direction = "GT"}
+// CHECK-NEXT: %2 = hlo.constant {value = dense<0.5> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %3 = hlo.subtract %arg0, %2 : tensor<4xf32>
+// CHECK-NEXT: %4 = hlo.constant {value = dense<0.0> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %5 = hlo.select %1, %3, %4
+// CHECK-NEXT: %6 = hlo.constant {value = dense<-1.5> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %7 = hlo.compare %arg0, %6 {comparison_direction = "LT"}
+// CHECK-NEXT: %8 = hlo.constant {value = dense<0.5> : tensor<4xf32>} : tensor<4xf32>
+// CHECK-NEXT: %9 = hlo.add %arg0, %8 : tensor<4xf32>
+// CHECK-NEXT: %10 = hlo.select %7, %9, %5
+// CHECK-NEXT: func.return %10 : tensor<4xf32>
+func.func @shrink(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.shrink %x {lambd = 1.5 : f32, bias = 0.5 : f32} : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @mish
+// CHECK: %8 = hlo.add %1, %7 : tensor<4xf32>
+// CHECK-NEXT: %9 = hlo.tanh %8 : tensor<4xf32>
+// CHECK-NEXT: %10 = hlo.multiply %arg0, %9 : tensor<4xf32>
+// CHECK-NEXT: func.return %10 : tensor<4xf32>
+func.func @mish(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = graph.mish %x : tensor<4xf32>
+  func.return %0 : tensor<4xf32>
+}

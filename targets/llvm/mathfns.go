@@ -20,8 +20,11 @@ import (
 // NaN, overflow and underflow thresholds, branch cut-offs); the maxima
 // measured there are exp 0.93, tanh 1.19, sigmoid 2.07, erf 2.37 ulp. f16 computes in f32 and
 // rounds. f64 calls libm (exp, tanh, erf; sigmoid as 1/(1+exp(-x))) one
-// lane at a time. log, atan and pow call libm logf/atanf/powf
-// (log/atan/pow for f64) one lane at a time. sqrt, fabs, fma, floor and ceil are LLVM intrinsics
+// lane at a time. sin, cos and tan are our own too, computed in f64
+// (mathfns_trig.go, TrigMaxULP). log, atan, pow, asin, acos, sinh, cosh,
+// asinh, acosh and atanh call libm (logf, ..., atanhf; log, ..., atanh for
+// f64) one lane at a time; fmod is LLVM's frem (exact; a call of libm's
+// fmodf/fmod on x86). sqrt, fabs, fma, floor and ceil are LLVM intrinsics
 // (single instructions with -mcpu=native: vroundps/vrndscaleps for floor
 // and ceil); rsqrt is 1/sqrt(x) (correctly rounded
 // division, not the approximate rsqrtps); integer abs wraps (abs(MinInt)
@@ -56,6 +59,17 @@ var mathImpls = map[string]mathImpl{
 	"erf":     {f32: unaryMath((*fgen).erff), f64: libmMath("erf")},
 	"log":     {f32: libmMath("logf"), f64: libmMath("log")},
 	"atan":    {f32: libmMath("atanf"), f64: libmMath("atan")},
+	"sin":     {f32: trigMath(trigSin), f64: libmMath("sin")},
+	"cos":     {f32: trigMath(trigCos), f64: libmMath("cos")},
+	"tan":     {f32: trigMath(trigTan), f64: libmMath("tan")},
+	"asin":    {f32: libmMath("asinf"), f64: libmMath("asin")},
+	"acos":    {f32: libmMath("acosf"), f64: libmMath("acos")},
+	"sinh":    {f32: libmMath("sinhf"), f64: libmMath("sinh")},
+	"cosh":    {f32: libmMath("coshf"), f64: libmMath("cosh")},
+	"asinh":   {f32: libmMath("asinhf"), f64: libmMath("asinh")},
+	"acosh":   {f32: libmMath("acoshf"), f64: libmMath("acosh")},
+	"atanh":   {f32: libmMath("atanhf"), f64: libmMath("atanh")},
+	"fmod":    {any: func(g *fgen, a []value.Value) value.Value { return g.cur.NewFRem(a[0], a[1]) }},
 	"pow":     {f32: libmMath("powf"), f64: libmMath("pow")},
 	"sigmoid": {f32: sigmoidWith((*fgen).expf), f64: sigmoidWith(func(g *fgen, v value.Value) value.Value { return g.libm("exp", v) })},
 }

@@ -138,12 +138,43 @@ func TestMathULP(t *testing.T) {
 	}
 }
 
+// runUnaryF32 compiles R[i] = name(X[i]) over xs (a multiple of 16
+// points) as a vectorized (16 lanes) or serial loop, runs it and returns R.
+func runUnaryF32(t *testing.T, name, kind string, xs []float32) []float32 {
+	t.Helper()
+	n := len(xs)
+	src := fmt.Sprintf(`tir.func @m(%%X: buffer<%[1]dxf32>, out %%R: buffer<%[1]dxf32>) {
+  tir.for %%jo = 0 to %[2]d {
+    tir.for %%ji = 0 to 16 %[3]s {
+      %%R[%%jo * 16 + %%ji] = %[4]s(%%X[%%jo * 16 + %%ji])
+    }
+  }
+}
+`, n, n/16, strings.TrimSuffix(kind, "serial"), name)
+	m := parseModule(t, src)
+	exportAll(m)
+	so, _ := buildShared(t, m, Options{})
+	args := tir.Args{Arrays: map[string]*tir.Array{"X": tir.ArrayFromFloat32(xs, int64(n)), "R": tir.NewArray(tir.DF32, int64(n))}}
+	runShared(t, so, "m", m.Func("m"), args)
+	return args.Arrays["R"].Float32s()
+}
+
+// maxULP is the largest ulpErr of got against ref over xs, and where.
+func maxULP(xs, got []float32, ref func(float64) float64) (worst float64, at float32) {
+	for i, x := range xs {
+		if e := ulpErr(got[i], ref(float64(x))); e > worst || math.IsNaN(e) {
+			worst, at = e, x
+		}
+	}
+	return worst, at
+}
+
 // TestLibmMathULP compiles the intrinsics that call libm over the points
 // of TestMathULP, vectorized and serial, and bounds their error: glibc
-// documents atanf and logf as within 1 ulp.
+// documents atanf, logf, asinf and acosf as within 1 ulp and sinhf,
+// coshf, asinhf, acoshf and atanhf within 2 (its libm-test-ulps tables).
 func TestLibmMathULP(t *testing.T) {
 	xs := mathPoints()
-	n := len(xs)
 	for _, c := range []struct {
 		name string
 		ref  func(float64) float64
@@ -151,30 +182,76 @@ func TestLibmMathULP(t *testing.T) {
 	}{
 		{"atan", math.Atan, 1},
 		{"log", math.Log, 1},
+		{"asin", math.Asin, 1},
+		{"acos", math.Acos, 1},
+		{"sinh", math.Sinh, 2},
+		{"cosh", math.Cosh, 2},
+		{"asinh", math.Asinh, 2},
+		{"acosh", math.Acosh, 2},
+		{"atanh", math.Atanh, 2},
 	} {
 		for _, kind := range []string{"vectorized", "serial"} {
-			src := fmt.Sprintf(`tir.func @m(%%X: buffer<%[1]dxf32>, out %%R: buffer<%[1]dxf32>) {
-  tir.for %%jo = 0 to %[2]d {
-    tir.for %%ji = 0 to 16 %[3]s {
-      %%R[%%jo * 16 + %%ji] = %[4]s(%%X[%%jo * 16 + %%ji])
-    }
-  }
-}
-`, n, n/16, strings.TrimSuffix(kind, "serial"), c.name)
-			m := parseModule(t, src)
-			exportAll(m)
-			so, _ := buildShared(t, m, Options{})
-			args := tir.Args{Arrays: map[string]*tir.Array{"X": tir.ArrayFromFloat32(xs, int64(n)), "R": tir.NewArray(tir.DF32, int64(n))}}
-			runShared(t, so, "m", m.Func("m"), args)
-			got := args.Arrays["R"].Float32s()
-			worst, at := 0.0, float32(0)
-			for i, x := range xs {
-				if e := ulpErr(got[i], c.ref(float64(x))); e > worst || math.IsNaN(e) {
-					worst, at = e, x
-				}
-			}
+			worst, at := maxULP(xs, runUnaryF32(t, c.name, kind, xs), c.ref)
 			t.Logf("%s %s: max error %.3g ulp at x = %g", c.name, kind, worst, at)
 			assert.LessOrEqual(t, worst, c.ulp, "%s %s: max error %.3g ulp at x = %g", c.name, kind, worst, at)
+		}
+	}
+}
+
+// trigPoints are the points of TestMathULP (every binade, up to
+// ±MaxFloat32: the large-argument path), 2^20 points evenly spread over
+// [−2π·10^4, 2π·10^4], and the f32 values nearest to k·π/2 (and their
+// neighbours) for k up to 2^20 and around 2^27, where the reduction
+// cancels most.
+func trigPoints() []float32 {
+	xs := mathPoints()
+	for i := 0; i < 1<<20; i++ {
+		xs = append(xs, float32((float64(i)/(1<<19)-1)*2*math.Pi*1e4))
+	}
+	near := func(k float64) {
+		v := float32(k * math.Pi / 2)
+		xs = append(xs, v, math.Nextafter32(v, 0), math.Nextafter32(v, float32(math.Inf(1))), -v)
+	}
+	for k := 1.0; k < 1<<20; k = math.Ceil(k * 1.01) {
+		near(k)
+	}
+	for k := 0.0; k < 4096; k++ {
+		near(TrigMaxFastArg/(math.Pi/2) - 2048 + k)
+	}
+	xs = append(xs, TrigMaxFastArg, -TrigMaxFastArg, math.Nextafter32(TrigMaxFastArg, 1<<30))
+	for len(xs)%16 != 0 {
+		xs = append(xs, 1)
+	}
+	return xs
+}
+
+// TestTrigULP compiles sin, cos and tan (our own f32 code, with its libm
+// large-argument path) over trigPoints, vectorized and serial, bounds
+// their error against Go's float64 math by TrigMaxULP and checks the
+// special values.
+func TestTrigULP(t *testing.T) {
+	xs := trigPoints()
+	inf, nan, negZero := float32(math.Inf(1)), float32(math.NaN()), float32(math.Copysign(0, -1))
+	for _, c := range []struct {
+		name string
+		ref  func(float64) float64
+	}{{"sin", math.Sin}, {"cos", math.Cos}, {"tan", math.Tan}} {
+		for _, kind := range []string{"vectorized", "serial"} {
+			got := runUnaryF32(t, c.name, kind, xs)
+			worst, at := maxULP(xs, got, c.ref)
+			t.Logf("%s %s: max error %.6g ulp at x = %g", c.name, kind, worst, at)
+			assert.LessOrEqual(t, worst, TrigMaxULP, "%s %s: max error %.6g ulp at x = %g", c.name, kind, worst, at)
+			specials := []float32{0, negZero, inf, -inf, nan}
+			in := append(append([]float32{}, specials...), 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1)
+			out := runUnaryF32(t, c.name, kind, in)
+			for i, x := range specials {
+				want := float32(c.ref(float64(x)))
+				if math.IsNaN(float64(want)) {
+					assert.True(t, math.IsNaN(float64(out[i])), "%s(%v) = %v, want NaN", c.name, x, out[i])
+				} else {
+					assert.Equal(t, math.Float32bits(want), math.Float32bits(out[i]), "%s(%v) = %v, want %v", c.name, x, out[i], want)
+				}
+			}
 		}
 	}
 }
@@ -188,5 +265,45 @@ func TestEveryIntrinsicHasACPUImplementation(t *testing.T) {
 		if assert.True(t, ok, "intrinsic %q has no CPU implementation", name) {
 			assert.True(t, impl.any != nil || (impl.f32 != nil && impl.f64 != nil), "intrinsic %q lacks an f32 or f64 implementation", name)
 		}
+	}
+}
+
+// TestFmodExact compiles fmod(X, Y) (vectorized) on random f32 pairs of
+// both signs and mixed magnitudes plus the edge values, and requires C
+// fmod's exact result: math.Mod's bits, ±0 and NaN included.
+func TestFmodExact(t *testing.T) {
+	edges := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 3, 2.5, 1e-40, 3e38, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())}
+	var xs, ys []float32
+	for _, a := range edges {
+		for _, b := range edges {
+			xs, ys = append(xs, a), append(ys, b)
+		}
+	}
+	for i := 0; len(xs)%16 != 0 || i < 4096; i++ {
+		a := math.Float32frombits(uint32(i*2654435761) ^ 0x5bd1e995)
+		b := math.Float32frombits(uint32(i*40503+12345) * 2246822519)
+		xs, ys = append(xs, a), append(ys, b)
+	}
+	n := len(xs)
+	src := fmt.Sprintf(`tir.func @m(%%X: buffer<%[1]dxf32>, %%Y: buffer<%[1]dxf32>, out %%R: buffer<%[1]dxf32>) {
+  tir.for %%jo = 0 to %[2]d {
+    tir.for %%ji = 0 to 16 vectorized {
+      %%R[%%jo * 16 + %%ji] = fmod(%%X[%%jo * 16 + %%ji], %%Y[%%jo * 16 + %%ji])
+    }
+  }
+}
+`, n, n/16)
+	m := parseModule(t, src)
+	exportAll(m)
+	so, _ := buildShared(t, m, Options{})
+	args := tir.Args{Arrays: map[string]*tir.Array{"X": tir.ArrayFromFloat32(xs, int64(n)), "Y": tir.ArrayFromFloat32(ys, int64(n)), "R": tir.NewArray(tir.DF32, int64(n))}}
+	runShared(t, so, "m", m.Func("m"), args)
+	for i, g := range args.Arrays["R"].Float32s() {
+		want := float32(math.Mod(float64(xs[i]), float64(ys[i])))
+		if math.IsNaN(float64(want)) {
+			require.True(t, math.IsNaN(float64(g)), "fmod(%g, %g) = %g, want NaN", xs[i], ys[i], g)
+			continue
+		}
+		require.Equal(t, math.Float32bits(want), math.Float32bits(g), "fmod(%g, %g) = %g, want %g", xs[i], ys[i], g, want)
 	}
 }

@@ -1,5 +1,5 @@
 // Package onnx imports ONNX models (ModelProto, default ai.onnx domain,
-// opsets 7 to 17) into Tessera's graph dialect: one function
+// opsets 7 to 17, and 1 to 6 for the ops unchanged since) into Tessera's graph dialect: one function
 // `func.func @main(%argN ...) -> (...)` whose arguments are the graph
 // inputs that are not initializers, with one graph op (or a short chain)
 // per ONNX node.

@@ -12,10 +12,13 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
-// Accepted versions of the default ONNX operator set ("" or "ai.onnx").
+// Accepted versions of the default ONNX operator set ("" or "ai.onnx"):
+// MinOpset to MaxOpset for every supported op; MinLegacyOpset to MinOpset
+// − 1 for the ops whose definition there is their opset-7 one (legacy.go).
 const (
-	MinOpset = 7
-	MaxOpset = 17
+	MinLegacyOpset = 1
+	MinOpset       = 7
+	MaxOpset       = 17
 )
 
 // Import reads the ONNX model at path and translates it to a graph-dialect
@@ -96,8 +99,8 @@ func defaultOpset(m *onnxpb.ModelProto) (int64, error) {
 		}
 		return 0, fmt.Errorf("unsupported: the model imports no default-domain (ai.onnx) operator set; only ai.onnx is supported")
 	}
-	if version < MinOpset || version > MaxOpset {
-		return 0, fmt.Errorf("unsupported opset %d: Tessera imports ai.onnx opsets %d to %d", version, MinOpset, MaxOpset)
+	if version < MinLegacyOpset || version > MaxOpset {
+		return 0, fmt.Errorf("unsupported opset %d: Tessera imports ai.onnx opsets %d to %d (below %d, only the ops unchanged since)", version, MinLegacyOpset, MaxOpset, MinOpset)
 	}
 	return version, nil
 }
@@ -258,6 +261,8 @@ func (im *importer) unsupported(nodes []*onnxpb.NodeProto) error {
 			err = n.errorf("unsupported operator domain '%s'; only the default ONNX domain (ai.onnx) is supported", d)
 		} else if _, ok := converters[np.GetOpType()]; !ok && graph.ONNXOp(np.GetOpType()) == nil {
 			err = n.errorf("unsupported op '%s' %s", np.GetOpType(), unsupportedHint)
+		} else if why := legacyRefusal(np.GetOpType(), im.opset); why != "" {
+			err = n.errorf("%s", why)
 		}
 		if err != nil {
 			ds = append(ds, graphir.AsDiagnostics(err)...)

@@ -38,13 +38,10 @@ func readTensorPB(t *testing.T, path string) *graphir.Tensor {
 // nodeCase adapts a node test to what the importer accepts: bind lists
 // the graph inputs that are shape-like parameters (Reshape's shape,
 // Slice's starts, Clip's min, ...) which the importer needs constant; they
-// become initializers holding test_data_set_0's values. opset7 raises an
-// opset-1/6 model to opset 7 for ops whose definition did not change
-// between their version and 7 (the importer accepts opsets 7 to 17).
+// become initializers holding test_data_set_0's values.
 type nodeCase struct {
-	name   string
-	bind   []int
-	opset7 bool
+	name string
+	bind []int
 }
 
 // runNodeTest imports a node test, interprets @main on test_data_set_0 and
@@ -65,13 +62,6 @@ func runNodeTest(t *testing.T, c nodeCase) *graphir.Module {
 		require.NoError(t, proto.Unmarshal(raw, &tp))
 		tp.Name = proto.String(mp.Graph.Input[i].GetName())
 		mp.Graph.Initializer = append(mp.Graph.Initializer, &tp)
-	}
-	if c.opset7 {
-		for _, o := range mp.OpsetImport {
-			if o.GetDomain() == "" && o.GetVersion() < 7 {
-				o.Version = proto.Int64(7)
-			}
-		}
 	}
 	data, err = proto.Marshal(&mp)
 	require.NoError(t, err)
@@ -119,7 +109,7 @@ func TestNodeTestData(t *testing.T) {
 		{name: "test_softmax_example"},
 		{name: "test_batchnorm_example"},
 		{name: "test_batchnorm_epsilon"},
-		{name: "test_globalaveragepool", opset7: true},
+		{name: "test_globalaveragepool"},
 		{name: "test_flatten_axis2"},
 		{name: "test_transpose_default"},
 		{name: "test_concat_2d_axis_1"},
@@ -135,24 +125,45 @@ func TestNodeTestData(t *testing.T) {
 		{name: "test_div"},
 		{name: "test_mul_bcast"},
 		{name: "test_sub"},
-		{name: "test_constant", opset7: true},
+		{name: "test_constant"},
 		{name: "test_identity"},
 		{name: "test_clip", bind: []int{1, 2}},
 		{name: "test_clip_default_min", bind: []int{1}},
 		{name: "test_leakyrelu"},
-		{name: "test_elu", opset7: true},
-		{name: "test_selu", opset7: true},
-		{name: "test_hardsigmoid", opset7: true},
+		{name: "test_elu"},
+		{name: "test_selu"},
+		{name: "test_hardsigmoid"},
 		{name: "test_hardswish"},
 		{name: "test_prelu_broadcast"},
-		{name: "test_softplus", opset7: true},
-		{name: "test_softsign", opset7: true},
+		{name: "test_softplus"},
+		{name: "test_softsign"},
 		{name: "test_exp"},
 		{name: "test_log"},
 		{name: "test_sqrt"},
 		{name: "test_erf"},
 		{name: "test_atan"},
 		{name: "test_atan_example"},
+		{name: "test_sin"},
+		{name: "test_cos_example"},
+		{name: "test_tan"},
+		{name: "test_asin"},
+		{name: "test_acos_example"},
+		{name: "test_sinh"},
+		{name: "test_cosh_example"},
+		{name: "test_asinh"},
+		{name: "test_acosh"},
+		{name: "test_atanh"},
+		{name: "test_mod_mixed_sign_int32"},
+		{name: "test_mod_mixed_sign_int8"},
+		{name: "test_mod_int64_fmod"},
+		{name: "test_mod_mixed_sign_float64"},
+		{name: "test_mod_broadcast"},
+		{name: "test_celu"},
+		{name: "test_shrink_hard"},
+		{name: "test_shrink_soft"},
+		{name: "test_elu_default"},
+		{name: "test_reduce_log_sum"},
+		{name: "test_globalmaxpool"},
 		{name: "test_neg"},
 		{name: "test_abs"},
 		{name: "test_reciprocal"},
@@ -165,7 +176,7 @@ func TestNodeTestData(t *testing.T) {
 		{name: "test_greater"},
 		{name: "test_less_equal"},
 		{name: "test_greater_equal"},
-		{name: "test_not_2d", opset7: true},
+		{name: "test_not_2d"},
 		{name: "test_and_bcast3v1d"},
 		{name: "test_or2d"},
 		{name: "test_where_example"},
