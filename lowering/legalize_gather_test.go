@@ -53,6 +53,18 @@ func gatherCases() []gatherCase {
   %0 = graph.gather_nd %x, %i {batch_dims = 1} : (tensor<2x3x4x5xf32>, tensor<2x3x2xi32>) -> tensor<2x3x5xf32>
   func.return %0 : tensor<2x3x5xf32>
 }`, -3, 2},
+		{"nll_none_ignore", graph.NLLLossOp, `func.func @main(%x: tensor<3x5x2xf32>, %t: tensor<3x2xi64>) -> tensor<3x2xf32> {
+  %0 = graph.nll_loss %x, %t {reduction = "none", ignore_index = -1} : (tensor<3x5x2xf32>, tensor<3x2xi64>) -> tensor<3x2xf32>
+  func.return %0 : tensor<3x2xf32>
+}`, -1, 4},
+		{"nll_mean_weight", graph.NLLLossOp, `func.func @main(%x: tensor<4x3xf32>, %t: tensor<4xi32>, %w: tensor<3xf32>) -> tensor<f32> {
+  %0 = graph.nll_loss %x, %t, %w : (tensor<4x3xf32>, tensor<4xi32>, tensor<3xf32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}`, 0, 2},
+		{"nll_sum_weight_ignore", graph.NLLLossOp, `func.func @main(%x: tensor<2x4x3x2xf32>, %t: tensor<2x3x2xi64>, %w: tensor<4xf32>) -> tensor<f32> {
+  %0 = graph.nll_loss %x, %t, %w {reduction = "sum", ignore_index = 2} : (tensor<2x4x3x2xf32>, tensor<2x3x2xi64>, tensor<4xf32>) -> tensor<f32>
+  func.return %0 : tensor<f32>
+}`, 0, 3},
 	}
 }
 
