@@ -27,6 +27,7 @@ var legacySince = map[string]int64{
 	"Relu": 6, "Sigmoid": 6, "Tanh": 6, "Exp": 6, "Log": 6, "Sqrt": 6, "Neg": 6, "Abs": 6,
 	"Reciprocal": 6, "Floor": 6, "Ceil": 6, "LeakyRelu": 6, "Elu": 6, "Selu": 6, "HardSigmoid": 6,
 	"Clip": 6, "Cast": 6, "Max": 6, "Min": 6, "Sum": 6, "Mean": 6, "Tile": 6,
+	"InstanceNormalization": 6, "LpNormalization": 1,
 }
 
 // legacyRefusal says why op type t cannot be imported at an opset below
