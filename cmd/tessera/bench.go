@@ -18,9 +18,11 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var minTime time.Duration
 	var report string
 	cmd := &cobra.Command{
-		Use:   "bench MODEL.mlir [--input X.npy ...]",
-		Short: "compile a model and report its median latency (--target npu: simulated)",
-		Long: `bench compiles MODEL.mlir, runs @main warmup times untimed, then at least
+		Use:   "bench MODEL.mlir|MODEL.onnx|MODEL.so [--input X.npy ...]",
+		Short: "compile a model (or load a compiled .so) and report its median latency (--target npu: simulated)",
+		Long: `bench compiles MODEL.mlir (a MODEL.so written by 'tessera compile -o
+MODEL.so' is loaded as it is, and refuses the flags that choose how to
+compile, as run does), runs @main warmup times untimed, then at least
 --repeats times and for at least --min-time, and prints the median latency
 (milliseconds) with the spread. Inputs are the given .npy files, or
 uniform random values in [-1, 1) when none are given. With --target npu the
@@ -32,7 +34,7 @@ per kernel.`,
 			if err := checkThreads(cmd, threads); err != nil {
 				return fail(stderr, err)
 			}
-			l, err := loadCompiled(args[0], o, threads)
+			l, err := openModel(cmd, args[0], o, threads)
 			if err != nil {
 				return fail(stderr, err)
 			}

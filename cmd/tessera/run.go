@@ -25,14 +25,17 @@ type loaded struct {
 	entry   targets.Entry
 	inputs  []rt.TensorSpec
 	outputs []rt.TensorSpec
-	dir     string
+	// dir is loadCompiled's temporary folder ("" for a loaded .so).
+	dir string
 }
 
 func (l *loaded) Close() {
 	if l.mod != nil {
 		l.mod.Close()
 	}
-	os.RemoveAll(l.dir)
+	if l.dir != "" {
+		os.RemoveAll(l.dir)
+	}
 }
 
 // loadCompiled compiles model for the target and loads it into this
@@ -156,14 +159,25 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o compileOptions
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run MODEL.mlir --input X.npy [--input ...] [--output Y.npy ...]",
-		Short: "compile a model and run it on .npy inputs (--target npu: on the NPU simulator)",
+		Use:   "run MODEL.mlir|MODEL.onnx|MODEL.so --input X.npy [--input ...] [--output Y.npy ...]",
+		Short: "compile a model (or load a compiled .so) and run it on .npy inputs (--target npu: on the NPU simulator)",
 		Long: `run compiles MODEL.mlir to a shared object, loads it and runs @main on the
 given inputs (one --input per function argument, in order), writing each
 result to an --output file.
 
   tessera run examples/lenet5.mlir --input examples/digits_x.npy --output y.npy \
       --reference examples/lenet5_logits.npy --labels examples/digits_y.npy
+
+A shared object written by 'tessera compile MODEL.mlir -o MODEL.so' runs
+without compiling again: its signature (the tensors of @main, the target
+and its options), stored inside the file, says how to call it.
+
+  tessera compile examples/lenet5.mlir -o lenet5.so
+  tessera run lenet5.so --input examples/digits_x.npy --output y.npy
+
+The flags that choose how to compile (--target, --mcpu, --tuning-db,
+--trace, --strict-fp, --print-ir-after, ...) are refused with a .so;
+--threads still applies (the code reads TESSERA_NUM_THREADS when it runs).
 
 --reference prints the largest absolute difference of the first output from
 a reference .npy; --labels prints the accuracy of the first output's argmax
@@ -178,7 +192,7 @@ are printed, per kernel, and --report writes them as JSON
 			if err := checkThreads(cmd, f.threads); err != nil {
 				return fail(stderr, err)
 			}
-			if err := runModel(args[0], o, f, stdout); err != nil {
+			if err := runModel(cmd, args[0], o, f, stdout); err != nil {
 				return fail(stderr, err)
 			}
 			return nil
@@ -220,8 +234,8 @@ func printNPUReport(e any, path string, stdout io.Writer) error {
 	return writeReport(path, rep)
 }
 
-func runModel(model string, o compileOptions, f runFlags, stdout io.Writer) error {
-	l, err := loadCompiled(model, o, f.threads)
+func runModel(cmd *cobra.Command, model string, o compileOptions, f runFlags, stdout io.Writer) error {
+	l, err := openModel(cmd, model, o, f.threads)
 	if err != nil {
 		return err
 	}

@@ -97,9 +97,65 @@ func (t *Target) Rules() schedule.Rules {
 // buffer.
 func (t *Target) PostSchedule() []string { return []string{"compact-buffer-allocation"} }
 
-// Codegen is llvm.Compile with the instance's processor and contraction.
+// Codegen is llvm.Compile with the instance's processor and contraction;
+// the module carries its signature (runtime.Signature: the target, its
+// options and the entry points' tensors) as the exported data symbol
+// <prefix>_tessera_signature in section runtime.SignatureSection, so a
+// shared object written from it runs with nothing else (tessera run
+// MODEL.so). Errors: llvm.Compile's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
-	return llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP})
+	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP})
+	if err != nil {
+		return nil, err
+	}
+	data, err := rt.EncodeSignature(t.signature(res, prefix))
+	if err != nil {
+		return nil, fmt.Errorf("cpu: signature: %v", err)
+	}
+	sym := "tessera" + rt.SignatureSymbolSuffix
+	if prefix != "" {
+		sym = prefix + rt.SignatureSymbolSuffix
+	}
+	if err := res.EmbedData(sym, rt.SignatureSection, data); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// signature describes res for runtime.ReadSignature. An entry point with a
+// scalar or symbolic-shape parameter cannot be called through the runtime
+// and is left out.
+func (t *Target) signature(res *llvm.Result, prefix string) rt.Signature {
+	mcpu := t.opts.MCPU
+	if mcpu == "" {
+		mcpu = "native"
+	}
+	sig := rt.Signature{Target: t.Name(), MCPU: mcpu, VectorBits: t.bits, Threads: t.opts.Threads, StrictFP: t.opts.StrictFP, Prefix: prefix}
+	for _, e := range res.Entries {
+		if es, ok := entrySignature(e); ok {
+			sig.Entries = append(sig.Entries, es)
+		}
+	}
+	return sig
+}
+
+// entrySignature is e's tensors, inputs then outputs (in-out buffers
+// count as outputs, as for the call); false when a parameter has no spec
+// or the runtime cannot call the entry (EntrySignature.Validate).
+func entrySignature(e llvm.Entry) (rt.EntrySignature, bool) {
+	es := rt.EntrySignature{Func: e.Func.Name, Symbol: e.Symbol}
+	for _, p := range e.Func.Params {
+		spec, err := targets.SpecOf(p)
+		if err != nil {
+			return rt.EntrySignature{}, false
+		}
+		if p.Role == tir.RoleIn {
+			es.Inputs = append(es.Inputs, spec)
+		} else {
+			es.Outputs = append(es.Outputs, spec)
+		}
+	}
+	return es, es.Validate() == nil
 }
 
 // Load opens a shared object written by Artifact.Save.

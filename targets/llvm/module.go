@@ -210,3 +210,26 @@ func (m *mgen) cstring(s string) constant.Constant {
 	zero := constant.NewInt(types.I64, 0)
 	return constant.NewGetElementPtr(g.ContentType, g, zero, zero)
 }
+
+// EmbedData adds symbol, an exported read-only char array holding data
+// and a terminating NUL byte, placed in the ELF section section: a reader
+// finds it by section name without loading the object
+// (runtime.ReadSignature), a C program with dlsym. Errors: the module
+// already defines symbol.
+func (r *Result) EmbedData(symbol, section string, data []byte) error {
+	for _, g := range r.Module.Globals {
+		if g.Name() == symbol {
+			return fmt.Errorf("cannot embed %s: the module already defines it", symbol)
+		}
+	}
+	for _, f := range r.Module.Funcs {
+		if f.Name() == symbol {
+			return fmt.Errorf("cannot embed %s: the module already defines it", symbol)
+		}
+	}
+	g := r.Module.NewGlobalDef(symbol, constant.NewCharArrayFromString(string(data)+"\x00"))
+	g.Immutable = true
+	g.Section = section
+	g.Align = 1
+	return nil
+}

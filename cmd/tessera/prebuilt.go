@@ -1,0 +1,105 @@
+package main
+
+import (
+	"debug/elf"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/llvm"
+)
+
+// isCompiledModel reports whether path names an already compiled model: a
+// name ending in .so, or a file that starts with the ELF magic (so a .o
+// gets ReadSignature's error rather than a parse error on binary text).
+func isCompiledModel(path string) bool {
+	if strings.EqualFold(filepath.Ext(path), ".so") {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	magic := make([]byte, len(elf.ELFMAG))
+	_, err = io.ReadFull(f, magic)
+	return err == nil && string(magic) == elf.ELFMAG
+}
+
+// openModel loads the model for run and bench: a compiled one (.so) as it
+// is, refusing the flags that only choose how to compile; anything else is
+// compiled first (loadCompiled).
+func openModel(cmd *cobra.Command, model string, o compileOptions, threads int) (*loaded, error) {
+	if !isCompiledModel(model) {
+		return loadCompiled(model, o, threads)
+	}
+	if err := refuseCompileFlags(cmd, model); err != nil {
+		return nil, err
+	}
+	return loadPrebuilt(model, threads)
+}
+
+// refuseCompileFlags returns one error line per compile flag
+// (addCompileFlags) given with the compiled model at path; nil when none.
+func refuseCompileFlags(cmd *cobra.Command, path string) error {
+	probe := &cobra.Command{}
+	addCompileFlags(probe, &compileOptions{}, io.Discard)
+	var lines []string
+	probe.Flags().VisitAll(func(f *pflag.Flag) {
+		if cmd.Flags().Changed(f.Name) {
+			lines = append(lines, fmt.Sprintf("%s: error: --%s applies only when compiling a .mlir or .onnx model; this one is already compiled", path, f.Name))
+		}
+	})
+	if len(lines) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(lines, "\n"))
+}
+
+// loadPrebuilt loads a shared object written by tessera compile without
+// compiling: it reads the signature (runtime.ReadSignature), checks that
+// this machine has the vector width the kernels were scheduled for, sets
+// the thread count (threads > 0) and opens the library through the
+// recorded target, binding @main's entry point to the recorded specs.
+// Errors are "path: error: ..." lines: not a Tessera model, a corrupted
+// signature or another format version, another architecture, no @main.
+func loadPrebuilt(path string, threads int) (*loaded, error) {
+	fail := func(err error) (*loaded, error) { return nil, fmt.Errorf("%s: error: %v", path, err) }
+	sig, err := rt.ReadSignature(path)
+	if err != nil {
+		return fail(err)
+	}
+	entry, ok := sig.Entry("main")
+	if !ok {
+		return fail(fmt.Errorf("its signature lists no @main entry point (%d others): not a model's shared object", len(sig.Entries)))
+	}
+	if host := llvm.HostVectorBits(); sig.Target == "cpu" && sig.VectorBits > host {
+		return fail(fmt.Errorf("compiled for %d-bit vectors (-mcpu %s), but this machine has %d-bit ones: recompile it here, or with a --mcpu this machine runs", sig.VectorBits, sig.MCPU, host))
+	}
+	if threads > 0 {
+		if err := rt.SetNumThreads(threads); err != nil {
+			return nil, err
+		}
+	}
+	t, err := targets.New(sig.Target, targets.Options{MCPU: sig.MCPU, Threads: threads, StrictFP: sig.StrictFP})
+	if err != nil {
+		return fail(fmt.Errorf("compiled for a target this tessera does not have: %v", err))
+	}
+	l := &loaded{inputs: entry.Inputs, outputs: entry.Outputs}
+	if l.mod, err = t.Load(path); err != nil {
+		return fail(err)
+	}
+	if l.entry, err = l.mod.Entry(entry.Symbol, entry.Inputs, entry.Outputs); err != nil {
+		l.Close()
+		return fail(err)
+	}
+	return l, nil
+}
