@@ -124,21 +124,28 @@ func evalGatherRuntime(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tenso
 	}
 	q := ind.Type.Rank()
 	ist := graphir.Strides(ind.Shape())
-	var bad error
-	mapElements(out, x, func(o, in []int64) bool {
+	return mapIndexed(out, x, func(o, in []int64) error {
 		copy(in[:ax], o[:ax])
 		k := int64(0)
 		for j := 0; j < q; j++ {
 			k += o[ax+j] * ist[j]
 		}
 		v, err := wrapIndex(op, ind.Data[k], x.Shape()[ax], ax)
-		if err != nil {
-			bad = err
-			return false
-		}
 		in[ax] = v
 		copy(in[ax+1:], o[ax+q:])
-		return true
+		return err
+	})
+}
+
+// mapIndexed fills out from x through src (as mapElements) and stops at
+// the first index error src returns.
+func mapIndexed(out, x *graphir.Tensor, src func(o, in []int64) error) ([]*graphir.Tensor, error) {
+	var bad error
+	mapElements(out, x, func(o, in []int64) bool {
+		if bad == nil {
+			bad = src(o, in)
+		}
+		return bad == nil
 	}, 0)
 	if bad != nil {
 		return nil, bad
@@ -263,21 +270,12 @@ func evalGatherElements(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tens
 	if err != nil {
 		return nil, err
 	}
-	var bad error
-	mapElements(out, x, func(o, in []int64) bool {
+	return mapIndexed(out, x, func(o, in []int64) error {
 		copy(in, o)
 		v, err := wrapIndex(op, ind.Data[offsetOf(o, ind.Shape())], x.Shape()[ax], ax)
-		if err != nil {
-			bad = err
-			return false
-		}
 		in[ax] = v
-		return true
-	}, 0)
-	if bad != nil {
-		return nil, bad
-	}
-	return []*graphir.Tensor{out}, nil
+		return err
+	})
 }
 
 // legalizeGatherElements: index vectors (iota, ..., wrapped indices at
@@ -389,25 +387,19 @@ func evalGatherND(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, er
 	x, ind := args[0], args[1]
 	xs, is := x.Shape(), ind.Shape()
 	q := len(is) - 1 // result dims that come from the indices
-	var bad error
-	mapElements(out, x, func(o, in []int64) bool {
+	return mapIndexed(out, x, func(o, in []int64) error {
 		copy(in[:c.batch], o[:c.batch])
 		base := offsetOf(append(append([]int64(nil), o[:q]...), 0), is)
 		for k := 0; k < c.m; k++ {
 			v, err := wrapIndex(op, ind.Data[base+int64(k)], xs[c.batch+k], c.batch+k)
 			if err != nil {
-				bad = err
-				return false
+				return err
 			}
 			in[c.batch+k] = v
 		}
 		copy(in[c.batch+c.m:], o[q:])
-		return true
-	}, 0)
-	if bad != nil {
-		return nil, bad
-	}
-	return []*graphir.Tensor{out}, nil
+		return nil
+	})
 }
 
 // legalizeGatherND: the batch dims become iota components of the index
