@@ -68,9 +68,13 @@ func InlineElementwiseBlocks(f *tir.PrimFunc) ([]string, error) {
 }
 
 // InlineElementwiseModule applies InlineElementwise to every function of
-// m (host functions have no blocks and are left as they are).
+// m (host functions have no blocks and are left as they are, and so are
+// kernels already scheduled: tensorir.AttrSchedule).
 func InlineElementwiseModule(m *tir.Module) error {
 	for _, f := range m.Funcs {
+		if _, done := f.Attrs[tir.AttrSchedule]; done {
+			continue
+		}
 		if err := InlineElementwise(f); err != nil {
 			return err
 		}
