@@ -200,14 +200,18 @@ func (l *rnnLayer) readActivations(op *graphir.Op, defaults []string) error {
 	if a := op.Attr("activations"); a != nil {
 		arr, ok := a.(graphir.ArrayAttr)
 		if !ok || len(arr) != len(names) {
-			return op.Errorf("activations must list %d names (%d per direction), got %s", len(names), len(defaults), a)
+			n := -1
+			if ok {
+				n = len(arr)
+			}
+			return op.Errorf("activations must list %d names (%d per direction), got %d", len(names), len(defaults), n)
 		}
 		names = make([]string, len(arr))
 		for i, x := range arr {
 			s, ok := x.(graphir.StringAttr)
 			canon, known := hlo.CanonicalRNNActivation(string(s))
 			if !ok || !known {
-				return op.Errorf("unsupported activation %s (supported: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)", x)
+				return op.Errorf("unsupported activation '%s' (supported: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)", strings.Trim(graphir.FormatAttr(x), `"`))
 			}
 			names[i] = canon
 		}

@@ -155,7 +155,7 @@ func rnnActivations(op *g.Op, want int) ([]RNNActivation, error) {
 		s, ok := a.(g.StringAttr)
 		name, known := CanonicalRNNActivation(string(s))
 		if !ok || !known {
-			return nil, op.Errorf("unsupported activation %s (supported: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)", a)
+			return nil, op.Errorf("unsupported activation '%s' (supported: Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus)", strings.Trim(g.FormatAttr(a), `"`))
 		}
 		out[i] = RNNActivation{Name: name, Alpha: alphas[i], Beta: betas[i]}
 	}

@@ -189,6 +189,9 @@ func (k *scanKernel) lstmStep(h, cs *tir.Buffer) []tir.Stmt {
 	gates := k.local("gates", c.b, c.gates)
 	// gates i, o, f (0, 1, 2) have peepholes p[gate·H + j]
 	peep := func(gate int64, b, j tir.Expr) tir.Expr {
+		if isZeroSplat(p) {
+			return k.pre(gates, gate, b, j)
+		}
 		return tir.Add(k.pre(gates, gate, b, j), tir.Mul(p.At(tir.Add(j, tir.Int(gate*c.h))), tir.Load(cs, b, j)))
 	}
 	return []tir.Stmt{
@@ -205,4 +208,10 @@ func (k *scanKernel) lstmStep(h, cs *tir.Buffer) []tir.Stmt {
 			return tir.Mul(k.act(0, peep(1, b, j)), k.c.acts[2].Expr(tir.Load(cs, b, j), k.dt))
 		}),
 	}
+}
+
+// isZeroSplat reports whether o is a splat of 0 (absent peepholes).
+func isZeroSplat(o *tir.Operand) bool {
+	f, ok := o.Splat.(*tir.FloatImm)
+	return ok && f.Value == 0
 }
