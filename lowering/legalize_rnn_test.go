@@ -9,6 +9,7 @@ import (
 	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/schedule"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // rnnCase is one recurrent layer: op on X [seq, batch, input] (layout 0)
@@ -161,6 +162,21 @@ func TestLegalizeRNNAgreement(t *testing.T) {
 			require.Len(t, outs, len(want))
 			for k := range want {
 				requireTIRClose(t, want[k], outs[k], 1e-4, c.name)
+			}
+			// The recurrence kernels as the lower-to-tir step schedules them.
+			n := 0
+			for i, f := range tm.Funcs {
+				if _, rec := f.Attrs[tir.AttrRecurrence]; rec {
+					sf, err := schedule.ScheduleRecurrence(f, schedule.RecurrenceVectorBits)
+					require.NoError(t, err)
+					tm.Funcs[i] = sf
+					n++
+				}
+			}
+			require.Positive(t, n, "no recurrence kernel")
+			outs = runHost(t, tm, "main", args)
+			for k := range want {
+				requireTIRClose(t, want[k], outs[k], 1e-4, c.name+" (scheduled)")
 			}
 		})
 	}

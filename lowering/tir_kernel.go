@@ -49,7 +49,7 @@ type kernel struct {
 	loc     tir.Location
 	current *graphir.Op // op being lowered, for diagnostics
 	// opaque is set when an op with a Kernel lowering built the body; the
-	// kernel is then scheduled by scheduleOpaque.
+	// kernel is then marked tensorir.AttrRecurrence.
 	opaque bool
 }
 
@@ -192,11 +192,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		return nil, op.Errorf("lower-to-tir: internal error: generated kernel @%s does not verify: %v", name, err)
 	}
 	if k.opaque {
-		f, err := scheduleOpaque(k.f)
-		if err != nil {
-			return nil, op.Errorf("lower-to-tir: internal error: scheduling kernel @%s: %v", name, err)
-		}
-		k.f = f
+		k.f.Attrs[tir.AttrRecurrence] = tir.UnitAttr{}
 	}
 	return k.f, nil
 }
