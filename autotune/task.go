@@ -76,14 +76,16 @@ func IsKernel(f *tir.PrimFunc) bool {
 }
 
 // ExtractTasks returns the tasks of the kernels of funcs (host functions
-// are skipped) for the target whose key (targets.Target.Key) is ts,
+// and kernels already scheduled, tensorir.AttrSchedule, or scheduled by
+// lower-to-tir, tensorir.AttrRecurrence, are skipped) for the target whose key (targets.Target.Key) is ts,
 // deduplicated by workload key, in first-occurrence order.
 func ExtractTasks(funcs []*tir.PrimFunc, ts string) []*Task {
 	var tasks []*Task
 	byKey := map[string]*Task{}
 	consts := tir.ConstantParams(&tir.Module{Funcs: funcs})
 	for _, f := range funcs {
-		if !IsKernel(f) {
+		_, done := f.Attrs[tir.AttrSchedule]
+		if _, rec := f.Attrs[tir.AttrRecurrence]; !IsKernel(f) || done || rec {
 			continue
 		}
 		key := WorkloadKey(f, ts)

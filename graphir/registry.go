@@ -48,6 +48,11 @@ const (
 	// (dot, convolution; TVM's kOutEWiseFusable): they head "output"
 	// fusions with their elementwise epilogue.
 	Contraction
+	// Opaque ops are compiled into a kernel of their own, built by their
+	// lowering as a whole (hlo.rnn_scan's loop over time): fusion keeps
+	// them alone in an "opaque" hlo.fusion, fusing neither producers nor
+	// consumers.
+	Opaque
 )
 
 // AttrKind is the expected kind of an attribute in an op's schema.

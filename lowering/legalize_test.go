@@ -409,6 +409,9 @@ func TestLegalizeAgreement(t *testing.T) {
 	for _, c := range gatherCases() {
 		covered[c.op] = true
 	}
+	for _, c := range rnnCases() {
+		covered[c.op] = true
+	}
 	for _, name := range graphir.RegisteredOps() {
 		if !strings.HasPrefix(name, "graph.") || name == graph.NoneOp {
 			continue

@@ -48,6 +48,9 @@ type kernel struct {
 	bufs    map[string]int // buffer names used
 	loc     tir.Location
 	current *graphir.Op // op being lowered, for diagnostics
+	// opaque is set when an op with a Kernel lowering built the body; the
+	// kernel is then marked tensorir.AttrRecurrence.
+	opaque bool
 }
 
 func (k *kernel) uniqueBlock(base string) string {
@@ -96,6 +99,9 @@ func (k *kernel) copyBlock(src *tir.Operand, out *tir.Buffer, loc tir.Location) 
 func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) error {
 	if op.Name == hlo.ConstantOp {
 		return k.constOperand(op)
+	}
+	if low, ok := hlo.LoweringOf(op.Name); ok && low.Kernel != nil {
+		return k.lowerKernelOp(op, low, outFor)
 	}
 	if len(op.Results) != 1 {
 		return errorAt(op, "'%s' with %d results cannot be lowered", op.Name, len(op.Results))
@@ -184,6 +190,9 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 	k.f = tir.SimplifyFunc(k.f)
 	if err := tir.VerifyFunc(k.f); err != nil {
 		return nil, op.Errorf("lower-to-tir: internal error: generated kernel @%s does not verify: %v", name, err)
+	}
+	if k.opaque {
+		k.f.Attrs[tir.AttrRecurrence] = tir.UnitAttr{}
 	}
 	return k.f, nil
 }

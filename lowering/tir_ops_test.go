@@ -291,6 +291,22 @@ func otherCases() []opCase {
   %0 = hlo.gather %x, %ids {offset_dims = [], collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 0, slice_sizes = [1, 1]} : (tensor<5x9xi32>, tensor<2x3x2xi64>) -> tensor<3x2xi32>
   func.return %0 : tensor<3x2xi32>
 }`)
+	// hlo.rnn_scan: one kernel with a loop over time; an LSTM with a
+	// splat initial state and peepholes, a reverse GRU with
+	// linear_before_reset and clip, an RNN whose gate dim needs a tail.
+	add("rnn_scan_lstm", `func.func @main(%xw: tensor<3x2x8xf32>, %rt: tensor<2x8xf32>, %c0: tensor<2x2xf32>, %p: tensor<6xf32>) -> (tensor<3x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>) {
+  %h0 = hlo.constant {value = dense<0.5> : tensor<2x2xf32>} : tensor<2x2xf32>
+  %0:3 = hlo.rnn_scan %xw, %rt, %h0, %c0, %p {cell = "lstm", activations = ["Sigmoid", "Tanh", "Tanh"], activation_alpha = [0.0, 0.0, 0.0], activation_beta = [0.0, 0.0, 0.0]} : (tensor<3x2x8xf32>, tensor<2x8xf32>, tensor<2x2xf32>, tensor<2x2xf32>, tensor<6xf32>) -> (tensor<3x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>)
+  func.return %0#0, %0#1, %0#2 : tensor<3x2x2xf32>, tensor<2x2xf32>, tensor<2x2xf32>
+}`)
+	add("rnn_scan_gru_reverse", `func.func @main(%xw: tensor<4x1x9xf32>, %rt: tensor<3x9xf32>, %h0: tensor<1x3xf32>, %rbh: tensor<3xf32>) -> (tensor<4x1x3xf32>, tensor<1x3xf32>) {
+  %0:2 = hlo.rnn_scan %xw, %rt, %h0, %rbh {cell = "gru", activations = ["HardSigmoid", "Tanh"], activation_alpha = [0.2, 0.0], activation_beta = [0.5, 0.0], clip = 1.5, linear_before_reset = true, reverse = true} : (tensor<4x1x9xf32>, tensor<3x9xf32>, tensor<1x3xf32>, tensor<3xf32>) -> (tensor<4x1x3xf32>, tensor<1x3xf32>)
+  func.return %0#0, %0#1 : tensor<4x1x3xf32>, tensor<1x3xf32>
+}`)
+	add("rnn_scan_rnn_tail", `func.func @main(%xw: tensor<2x3x21xf32>, %rt: tensor<21x21xf32>, %h0: tensor<3x21xf32>) -> (tensor<2x3x21xf32>, tensor<3x21xf32>) {
+  %0:2 = hlo.rnn_scan %xw, %rt, %h0 {cell = "rnn", activations = ["Tanh"], activation_alpha = [0.0], activation_beta = [0.0]} : (tensor<2x3x21xf32>, tensor<21x21xf32>, tensor<3x21xf32>) -> (tensor<2x3x21xf32>, tensor<3x21xf32>)
+  func.return %0#0, %0#1 : tensor<2x3x21xf32>, tensor<3x21xf32>
+}`)
 	// Zero-sized operands: an empty concatenation piece, a reduction over an
 	// empty dim (the result is the init), a zero-sized result.
 	add("empty_pieces", `func.func @main(%a: tensor<2x0xf32>, %b: tensor<2x3xf32>, %c: tensor<0x4xf32>) -> (tensor<2x3xf32>, tensor<4xf32>, tensor<0x4xf32>) {

@@ -116,6 +116,17 @@ func (l *lowerToTIR) Run(ir *IR) error {
 	if err != nil {
 		return err
 	}
+	// Recurrence kernels (hlo.rnn_scan's) are scheduled here, before the
+	// steps that would inline or parallelize their loop-carried blocks.
+	for i, f := range m.Funcs {
+		if _, rec := f.Attrs[tir.AttrRecurrence]; rec {
+			sf, err := schedule.ScheduleRecurrence(f, schedule.RecurrenceVectorBits)
+			if err != nil {
+				return fmt.Errorf("lower-to-tir: scheduling the recurrence kernel @%s: %v", f.Name, err)
+			}
+			m.Funcs[i] = sf
+		}
+	}
 	ir.TIR, l.plan = m, plan
 	return nil
 }
@@ -129,14 +140,16 @@ func (l *lowerToTIR) Statistics() []registry.Statistic {
 	}
 }
 
-// unscheduledKernels lists the kernels of m no step has scheduled yet.
+// unscheduledKernels lists the kernels of m no step has scheduled yet
+// (recurrence kernels are lower-to-tir's: schedule.ScheduleRecurrence).
 func unscheduledKernels(m *tir.Module) []int {
 	var out []int
 	for i, f := range m.Funcs {
 		if _, host := f.Attrs[tir.AttrHost]; host {
 			continue
 		}
-		if _, done := f.Attrs[tir.AttrSchedule]; !done {
+		_, done := f.Attrs[tir.AttrSchedule]
+		if _, rec := f.Attrs[tir.AttrRecurrence]; !done && !rec {
 			out = append(out, i)
 		}
 	}

@@ -68,9 +68,15 @@ func InlineElementwiseBlocks(f *tir.PrimFunc) ([]string, error) {
 }
 
 // InlineElementwiseModule applies InlineElementwise to every function of
-// m (host functions have no blocks and are left as they are).
+// m (host functions have no blocks and are left as they are, and so are
+// kernels already scheduled, tensorir.AttrSchedule, and recurrence
+// kernels, tensorir.AttrRecurrence, whose blocks carry state in a loop).
 func InlineElementwiseModule(m *tir.Module) error {
 	for _, f := range m.Funcs {
+		_, done := f.Attrs[tir.AttrSchedule]
+		if _, rec := f.Attrs[tir.AttrRecurrence]; done || rec {
+			continue
+		}
 		if err := InlineElementwise(f); err != nil {
 			return err
 		}

@@ -54,11 +54,16 @@ func (n Nest) Index() []Expr {
 // the block's init stores Init(n) and Body(n, acc) is the update of the
 // accumulator acc (out at the spatial variables). Without Init, Reduce
 // must be empty and acc is nil.
+//
+// Out, when set, gives the indices of out the element at n is stored to
+// (default: the spatial variables); it lets a block write a slice of a
+// larger buffer (hlo.rnn_scan's step t of Y).
 type Compute struct {
 	Shape  []int64
 	Reduce []int64
 	Init   func(n Nest) Expr
 	Body   func(n Nest, acc Expr) Expr
+	Out    func(n Nest) []Expr
 }
 
 // Block returns the loop nest (one loop per iteration variable, spatial
@@ -99,6 +104,9 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 		n.Reduce = append(n.Reduce, addLoop(Reduce, e, i))
 	}
 	idx := n.Index()
+	if c.Out != nil {
+		idx = c.Out(n)
+	}
 	var acc Expr
 	if init != nil {
 		acc = Load(out, idx...)

@@ -188,6 +188,11 @@ const (
 	// StringAttr: "trace", "tuned", "default" or "fallback"; TVM's
 	// tir.is_scheduled), so later scheduling steps leave it alone.
 	AttrSchedule = "tessera.schedule"
+	// AttrRecurrence marks a kernel whose blocks sit in a serial loop over
+	// time carrying state between iterations (a UnitAttr; hlo.rnn_scan's
+	// kernel): it needs schedule.ScheduleRecurrence, which the pipeline's
+	// lower-to-tir step applies, not the default rules.
+	AttrRecurrence = "tessera.recurrence"
 )
 
 // Role says how a function reads or writes a buffer parameter.

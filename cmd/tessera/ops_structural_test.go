@@ -137,6 +137,18 @@ var structOpCases = []structOpCase{
 		`%0 = graph.resize %arg0 {sizes = [1, 4, 6, 10], scales = [1.0, 1.0, 2.0, 2.0], coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x4x3x5xf32>) -> tensor<1x4x6x10xf32>`, ""},
 	{"gather_elements", []string{"tensor<4x6xf32>", "tensor<4x3xi64>"}, []string{"tensor<4x3xf32>"},
 		`%0 = graph.gather_elements %arg0, %arg1 {axis = 1} : (tensor<4x6xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>`, ""},
+	{"lstm bidirectional peepholes", []string{"tensor<5x2x3xf32>", "tensor<2x20x3xf32>", "tensor<2x20x5xf32>", "tensor<2x40xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x15xf32>"},
+		[]string{"tensor<5x2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>"},
+		`%0:3 = graph.lstm %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 {hidden_size = 5, direction = "bidirectional"} : (tensor<5x2x3xf32>, tensor<2x20x3xf32>, tensor<2x20x5xf32>, tensor<2x40xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x15xf32>) -> (tensor<5x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)`, "%0#0, %0#1, %0#2"},
+	{"gru reverse linear_before_reset hidden 37", []string{"tensor<4x1x6xf32>", "tensor<1x111x6xf32>", "tensor<1x111x37xf32>", "tensor<1x222xf32>"},
+		[]string{"tensor<4x1x1x37xf32>", "tensor<1x1x37xf32>"},
+		`%0:2 = graph.gru %arg0, %arg1, %arg2, %arg3 {hidden_size = 37, direction = "reverse", linear_before_reset = true} : (tensor<4x1x6xf32>, tensor<1x111x6xf32>, tensor<1x111x37xf32>, tensor<1x222xf32>) -> (tensor<4x1x1x37xf32>, tensor<1x1x37xf32>)`, "%0#0, %0#1"},
+	{"gru clip", []string{"tensor<3x2x4xf32>", "tensor<1x15x4xf32>", "tensor<1x15x5xf32>"},
+		[]string{"tensor<3x1x2x5xf32>"},
+		`%0:2 = graph.gru %arg0, %arg1, %arg2 {hidden_size = 5, clip = 0.5} : (tensor<3x2x4xf32>, tensor<1x15x4xf32>, tensor<1x15x5xf32>) -> (tensor<3x1x2x5xf32>, tensor<1x2x5xf32>)`, "%0#0"},
+	{"rnn layout 1 relu", []string{"tensor<2x5x3xf32>", "tensor<1x5x3xf32>", "tensor<1x5x5xf32>", "tensor<1x10xf32>"},
+		[]string{"tensor<2x5x1x5xf32>", "tensor<2x1x5xf32>"},
+		`%0:2 = graph.rnn %arg0, %arg1, %arg2, %arg3 {hidden_size = 5, layout = 1, activations = ["Relu"]} : (tensor<2x5x3xf32>, tensor<1x5x3xf32>, tensor<1x5x5xf32>, tensor<1x10xf32>) -> (tensor<2x5x1x5xf32>, tensor<2x1x5xf32>)`, "%0#0, %0#1"},
 	{"gather_nd batch_dims", []string{"tensor<3x4x5x2xf32>", "tensor<3x6x2xi64>"}, []string{"tensor<3x6x2xf32>"},
 		`%0 = graph.gather_nd %arg0, %arg1 {batch_dims = 1} : (tensor<3x4x5x2xf32>, tensor<3x6x2xi64>) -> tensor<3x6x2xf32>`, ""},
 }
@@ -202,7 +214,7 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 	for _, name := range []string{graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp,
 		graph.ReduceProdOp, graph.ReduceL2Op, graph.ReduceLogSumExpOp, graph.LogSoftmaxOp,
 		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp,
-		graph.ArgMaxOp, graph.ArgMinOp, graph.TopKOp} {
+		graph.ArgMaxOp, graph.ArgMinOp, graph.TopKOp, graph.LSTMOp, graph.GRUOp, graph.RNNOp} {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
 }

@@ -11,7 +11,7 @@ const (
 )
 
 // hlo.fusion(inputs...) ({ ^bb0(args matching inputs): ... hlo.return %r })
-// {kind = "loop" | "input" | "output"} groups ops that are compiled into one
+// {kind = "loop" | "input" | "output" | "opaque"} groups ops that are compiled into one
 // kernel (XLA's fusion instruction). The region is isolated from above: its
 // block arguments stand for the operands, in order, with the same types,
 // and the hlo.return operand types are the fusion's result types.
@@ -19,12 +19,14 @@ const (
 //   - input:  a reduce / reduce_window hero with fused elementwise producers
 //   - output: a dot_general / convolution hero with an elementwise epilogue
 //     (and layout-only ops on its operands)
+//   - opaque: one Opaque op alone (hlo.rnn_scan), whose lowering builds
+//     the whole kernel
 //
 // hlo.return(values...) terminates the regions of hlo.fusion, hlo.reduce and
 // hlo.reduce_window.
 
 // FusionKinds are the values of hlo.fusion's kind attribute.
-var FusionKinds = []string{"loop", "input", "output"}
+var FusionKinds = []string{"loop", "input", "output", "opaque"}
 
 func init() {
 	g.RegisterOp(&g.OpDef{

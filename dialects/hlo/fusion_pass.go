@@ -39,6 +39,8 @@ import (
 //     group, so a bias or scale shared by several layers is broadcast
 //     inside each consumer instead of being materialized at full size by a
 //     fusion of its own and read back by every consumer.
+//   - An Opaque op (hlo.rnn_scan) is an "opaque" fusion of its own: it
+//     absorbs no producer and joins no consumer's group.
 //   - Constants holding one stored element (splats and scalars) are cloned
 //     into every fusion that uses them and never become fusion operands;
 //     other constants (weights) stay outside as operands.
@@ -90,6 +92,8 @@ type group struct {
 
 func (gr *group) kind() string {
 	switch {
+	case gr.hero != nil && isOpaque(gr.hero):
+		return "opaque"
 	case gr.hero == nil:
 		return "loop"
 	case gr.hero.HasTrait(g.Reduction):
@@ -106,6 +110,9 @@ func isHero(op *g.Op) bool { return op.HasTrait(g.Reduction | g.Contraction) }
 
 func isContractionHero(op *g.Op) bool { return op.HasTrait(g.Contraction) }
 
+// isOpaque: ops whose lowering builds their kernel whole (g.Opaque).
+func isOpaque(op *g.Op) bool { return op.HasTrait(g.Opaque) }
+
 // isElementwiseLike: ops computable per output element with O(1) work.
 func isElementwiseLike(op *g.Op) bool {
 	return op.Dialect() == "hlo" && len(op.Regions) == 0 && op.HasTrait(g.Elementwise|g.Injective)
@@ -113,7 +120,7 @@ func isElementwiseLike(op *g.Op) bool {
 
 // isFusible reports whether op is a compute op the pass puts into a fusion.
 func isFusible(op *g.Op) bool {
-	return op.Def != nil && op.Dialect() == "hlo" && (isHero(op) || isElementwiseLike(op))
+	return op.Def != nil && op.Dialect() == "hlo" && (isHero(op) || isElementwiseLike(op) || isOpaque(op))
 }
 
 // FuseFunc runs the fusion pass on one function.
@@ -146,6 +153,13 @@ func FuseFunc(f *g.Func) error {
 			continue
 		}
 		gr := &group{root: op, members: map[*g.Op]role{}}
+		if isOpaque(op) {
+			gr.hero = op
+			gr.members[op] = hero
+			owner[op] = gr
+			groups = append(groups, gr)
+			continue
+		}
 		if isHero(op) {
 			gr.hero = op
 			gr.members[op] = hero
@@ -275,6 +289,9 @@ func grow(gr *group, pos map[*g.Op]int, owner map[*g.Op]*group) {
 
 // admit decides whether producer p may join gr, and in which role.
 func admit(gr *group, p *g.Op, owner map[*g.Op]*group) (role, bool) {
+	if isOpaque(p) || (gr.hero != nil && isOpaque(gr.hero)) {
+		return 0, false
+	}
 	operandSide := false
 	for _, res := range p.Results {
 		for _, u := range res.Uses() {

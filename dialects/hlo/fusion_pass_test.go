@@ -268,7 +268,7 @@ func TestFusionOpVerify(t *testing.T) {
 		return b
 	}
 	require.NoError(t, mk("loop", f32(2), f32(2)).verify())
-	assert.Contains(t, mk("fancy", f32(2), f32(2)).verifyErr(), `attribute 'kind' must be one of ["loop" "input" "output"]`)
+	assert.Contains(t, mk("fancy", f32(2), f32(2)).verifyErr(), `attribute 'kind' must be one of ["loop" "input" "output" "opaque"]`)
 	assert.Contains(t, mk("loop", f32(3), f32(3)).verifyErr(), "region argument #0 has type tensor<3xf32> but operand #0 has type tensor<2xf32>")
 	assert.Contains(t, mk("loop", f32(2), f32(4)).verifyErr(), "region returns tensor<4xf32> as value #0 but result #0 has type tensor<2xf32>")
 

@@ -17,12 +17,18 @@ import (
 //   - Compute, for the others: the op's result as a tensorir.Compute over
 //     its operands ins (res is the result dtype); the kernel builder of
 //     lower-to-tir (lowering/) turns it into one block.
+//   - Kernel, for Opaque ops that are a kernel of their own (hlo.rnn_scan):
+//     the kernel's whole body over the operands ins and one output buffer
+//     per result (outs, in result order), with any intermediate buffers
+//     allocated inside it. The kernel builder uses it when the op is alone
+//     in its fusion and its results are the fusion's results in order.
 //
 // Structural ops (hlo.constant, hlo.fusion, hlo.return) have none: the
 // kernel builder handles them itself.
 type Lowering struct {
 	Scalar  func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error)
 	Compute func(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error)
+	Kernel  func(op *g.Op, ins []*tir.Operand, outs []*tir.Buffer) (tir.Stmt, error)
 }
 
 var lowerings = map[string]Lowering{}
@@ -31,7 +37,7 @@ var lowerings = map[string]Lowering{}
 // lowering: the op's whole definition is made in one place.
 func register(def *g.OpDef, low Lowering) {
 	g.RegisterOp(def)
-	if low.Scalar != nil || low.Compute != nil {
+	if low.Scalar != nil || low.Compute != nil || low.Kernel != nil {
 		lowerings[def.Name] = low
 	}
 }
@@ -54,6 +60,8 @@ func Lower(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error) {
 		return nil, errorAt(op, "no tensor IR lowering for '%s'", op.Name)
 	case low.Compute != nil:
 		return low.Compute(op, ins, res)
+	case low.Kernel != nil:
+		return nil, errorAt(op, "'%s' is lowered as a kernel of its own; it must be alone in its fusion", op.Name)
 	}
 	rt, err := resultTensor(op, 0)
 	if err != nil {

@@ -26,13 +26,21 @@ func TestEveryOpHasALowering(t *testing.T) {
 		}
 		if assert.True(t, ok, "%s has no tensor IR lowering", name) {
 			assert.Equal(t, def.Traits&g.Elementwise != 0, low.Scalar != nil, "%s: elementwise ops lower through Scalar, the others through Compute", name)
-			assert.True(t, (low.Scalar == nil) != (low.Compute == nil), "%s has both or neither lowering", name)
+			n := 0
+			for _, set := range []bool{low.Scalar != nil, low.Compute != nil, low.Kernel != nil} {
+				if set {
+					n++
+				}
+			}
+			assert.Equal(t, 1, n, "%s must have exactly one of Scalar, Compute and Kernel", name)
+			assert.Equal(t, def.Traits&g.Opaque != 0, low.Kernel != nil, "%s: Opaque ops (only they) lower through Kernel", name)
 		}
 	}
 }
 
 // TestFusionKindsFromTraits: every hlo op the fuse pass may put in a
-// fusion carries exactly one of the fusion traits, and heroes none of the
+// fusion carries exactly one of the fusion traits (Opaque ops, which are
+// fusions of their own, none of the others), and heroes none of the
 // elementwise ones.
 func TestFusionKindsFromTraits(t *testing.T) {
 	for _, name := range g.RegisteredOps() {
@@ -42,6 +50,10 @@ func TestFusionKindsFromTraits(t *testing.T) {
 		}
 		hero := def.Traits&(g.Reduction|g.Contraction) != 0
 		local := def.Traits&(g.Elementwise|g.Injective) != 0
+		if def.Traits&g.Opaque != 0 {
+			assert.False(t, hero || local, "%s: Opaque ops carry no other fusion trait", name)
+			continue
+		}
 		assert.True(t, hero != local, "%s must be a hero (Reduction, Contraction) or elementwise-like (Elementwise, Injective)", name)
 		if def.Traits&g.LayoutOnly != 0 {
 			assert.NotZero(t, def.Traits&g.DataMovement, "%s: LayoutOnly ops move data", name)
