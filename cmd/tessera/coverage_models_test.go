@@ -34,13 +34,6 @@ type coverageFile struct {
 	DType string `json:"dtype"`
 }
 
-// coveragePending lists the exported models Tessera cannot import yet,
-// with the reason; every other model of the manifest must pass.
-var coveragePending = map[string]string{
-	"lstm_tagger": "needs ONNX LSTM",
-	"bigru":       "needs ONNX GRU",
-}
-
 // TestCoverageModels imports each model of examples/onnx/coverage (opsets
 // 13 and 17) with `tessera import`, runs it with `tessera run` on the
 // exported inputs and compares every output with PyTorch's.
@@ -58,10 +51,6 @@ func TestCoverageModels(t *testing.T) {
 		m := man.Models[name]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			base := name[:len(name)-len("_opset13")]
-			if reason, ok := coveragePending[base]; ok {
-				t.Skipf("not supported yet: %s", reason)
-			}
 			if testing.Short() {
 				t.Skip("-short skips the coverage models")
 			}
