@@ -75,8 +75,17 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 
+# cmd/tessera's tests compile hundreds of models in-process (the ONNX node
+# tests, the example and coverage models). Its only concurrent code is the
+# tuner's (tune.go), so its tune tests run under the race detector and the
+# rest without it (the detector slows the single-goroutine compiler several
+# times over); every other package runs under -race.
+RACE_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/tessera$$')
+
 gotest:
-	$(GO) test -race -timeout 20m ./...
+	$(GO) test -race -timeout 20m $(RACE_PKGS)
+	$(GO) test -race -timeout 10m -run 'Tune' ./cmd/tessera
+	$(GO) test -timeout 20m ./cmd/tessera
 
 test: deps fmt-check vet gotest
 

@@ -135,6 +135,12 @@ var structOpCases = []structOpCase{
 		`%0 = graph.resize %arg0 {sizes = [2, 2, 4, 5], mode = "cubic"} : (tensor<2x2x9x6xf32>) -> tensor<2x2x4x5xf32>`, ""},
 	{"resize nearest x2", []string{"tensor<1x4x3x5xf32>"}, []string{"tensor<1x4x6x10xf32>"},
 		`%0 = graph.resize %arg0 {sizes = [1, 4, 6, 10], scales = [1.0, 1.0, 2.0, 2.0], coordinate_transformation_mode = "asymmetric", nearest_mode = "floor"} : (tensor<1x4x3x5xf32>) -> tensor<1x4x6x10xf32>`, ""},
+	{"nll_loss weighted ignore", []string{"tensor<4x3x5xf32>", "tensor<4x5xi64>", "tensor<3xf32>"}, []string{"tensor<f32>"},
+		`%t = graph.abs %arg1 : tensor<4x5xi64>
+    %0 = graph.nll_loss %arg0, %t, %arg2 {ignore_index = 2} : (tensor<4x3x5xf32>, tensor<4x5xi64>, tensor<3xf32>) -> tensor<f32>`, ""},
+	{"nll_loss none", []string{"tensor<6x4xf32>", "tensor<6xi32>"}, []string{"tensor<6xf32>"},
+		`%t = graph.abs %arg1 : tensor<6xi32>
+    %0 = graph.nll_loss %arg0, %t {reduction = "none"} : (tensor<6x4xf32>, tensor<6xi32>) -> tensor<6xf32>`, ""},
 	{"gather_elements", []string{"tensor<4x6xf32>", "tensor<4x3xi64>"}, []string{"tensor<4x3xf32>"},
 		`%0 = graph.gather_elements %arg0, %arg1 {axis = 1} : (tensor<4x6xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>`, ""},
 	{"lstm bidirectional peepholes", []string{"tensor<5x2x3xf32>", "tensor<2x20x3xf32>", "tensor<2x20x5xf32>", "tensor<2x40xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x15xf32>"},
@@ -161,16 +167,8 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 	for _, c := range structOpCases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			var params []string
-			for i, ty := range c.ins {
-				params = append(params, fmt.Sprintf("%%arg%d: %s", i, ty))
-			}
-			ret := c.ret
-			if ret == "" {
-				ret = "%0"
-			}
 			results := strings.Join(c.results, ", ")
-			src := fmt.Sprintf("func.func @main(%s) -> (%s) {\n    %s\n    func.return %s : %s\n}\n", strings.Join(params, ", "), results, c.body, ret, results)
+			src := fmt.Sprintf("func.func @main(%s) -> (%s) {\n    %s\n    func.return %s : %s\n}\n", structParams(c), results, c.body, structRet(c), results)
 			model := filepath.Join(dir, "op.mlir")
 			require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
 			m, err := graphir.ParseString(model, src)
@@ -321,4 +319,21 @@ func TestArgTopKCompiledSpecialValues(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []float64{1, 0, 1, 0, 2}, want[0].Data, "argmax: first maximum, NaN first")
+}
+
+// structParams is the case's parameter list (%arg0: type, ...).
+func structParams(c structOpCase) string {
+	var params []string
+	for i, ty := range c.ins {
+		params = append(params, fmt.Sprintf("%%arg%d: %s", i, ty))
+	}
+	return strings.Join(params, ", ")
+}
+
+// structRet is the returned values ("%0" when the case names none).
+func structRet(c structOpCase) string {
+	if c.ret == "" {
+		return "%0"
+	}
+	return c.ret
 }
