@@ -103,7 +103,7 @@ func TestImportCLIErrors(t *testing.T) {
 	dynamic := filepath.Join(dir, "dynamic.onnx")
 	writeImportModel(t, dynamic, "batch_size", 4, 3)
 	unsupported := filepath.Join(dir, "unsupported.onnx")
-	writeImportModel(t, unsupported, 1, 4, 3, &pb.NodeProto{Name: proto.String("rnn"), OpType: proto.String("GRU"), Input: []string{"y0"}, Output: []string{"y"}})
+	writeImportModel(t, unsupported, 1, 4, 3, &pb.NodeProto{Name: proto.String("nms"), OpType: proto.String("NonMaxSuppression"), Input: []string{"y0"}, Output: []string{"y"}})
 
 	for _, c := range []struct {
 		args []string
@@ -113,7 +113,7 @@ func TestImportCLIErrors(t *testing.T) {
 		{[]string{"import", truncated}, truncated + ": error: not a valid ONNX model: "},
 		{[]string{"import", garbage}, garbage + ": error: not a valid ONNX model: "},
 		{[]string{"import", dynamic}, dynamic + ": error: dynamic shape: input 'x' dimension 0 is 'batch_size'; Tessera needs static shapes"},
-		{[]string{"import", unsupported}, unsupported + ":3:1: error: node #2 'rnn' (GRU, opset 13): unsupported op 'GRU'"},
+		{[]string{"import", unsupported}, unsupported + ":3:1: error: node #2 'nms' (NonMaxSuppression, opset 13): unsupported op 'NonMaxSuppression'"},
 		{[]string{"import"}, "accepts 1 arg(s), received 0"},
 	} {
 		out := filepath.Join(dir, "out.mlir")
