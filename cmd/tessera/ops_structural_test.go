@@ -141,6 +141,8 @@ var structOpCases = []structOpCase{
 	{"nll_loss none", []string{"tensor<6x4xf32>", "tensor<6xi32>"}, []string{"tensor<6xf32>"},
 		`%t = graph.abs %arg1 : tensor<6xi32>
     %0 = graph.nll_loss %arg0, %t {reduction = "none"} : (tensor<6x4xf32>, tensor<6xi32>) -> tensor<6xf32>`, ""},
+	{"cumsum reverse exclusive", []string{"tensor<3x11xf32>"}, []string{"tensor<3x11xf32>"},
+		`%0 = graph.cumsum %arg0 {axis = 1, exclusive = true, reverse = true} : tensor<3x11xf32>`, ""},
 	{"gather_elements", []string{"tensor<4x6xf32>", "tensor<4x3xi64>"}, []string{"tensor<4x3xf32>"},
 		`%0 = graph.gather_elements %arg0, %arg1 {axis = 1} : (tensor<4x6xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>`, ""},
 	{"lstm bidirectional peepholes", []string{"tensor<5x2x3xf32>", "tensor<2x20x3xf32>", "tensor<2x20x5xf32>", "tensor<2x40xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x15xf32>"},
