@@ -29,16 +29,7 @@ inputs=()
 for f in "$cov/${model}"_input*.npy; do inputs+=(--input "$f"); done
 bin/tessera compile "$work/$model.mlir" -o "$work/$model.so"
 bin/tessera run "$work/$model.so" "${inputs[@]}" --reference "$cov/${model}_output0.npy"
-ts=() ps=()
-for ((r = 1; r <= rounds; r++)); do
-	t=$(bin/tessera bench "$work/$model.so" --threads "$threads" --repeats 50 --min-time 2s "${inputs[@]}" 2>/dev/null)
-	echo "round $r: tessera $t"
-	p=$(/usr/bin/python3 bench/torch_coverage.py --model "$model" --threads "$threads")
-	echo "round $r: $p"
-	ts+=("$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$t")")
-	ps+=("$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$p")")
-done
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-tm=$(median "${ts[@]}")
-pm=$(median "${ps[@]}")
-awk -v t="$tm" -v p="$pm" -v m="$model" -v n="$threads" -v r="$rounds" 'BEGIN { printf "%s on %s threads, median of %d rounds: Tessera %.3f ms, PyTorch %.3f ms, PyTorch/Tessera = %.2f (above 1: Tessera is faster)\n", m, n, r, t, p, p / t }'
+tessera_once() { bin/tessera bench "$work/$model.so" --threads "$threads" --repeats 50 --min-time 2s "${inputs[@]}" 2>/dev/null; }
+torch_once() { /usr/bin/python3 bench/torch_coverage.py --model "$model" --threads "$threads"; }
+source bench/rounds.sh
+run_rounds "$rounds" tessera_once torch_once "$model" "$threads"

@@ -35,16 +35,7 @@ tune=()
 [ -n "$db" ] && tune=(--tuning-db "$db")
 bin/tessera run "$work/$model.mlir" "${tune[@]}" --threads "$threads" \
 	--input "examples/onnx/${model}_input.npy" --reference "examples/onnx/${model}_output.npy"
-ts=() ps=()
-for ((r = 1; r <= rounds; r++)); do
-	t=$(bin/tessera bench "$work/$model.mlir" "${tune[@]}" --threads "$threads" --repeats 30 --min-time 2s --input "examples/onnx/${model}_input.npy" 2>/dev/null)
-	echo "round $r: tessera $t"
-	p=$(/usr/bin/python3 bench/torch_model.py --model "$model" --threads "$threads" --input "examples/onnx/${model}_input.npy")
-	echo "round $r: $p"
-	ts+=("$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$t")")
-	ps+=("$(sed -n 's/.*median \([0-9.]*\) ms.*/\1/p' <<<"$p")")
-done
-median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-tm=$(median "${ts[@]}")
-pm=$(median "${ps[@]}")
-awk -v t="$tm" -v p="$pm" -v m="$model" -v n="$threads" -v r="$rounds" 'BEGIN { printf "%s on %s threads, median of %d rounds: Tessera %.3f ms, PyTorch %.3f ms, PyTorch/Tessera = %.2f (above 1: Tessera is faster)\n", m, n, r, t, p, p / t }'
+tessera_once() { bin/tessera bench "$work/$model.mlir" "${tune[@]}" --threads "$threads" --repeats 30 --min-time 2s --input "examples/onnx/${model}_input.npy" 2>/dev/null; }
+torch_once() { /usr/bin/python3 bench/torch_model.py --model "$model" --threads "$threads" --input "examples/onnx/${model}_input.npy"; }
+source bench/rounds.sh
+run_rounds "$rounds" tessera_once torch_once "$model" "$threads"

@@ -42,6 +42,14 @@ def time_loop(fn, warmup, repeats, min_time):
     return secs
 
 
+def time_fastest(modes, warmup, repeats, min_time):
+    """Probe every mode (name -> callable) briefly, then time the fastest in
+    full with time_loop; returns (mode name, seconds of each timed call)."""
+    probe = {n: statistics.median(time_loop(f, 2, 5, 0.0)) for n, f in modes.items()}
+    best = min(probe, key=probe.get)
+    return best, time_loop(modes[best], warmup, repeats, min_time)
+
+
 class Conv(torch.nn.Module):
     def __init__(self, c):
         super().__init__()

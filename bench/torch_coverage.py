@@ -26,7 +26,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "examples", "onnx"))
 
 from export_coverage_models import MODELS  # noqa: E402
-from torch_anchor import time_loop  # noqa: E402  bench/torch_anchor.py
+from torch_anchor import time_fastest  # noqa: E402  bench/torch_anchor.py
 
 
 def flatten(ys):
@@ -66,9 +66,7 @@ def main():
             if any(not torch.allclose(g.float(), r.float(), rtol=1e-3, atol=1e-3 * float(r.float().abs().max())) for g, r in zip(got, ref)):
                 print(f"torch_coverage: mode {name} disagrees with eager; skipped", file=sys.stderr)
                 del modes[name]
-        probe = {n: statistics.median(time_loop(f, 2, 5, 0.0)) for n, f in modes.items()}
-        best = min(probe, key=probe.get)
-        secs = time_loop(modes[best], a.warmup, a.repeats, a.min_time)
+        best, secs = time_fastest(modes, a.warmup, a.repeats, a.min_time)
     print(f"pytorch {a.model}: median {statistics.median(secs) * 1e3:.3f} ms (mode {best}, "
           f"{torch.get_num_threads()} threads, {len(secs)} runs, torch {torch.__version__})")
 

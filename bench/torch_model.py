@@ -22,7 +22,7 @@ import numpy as np
 import torch
 import torchvision
 
-from torch_anchor import time_loop  # bench/torch_anchor.py, beside this script
+from torch_anchor import time_fastest  # bench/torch_anchor.py, beside this script
 
 
 def main():
@@ -60,9 +60,7 @@ def main():
             if not torch.allclose(got, ref, rtol=1e-3, atol=1e-3 * float(ref.abs().max())):
                 print(f"torch_model: mode {name} disagrees with eager; skipped", file=sys.stderr)
                 del modes[name]
-        probe = {n: statistics.median(time_loop(f, 2, 5, 0.0)) for n, f in modes.items()}
-        best = min(probe, key=probe.get)
-        secs = time_loop(modes[best], a.warmup, a.repeats, a.min_time)
+        best, secs = time_fastest(modes, a.warmup, a.repeats, a.min_time)
     print(f"pytorch {a.model}: median {statistics.median(secs) * 1e3:.3f} ms (mode {best}, "
           f"{torch.get_num_threads()} threads, {len(secs)} runs, torch {torch.__version__})")
 
