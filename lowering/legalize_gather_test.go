@@ -65,6 +65,14 @@ func gatherCases() []gatherCase {
   %0 = graph.nll_loss %x, %t, %w {reduction = "sum", ignore_index = 2} : (tensor<2x4x3x2xf32>, tensor<2x3x2xi64>, tensor<4xf32>) -> tensor<f32>
   func.return %0 : tensor<f32>
 }`, 0, 3},
+		{"one_hot_middle_axis", graph.OneHotOp, `func.func @main(%i: tensor<3x4xi64>, %v: tensor<2xf32>) -> tensor<3x5x4xf32> {
+  %0 = graph.one_hot %i, %v {depth = 5, axis = 1} : (tensor<3x4xi64>, tensor<2xf32>) -> tensor<3x5x4xf32>
+  func.return %0 : tensor<3x5x4xf32>
+}`, -6, 6},
+		{"one_hot_last_i32", graph.OneHotOp, `func.func @main(%i: tensor<7xi32>, %v: tensor<2xf32>) -> tensor<7x3xf32> {
+  %0 = graph.one_hot %i, %v {depth = 3} : (tensor<7xi32>, tensor<2xf32>) -> tensor<7x3xf32>
+  func.return %0 : tensor<7x3xf32>
+}`, -4, 3},
 	}
 }
 

@@ -143,6 +143,8 @@ var structOpCases = []structOpCase{
     %0 = graph.nll_loss %arg0, %t {reduction = "none"} : (tensor<6x4xf32>, tensor<6xi32>) -> tensor<6xf32>`, ""},
 	{"cumsum reverse exclusive", []string{"tensor<3x11xf32>"}, []string{"tensor<3x11xf32>"},
 		`%0 = graph.cumsum %arg0 {axis = 1, exclusive = true, reverse = true} : tensor<3x11xf32>`, ""},
+	{"one_hot axis 0", []string{"tensor<2x3xi64>", "tensor<2xf32>"}, []string{"tensor<4x2x3xf32>"},
+		`%0 = graph.one_hot %arg0, %arg1 {depth = 4, axis = 0} : (tensor<2x3xi64>, tensor<2xf32>) -> tensor<4x2x3xf32>`, ""},
 	{"gather_elements", []string{"tensor<4x6xf32>", "tensor<4x3xi64>"}, []string{"tensor<4x3xf32>"},
 		`%0 = graph.gather_elements %arg0, %arg1 {axis = 1} : (tensor<4x6xf32>, tensor<4x3xi64>) -> tensor<4x3xf32>`, ""},
 	{"lstm bidirectional peepholes", []string{"tensor<5x2x3xf32>", "tensor<2x20x3xf32>", "tensor<2x20x5xf32>", "tensor<2x40xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x15xf32>"},

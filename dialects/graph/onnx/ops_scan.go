@@ -10,6 +10,7 @@ import (
 
 func init() {
 	register(convertCumSum, "CumSum")
+	register(convertOneHot, "OneHot")
 }
 
 func convertCumSum(n *node) ([]*value, error) {
@@ -35,4 +36,27 @@ func convertCumSum(n *node) ([]*value, error) {
 		a = a.Set(name, graphir.BoolAttr(v != 0))
 	}
 	return n.emit(graph.CumSumOp, list(n.in(0)), a)
+}
+
+// OneHot (opsets 9–17): the depth input must be a constant (bind a graph
+// input with --bind-input); it becomes graph.one_hot's depth attribute.
+func convertOneHot(n *node) ([]*value, error) {
+	if err := n.need(3, 3); err != nil {
+		return nil, err
+	}
+	if err := n.onlyAttrs("axis"); err != nil {
+		return nil, err
+	}
+	t, err := n.constInput(1, "depth")
+	if err != nil {
+		return nil, err
+	}
+	if len(t.Data) != 1 {
+		return nil, n.errorf("depth must hold one value, got %d", len(t.Data))
+	}
+	axis, err := n.intAttr("axis", -1)
+	if err != nil {
+		return nil, err
+	}
+	return n.emit(graph.OneHotOp, list(n.in(0), n.in(2)), attrs("depth", graphir.IntAttr(int64(t.Data[0])), "axis", graphir.IntAttr(axis)))
 }
