@@ -283,7 +283,7 @@ func (c *resizeCfg) coeffs(r float64) []float64 {
 	if r == 1 {
 		return []float64{0, 1}
 	}
-	hi := map[string]bool{"round_prefer_floor": r > 0.5, "round_prefer_ceil": r >= 0.5, "floor": false, "ceil": true}[c.near]
+	hi := c.near == "ceil" || c.near == "round_prefer_floor" && r > 0.5 || c.near == "round_prefer_ceil" && r >= 0.5
 	if hi {
 		return []float64{0, 1}
 	}

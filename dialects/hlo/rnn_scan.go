@@ -2,6 +2,7 @@ package hlo
 
 import (
 	g "github.com/tessera-ml/tessera/graphir"
+	"slices"
 )
 
 // RNNScanOp is the op's name.
@@ -207,23 +208,11 @@ func (c *rnnCfg) checkShapes(op *g.Op, n int64, ts []*g.TensorType) error {
 	}{{c.xw, "xw", []int64{c.s, c.b, c.gates}}, {c.rt, "rt", []int64{c.h, c.gates}}, {c.h0, "h0", []int64{c.b, c.h}},
 		{c.c0, "c0", []int64{c.b, c.h}}, {c.p, "p", []int64{3 * c.h}}, {c.rbh, "rbh", []int64{c.h}}}
 	for _, e := range expect {
-		if e.t != nil && !shapeEq(e.t.Shape, e.shape) {
+		if e.t != nil && !slices.Equal(e.t.Shape, e.shape) {
 			return op.Errorf("%s must have shape %v for cell '%s' with hidden size %d, got %s", e.what, e.shape, c.cell, c.h, e.t)
 		}
 	}
 	return nil
-}
-
-func shapeEq(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // clipped applies the clip to a pre-activation.

@@ -81,7 +81,7 @@ func convertUpsample(n *node) ([]*value, error) {
 		if err != nil {
 			return nil, err
 		}
-		return n.emitResize(a, scales, nil)
+		return n.emitResize(a, scales)
 	}
 	a, err = n.resizeShape(a, 1, -1)
 	if err != nil {
@@ -117,7 +117,7 @@ func (n *node) resizeShape(a graphir.DictAttr, scalesAt, sizesAt int) (graphir.D
 }
 
 // emitResize emits graph.resize with sizes ⌊dim · scale⌋.
-func (n *node) emitResize(a graphir.DictAttr, scales, _ []float64) ([]*value, error) {
+func (n *node) emitResize(a graphir.DictAttr, scales []float64) ([]*value, error) {
 	a, err := n.scaledSizes(a, scales)
 	if err != nil {
 		return nil, err
