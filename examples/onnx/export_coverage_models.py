@@ -2,7 +2,7 @@
 """Export the small models of the model-coverage checks (TestCoverageModels
 in cmd/tessera/models_test.go): the ops users bring beyond image
 classifiers — transposed convolutions, upsampling, embeddings, recurrent
-layers, top-k/argmax heads and opset-17 layer normalization.
+layers (also over padded batches of varied lengths), top-k/argmax heads and opset-17 layer normalization.
 
 Run from the repository root with Debian's Python (no network needed):
 
@@ -102,6 +102,23 @@ class BiGRU(nn.Module):
         return self.gru(x)
 
 
+class PackedBiLSTM(nn.Module):
+    """A bidirectional nn.LSTM over a padded batch of varied lengths
+    (pack_padded_sequence): ONNX LSTM with a constant
+    sequence_lens."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 12, bidirectional=True)
+
+    def forward(self, x):
+        lens = torch.tensor([7, 4, 1])
+        packed = nn.utils.rnn.pack_padded_sequence(x, lens)
+        y, (h, c) = self.lstm(packed)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y, total_length=x.shape[0])
+        return y, h, c
+
+
 class Heads(nn.Module):
     """A small classifier with torch.topk and torch.argmax heads."""
 
@@ -132,6 +149,7 @@ MODELS = {
     "upsample": (Upsampler, [floats(1, 3, 10, 12)]),
     "lstm_tagger": (Tagger, [("int64", (1, 128), 1000)]),
     "bigru": (BiGRU, [floats(20, 2, 32)]),
+    "packed_bilstm": (PackedBiLSTM, [floats(7, 3, 8)]),
     "topk_heads": (Heads, [floats(2, 3, 16, 16)]),
     "transformer_prenorm": (transformer, [floats(1, 16, 64)]),
 }

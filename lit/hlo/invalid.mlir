@@ -471,3 +471,19 @@ func.func @gather_index_map(%w: tensor<10x4xf32>, %ids: tensor<3x2xi64>) -> tens
   %0 = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<3x2xi64>) -> tensor<3x4xf32>
   func.return %0 : tensor<3x4xf32>
 }
+
+// -----
+
+func.func @rnn_scan_mask(%xw: tensor<3x2x5xf32>, %rt: tensor<5x5xf32>, %h0: tensor<2x5xf32>, %m: tensor<2x3xi1>) -> tensor<2x5xf32> {
+  // expected-error@+1 {{'hlo.rnn_scan' op mask must be tensor<3x2xi1> ([S, B]), got tensor<2x3xi1>}}
+  %0:2 = hlo.rnn_scan %xw, %rt, %h0, %m {cell = "rnn", activations = ["Tanh"], activation_alpha = [0.0 : f32], activation_beta = [0.0 : f32]} : (tensor<3x2x5xf32>, tensor<5x5xf32>, tensor<2x5xf32>, tensor<2x3xi1>) -> (tensor<3x2x5xf32>, tensor<2x5xf32>)
+  func.return %0#1 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @rnn_scan_operands(%xw: tensor<3x2x5xf32>, %rt: tensor<5x5xf32>, %h0: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // expected-error@+1 {{'hlo.rnn_scan' op cell 'lstm' takes 5 operands (and an optional mask), got 3}}
+  %0:3 = hlo.rnn_scan %xw, %rt, %h0 {cell = "lstm", activations = ["Sigmoid", "Tanh", "Tanh"], activation_alpha = [0.0 : f32, 0.0 : f32, 0.0 : f32], activation_beta = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (tensor<3x2x5xf32>, tensor<5x5xf32>, tensor<2x5xf32>) -> (tensor<3x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>)
+  func.return %0#1 : tensor<2x5xf32>
+}
