@@ -119,6 +119,23 @@ class PackedBiLSTM(nn.Module):
         return y, h, c
 
 
+class GroupNormNet(nn.Module):
+    """Convolutions with nn.GroupNorm (ONNX has no GroupNormalization
+    before opset 18; PyTorch exports it as Reshape +
+    InstanceNormalization + Reshape, Mul, Add) and nn.InstanceNorm2d."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 12, 3, padding=1)
+        self.gn = nn.GroupNorm(4, 12)
+        self.conv2 = nn.Conv2d(12, 6, 3, padding=1)
+        self.inorm = nn.InstanceNorm2d(6, affine=True)
+
+    def forward(self, x):
+        y = F.silu(self.gn(self.conv1(x)))
+        return self.inorm(self.conv2(y))
+
+
 class Heads(nn.Module):
     """A small classifier with torch.topk and torch.argmax heads."""
 
@@ -150,6 +167,7 @@ MODELS = {
     "lstm_tagger": (Tagger, [("int64", (1, 128), 1000)]),
     "bigru": (BiGRU, [floats(20, 2, 32)]),
     "packed_bilstm": (PackedBiLSTM, [floats(7, 3, 8)]),
+    "groupnorm": (GroupNormNet, [floats(2, 3, 9, 11)]),
     "topk_heads": (Heads, [floats(2, 3, 16, 16)]),
     "transformer_prenorm": (transformer, [floats(1, 16, 64)]),
 }
