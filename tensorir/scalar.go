@@ -72,9 +72,28 @@ func b2i(b bool) int64 {
 	return 0
 }
 
+// FMax is max(a, b) as compiled code computes it (NumPy's maximum, ONNX
+// Max): NaN if either is NaN — unlike Go's math.Max, whose
+// max(+Inf, NaN) is +Inf — and max(−0, +0) = +0.
+func FMax(a, b float64) float64 {
+	if a != a || b != b {
+		return a + b
+	}
+	return math.Max(a, b)
+}
+
+// FMin is min(a, b) as compiled code computes it: NaN if either is NaN,
+// min(−0, +0) = −0.
+func FMin(a, b float64) float64 {
+	if a != a || b != b {
+		return a + b
+	}
+	return math.Min(a, b)
+}
+
 // evalFloatBinary applies an arithmetic op to floats of dtype t, rounding
 // the result to t (so f32 arithmetic is exactly float32 arithmetic).
-// min and max follow Go's math.Min/Max (NaN if either is NaN).
+// min and max propagate NaN (FMin, FMax).
 func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
 	var r float64
 	switch op {
@@ -87,9 +106,9 @@ func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
 	case OpDiv:
 		r = a / b
 	case OpMin:
-		r = math.Min(a, b)
+		r = FMin(a, b)
 	case OpMax:
-		r = math.Max(a, b)
+		r = FMax(a, b)
 	default:
 		return math.NaN()
 	}

@@ -226,12 +226,12 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 	case ReduceMaxOp:
 		fill(lowestValue(elem))
 		for k, v := range x.Data {
-			acc[offs[k]] = math.Max(acc[offs[k]], v)
+			acc[offs[k]] = hlo.FMax(acc[offs[k]], v)
 		}
 	case ReduceMinOp:
 		fill(highestValue(elem))
 		for k, v := range x.Data {
-			acc[offs[k]] = math.Min(acc[offs[k]], v)
+			acc[offs[k]] = hlo.FMin(acc[offs[k]], v)
 		}
 	case ReduceL2Op:
 		for k, v := range x.Data {
