@@ -2,7 +2,8 @@
 """Export the small models of the model-coverage checks (TestCoverageModels
 in cmd/tessera/models_test.go): the ops users bring beyond image
 classifiers — transposed convolutions, upsampling, embeddings, recurrent
-layers (also over padded batches of varied lengths), top-k/argmax heads and opset-17 layer normalization.
+layers (also over padded batches of varied lengths), top-k/argmax heads,
+opset-17 layer normalization and attention written with torch.einsum.
 
 Run from the repository root with Debian's Python (no network needed):
 
@@ -22,6 +23,7 @@ All files are small (< 2 MB) and committed.
 """
 
 import json
+import math
 import os
 import sys
 
@@ -149,6 +151,27 @@ class Heads(nn.Module):
         return values, indices, torch.argmax(logits, dim=1)
 
 
+class EinsumAttention(nn.Module):
+    """Multi-head self-attention written with torch.einsum in the
+    [batch, seq, heads, dim] layout (scores "bqhd,bkhd->bhqk", values
+    "bhqk,bkhd->bqhd"), followed by a bilinear head "bsi,oij,bsj->bso"."""
+
+    def __init__(self, d=64, heads=4, out=8):
+        super().__init__()
+        self.h, self.scale = heads, 1 / math.sqrt(d // heads)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.bilinear = nn.Parameter(torch.randn(out, d, d) / d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, s, 3, self.h, d // self.h).unbind(2)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.scale
+        y = torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v).reshape(b, s, d)
+        y = self.proj(y) + x
+        return torch.einsum("bsi,oij,bsj->bso", y, self.bilinear, x)
+
+
 def transformer():
     """A pre-norm transformer encoder (LayerNormalization at opset 17)."""
     layer = nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
@@ -170,6 +193,7 @@ MODELS = {
     "groupnorm": (GroupNormNet, [floats(2, 3, 9, 11)]),
     "topk_heads": (Heads, [floats(2, 3, 16, 16)]),
     "transformer_prenorm": (transformer, [floats(1, 16, 64)]),
+    "einsum_attention": (EinsumAttention, [floats(2, 12, 64)]),
 }
 
 
