@@ -413,6 +413,9 @@ func TestLegalizeAgreement(t *testing.T) {
 	for _, c := range gatherCases() {
 		covered[c.op] = true
 	}
+	for _, c := range scatterCases() {
+		covered[c.op] = true
+	}
 	for _, c := range rnnCases() {
 		covered[c.op] = true
 	}

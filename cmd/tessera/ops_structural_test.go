@@ -184,6 +184,10 @@ var structOpCases = []structOpCase{
 		`%0 = graph.einsum %arg0, %arg1 {equation = "ijk,jl->li"} : (tensor<2x3x4xf32>, tensor<3x5xf32>) -> tensor<5x2xf32>`, ""},
 	{"gather_nd batch_dims", []string{"tensor<3x4x5x2xf32>", "tensor<3x6x2xi64>"}, []string{"tensor<3x6x2xf32>"},
 		`%0 = graph.gather_nd %arg0, %arg1 {batch_dims = 1} : (tensor<3x4x5x2xf32>, tensor<3x6x2xi64>) -> tensor<3x6x2xf32>`, ""},
+	{"scatter_elements add", []string{"tensor<4x6xf32>", "tensor<4x3xi64>", "tensor<4x3xf32>"}, []string{"tensor<4x6xf32>"},
+		`%0 = graph.scatter_elements %arg0, %arg1, %arg2 {axis = 1, reduction = "add"} : (tensor<4x6xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<4x6xf32>`, ""},
+	{"scatter_nd rows", []string{"tensor<3x5xf32>", "tensor<4x1xi32>", "tensor<4x5xf32>"}, []string{"tensor<3x5xf32>"},
+		`%0 = graph.scatter_nd %arg0, %arg1, %arg2 : (tensor<3x5xf32>, tensor<4x1xi32>, tensor<4x5xf32>) -> tensor<3x5xf32>`, ""},
 }
 
 // TestEveryStructuralOpCompiledMatchesInterpreter runs each structural
@@ -238,7 +242,7 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 	}
 	for _, name := range []string{graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp,
 		graph.ReduceProdOp, graph.ReduceL2Op, graph.ReduceLogSumExpOp, graph.LogSoftmaxOp,
-		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp,
+		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ScatterElementsOp, graph.ScatterNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp,
 		graph.ArgMaxOp, graph.ArgMinOp, graph.TopKOp, graph.LSTMOp, graph.GRUOp, graph.RNNOp, graph.EinsumOp} {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
