@@ -115,7 +115,7 @@ func scatterOperands(op *graphir.Op) (*scatterCfg, error) {
 		return nil, err
 	}
 	if scatterBody(c.reduction) == "?" {
-		return nil, op.Errorf("reduction must be one of %q, got '%s'", ScatterReductions, c.reduction)
+		return nil, op.Errorf("attribute 'reduction' must be one of %q, got %q", ScatterReductions, c.reduction)
 	}
 	return c, nil
 }

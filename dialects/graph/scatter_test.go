@@ -93,7 +93,7 @@ func TestScatterErrors(t *testing.T) {
 		{ScatterElementsOp, []*graphir.TensorType{tt(3, 4), i64(2, 5), tt(2, 5)}, nil, "indices dimension 1 has size 5, larger than the data's 4"},
 		{ScatterElementsOp, []*graphir.TensorType{tt(3, 4), i64(2, 4), tt(2, 4)}, attrs("axis", 2), "axis 2 is out of range for rank 2 (expected [-2, 1])"},
 		{ScatterElementsOp, []*graphir.TensorType{tt(), i64(), tt()}, nil, "data must have rank at least 1"},
-		{ScatterElementsOp, []*graphir.TensorType{tt(3), i64(2), tt(2)}, attrs("reduction", graphir.StringAttr("sum")), `reduction must be one of ["none" "add" "mul" "max" "min"], got 'sum'`},
+		{ScatterElementsOp, []*graphir.TensorType{tt(3), i64(2), tt(2)}, attrs("reduction", graphir.StringAttr("sum")), `attribute 'reduction' must be one of ["none" "add" "mul" "max" "min"], got "sum"`},
 		{ScatterNDOp, []*graphir.TensorType{tt(3, 4), i64(2, 3), tt(2)}, nil, "index vectors of length 3 exceed the data's rank 2"},
 		{ScatterNDOp, []*graphir.TensorType{tt(3, 4), i64(2, 1), tt(2, 3)}, nil, "updates must have shape [2, 4] (indices.shape[:-1] ++ data.shape[1:]), got tensor<2x3xf32>"},
 		{ScatterNDOp, []*graphir.TensorType{tt(3, 4), i64(), tt(4)}, nil, "indices must have rank at least 1, got tensor<i64>"},
