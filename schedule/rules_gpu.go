@@ -167,18 +167,23 @@ func autoBind(s *Schedule, name string, threads int64) (LoopRV, error) {
 	return parts[1], s.Bind(parts[1], "threadIdx.x")
 }
 
-// Check is VerifyGPU with the rules' limits.
-func (r GPURules) Check(f *tir.PrimFunc) error { return VerifyGPU(f, r.withDefaults().Limits) }
+// Check is VerifyGPU with the rules' limits on f as code generation sees
+// it: after compact-buffer-allocation (caches shrunk to their tiles).
+func (r GPURules) Check(f *tir.PrimFunc) error {
+	return VerifyGPU(tir.CompactBufferAllocation(f), r.withDefaults().Limits)
+}
 
 // VerifyGPU refuses a kernel the GPU cannot run as scheduled (TVM's
 // VerifyGPUCode): more threads per block than the limit (the product of
 // the threadIdx extents), a grid extent beyond the limit, a block not
 // under both a blockIdx- and a threadIdx-bound loop (it would run in one
 // thread), a thread axis bound twice on one path, a parallel or
-// vectorized loop of more than 4 lanes in a kernel, a shared-memory
-// buffer (staging through shared memory needs the barrier pass, not built
-// yet) or static shared memory beyond the limit. Errors are schedule
-// errors naming the block or loop and the limit.
+// vectorized loop of more than 4 lanes in a kernel, static shared memory
+// beyond the limit, or a block reading a local or global buffer written
+// under another threadIdx loop (other threads' results: local memory is
+// private, and global memory would need a grid-wide barrier; shared
+// buffers get their barriers from the thread-sync pass). Errors are
+// schedule errors naming the block or loop and the limit.
 func VerifyGPU(f *tir.PrimFunc, lim GPULimits) error {
 	v := &gpuVerifier{lim: lim, bound: map[string]bool{}, ext: map[string]int64{}, writer: map[*tir.Buffer]*tir.For{}}
 	v.stmt(f.Body)
@@ -210,6 +215,7 @@ type gpuVerifier struct {
 	// one under which each buffer was written.
 	thread *tir.For
 	writer map[*tir.Buffer]*tir.For
+	shared int64
 }
 
 func (v *gpuVerifier) fail(format string, args ...any) {
@@ -229,13 +235,27 @@ func (v *gpuVerifier) stmt(s tir.Stmt) {
 			return false
 		case *tir.Allocate:
 			if x.Buffer.Scope == tir.ScopeShared {
-				v.fail("buffer %%%s is in shared memory: staging through shared memory needs the barrier-insertion pass, which is not built yet", x.Buffer.Name)
+				v.sharedAlloc(x.Buffer)
 			}
 		case *tir.BlockRealize:
 			v.block(x)
 		}
 		return true
 	})
+}
+
+// sharedAlloc adds a shared buffer's bytes to the kernel's static shared
+// memory and refuses the kernel beyond the limit.
+func (v *gpuVerifier) sharedAlloc(b *tir.Buffer) {
+	n, ok := tir.BufferBytes(b)
+	if !ok {
+		v.fail("shared buffer %%%s has a non-constant size (dynamic shared memory is not supported yet)", b.Name)
+		return
+	}
+	v.shared += n
+	if v.shared > v.lim.MaxSharedBytes {
+		v.fail("shared buffer %%%s brings the kernel's static shared memory to %d bytes, above the limit %d", b.Name, v.shared, v.lim.MaxSharedBytes)
+	}
 }
 
 func (v *gpuVerifier) loop(x *tir.For) {
@@ -286,6 +306,9 @@ func (v *gpuVerifier) block(x *tir.BlockRealize) {
 		return
 	}
 	for _, rd := range x.Block.Reads {
+		if rd.Buffer.Scope == tir.ScopeShared {
+			continue
+		}
 		if w, ok := v.writer[rd.Buffer]; ok && w != v.thread {
 			v.fail("block %q reads %%%s, written under another threadIdx loop (%%%s): other threads' results need a barrier, which is not inserted yet (compute the consumer at the producer's thread loop)", x.Block.Name, rd.Buffer.Name, w.Var.Name)
 			return

@@ -64,8 +64,12 @@ func (t *Target) Key() string { return "cuda -mcpu=" + t.opts.MCPU }
 func (t *Target) Rules() schedule.Rules { return schedule.GPURules{} }
 
 // PostSchedule is compact-buffer-allocation (a shared tile is allocated
-// per block, a local one per thread, at the size of its tile).
-func (t *Target) PostSchedule() []string { return []string{"compact-buffer-allocation"} }
+// per block, a local one per thread, at the size of its tile), then
+// thread-sync (barriers between shared-memory accesses of different
+// threads).
+func (t *Target) PostSchedule() []string {
+	return []string{"compact-buffer-allocation", "thread-sync"}
+}
 
 // Codegen compiles the module's kernels (the functions with
 // tensorir.AttrKernel) to one NVPTX module; the host functions stay tensor

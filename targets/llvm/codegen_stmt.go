@@ -54,6 +54,8 @@ func (g *fgen) stmt(s tir.Stmt) error {
 	case *tir.Evaluate:
 		_, err := g.expr(x.Value)
 		return err
+	case *tir.Barrier:
+		return g.barrier()
 	case *tir.Allocate:
 		return g.allocate(x.Buffer, func() error { return g.stmt(x.Body) })
 	case *tir.For:

@@ -245,6 +245,19 @@ func (g *fgen) boundLoop(x *tir.For) error {
 	return g.ifThen(g.cur.NewICmp(enum.IPredSLT, idx, ext), body, nil)
 }
 
+// barrier generates a thread-block barrier (llvm.nvvm.barrier0, PTX
+// bar.sync 0); the CPU target refuses it.
+func (g *fgen) barrier() error {
+	if !g.m.device {
+		return g.errorf("tir.barrier is a GPU construct, not supported by the CPU target")
+	}
+	if g.vec != nil {
+		return g.errorf("tir.barrier inside a vectorized loop")
+	}
+	g.cur.NewCall(g.m.declare("llvm.nvvm.barrier0", types.Void))
+	return nil
+}
+
 // sharedAlloc gives a shared-scope buffer of constant size a static array
 // in shared memory (address space 3) for the duration of body.
 func (g *fgen) sharedAlloc(buf *tir.Buffer, st types.Type, n tir.Expr, body func() error) error {

@@ -53,7 +53,7 @@ func TestNVPTXKernels(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		".target sm_80", ".visible .entry gemm(", ".visible .entry staged(", ".maxntid 64, 1, 1",
-		"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared[256]", "st.shared.f32", "ld.shared.f32", "ld.global",
+		"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared[256]", "st.shared.f32", "ld.shared.f32", "ld.global", "bar.sync \t0;",
 	} {
 		require.Contains(t, string(ptx), want)
 	}
@@ -88,6 +88,11 @@ func TestNVPTXRefusals(t *testing.T) {
         }
       }`), "loop %u is bound to threadIdx.x inside another loop bound to threadIdx.x"},
 	}
+	// The CPU target refuses GPU constructs.
+	m, err := tir.Parse("gpu_kernels.tir", mustRead(t, "testdata/gpu_kernels.tir"))
+	require.NoError(t, err)
+	_, err = Compile(m, Options{})
+	require.ErrorContains(t, err, "thread bindings are GPU constructs, not supported by the CPU target")
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := tir.ParseString("k.tir", c.src)
@@ -98,4 +103,11 @@ func TestNVPTXRefusals(t *testing.T) {
 			require.Contains(t, err.Error(), "k.tir:")
 		})
 	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data
 }
