@@ -217,8 +217,8 @@ func (g *fgen) boundLoop(x *tir.For) error {
 	if g.vec != nil {
 		return g.errorf("loop %%%s bound to %s is inside a vectorized loop", x.Var.Name, x.Thread)
 	}
-	if _, dup := g.boundAxes[x.Thread]; dup {
-		return g.errorf("loop %%%s is bound to %s inside another loop bound to %s", x.Var.Name, x.Thread, x.Thread)
+	if outer, dup := g.boundAxes[x.Thread]; dup && (!strings.HasPrefix(x.Thread, "threadIdx") || tir.StmtUsesVar(x, outer)) {
+		return g.errorf("loop %%%s is bound to %s inside another loop bound to %s and depends on it", x.Var.Name, x.Thread, x.Thread)
 	}
 	lo, ext, err := g.bounds(x)
 	if err != nil {
@@ -235,8 +235,15 @@ func (g *fgen) boundLoop(x *tir.For) error {
 	}
 	v := g.cur.NewAdd(lo, idx)
 	body := func() error {
-		g.boundAxes[x.Thread] = true
-		defer delete(g.boundAxes, x.Thread)
+		saved, had := g.boundAxes[x.Thread]
+		g.boundAxes[x.Thread] = x.Var
+		defer func() {
+			if had {
+				g.boundAxes[x.Thread] = saved
+			} else {
+				delete(g.boundAxes, x.Thread)
+			}
+		}()
 		return g.bind(x.Var, nil, v, func() error { return g.stmt(x.Body) })
 	}
 	if c, ok := x.Extent.(*tir.IntImm); ok && c.Value >= g.m.launch[x.Thread] {
