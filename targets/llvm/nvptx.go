@@ -35,12 +35,15 @@ import (
 // device memory). Host statements (tir.call, tir.constant, tir.arena) are
 // refused: they run on the host, not in a kernel.
 //
-// The device has no libm: intrinsics the CPU target takes from libm (log,
-// atan, asin, ..., pow, and every f64 transcendental) are refused with the
-// name of the intrinsic; exp, tanh, sigmoid and erf (f32) are Tessera's own
-// polynomials (mathfns.go, their stated ulp bounds), sin/cos/tan its own
-// f64-based reductions, sqrt, fabs, fma, floor and ceil LLVM intrinsics
-// that NVPTX selects to single instructions (sqrt.rn.f32, ...).
+// The device has no libm: intrinsics the CPU target takes from libm (every
+// f64 transcendental: exp, log, pow, sin, ..., atanh) are refused with the
+// name of the intrinsic. In f32, exp, tanh, sigmoid, erf, log, pow, atan,
+// asin, acos, sinh, cosh, asinh, acosh and atanh are Tessera's own code
+// (mathfns.go, mathfns_log.go: their stated ulp bounds); f32 sin, cos and
+// tan are refused as well for now, since their path for |x| > 2^27 calls
+// libm's double sin/cos/tan (mathfns_trig.go). sqrt, fabs, fma, floor and
+// ceil are LLVM intrinsics that NVPTX selects to single instructions
+// (sqrt.rn.f32, ...).
 
 // NVPTX target triple and data layout (LLVM 16's NVPTX backend, 64-bit).
 const (
