@@ -90,10 +90,10 @@ func TestNVPTXRefusals(t *testing.T) {
         }
       }`), "buffer %G: a global-scope allocation inside a GPU kernel"},
 		{"nested axis", kernel(`      tir.for %u = 0 to 2 thread_binding("threadIdx.x") {
-        tir.block "y"(%v = spatial(0:64, %b * 32 + %u)) reads(%X[%v]) writes(%Y[%v]) {
+        tir.block "y"(%v = spatial(0:64, %t * 2 + %u)) reads(%X[%v]) writes(%Y[%v]) {
           %Y[%v] = %X[%v]
         }
-      }`), "loop %u is bound to threadIdx.x inside another loop bound to threadIdx.x"},
+      }`), "loop %u is bound to threadIdx.x inside another loop bound to threadIdx.x and depends on it"},
 	}
 	// The CPU target refuses GPU constructs.
 	m, err := tir.Parse("gpu_kernels.tir", mustRead(t, "testdata/gpu_kernels.tir"))
