@@ -214,7 +214,6 @@ func TestNewDTypes(t *testing.T) {
 	assert.ErrorContains(t, err, "ui8")
 }
 
-
 func TestCloneRemapsOperandsAndRegions(t *testing.T) {
 	m := graphLevel.MustParse(t, `func.func @f(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
   %0 = "test.region"(%a, %b) ({
