@@ -148,7 +148,7 @@ func b2i(b bool) int64 {
 
 // evalFloatBinary applies an arithmetic op to floats of dtype t, rounding
 // the result to t (so f32 arithmetic is exactly float32 arithmetic).
-// min and max follow Go's math.Min/Max (NaN if either is NaN).
+// min and max are FMin and FMax (NaN if either is NaN).
 func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
 	var r float64
 	switch op {
@@ -161,13 +161,31 @@ func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
 	case OpDiv:
 		r = a / b
 	case OpMin:
-		r = math.Min(a, b)
+		r = FMin(a, b)
 	case OpMax:
-		r = math.Max(a, b)
+		r = FMax(a, b)
 	default:
 		return math.NaN()
 	}
 	return RoundFloat(t, r)
+}
+
+// FMax is the IEEE maximum that propagates NaN: NaN when either operand
+// is NaN (unlike Go's math.Max, whose max(NaN, +inf) is +inf), otherwise
+// math.Max (max(-0, +0) = +0). Compiled code computes the same.
+func FMax(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	return math.Max(a, b)
+}
+
+// FMin is FMax's minimum (min(-0, +0) = -0).
+func FMin(a, b float64) float64 {
+	if a != a || b != b {
+		return math.NaN()
+	}
+	return math.Min(a, b)
 }
 
 // evalFloatCompare compares floats (IEEE: any comparison with NaN is

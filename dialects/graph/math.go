@@ -81,8 +81,8 @@ func init() {
 	})
 	registerBinary([]binaryOp{
 		{name: PowOp, summary: "a ** b with NumPy broadcasting (ONNX Pow; same element type, not i1)", kind: signedElem, fn: math.Pow, hlo: hlo.PowerOp},
-		{name: MaxOp, summary: "max(a, b) with NumPy broadcasting (ONNX Max of two operands; NaN propagates)", traits: graphir.Commutative, fn: math.Max, hlo: hlo.MaximumOp},
-		{name: MinOp, summary: "min(a, b) with NumPy broadcasting (ONNX Min of two operands; NaN propagates)", traits: graphir.Commutative, fn: math.Min, hlo: hlo.MinimumOp},
+		{name: MaxOp, summary: "max(a, b) with NumPy broadcasting (ONNX Max of two operands; NaN propagates)", traits: graphir.Commutative, fn: hlo.FMax, hlo: hlo.MaximumOp},
+		{name: MinOp, summary: "min(a, b) with NumPy broadcasting (ONNX Min of two operands; NaN propagates)", traits: graphir.Commutative, fn: hlo.FMin, hlo: hlo.MinimumOp},
 	})
 	register(&graphir.OpDef{
 		Name:     ModOp,

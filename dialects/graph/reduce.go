@@ -226,12 +226,12 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 	case ReduceMaxOp:
 		fill(lowestValue(elem))
 		for k, v := range x.Data {
-			acc[offs[k]] = math.Max(acc[offs[k]], v)
+			acc[offs[k]] = hlo.FMax(acc[offs[k]], v)
 		}
 	case ReduceMinOp:
 		fill(highestValue(elem))
 		for k, v := range x.Data {
-			acc[offs[k]] = math.Min(acc[offs[k]], v)
+			acc[offs[k]] = hlo.FMin(acc[offs[k]], v)
 		}
 	case ReduceL2Op:
 		for k, v := range x.Data {
@@ -246,7 +246,7 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 			m[i] = math.Inf(-1)
 		}
 		for k, v := range x.Data {
-			m[offs[k]] = math.Max(m[offs[k]], v)
+			m[offs[k]] = hlo.FMax(m[offs[k]], v)
 		}
 		for i := range m {
 			if math.IsInf(m[i], 0) || math.IsNaN(m[i]) {

@@ -276,8 +276,15 @@ func power(a, b float64, dt g.DType) float64 {
 	return 0
 }
 
-func fmax(a, b float64, _ g.DType) float64 { return math.Max(a, b) }
-func fmin(a, b float64, _ g.DType) float64 { return math.Min(a, b) }
+func fmax(a, b float64, _ g.DType) float64 { return tir.FMax(a, b) }
+func fmin(a, b float64, _ g.DType) float64 { return tir.FMin(a, b) }
+
+// FMax is max(a, b) with NaN propagation, as hlo.maximum evaluates and
+// compiles it (tensorir.FMax: Go's math.Max(NaN, +inf) is +inf instead).
+func FMax(a, b float64) float64 { return tir.FMax(a, b) }
+
+// FMin is min(a, b) with NaN propagation (tensorir.FMin).
+func FMin(a, b float64) float64 { return tir.FMin(a, b) }
 
 func b2f(b bool) float64 {
 	if b {
@@ -466,7 +473,7 @@ func init() {
 		Operands: g.Exactly(3), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Infer: inferClamp,
 		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
-			return evalMap(op, args, func(x []float64) float64 { return math.Min(math.Max(x[1], x[0]), x[2]) })
+			return evalMap(op, args, func(x []float64) float64 { return tir.FMin(tir.FMax(x[1], x[0]), x[2]) })
 		},
 	}, Lowering{Scalar: func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error) {
 		if res.IsBool() {
