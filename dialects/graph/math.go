@@ -172,7 +172,8 @@ func inferMod(op *graphir.Op) ([]graphir.Type, error) {
 }
 
 // legalizeMod: graph.mod → hlo.remainder of the broadcast operands (the
-// dividend's sign); with fmod = 0, r = remainder(a, b) is moved to the
+// dividend's sign; on unsigned types that is all); with fmod = 0 on signed
+// types, r = remainder(a, b) is moved to the
 // divisor's sign: select(r ≠ 0 and (r < 0) ≠ (b < 0), r + b, r). b = 0
 // leaves r = a either way.
 func legalizeMod(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
@@ -183,8 +184,8 @@ func legalizeMod(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	return broadcastThen(func(b *builder, xs []*graphir.Value) (*graphir.Value, error) {
 		c := &chain{b: b, t: graphir.AsTensor(xs[0].Type)}
 		r := c.op(hlo.RemainderOp, xs[0], xs[1])
-		if fmod {
-			return r, c.err
+		if fmod || c.t.Elem.IsUnsigned() {
+			return r, c.err // unsigned: no signs to fix
 		}
 		zero := c.splat(0)
 		signsDiffer := c.cmp("NE", c.cmp("LT", r, zero), c.cmp("LT", xs[1], zero))
