@@ -414,3 +414,52 @@ func TestBFloat16RunErrors(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "result #0: tensor<2xbf16> min 1 max 2")
 }
+
+// TestUnsignedStructuralCompiled: data movement, max pooling (padding is
+// the identity 0 of ui8's maximum, not -1 or 255), reduce_max/min over
+// values ≥ 128, where and a broadcast add on ui8 and ui16, against the
+// graph interpreter and exactly.
+func TestUnsignedStructuralCompiled(t *testing.T) {
+	src := `func.func @main(%x: tensor<1x2x5x6xui8>, %y: tensor<6x5xui16>, %c: tensor<6x5xi1>) -> (tensor<2x1x6x5xui8>, tensor<1x2x3x3xui8>, tensor<1x2x3xui8>, tensor<1x6xui16>, tensor<6x5xui16>, tensor<5x5xui16>, tensor<1x2x5x3xui8>, tensor<6x5xui16>) {
+  %0 = graph.transpose %x {perm = [1, 0, 3, 2]} : (tensor<1x2x5x6xui8>) -> tensor<2x1x6x5xui8>
+  %1 = graph.max_pool2d %x {kernel = [3, 3], pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<1x2x5x6xui8>) -> tensor<1x2x3x3xui8>
+  %2 = graph.reduce_max %x {axes = [3, 2], keepdims = false} : (tensor<1x2x5x6xui8>) -> tensor<1x2xui8>
+  %r = graph.reshape %2 {shape = [1, 2, 1]} : (tensor<1x2xui8>) -> tensor<1x2x1xui8>
+  %m = graph.reduce_min %x {axes = [2], keepdims = false} : (tensor<1x2x5x6xui8>) -> tensor<1x2x6xui8>
+  %ms = graph.slice %m {axes = [2], ends = [6], starts = [0], steps = [3]} : (tensor<1x2x6xui8>) -> tensor<1x2x2xui8>
+  %3 = graph.concat %r, %ms {axis = 2} : (tensor<1x2x1xui8>, tensor<1x2x2xui8>) -> tensor<1x2x3xui8>
+  %4 = graph.reduce_min %y {axes = [1]} : (tensor<6x5xui16>) -> tensor<6x1xui16>
+  %5 = graph.reshape %4 {shape = [1, 6]} : (tensor<6x1xui16>) -> tensor<1x6xui16>
+  %z = graph.constant {value = dense<65535> : tensor<ui16>} : tensor<ui16>
+  %6 = graph.where %c, %y, %z : (tensor<6x5xi1>, tensor<6x5xui16>, tensor<ui16>) -> tensor<6x5xui16>
+  %7 = graph.slice %y {axes = [0], ends = [-100], starts = [100], steps = [-1]} : (tensor<6x5xui16>) -> tensor<6x5xui16>
+  %8 = graph.slice %7 {axes = [0], ends = [5], starts = [0]} : (tensor<6x5xui16>) -> tensor<5x5xui16>
+  %9 = graph.slice %x {axes = [3], ends = [6], starts = [0], steps = [2]} : (tensor<1x2x5x6xui8>) -> tensor<1x2x5x3xui8>
+  %one = graph.constant {value = dense<[1, 2, 3, 4, 65535]> : tensor<5xui16>} : tensor<5xui16>
+  %10 = graph.add %y, %one : (tensor<6x5xui16>, tensor<5xui16>) -> tensor<6x5xui16>
+  func.return %0, %1, %3, %5, %6, %8, %9, %10 : tensor<2x1x6x5xui8>, tensor<1x2x3x3xui8>, tensor<1x2x3xui8>, tensor<1x6xui16>, tensor<6x5xui16>, tensor<5x5xui16>, tensor<1x2x5x3xui8>, tensor<6x5xui16>
+}
+`
+	r := rand.New(rand.NewPCG(3, 3))
+	xs := make([]uint8, 60)
+	for i := range xs {
+		xs[i] = uint8(r.IntN(256))
+	}
+	ys := intValues[uint16](r, 30, false)
+	cs := make([]bool, 30)
+	for i := range cs {
+		cs[i] = r.IntN(2) == 0
+	}
+	x, err := rt.FromSlice([]int64{1, 2, 5, 6}, xs)
+	require.NoError(t, err)
+	y, err := rt.FromSlice([]int64{6, 5}, ys)
+	require.NoError(t, err)
+	c, err := rt.FromSlice([]int64{6, 5}, cs)
+	require.NoError(t, err)
+	ins := []*rt.Tensor{x, y, c}
+	got := runDTypeModel(t, src, ins, 8)
+	want := interpret(t, src, ins)
+	for k := range want {
+		require.Equal(t, want[k].Data, got[k].Float64Values(), "result %d", k)
+	}
+}
