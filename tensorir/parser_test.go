@@ -34,7 +34,8 @@ var roundTripCases = map[string]string{
     %H[%i] = cast<f16>(floordiv(%W[%i], 18446744073709551615 : ui64))
     %V[%i] = max(%W[%i], 9223372036854775808 : ui64)
   }
-}`,
+}
+`,
 	"loop kinds and annotations": `tir.func @kinds(inout %X: buffer<64xf32>) {
   tir.for %a = 0 to 4 parallel annotations {pragma = "x", unroll_depth = 2} {
     tir.for %b = 0 to 4 unrolled {
