@@ -463,3 +463,27 @@ func TestUnsignedStructuralCompiled(t *testing.T) {
 		require.Equal(t, want[k].Data, got[k].Float64Values(), "result %d", k)
 	}
 }
+
+// TestBindInputDTypes: --bind-input reads .npy files of every dtype the
+// graph dialect has into constants of that type.
+func TestBindInputDTypes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, x *rt.Tensor) string {
+		p := filepath.Join(dir, name+".npy")
+		require.NoError(t, rt.WriteNPY(p, x))
+		return name + "=" + p
+	}
+	u8 := write("u8", mustSlice(t, []uint8{0, 200, 255}))
+	u64 := write("u64", mustSlice(t, []uint64{1 << 40, 7}))
+	i16 := write("i16", mustSlice(t, []int16{-32768, 5}))
+	h := write("h", floatTensor(t, rt.Float16, []float64{0.5, -65504}))
+	got, err := parseBindings([]string{u8, u64, i16, h})
+	require.NoError(t, err)
+	require.Equal(t, "tensor<3xui8>", got["u8"].Type.String())
+	require.Equal(t, []float64{0, 200, 255}, got["u8"].Data)
+	require.Equal(t, "tensor<2xui64>", got["u64"].Type.String())
+	require.Equal(t, []float64{1 << 40, 7}, got["u64"].Data)
+	require.Equal(t, []float64{-32768, 5}, got["i16"].Data)
+	require.Equal(t, "tensor<2xf16>", got["h"].Type.String())
+	require.Equal(t, []float64{0.5, -65504}, got["h"].Data)
+}
