@@ -115,6 +115,13 @@ func rnnCases() []rnnCase {
 		add(rnnCase{name: short + "/bidirectional_const", op: op, nOperands: full, consts: true, attrs: attrs("hidden_size", 5, "direction", "bidirectional")})
 		add(rnnCase{name: short + "/clip", op: op, nOperands: full, attrs: attrs("hidden_size", 5, "clip", 0.3)})
 		add(rnnCase{name: short + "/layout1_bidirectional", op: op, nOperands: full, attrs: attrs("hidden_size", 5, "direction", "bidirectional", "layout", 1)})
+		// varied sequence_lens (batch 3: a full, a short and an empty entry)
+		add(rnnCase{name: short + "/lens_forward", op: op, seq: 5, batch: 3, input: 3, hidden: 4, nOperands: full,
+			attrs: attrs("hidden_size", 4, "sequence_lens", []int64{5, 2, 0})})
+		add(rnnCase{name: short + "/lens_bidirectional", op: op, seq: 5, batch: 3, input: 3, hidden: 4, nOperands: full,
+			attrs: attrs("hidden_size", 4, "direction", "bidirectional", "sequence_lens", []int64{3, 5, 1})})
+		add(rnnCase{name: short + "/lens_reverse_layout1", op: op, seq: 4, batch: 3, input: 2, hidden: 3, nOperands: full,
+			attrs: attrs("hidden_size", 3, "direction", "reverse", "layout", 1, "sequence_lens", []int64{0, 4, 2})})
 		add(rnnCase{name: short + "/wide", op: op, seq: 3, batch: 1, input: 7, hidden: 37, nOperands: 4, attrs: attrs("hidden_size", 37)})
 	}
 	add(rnnCase{name: "lstm/peephole_input_forget", op: graph.LSTMOp, nOperands: 7, attrs: attrs("hidden_size", 5, "input_forget", true)})

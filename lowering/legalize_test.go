@@ -413,8 +413,14 @@ func TestLegalizeAgreement(t *testing.T) {
 	for _, c := range gatherCases() {
 		covered[c.op] = true
 	}
+	for _, c := range scatterCases() {
+		covered[c.op] = true
+	}
 	for _, c := range rnnCases() {
 		covered[c.op] = true
+	}
+	if len(einsumCases()) > 0 {
+		covered[graph.EinsumOp] = true
 	}
 	for _, name := range graphir.RegisteredOps() {
 		if !strings.HasPrefix(name, "graph.") || name == graph.NoneOp {

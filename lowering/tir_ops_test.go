@@ -291,6 +291,39 @@ func otherCases() []opCase {
   %0 = hlo.gather %x, %ids {offset_dims = [], collapsed_slice_dims = [0, 1], start_index_map = [0, 1], index_vector_dim = 0, slice_sizes = [1, 1]} : (tensor<5x9xi32>, tensor<2x3x2xi64>) -> tensor<3x2xi32>
   func.return %0 : tensor<3x2xi32>
 }`)
+	// hlo.scatter: integer operands are drawn in [-9, 9], so some start
+	// indices are negative or past the end (those windows are skipped) and
+	// many repeat (applied in row-major order of the updates).
+	scatter := func(name, body, src string) {
+		add(name, strings.Replace(src, "BODY", body, 1))
+	}
+	replace := reduceBody("tensor<f64>", "    hlo.return %x : tensor<f64>")
+	scatter("scatter_add_rows", reduceBody("tensor<f32>", "    %r = hlo.add %acc, %x : tensor<f32>\n    hlo.return %r : tensor<f32>"), `func.func @main(%x: tensor<10x3xf32>, %ids: tensor<7xi64>, %u: tensor<7x3xf32>) -> tensor<10x3xf32> {
+  %0 = "hlo.scatter"(%x, %ids, %u) BODY {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x3xf32>, tensor<7xi64>, tensor<7x3xf32>) -> tensor<10x3xf32>
+  %1 = hlo.exponential %0 : tensor<10x3xf32>
+  func.return %1 : tensor<10x3xf32>
+}`)
+	scatter("scatter_replace_points_i32", reduceBody("tensor<i32>", "    hlo.return %x : tensor<i32>"), `func.func @main(%x: tensor<9x8xi32>, %ids: tensor<3x5x2xi32>, %u: tensor<3x5xi32>) -> tensor<9x8xi32> {
+  %0 = "hlo.scatter"(%x, %ids, %u) BODY {update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 2} : (tensor<9x8xi32>, tensor<3x5x2xi32>, tensor<3x5xi32>) -> tensor<9x8xi32>
+  func.return %0 : tensor<9x8xi32>
+}`)
+	scatter("scatter_max_window_vector_first", reduceBody("tensor<f32>", "    %r = hlo.maximum %acc, %x : tensor<f32>\n    hlo.return %r : tensor<f32>"), `func.func @main(%x: tensor<4x9x3xf32>, %ids: tensor<1x6xi64>, %u: tensor<2x6x3xf32>) -> tensor<4x9x3xf32> {
+  %0 = "hlo.scatter"(%x, %ids, %u) BODY {update_window_dims = [0, 2], inserted_window_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 0} : (tensor<4x9x3xf32>, tensor<1x6xi64>, tensor<2x6x3xf32>) -> tensor<4x9x3xf32>
+  func.return %0 : tensor<4x9x3xf32>
+}`)
+	scatter("scatter_mul_i8_scalar_index", reduceBody("tensor<i8>", "    %r = hlo.multiply %acc, %x : tensor<i8>\n    hlo.return %r : tensor<i8>"), `func.func @main(%x: tensor<7x2xi8>, %i: tensor<i32>, %u: tensor<2xi8>) -> tensor<7x2xi8> {
+  %0 = "hlo.scatter"(%x, %i, %u) BODY {update_window_dims = [0], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 0} : (tensor<7x2xi8>, tensor<i32>, tensor<2xi8>) -> tensor<7x2xi8>
+  func.return %0 : tensor<7x2xi8>
+}`)
+	scatter("scatter_or_i1_constant_indices", reduceBody("tensor<i1>", "    %r = hlo.add %acc, %x : tensor<i1>\n    hlo.return %r : tensor<i1>"), `func.func @main(%x: tensor<5xi1>, %u: tensor<4xi1>) -> tensor<5xi1> {
+  %ids = hlo.constant {value = dense<[[4], [0], [4], [7]]> : tensor<4x1xi64>} : tensor<4x1xi64>
+  %0 = "hlo.scatter"(%x, %ids, %u) BODY {update_window_dims = [], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<5xi1>, tensor<4x1xi64>, tensor<4xi1>) -> tensor<5xi1>
+  func.return %0 : tensor<5xi1>
+}`)
+	scatter("scatter_replace_f64_empty_updates", replace, `func.func @main(%x: tensor<3x2xf64>, %ids: tensor<0x1xi64>, %u: tensor<0x2xf64>) -> tensor<3x2xf64> {
+  %0 = "hlo.scatter"(%x, %ids, %u) BODY {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<3x2xf64>, tensor<0x1xi64>, tensor<0x2xf64>) -> tensor<3x2xf64>
+  func.return %0 : tensor<3x2xf64>
+}`)
 	// hlo.rnn_scan: one kernel with a loop over time; an LSTM with a
 	// splat initial state and peepholes, a reverse GRU with
 	// linear_before_reset and clip, an RNN whose gate dim needs a tail.

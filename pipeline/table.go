@@ -9,6 +9,7 @@ import (
 	_ "github.com/tessera-ml/tessera/dialects/graph"
 	_ "github.com/tessera-ml/tessera/dialects/hlo"
 	_ "github.com/tessera-ml/tessera/targets/cpu"
+	_ "github.com/tessera-ml/tessera/targets/cuda"
 	_ "github.com/tessera-ml/tessera/targets/npu"
 )
 

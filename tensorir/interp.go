@@ -538,6 +538,8 @@ func (c *compiler) stmt(s Stmt) stmtFn {
 	case *Evaluate:
 		val := c.scalarExpr(x.Value)
 		return func(fr *frame) { val(fr) }
+	case *Barrier:
+		return func(*frame) {}
 	}
 	return c.hostStmt(s)
 }

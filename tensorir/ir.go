@@ -207,8 +207,9 @@ const (
 	AttrSchedule = "tessera.schedule"
 	// AttrRecurrence marks a kernel whose blocks sit in a serial loop over
 	// time carrying state between iterations (a UnitAttr; hlo.rnn_scan's
-	// kernel): it needs schedule.ScheduleRecurrence, which the pipeline's
-	// lower-to-tir step applies, not the default rules.
+	// kernel, and hlo.scatter's, whose update loop stores at data-dependent,
+	// possibly colliding positions): it needs schedule.ScheduleRecurrence,
+	// which the pipeline's lower-to-tir step applies, not the default rules.
 	AttrRecurrence = "tessera.recurrence"
 )
 

@@ -364,6 +364,8 @@ func (b *builder) stmt(ps *pStmt) (Stmt, error) {
 		return b.arenaStmt(ps.Arena, loc)
 	case ps.Call != nil:
 		return b.callKernel(ps.Call, loc)
+	case ps.Barrier:
+		return &Barrier{Loc: loc}, nil
 	case ps.Evaluate != nil:
 		e, err := b.expr(ps.Evaluate)
 		if err != nil {

@@ -346,6 +346,8 @@ func (p *printer) stmt(s Stmt, depth int) {
 		p.b.WriteString(" ")
 		p.body(x.Body, depth)
 		p.undefine(x.Var)
+	case *Barrier:
+		p.b.WriteString("tir.barrier")
 	case *Evaluate:
 		p.b.WriteString("tir.evaluate ")
 		p.expr(x.Value, precLowest)

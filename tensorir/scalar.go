@@ -146,9 +146,28 @@ func b2i(b bool) int64 {
 	return 0
 }
 
+// FMax is max(a, b) as compiled code computes it (NumPy's maximum, ONNX
+// Max): NaN if either is NaN — unlike Go's math.Max, whose
+// max(+Inf, NaN) is +Inf — and max(−0, +0) = +0.
+func FMax(a, b float64) float64 {
+	if a != a || b != b {
+		return a + b
+	}
+	return math.Max(a, b)
+}
+
+// FMin is min(a, b) as compiled code computes it: NaN if either is NaN,
+// min(−0, +0) = −0.
+func FMin(a, b float64) float64 {
+	if a != a || b != b {
+		return a + b
+	}
+	return math.Min(a, b)
+}
+
 // evalFloatBinary applies an arithmetic op to floats of dtype t, rounding
 // the result to t (so f32 arithmetic is exactly float32 arithmetic).
-// min and max are FMin and FMax (NaN if either is NaN).
+// min and max propagate NaN (FMin, FMax).
 func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
 	var r float64
 	switch op {
@@ -168,24 +187,6 @@ func evalFloatBinary(op BinOp, t DType, a, b float64) float64 {
 		return math.NaN()
 	}
 	return RoundFloat(t, r)
-}
-
-// FMax is the IEEE maximum that propagates NaN: NaN when either operand
-// is NaN (unlike Go's math.Max, whose max(NaN, +inf) is +inf), otherwise
-// math.Max (max(-0, +0) = +0). Compiled code computes the same.
-func FMax(a, b float64) float64 {
-	if a != a || b != b {
-		return math.NaN()
-	}
-	return math.Max(a, b)
-}
-
-// FMin is FMax's minimum (min(-0, +0) = -0).
-func FMin(a, b float64) float64 {
-	if a != a || b != b {
-		return math.NaN()
-	}
-	return math.Min(a, b)
 }
 
 // evalFloatCompare compares floats (IEEE: any comparison with NaN is

@@ -150,6 +150,19 @@ type Evaluate struct {
 	Loc   Location
 }
 
+// Barrier is a thread-block barrier (CUDA's __syncthreads, TVM's
+// tvm_storage_sync("shared")): every thread of the block waits until all
+// reach it, and shared-memory writes before it are visible to every
+// thread after it. Only GPU kernels hold barriers (the thread-sync pass
+// inserts them); the interpreter runs threads one after another, where a
+// barrier has no effect.
+type Barrier struct {
+	Loc Location
+}
+
+func (s *Barrier) Location() Location { return s.Loc }
+func (*Barrier) stmtNode()            {}
+
 func (s *For) Location() Location          { return s.Loc }
 func (s *Block) Location() Location        { return s.Loc }
 func (s *BlockRealize) Location() Location { return s.Loc }

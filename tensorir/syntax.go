@@ -69,6 +69,7 @@ type pStmt struct {
 	Arena    *pArena    `parser:"| @@"`
 	Call     *pCallK    `parser:"| @@"`
 	Evaluate *pExpr     `parser:"| 'tir.evaluate' @@"`
+	Barrier  bool       `parser:"| @'tir.barrier'"`
 	Store    *pStore    `parser:"| @@ )"`
 	Loc      *pLoc      `parser:"@@?"`
 }

@@ -278,6 +278,7 @@ func (v *verifier) stmt(s Stmt, blk *blockCtx) {
 		delete(v.vars, x.Var)
 	case *Evaluate:
 		v.expr(x.Value)
+	case *Barrier:
 	case *CallKernel, *AllocateConst, *ArenaAlloc:
 		v.hostStmt(s, blk)
 	default:

@@ -295,3 +295,58 @@ func init() {
     %0 = graph.add %w, %f : (T, T) -> T`)},
 	)
 }
+
+// TestMinMaxEdgePairs runs max, min and the max/min reductions over every
+// pair of edge values (±0, ±inf, NaN, ...) compiled and interpreted: NaN
+// propagates in both, also next to +inf (where Go's math.Max would give
+// +inf), and max(−0, +0) = +0.
+func TestMinMaxEdgePairs(t *testing.T) {
+	n := int64(len(elementwiseEdges))
+	src := fmt.Sprintf(`func.func @main(%%a: tensor<%[1]dx1xf32>, %%b: tensor<1x%[1]dxf32>) -> (tensor<%[1]dx%[1]dxf32>, tensor<%[1]dx%[1]dxf32>, tensor<%[1]dx1xf32>, tensor<%[1]dx1xf32>) {
+    %%0 = graph.max %%a, %%b : (tensor<%[1]dx1xf32>, tensor<1x%[1]dxf32>) -> tensor<%[1]dx%[1]dxf32>
+    %%1 = graph.min %%a, %%b : (tensor<%[1]dx1xf32>, tensor<1x%[1]dxf32>) -> tensor<%[1]dx%[1]dxf32>
+    %%2 = graph.reduce_max %%0 {axes = [1]} : (tensor<%[1]dx%[1]dxf32>) -> tensor<%[1]dx1xf32>
+    %%3 = graph.reduce_min %%1 {axes = [1]} : (tensor<%[1]dx%[1]dxf32>) -> tensor<%[1]dx1xf32>
+    func.return %%0, %%1, %%2, %%3 : tensor<%[1]dx%[1]dxf32>, tensor<%[1]dx%[1]dxf32>, tensor<%[1]dx1xf32>, tensor<%[1]dx1xf32>
+}
+`, n)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "minmax.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
+	m, err := graphir.ParseString(model, src)
+	require.NoError(t, err)
+	args := []string{"run", model}
+	var ins []*graphir.Tensor
+	for i, shape := range [][]int64{{n, 1}, {1, n}} {
+		g := graphir.NewZeroTensor(graphir.NewTensor(graphir.F32, shape...))
+		for j, v := range elementwiseEdges {
+			g.Data[j] = float64(v)
+		}
+		x, err := rt.FromSlice(shape, elementwiseEdges)
+		require.NoError(t, err)
+		p := filepath.Join(dir, fmt.Sprintf("x%d.npy", i))
+		require.NoError(t, rt.WriteNPY(p, x))
+		args = append(args, "--input", p)
+		ins = append(ins, g)
+	}
+	want, err := graphir.Interpret(m.Funcs[0], ins)
+	require.NoError(t, err)
+	for i := range want {
+		args = append(args, "--output", filepath.Join(dir, fmt.Sprintf("y%d.npy", i)))
+	}
+	_, stderr, code := tessera(args...)
+	require.Equal(t, 0, code, stderr)
+	inf, nan := int64(14), int64(16) // +inf and NaN in elementwiseEdges
+	require.True(t, math.IsNaN(want[0].Data[inf*n+nan]) && math.IsNaN(want[0].Data[nan*n+inf]), "interpreted max(+inf, NaN)")
+	require.True(t, math.IsNaN(want[1].Data[inf*n+nan]), "interpreted min(+inf, NaN)")
+	for i := range want {
+		got := readOutput(t, filepath.Join(dir, fmt.Sprintf("y%d.npy", i)), graphir.F32)
+		for j, w := range want[i].Data {
+			if math.IsNaN(w) {
+				require.True(t, math.IsNaN(got[j]), "result %d element %d: want NaN, got %v", i, j, got[j])
+				continue
+			}
+			require.Equal(t, math.Float64bits(w), math.Float64bits(got[j]), "result %d element %d: want %v, got %v", i, j, w, got[j])
+		}
+	}
+}

@@ -150,6 +150,12 @@ var structOpCases = []structOpCase{
 	{"lstm bidirectional peepholes", []string{"tensor<5x2x3xf32>", "tensor<2x20x3xf32>", "tensor<2x20x5xf32>", "tensor<2x40xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x15xf32>"},
 		[]string{"tensor<5x2x2x5xf32>", "tensor<2x2x5xf32>", "tensor<2x2x5xf32>"},
 		`%0:3 = graph.lstm %arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %arg6 {hidden_size = 5, direction = "bidirectional"} : (tensor<5x2x3xf32>, tensor<2x20x3xf32>, tensor<2x20x5xf32>, tensor<2x40xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x15xf32>) -> (tensor<5x2x2x5xf32>, tensor<2x2x5xf32>, tensor<2x2x5xf32>)`, "%0#0, %0#1, %0#2"},
+	{"lstm bidirectional sequence_lens", []string{"tensor<6x4x3xf32>", "tensor<2x20x3xf32>", "tensor<2x20x5xf32>", "tensor<2x40xf32>"},
+		[]string{"tensor<6x2x4x5xf32>", "tensor<2x4x5xf32>", "tensor<2x4x5xf32>"},
+		`%0:3 = graph.lstm %arg0, %arg1, %arg2, %arg3 {hidden_size = 5, direction = "bidirectional", sequence_lens = [6, 3, 0, 1]} : (tensor<6x4x3xf32>, tensor<2x20x3xf32>, tensor<2x20x5xf32>, tensor<2x40xf32>) -> (tensor<6x2x4x5xf32>, tensor<2x4x5xf32>, tensor<2x4x5xf32>)`, "%0#0, %0#1, %0#2"},
+	{"gru reverse layout 1 sequence_lens hidden 19", []string{"tensor<3x5x4xf32>", "tensor<1x57x4xf32>", "tensor<1x57x19xf32>", "tensor<1x114xf32>", "tensor<3x1x19xf32>"},
+		[]string{"tensor<3x5x1x19xf32>", "tensor<3x1x19xf32>"},
+		`%0:2 = graph.gru %arg0, %arg1, %arg2, %arg3, %arg4 {hidden_size = 19, direction = "reverse", layout = 1, sequence_lens = [2, 5, 0]} : (tensor<3x5x4xf32>, tensor<1x57x4xf32>, tensor<1x57x19xf32>, tensor<1x114xf32>, tensor<3x1x19xf32>) -> (tensor<3x5x1x19xf32>, tensor<3x1x19xf32>)`, "%0#0, %0#1"},
 	{"gru reverse linear_before_reset hidden 37", []string{"tensor<4x1x6xf32>", "tensor<1x111x6xf32>", "tensor<1x111x37xf32>", "tensor<1x222xf32>"},
 		[]string{"tensor<4x1x1x37xf32>", "tensor<1x1x37xf32>"},
 		`%0:2 = graph.gru %arg0, %arg1, %arg2, %arg3 {hidden_size = 37, direction = "reverse", linear_before_reset = true} : (tensor<4x1x6xf32>, tensor<1x111x6xf32>, tensor<1x111x37xf32>, tensor<1x222xf32>) -> (tensor<4x1x1x37xf32>, tensor<1x1x37xf32>)`, "%0#0, %0#1"},
@@ -159,8 +165,29 @@ var structOpCases = []structOpCase{
 	{"rnn layout 1 relu", []string{"tensor<2x5x3xf32>", "tensor<1x5x3xf32>", "tensor<1x5x5xf32>", "tensor<1x10xf32>"},
 		[]string{"tensor<2x5x1x5xf32>", "tensor<2x1x5xf32>"},
 		`%0:2 = graph.rnn %arg0, %arg1, %arg2, %arg3 {hidden_size = 5, layout = 1, activations = ["Relu"]} : (tensor<2x5x3xf32>, tensor<1x5x3xf32>, tensor<1x5x5xf32>, tensor<1x10xf32>) -> (tensor<2x5x1x5xf32>, tensor<2x1x5xf32>)`, "%0#0, %0#1"},
+	{"einsum attention scores bqhd", []string{"tensor<2x5x3x8xf32>", "tensor<2x7x3x8xf32>"}, []string{"tensor<2x3x5x7xf32>"},
+		`%0 = graph.einsum %arg0, %arg1 {equation = "bqhd,bkhd->bhqk"} : (tensor<2x5x3x8xf32>, tensor<2x7x3x8xf32>) -> tensor<2x3x5x7xf32>`, ""},
+	{"einsum attention values", []string{"tensor<2x3x5x7xf32>", "tensor<2x3x7x9xf32>"}, []string{"tensor<2x3x5x9xf32>"},
+		`%0 = graph.einsum %arg0, %arg1 {equation = "bhqk,bhkd->bhqd"} : (tensor<2x3x5x7xf32>, tensor<2x3x7x9xf32>) -> tensor<2x3x5x9xf32>`, ""},
+	{"einsum batch diagonal and trace", []string{"tensor<3x5x5xf32>"}, []string{"tensor<3x5xf32>", "tensor<3xf32>"},
+		`%0 = graph.einsum %arg0 {equation = "...ii->...i"} : (tensor<3x5x5xf32>) -> tensor<3x5xf32>
+    %1 = graph.einsum %arg0 {equation = "bii->b"} : (tensor<3x5x5xf32>) -> tensor<3xf32>`, "%0, %1"},
+	{"einsum outer transposed", []string{"tensor<5xf32>", "tensor<3xf32>"}, []string{"tensor<3x5xf32>"},
+		`%0 = graph.einsum %arg0, %arg1 {equation = "i,j->ji"} : (tensor<5xf32>, tensor<3xf32>) -> tensor<3x5xf32>`, ""},
+	{"einsum ellipsis broadcast matmul", []string{"tensor<2x1x3x4xf32>", "tensor<5x4x6xf32>"}, []string{"tensor<2x5x3x6xf32>"},
+		`%0 = graph.einsum %arg0, %arg1 {equation = "...ij,...jk->...ik"} : (tensor<2x1x3x4xf32>, tensor<5x4x6xf32>) -> tensor<2x5x3x6xf32>`, ""},
+	{"einsum three operands implicit", []string{"tensor<4x6xf32>", "tensor<6x5xf32>", "tensor<5xf32>"}, []string{"tensor<4xf32>"},
+		`%0 = graph.einsum %arg0, %arg1, %arg2 {equation = "ij,jk,k"} : (tensor<4x6xf32>, tensor<6x5xf32>, tensor<5xf32>) -> tensor<4xf32>`, ""},
+	{"einsum i64 matmul transposed", []string{"tensor<3x4xi64>", "tensor<4x5xi64>"}, []string{"tensor<5x3xi64>"},
+		`%0 = graph.einsum %arg0, %arg1 {equation = "ij,jk->ki"} : (tensor<3x4xi64>, tensor<4x5xi64>) -> tensor<5x3xi64>`, ""},
+	{"einsum summed letters", []string{"tensor<2x3x4xf32>", "tensor<3x5xf32>"}, []string{"tensor<5x2xf32>"},
+		`%0 = graph.einsum %arg0, %arg1 {equation = "ijk,jl->li"} : (tensor<2x3x4xf32>, tensor<3x5xf32>) -> tensor<5x2xf32>`, ""},
 	{"gather_nd batch_dims", []string{"tensor<3x4x5x2xf32>", "tensor<3x6x2xi64>"}, []string{"tensor<3x6x2xf32>"},
 		`%0 = graph.gather_nd %arg0, %arg1 {batch_dims = 1} : (tensor<3x4x5x2xf32>, tensor<3x6x2xi64>) -> tensor<3x6x2xf32>`, ""},
+	{"scatter_elements add", []string{"tensor<4x6xf32>", "tensor<4x3xi64>", "tensor<4x3xf32>"}, []string{"tensor<4x6xf32>"},
+		`%0 = graph.scatter_elements %arg0, %arg1, %arg2 {axis = 1, reduction = "add"} : (tensor<4x6xf32>, tensor<4x3xi64>, tensor<4x3xf32>) -> tensor<4x6xf32>`, ""},
+	{"scatter_nd rows", []string{"tensor<3x5xf32>", "tensor<4x1xi32>", "tensor<4x5xf32>"}, []string{"tensor<3x5xf32>"},
+		`%0 = graph.scatter_nd %arg0, %arg1, %arg2 : (tensor<3x5xf32>, tensor<4x1xi32>, tensor<4x5xf32>) -> tensor<3x5xf32>`, ""},
 }
 
 // TestEveryStructuralOpCompiledMatchesInterpreter runs each structural
@@ -215,8 +242,8 @@ func TestEveryStructuralOpCompiledMatchesInterpreter(t *testing.T) {
 	}
 	for _, name := range []string{graph.ReduceSumOp, graph.ReduceMeanOp, graph.ReduceMaxOp, graph.ReduceMinOp,
 		graph.ReduceProdOp, graph.ReduceL2Op, graph.ReduceLogSumExpOp, graph.LogSoftmaxOp,
-		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp,
-		graph.ArgMaxOp, graph.ArgMinOp, graph.TopKOp, graph.LSTMOp, graph.GRUOp, graph.RNNOp} {
+		graph.SplitOp, graph.SliceOp, graph.GatherOp, graph.GatherElementsOp, graph.GatherNDOp, graph.ScatterElementsOp, graph.ScatterNDOp, graph.ResizeOp, graph.PadOp, graph.ExpandOp, graph.TileOp,
+		graph.ArgMaxOp, graph.ArgMinOp, graph.TopKOp, graph.LSTMOp, graph.GRUOp, graph.RNNOp, graph.EinsumOp} {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
 }

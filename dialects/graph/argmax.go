@@ -180,8 +180,7 @@ func legalizeArgReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	keep := keptDims(xt.Rank(), ax)
 	hit := c.cmp("EQ", x, c.broadcast(extreme, xt.Shape, keep))
 	if xt.Elem.IsFloat() {
-		// NaN is the extreme whatever m is: the interpreters' maximum
-		// follows Go's math.Max, max(+inf, NaN) = +inf.
+		// NaN is the extreme (NumPy's argmax): the first NaN wins.
 		nan := c.cmp("NE", x, x)
 		hasNaN := c.reduce(nan, 0, hlo.OrOp, dims)
 		hit = c.op(hlo.SelectOp, c.broadcast(hasNaN, xt.Shape, keep), nan, hit)

@@ -25,7 +25,12 @@ import (
 // [D, 2n·H] (Wb then Rb), P [D, 3H], with n = 4 gates (i, o, f, c), 3 (z,
 // r, h) or 1; the gate equations are ONNX's (Operators.md). All operands
 // have one float element type. ONNX's sequence_lens input is not an
-// operand: the importer accepts it when every length is S. An absent
+// operand but the optional attribute sequence_lens ([B] lengths, each in
+// [0, S], compile-time constants): batch entry b then runs only its first
+// L_b steps (forward: 0 … L_b−1; reverse: L_b−1 … 0), its Y rows at
+// t ≥ L_b are zero, and Y_h (Y_c) hold the states after its last step —
+// the initial states when L_b = 0 (TensorFlow's dynamic_rnn copy-through;
+// ONNX does not say). Without the attribute every length is S. An absent
 // optional operand before a present one is given as zeros (every ONNX
 // default is zero).
 const (
@@ -56,6 +61,7 @@ func init() {
 			{Name: "activation_beta", Kind: graphir.KindFloatArray},
 			{Name: "clip", Kind: graphir.KindFloat},
 			{Name: "layout", Kind: graphir.KindInt, Default: graphir.IntAttr(0)},
+			{Name: "sequence_lens", Kind: graphir.KindIntArray},
 		}
 		switch k.cell {
 		case "lstm":
@@ -94,6 +100,7 @@ type rnnLayer struct {
 	elem               graphir.DType
 	hasB, hasH0, hasC0 bool
 	hasP               bool
+	lens               []int64 // sequence_lens per batch entry; nil: all S
 }
 
 func rnnConfig(op *graphir.Op) (*rnnLayer, error) {
@@ -116,6 +123,9 @@ func rnnConfig(op *graphir.Op) (*rnnLayer, error) {
 		return nil, err
 	}
 	if err := l.readShapes(op, ts); err != nil {
+		return nil, err
+	}
+	if err := l.readLens(op); err != nil {
 		return nil, err
 	}
 	return l, l.readActivations(op, k.acts)
@@ -188,6 +198,40 @@ func (l *rnnLayer) readShapes(op *graphir.Op, ts []*graphir.TensorType) error {
 	l.hasB, l.hasH0 = len(ts) > 3, len(ts) > 4
 	l.hasC0, l.hasP = len(ts) > 5, len(ts) > 6
 	return nil
+}
+
+// readLens reads the optional sequence_lens attribute: one length in
+// [0, S] per batch entry. Lengths that are all S are dropped (l.lens nil).
+func (l *rnnLayer) readLens(op *graphir.Op) error {
+	if op.Attr("sequence_lens") == nil {
+		return nil
+	}
+	lens, err := op.Ints("sequence_lens")
+	if err != nil {
+		return err
+	}
+	if int64(len(lens)) != l.b {
+		return op.Errorf("sequence_lens must have one length per batch entry (%d), got %d", l.b, len(lens))
+	}
+	full := true
+	for i, n := range lens {
+		if n < 0 || n > l.s {
+			return op.Errorf("sequence_lens[%d] = %d is outside [0, %d] (the sequence length)", i, n, l.s)
+		}
+		full = full && n == l.s
+	}
+	if !full {
+		l.lens = lens
+	}
+	return nil
+}
+
+// length is batch entry b's sequence length.
+func (l *rnnLayer) length(b int64) int64 {
+	if l.lens == nil {
+		return l.s
+	}
+	return l.lens[b]
 }
 
 // readActivations resolves the activation names (per direction) and their

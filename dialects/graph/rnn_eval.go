@@ -105,10 +105,11 @@ func (e *rnnEval) run(d, b int64, outs []*graphir.Tensor) {
 	l := e.l
 	h := e.initial(4, d, b)
 	c := e.initial(5, d, b)
-	for step := int64(0); step < l.s; step++ {
+	steps := l.length(b)
+	for step := int64(0); step < steps; step++ {
 		t := step
 		if l.reverseDir(d) {
-			t = l.s - 1 - step
+			t = steps - 1 - step
 		}
 		switch l.cell {
 		case "rnn":

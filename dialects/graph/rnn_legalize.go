@@ -18,7 +18,8 @@ import (
 // built with hlo.slice/reshape/transpose. Absent initial states and
 // peepholes are zero splats. Y is the concatenation of the y_d along a new
 // direction dimension (transposed to [B, S, D, H] for layout 1); Y_h and
-// Y_c likewise.
+// Y_c likewise. With sequence_lens, each scan also takes the constant
+// mask[t, b] = t < L_b (see hlo.rnn_scan).
 func legalizeRNN(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	l, err := rnnConfig(op)
 	if err != nil {
@@ -121,6 +122,13 @@ func (l *rnnLayer) legalizeDirection(op *graphir.Op, b *builder, x *graphir.Valu
 		}
 		operands = append(operands, v)
 	}
+	if l.lens != nil {
+		mask, err := l.mask(b)
+		if err != nil {
+			return nil, err
+		}
+		operands = append(operands, mask)
+	}
 	clip := l.clip
 	scan, err := hlo.RNNScan(operands, hlo.RNNScanAttrs{Cell: l.cell, Activations: l.acts[d], Clip: clip,
 		InputForget: l.inputForget, LinearBeforeReset: l.lbr, Reverse: l.reverseDir(d)}, op.Loc)
@@ -130,6 +138,21 @@ func (l *rnnLayer) legalizeDirection(op *graphir.Op, b *builder, x *graphir.Valu
 	b.src.Block.InsertBefore(b.src, scan)
 	b.created = append(b.created, scan)
 	return scan.Results, nil
+}
+
+// mask is the scan's i1 [S, B] constant mask[t, b] = t < L_b: a reverse
+// scan then skips entry b's padding steps S−1 … L_b before running
+// L_b−1 … 0, a forward one stops after L_b−1, and both zero Y there.
+func (l *rnnLayer) mask(b *builder) (*graphir.Value, error) {
+	m := graphir.NewZeroTensor(graphir.NewTensor(graphir.I1, l.s, l.b))
+	for t := int64(0); t < l.s; t++ {
+		for e := int64(0); e < l.b; e++ {
+			if t < l.lens[e] {
+				m.Data[t*l.b+e] = 1
+			}
+		}
+	}
+	return b.constant(m.ToDense())
 }
 
 // rnnStateOperand names the scan operands after xw and rt.

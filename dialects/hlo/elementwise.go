@@ -276,15 +276,13 @@ func power(a, b float64, dt g.DType) float64 {
 	return 0
 }
 
+// FMax and FMin are hlo.maximum's and hlo.minimum's evaluation (NaN
+// propagates, as in compiled code; tensorir.FMax, tensorir.FMin), shared
+// with the graph dialect's reference evaluators.
+var FMax, FMin = tir.FMax, tir.FMin
+
 func fmax(a, b float64, _ g.DType) float64 { return tir.FMax(a, b) }
 func fmin(a, b float64, _ g.DType) float64 { return tir.FMin(a, b) }
-
-// FMax is max(a, b) with NaN propagation, as hlo.maximum evaluates and
-// compiles it (tensorir.FMax: Go's math.Max(NaN, +inf) is +inf instead).
-func FMax(a, b float64) float64 { return tir.FMax(a, b) }
-
-// FMin is min(a, b) with NaN propagation (tensorir.FMin).
-func FMin(a, b float64) float64 { return tir.FMin(a, b) }
 
 func b2f(b bool) float64 {
 	if b {

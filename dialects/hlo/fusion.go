@@ -48,12 +48,12 @@ func init() {
 	})
 	g.RegisterOp(&g.OpDef{
 		Name:     ReturnOp,
-		Summary:  "returns values from the region of hlo.fusion, hlo.reduce or hlo.reduce_window",
+		Summary:  "returns values from the region of hlo.fusion, hlo.reduce, hlo.reduce_window or hlo.scatter",
 		Operands: g.AtLeast(0), Results: g.Exactly(0), Traits: g.Terminator | g.Pure, Pretty: true,
 		Verify: func(op *g.Op) error {
 			p := op.ParentOp()
-			if p == nil || (p.Name != FusionOp && p.Name != ReduceOp && p.Name != ReduceWindowOp) {
-				return op.Errorf("expects parent op to be one of '%s', '%s', '%s'", FusionOp, ReduceOp, ReduceWindowOp)
+			if p == nil || (p.Name != FusionOp && p.Name != ReduceOp && p.Name != ReduceWindowOp && p.Name != ScatterOp) {
+				return op.Errorf("expects parent op to be one of '%s', '%s', '%s', '%s'", FusionOp, ReduceOp, ReduceWindowOp, ScatterOp)
 			}
 			return nil
 		},

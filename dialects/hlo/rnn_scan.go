@@ -17,9 +17,9 @@ var RNNCells = []string{"rnn", "gru", "lstm"}
 // direction of an ONNX RNN, GRU or LSTM layer whose input projection has
 // already been computed for every time step.
 //
-//	rnn:  hlo.rnn_scan(xw, rt, h0)
-//	gru:  hlo.rnn_scan(xw, rt, h0, rbh)
-//	lstm: hlo.rnn_scan(xw, rt, h0, c0, p)
+//	rnn:  hlo.rnn_scan(xw, rt, h0[, mask])
+//	gru:  hlo.rnn_scan(xw, rt, h0, rbh[, mask])
+//	lstm: hlo.rnn_scan(xw, rt, h0, c0, p[, mask])
 //	{cell, activations, activation_alpha, activation_beta, clip?,
 //	 input_forget, linear_before_reset, reverse}
 //
@@ -42,7 +42,10 @@ var RNNCells = []string{"rnn", "gru", "lstm"}
 //	      f(clip(a_f + p_f ⊙ c)), c = f' ⊙ c + i ⊙ g(clip(a_c)),
 //	      o = f(clip(a_o + p_o ⊙ c)), h = o ⊙ h(c)
 //
-// and Y[t'] = h. Results: Y [S, B, H], the last h [B, H] and, for lstm,
+// and Y[t'] = h. With the optional mask (i1 [S, B]; ONNX sequence_lens
+// as mask[t', b] = t' < L_b), a step t' whose mask[t', b] is false leaves
+// entry b's states unchanged and sets Y[t', b] = 0. Results: Y [S, B, H],
+// the last h [B, H] and, for lstm,
 // the last c [B, H]; every tensor has one float element type. The op is
 // Opaque: it is a fusion of its own, lowered by Lowering.Kernel to one
 // kernel with a serial loop over time (see rnnScanKernel).
@@ -55,6 +58,7 @@ type rnnCfg struct {
 	inputForget, lbr, rev  bool
 	elem                   g.DType
 	xw, rt, h0, c0, p, rbh *g.TensorType
+	mask                   *g.TensorType // nil without a mask
 }
 
 // gatesOf is the number of gates of each cell and its activation count.
@@ -64,7 +68,7 @@ func init() {
 	register(&g.OpDef{
 		Name:     RNNScanOp,
 		Summary:  "one direction of an RNN/GRU/LSTM recurrence over precomputed input projections (Tessera; StableHLO would use while)",
-		Operands: g.Arity{Min: 3, Max: 5}, Results: g.Arity{Min: 2, Max: 3},
+		Operands: g.Arity{Min: 3, Max: 6}, Results: g.Arity{Min: 2, Max: 3},
 		Traits: g.Pure | g.Opaque, Pretty: true,
 		Attrs: []g.AttrSpec{
 			{Name: "cell", Kind: g.KindEnum, Required: true, Enum: RNNCells},
@@ -145,8 +149,11 @@ func rnnConfig(op *g.Op) (*rnnCfg, error) {
 		return nil, op.Errorf("unknown cell '%s' (rnn, gru or lstm)", c.cell)
 	}
 	want := map[string]int{"rnn": 3, "gru": 4, "lstm": 5}[c.cell]
-	if len(ts) != want {
-		return nil, op.Errorf("cell '%s' takes %d operands, got %d", c.cell, want, len(ts))
+	if len(ts) != want && len(ts) != want+1 {
+		return nil, op.Errorf("cell '%s' takes %d operands (and an optional mask), got %d", c.cell, want, len(ts))
+	}
+	if len(ts) == want+1 {
+		c.mask, ts = ts[want], ts[:want]
 	}
 	if c.acts, err = rnnActivations(op, int(n[1])); err != nil {
 		return nil, err
@@ -212,7 +219,15 @@ func (c *rnnCfg) checkShapes(op *g.Op, n int64, ts []*g.TensorType) error {
 			return op.Errorf("%s must have shape %v for cell '%s' with hidden size %d, got %s", e.what, e.shape, c.cell, c.h, e.t)
 		}
 	}
+	if c.mask != nil && (c.mask.Elem != g.I1 || !slices.Equal(c.mask.Shape, []int64{c.s, c.b})) {
+		return op.Errorf("mask must be tensor<%dx%dxi1> ([S, B]), got %s", c.s, c.b, c.mask)
+	}
 	return nil
+}
+
+// active reports whether step tt of batch entry b updates the states.
+func (c *rnnCfg) active(mask *g.Tensor, tt, b int64) bool {
+	return c.mask == nil || mask.Data[tt*c.b+b] != 0
 }
 
 // clipped applies the clip to a pre-activation.
@@ -245,6 +260,9 @@ func evalRNNScan(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 			tt = c.s - 1 - t
 		}
 		for b := int64(0); b < c.b; b++ {
+			if !c.active(args[len(args)-1], tt, b) {
+				continue // Y[tt, b] stays 0, the states stay
+			}
 			xw := args[0].Data[(tt*c.b+b)*c.gates : (tt*c.b+b+1)*c.gates]
 			h := hs[b*c.h : (b+1)*c.h]
 			c.recurrent(args[1].Data, h, a)

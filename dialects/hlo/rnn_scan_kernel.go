@@ -16,6 +16,9 @@ import (
 //     the states ("cell", "candidate", "hidden"),
 //   - "y": Y[t'] = h (t' = S−1−t when reverse);
 //
+// With a mask, the blocks writing the states select the old value where
+// mask[t', b] is false, and "y" stores 0 there.
+//
 // after the loop "y_h" (and "y_c") copy the last states to their results.
 // Blocks in the loop read the time loop variable directly (t' in their
 // bodies and Y's store index), as TVM's opaque accesses do. The kernel
@@ -54,6 +57,23 @@ func (k *scanKernel) local(name string, shape ...int64) *tir.Buffer {
 	b.Loc = k.loc
 	k.allocs = append(k.allocs, b)
 	return b
+}
+
+// masked returns v where the step is active for batch entry b (always
+// without a mask) and old elsewhere.
+func (k *scanKernel) masked(b, v, old tir.Expr) tir.Expr {
+	if k.c.mask == nil {
+		return v
+	}
+	return &tir.Select{Cond: k.ins[len(k.ins)-1].At(k.step(), b), T: v, F: old}
+}
+
+// state is the elementwise block updating the state buffer st in place:
+// st[b, j] = f(b, j) on active steps.
+func (k *scanKernel) state(name string, st *tir.Buffer, f func(b, j tir.Expr) tir.Expr) tir.Stmt {
+	return k.elementwise(name, st, k.c.h, func(b, j tir.Expr) tir.Expr {
+		return k.masked(b, f(b, j), tir.Load(st, b, j))
+	})
 }
 
 // elementwise is the block name computing out[b, j] = f(b, j) over [B, n].
@@ -124,8 +144,10 @@ func (k *scanKernel) build() tir.Stmt {
 		body = k.lstmStep(h, cs)
 	}
 	body = append(body, (&tir.Compute{Shape: []int64{c.b, c.h},
-		Body: func(n tir.Nest, _ tir.Expr) tir.Expr { return tir.Load(h, n.Index()...) },
-		Out:  func(n tir.Nest) []tir.Expr { return []tir.Expr{k.step(), n.Spatial[0], n.Spatial[1]} },
+		Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+			return k.masked(n.Spatial[0], tir.Load(h, n.Index()...), tir.Zero(k.dt))
+		},
+		Out: func(n tir.Nest) []tir.Expr { return []tir.Expr{k.step(), n.Spatial[0], n.Spatial[1]} },
 	}).Block("y", k.outs[0], k.loc))
 	var s tir.Stmt = tir.Seq(append(append(pre, &tir.For{Var: k.t, Min: tir.Int(0), Extent: tir.Int(c.s), Body: tir.Seq(body...), Loc: k.loc}), post...)...)
 	if c.s == 0 {
@@ -147,7 +169,7 @@ func (k *scanKernel) rnnStep(h *tir.Buffer) []tir.Stmt {
 	gates := k.local("gates", k.c.b, k.c.gates)
 	return []tir.Stmt{
 		k.gemm("gates", h, 0, k.c.gates, gates),
-		k.elementwise("hidden", h, k.c.h, func(b, j tir.Expr) tir.Expr { return k.act(0, k.pre(gates, 0, b, j)) }),
+		k.state("hidden", h, func(b, j tir.Expr) tir.Expr { return k.act(0, k.pre(gates, 0, b, j)) }),
 	}
 }
 
@@ -177,7 +199,7 @@ func (k *scanKernel) gruStep(h *tir.Buffer) []tir.Stmt {
 				return k.act(1, tir.Add(k.xw(2, b, j), tir.Load(gh, b, j)))
 			}))
 	}
-	return append(out, k.elementwise("hidden", h, c.h, func(b, j tir.Expr) tir.Expr {
+	return append(out, k.state("hidden", h, func(b, j tir.Expr) tir.Expr {
 		z := k.act(0, k.pre(gates, 0, b, j))
 		return tir.Add(tir.Mul(tir.Sub(tir.Float(k.dt, 1), z), tir.Load(hc, b, j)), tir.Mul(z, tir.Load(h, b, j)))
 	}))
@@ -196,7 +218,7 @@ func (k *scanKernel) lstmStep(h, cs *tir.Buffer) []tir.Stmt {
 	}
 	return []tir.Stmt{
 		k.gemm("gates", h, 0, c.gates, gates),
-		k.elementwise("cell", cs, c.h, func(b, j tir.Expr) tir.Expr {
+		k.state("cell", cs, func(b, j tir.Expr) tir.Expr {
 			i := k.act(0, peep(0, b, j))
 			var f tir.Expr = tir.Sub(tir.Float(k.dt, 1), i)
 			if !c.inputForget {
@@ -204,7 +226,7 @@ func (k *scanKernel) lstmStep(h, cs *tir.Buffer) []tir.Stmt {
 			}
 			return tir.Add(tir.Mul(f, tir.Load(cs, b, j)), tir.Mul(i, k.act(1, k.pre(gates, 3, b, j))))
 		}),
-		k.elementwise("hidden", h, c.h, func(b, j tir.Expr) tir.Expr {
+		k.state("hidden", h, func(b, j tir.Expr) tir.Expr {
 			return tir.Mul(k.act(0, peep(1, b, j)), k.c.acts[2].Expr(tir.Load(cs, b, j), k.dt))
 		}),
 	}

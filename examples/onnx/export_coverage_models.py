@@ -2,7 +2,8 @@
 """Export the small models of the model-coverage checks (TestCoverageModels
 in cmd/tessera/models_test.go): the ops users bring beyond image
 classifiers — transposed convolutions, upsampling, embeddings, recurrent
-layers, top-k/argmax heads and opset-17 layer normalization.
+layers (also over padded batches of varied lengths), top-k/argmax heads,
+opset-17 layer normalization and attention written with torch.einsum.
 
 Run from the repository root with Debian's Python (no network needed):
 
@@ -22,6 +23,7 @@ All files are small (< 2 MB) and committed.
 """
 
 import json
+import math
 import os
 import sys
 
@@ -102,6 +104,40 @@ class BiGRU(nn.Module):
         return self.gru(x)
 
 
+class PackedBiLSTM(nn.Module):
+    """A bidirectional nn.LSTM over a padded batch of varied lengths
+    (pack_padded_sequence): ONNX LSTM with a constant
+    sequence_lens."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 12, bidirectional=True)
+
+    def forward(self, x):
+        lens = torch.tensor([7, 4, 1])
+        packed = nn.utils.rnn.pack_padded_sequence(x, lens)
+        y, (h, c) = self.lstm(packed)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y, total_length=x.shape[0])
+        return y, h, c
+
+
+class GroupNormNet(nn.Module):
+    """Convolutions with nn.GroupNorm (ONNX has no GroupNormalization
+    before opset 18; PyTorch exports it as Reshape +
+    InstanceNormalization + Reshape, Mul, Add) and nn.InstanceNorm2d."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 12, 3, padding=1)
+        self.gn = nn.GroupNorm(4, 12)
+        self.conv2 = nn.Conv2d(12, 6, 3, padding=1)
+        self.inorm = nn.InstanceNorm2d(6, affine=True)
+
+    def forward(self, x):
+        y = F.silu(self.gn(self.conv1(x)))
+        return self.inorm(self.conv2(y))
+
+
 class Heads(nn.Module):
     """A small classifier with torch.topk and torch.argmax heads."""
 
@@ -113,6 +149,27 @@ class Heads(nn.Module):
         logits = self.body(x)
         values, indices = torch.topk(logits, 5, dim=1)
         return values, indices, torch.argmax(logits, dim=1)
+
+
+class EinsumAttention(nn.Module):
+    """Multi-head self-attention written with torch.einsum in the
+    [batch, seq, heads, dim] layout (scores "bqhd,bkhd->bhqk", values
+    "bhqk,bkhd->bqhd"), followed by a bilinear head "bsi,oij,bsj->bso"."""
+
+    def __init__(self, d=64, heads=4, out=8):
+        super().__init__()
+        self.h, self.scale = heads, 1 / math.sqrt(d // heads)
+        self.qkv = nn.Linear(d, 3 * d)
+        self.proj = nn.Linear(d, d)
+        self.bilinear = nn.Parameter(torch.randn(out, d, d) / d)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        q, k, v = self.qkv(x).reshape(b, s, 3, self.h, d // self.h).unbind(2)
+        scores = torch.einsum("bqhd,bkhd->bhqk", q, k) * self.scale
+        y = torch.einsum("bhqk,bkhd->bqhd", scores.softmax(-1), v).reshape(b, s, d)
+        y = self.proj(y) + x
+        return torch.einsum("bsi,oij,bsj->bso", y, self.bilinear, x)
 
 
 def transformer():
@@ -132,8 +189,11 @@ MODELS = {
     "upsample": (Upsampler, [floats(1, 3, 10, 12)]),
     "lstm_tagger": (Tagger, [("int64", (1, 128), 1000)]),
     "bigru": (BiGRU, [floats(20, 2, 32)]),
+    "packed_bilstm": (PackedBiLSTM, [floats(7, 3, 8)]),
+    "groupnorm": (GroupNormNet, [floats(2, 3, 9, 11)]),
     "topk_heads": (Heads, [floats(2, 3, 16, 16)]),
     "transformer_prenorm": (transformer, [floats(1, 16, 64)]),
+    "einsum_attention": (EinsumAttention, [floats(2, 12, 64)]),
 }
 
 

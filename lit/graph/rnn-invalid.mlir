@@ -46,3 +46,19 @@ func.func @layout(%x: tensor<4x2x3xf32>, %w: tensor<1x5x3xf32>, %r: tensor<1x5x5
   %0:2 = graph.rnn %x, %w, %r {hidden_size = 5, layout = 2} : (tensor<4x2x3xf32>, tensor<1x5x3xf32>, tensor<1x5x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
   func.return %0#1 : tensor<1x2x5xf32>
 }
+
+// -----
+
+func.func @sequence_lens_count(%x: tensor<4x2x3xf32>, %w: tensor<1x5x3xf32>, %r: tensor<1x5x5xf32>) -> tensor<1x2x5xf32> {
+  // expected-error@+1 {{'graph.rnn' op sequence_lens must have one length per batch entry (2), got 3}}
+  %0:2 = graph.rnn %x, %w, %r {hidden_size = 5, sequence_lens = [4, 4, 1]} : (tensor<4x2x3xf32>, tensor<1x5x3xf32>, tensor<1x5x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  func.return %0#1 : tensor<1x2x5xf32>
+}
+
+// -----
+
+func.func @sequence_lens_range(%x: tensor<4x2x3xf32>, %w: tensor<1x5x3xf32>, %r: tensor<1x5x5xf32>) -> tensor<1x2x5xf32> {
+  // expected-error@+1 {{'graph.rnn' op sequence_lens[1] = 5 is outside [0, 4] (the sequence length)}}
+  %0:2 = graph.rnn %x, %w, %r {hidden_size = 5, sequence_lens = [4, 5]} : (tensor<4x2x3xf32>, tensor<1x5x3xf32>, tensor<1x5x5xf32>) -> (tensor<4x1x2x5xf32>, tensor<1x2x5xf32>)
+  func.return %0#1 : tensor<1x2x5xf32>
+}

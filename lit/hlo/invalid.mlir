@@ -435,7 +435,7 @@ func.func @fusion_arg_count(%x: tensor<2xf32>) -> tensor<2xf32> {
 
 func.func @return_outside_region(%x: tensor<2xf32>) -> tensor<2xf32> {
   // expected-error@+2 {{'hlo.return' op must be the last operation in its block}}
-  // expected-error@+1 {{'hlo.return' op expects parent op to be one of 'hlo.fusion', 'hlo.reduce', 'hlo.reduce_window'}}
+  // expected-error@+1 {{'hlo.return' op expects parent op to be one of 'hlo.fusion', 'hlo.reduce', 'hlo.reduce_window', 'hlo.scatter'}}
   hlo.return %x : (tensor<2xf32>) -> ()
   func.return %x : tensor<2xf32>
 }
@@ -470,4 +470,97 @@ func.func @gather_index_map(%w: tensor<10x4xf32>, %ids: tensor<3x2xi64>) -> tens
   // expected-error@+1 {{'hlo.gather' op start_index_map must have one entry per index vector component (2), got 1}}
   %0 = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<3x2xi64>) -> tensor<3x4xf32>
   func.return %0 : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @rnn_scan_mask(%xw: tensor<3x2x5xf32>, %rt: tensor<5x5xf32>, %h0: tensor<2x5xf32>, %m: tensor<2x3xi1>) -> tensor<2x5xf32> {
+  // expected-error@+1 {{'hlo.rnn_scan' op mask must be tensor<3x2xi1> ([S, B]), got tensor<2x3xi1>}}
+  %0:2 = hlo.rnn_scan %xw, %rt, %h0, %m {cell = "rnn", activations = ["Tanh"], activation_alpha = [0.0 : f32], activation_beta = [0.0 : f32]} : (tensor<3x2x5xf32>, tensor<5x5xf32>, tensor<2x5xf32>, tensor<2x3xi1>) -> (tensor<3x2x5xf32>, tensor<2x5xf32>)
+  func.return %0#1 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @rnn_scan_operands(%xw: tensor<3x2x5xf32>, %rt: tensor<5x5xf32>, %h0: tensor<2x5xf32>) -> tensor<2x5xf32> {
+  // expected-error@+1 {{'hlo.rnn_scan' op cell 'lstm' takes 5 operands (and an optional mask), got 3}}
+  %0:3 = hlo.rnn_scan %xw, %rt, %h0 {cell = "lstm", activations = ["Sigmoid", "Tanh", "Tanh"], activation_alpha = [0.0 : f32, 0.0 : f32, 0.0 : f32], activation_beta = [0.0 : f32, 0.0 : f32, 0.0 : f32]} : (tensor<3x2x5xf32>, tensor<5x5xf32>, tensor<2x5xf32>) -> (tensor<3x2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>)
+  func.return %0#1 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @scatter_float_indices(%x: tensor<10x4xf32>, %ids: tensor<3xf32>, %u: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op scatter_indices must have an integer element type, got tensor<3xf32>}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3xf32>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_updates_type(%x: tensor<10x4xf32>, %ids: tensor<3xi64>, %u: tensor<3x4xi32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op updates must have the operand's element type f32, got tensor<3x4xi32>}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xi32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_window_rank(%x: tensor<10x4xf32>, %ids: tensor<3xi64>, %u: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op update_window_dims (1) and inserted_window_dims (0) must together have the operand rank 2}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_batch_mismatch(%x: tensor<10x4xf32>, %ids: tensor<2xi64>, %u: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op updates scatter dim 0 has size 3, but scatter_indices has 2 there}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<2xi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_window_too_big(%x: tensor<10x4xf32>, %ids: tensor<3xi64>, %u: tensor<3x5xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op updates window dim 1 has size 5, larger than operand dim 1 (4)}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x5xf32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_index_map(%x: tensor<10x4xf32>, %ids: tensor<3x2xi64>, %u: tensor<3xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op scatter_dims_to_operand_dims must have one entry per index vector component (2), got 1}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3x2xi64>, tensor<3xf32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
+}
+
+// -----
+
+func.func @scatter_body_type(%x: tensor<10x4xf32>, %ids: tensor<3xi64>, %u: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  // expected-error@+1 {{'hlo.scatter' op body argument #0 must be tensor<f32>, got tensor<i32>}}
+  %0 = "hlo.scatter"(%x, %ids, %u) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<f32>):
+    hlo.return %b : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  func.return %0 : tensor<10x4xf32>
 }

@@ -192,3 +192,27 @@ func.func @gather(%w: tensor<10x4xf32>, %ids: tensor<2x3xi64>) -> tensor<2x3x4xf
   %0 = hlo.gather %w, %ids {offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2, slice_sizes = [1, 4]} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
   func.return %0 : tensor<2x3x4xf32>
 }
+
+// CHECK-LABEL: func.func @scatter(
+// CHECK-NEXT: %0 = "hlo.scatter"(%arg0, %arg1, %arg2) ({
+// CHECK-NEXT: ^bb0(%[[C:.*]]: tensor<f32>, %[[N:.*]]: tensor<f32>):
+// CHECK-NEXT: %[[S:.*]] = hlo.add %[[C]], %[[N]] : tensor<f32>
+// CHECK-NEXT: hlo.return %[[S]] : tensor<f32>
+// CHECK-NEXT: }) {index_vector_dim = 1, inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], update_window_dims = [1]} : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+// CHECK-NEXT: %[[R:.*]] = "hlo.scatter"(%0, %arg3, %arg4) ({
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<f32>, %[[N2:.*]]: tensor<f32>):
+// CHECK-NEXT: hlo.return %[[N2]] : tensor<f32>
+// CHECK-NEXT: }) {index_vector_dim = 2, inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1, 0], update_window_dims = []} : (tensor<10x4xf32>, tensor<2x3x2xi32>, tensor<2x3xf32>) -> tensor<10x4xf32>
+// CHECK-NEXT: func.return %[[R]] : tensor<10x4xf32>
+func.func @scatter(%x: tensor<10x4xf32>, %ids: tensor<3xi64>, %rows: tensor<3x4xf32>, %pts: tensor<2x3x2xi32>, %vals: tensor<2x3xf32>) -> tensor<10x4xf32> {
+  %0 = "hlo.scatter"(%x, %ids, %rows) ({
+  ^bb0(%cur: tensor<f32>, %new: tensor<f32>):
+    %s = hlo.add %cur, %new : tensor<f32>
+    hlo.return %s : tensor<f32>
+  }) {update_window_dims = [1], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1} : (tensor<10x4xf32>, tensor<3xi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  %1 = "hlo.scatter"(%0, %pts, %vals) ({
+  ^bb0(%cur: tensor<f32>, %new: tensor<f32>):
+    hlo.return %new : tensor<f32>
+  }) {update_window_dims = [], inserted_window_dims = [0, 1], scatter_dims_to_operand_dims = [1, 0], index_vector_dim = 2} : (tensor<10x4xf32>, tensor<2x3x2xi32>, tensor<2x3xf32>) -> tensor<10x4xf32>
+  func.return %1 : tensor<10x4xf32>
+}

@@ -137,7 +137,7 @@ func (g *fgen) stridedMaskedLoad(p value.Value, st types.Type, s int, m value.Va
 	}
 	wm := g.cur.NewShuffleVector(m, constant.NewZeroInitializer(m.Type()), constant.NewVector(types.NewVector(uint64(wide), types.I32), sel...))
 	wt := types.NewVector(uint64(wide), st)
-	wp := g.cur.NewBitCast(p, types.NewPointer(wt))
+	wp := g.cur.NewBitCast(p, ptrTo(wt, p))
 	f := g.m.declare("llvm.masked.load."+llvmSuffix(wt)+".p0"+llvmSuffix(wt), wt, wp.Type(), types.I32, wm.Type(), wt)
 	ld := g.cur.NewCall(f, wp, constant.NewInt(types.I32, int64(align)), wm, constant.NewZeroInitializer(wt))
 	pick := make([]constant.Constant, lanes)

@@ -40,10 +40,15 @@ type fgen struct {
 	loc tir.Location
 	// unrollBudget is the tir.PragmaAutoUnrollMaxStep in force (0: none).
 	unrollBudget int64
+	// boundAxes are the thread axes of the enclosing bound loops (NVPTX).
+	boundAxes map[string]bool
+	// deviceErr records a construct the device cannot run found while
+	// generating an expression (a libm call).
+	deviceErr error
 }
 
 func newFgen(m *mgen, f *ir.Func) *fgen {
-	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{}}
+	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{}, boundAxes: map[string]bool{}}
 	g.entry = f.NewBlock("entry")
 	g.cur = g.newBlock("body")
 	return g

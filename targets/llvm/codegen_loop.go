@@ -16,7 +16,8 @@ const maxUnroll = 4096
 // extent ≤ maxUnroll), vectorized loops by widening the body
 // (codegen_vector.go), parallel loops by outlining (codegen_parallel.go;
 // nested inside another parallel loop they run serially). Thread-bound
-// loops are GPU constructs and are refused.
+// loops are GPU constructs: NVPTX kernels read them from the thread
+// registers (nvptx.go), the CPU target refuses them.
 //
 // A loop annotated with tir.PragmaAutoUnrollMaxStep sets the step budget
 // for itself and the loops inside it: a serial loop the budget covers
@@ -43,7 +44,7 @@ func (g *fgen) forLoop(x *tir.For) error {
 		}
 		return g.parallelLoop(x)
 	case tir.ThreadBinding:
-		return g.errorf("loop %%%s is bound to %s: thread bindings are GPU constructs, not supported by the CPU target", x.Var.Name, x.Thread)
+		return g.boundLoop(x)
 	}
 	return g.errorf("loop %%%s has unknown kind %v", x.Var.Name, x.Kind)
 }

@@ -118,11 +118,11 @@ func (g *fgen) load(x *tir.BufferLoad) (value.Value, error) {
 			return nil, err
 		}
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
-		p := g.cur.NewBitCast(ptr, types.NewPointer(vt))
+		p := g.cur.NewBitCast(ptr, ptrTo(vt, ptr))
 		if m := g.vec.mask; m != nil {
 			// Inactive lanes are not read (they may be out of bounds) and
 			// read as zero.
-			f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
+			f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+addrSuffix(p)+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
 			ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), m, constant.NewZeroInitializer(vt))
 			return g.fromStorage(a, ld), nil
 		}
@@ -178,9 +178,9 @@ func (g *fgen) store(s *tir.BufferStore) error {
 		}
 		v = g.toStorage(a, g.splat(v, g.vec.lanes))
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
-		p := g.cur.NewBitCast(ptr, types.NewPointer(vt))
+		p := g.cur.NewBitCast(ptr, ptrTo(vt, ptr))
 		if m := g.vec.mask; m != nil {
-			f := g.m.declare("llvm.masked.store."+llvmSuffix(vt)+".p0"+llvmSuffix(vt), types.Void, vt, p.Type(), types.I32, m.Type())
+			f := g.m.declare("llvm.masked.store."+llvmSuffix(vt)+addrSuffix(p)+llvmSuffix(vt), types.Void, vt, p.Type(), types.I32, m.Type())
 			g.cur.NewCall(f, v, p, constant.NewInt(types.I32, int64(align)), m)
 			return nil
 		}

@@ -27,6 +27,12 @@ func (g *fgen) stmt(s tir.Stmt) error {
 	if l := s.Location(); l.Known() {
 		g.loc = l
 	}
+	switch s.(type) {
+	case *tir.CallKernel, *tir.AllocateConst, *tir.ArenaAlloc:
+		if g.m.device {
+			return g.errorf("host statement in a GPU kernel: kernel calls, constants and the arena run on the host")
+		}
+	}
 	switch x := s.(type) {
 	case *tir.SeqStmt:
 		for _, t := range x.Stmts {
@@ -48,6 +54,8 @@ func (g *fgen) stmt(s tir.Stmt) error {
 	case *tir.Evaluate:
 		_, err := g.expr(x.Value)
 		return err
+	case *tir.Barrier:
+		return g.barrier()
 	case *tir.Allocate:
 		return g.allocate(x.Buffer, func() error { return g.stmt(x.Body) })
 	case *tir.For:
@@ -193,6 +201,14 @@ func (g *fgen) allocate(buf *tir.Buffer, body func() error) error {
 	limit := int64(maxStackGlobal)
 	if buf.Scope != tir.ScopeGlobal && buf.Scope != "" {
 		limit = maxStackLocal
+	}
+	if g.m.device {
+		switch buf.Scope {
+		case tir.ScopeShared:
+			return g.sharedAlloc(buf, st, n, body)
+		case tir.ScopeGlobal, "":
+			return g.errorf("buffer %%%s: a global-scope allocation inside a GPU kernel (the host allocates device memory; use scope shared or local)", buf.Name)
+		}
 	}
 	eb := tir.ElemBytes(buf.DType)
 	if c, ok := n.(*tir.IntImm); ok && c.Value*eb <= limit {

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"strings"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -96,8 +98,17 @@ func sigmoidWith(exp func(*fgen, value.Value) value.Value) func(*fgen, []value.V
 	}
 }
 
-// call generates an intrinsic Call.
+// call generates an intrinsic Call. Errors: an intrinsic the target
+// cannot compute (in a GPU kernel, one that needs libm).
 func (g *fgen) call(x *tir.Call) (value.Value, error) {
+	v, err := g.callMath(x)
+	if err == nil && g.deviceErr != nil {
+		err, g.deviceErr = g.deviceErr, nil
+	}
+	return v, err
+}
+
+func (g *fgen) callMath(x *tir.Call) (value.Value, error) {
 	in, ok := tir.Intrinsics[x.Name]
 	if !ok {
 		return nil, g.errorf("unknown intrinsic %q", x.Name)
@@ -154,6 +165,9 @@ func (g *fgen) call(x *tir.Call) (value.Value, error) {
 
 // libm calls the C math function name (float or double) on each lane.
 func (g *fgen) libm(name string, args ...value.Value) value.Value {
+	if g.m.device && g.deviceErr == nil {
+		g.deviceErr = g.errorf("%s needs libm's %s, which GPU kernels do not have (Tessera has its own exp, tanh, sigmoid, erf, sin, cos and tan for f32)", strings.TrimSuffix(name, "f"), name)
+	}
 	et := elemOf(args[0].Type())
 	ps := make([]types.Type, len(args))
 	for i := range ps {

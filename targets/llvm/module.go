@@ -49,6 +49,12 @@ type mgen struct {
 	// aligned holds the padded strides of buffers that storage_align
 	// annotated (tir.AlignedStrides), for allocation and addressing.
 	aligned map[*tir.Buffer][]int64
+	// device is set for NVPTX kernels (nvptx.go); launch holds the launch
+	// extent of each thread axis of the kernel being generated and shared
+	// its static shared memory in bytes so far.
+	device bool
+	launch map[string]int64
+	shared int64
 }
 
 // Compile lowers every PrimFunc of mod to an LLVM function and exports

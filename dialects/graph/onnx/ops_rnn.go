@@ -10,8 +10,9 @@ import (
 // hidden_size, direction, activations, activation_alpha/beta, clip,
 // input_forget (LSTM), linear_before_reset (GRU) and layout (opset 14).
 // sequence_lens (input 4) must be a constant (bind a graph input with
-// tessera import --bind-input) whose lengths all equal the sequence
-// length; it is then the identity and dropped. An absent optional input
+// tessera import --bind-input); lengths that differ from the sequence
+// length become the op's sequence_lens attribute (each in [0, S]), all
+// equal to it are the identity and dropped. An absent optional input
 // before a present one (B, initial_h, initial_c) becomes zeros, its ONNX
 // default.
 
@@ -36,7 +37,7 @@ func convertRNN(n *node) ([]*value, error) {
 		return nil, err
 	}
 	layout := intOfAttr(a, "layout")
-	if err := n.checkSequenceLens(layout); err != nil {
+	if a, err = n.sequenceLens(a, layout); err != nil {
 		return nil, err
 	}
 	ins, err := n.rnnOperands(a, layout)
@@ -112,27 +113,30 @@ func (n *node) rnnAttr(at *onnxpb.AttributeProto) (graphir.Attribute, error) {
 	return out, err
 }
 
-// checkSequenceLens accepts an absent sequence_lens or a constant one
-// whose every length is the sequence length.
-func (n *node) checkSequenceLens(layout int64) error {
+// sequenceLens adds a constant sequence_lens to the attributes a unless
+// it is absent or every length is the sequence length; the graph op's
+// verifier checks the count and the range.
+func (n *node) sequenceLens(a graphir.DictAttr, layout int64) (graphir.DictAttr, error) {
 	if n.in(4) == nil {
-		return nil
+		return a, nil
 	}
 	lens, err := n.constInts(4, "sequence_lens")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	x := n.in(0).typ()
 	if x == nil || x.Rank() != 3 {
-		return n.errorf("X must have rank 3")
+		return nil, n.errorf("X must have rank 3")
 	}
-	seq := x.Shape[layout]
+	if batch := x.Shape[1-layout]; int64(len(lens)) != batch {
+		return nil, n.errorf("sequence_lens must have one length per batch entry (%d), got %d", batch, len(lens))
+	}
 	for _, l := range lens {
-		if l != seq {
-			return n.errorf("unsupported: sequence_lens %v: only lengths equal to the sequence length %d are supported", lens, seq)
+		if l != x.Shape[layout] {
+			return a.Set("sequence_lens", graphir.I64Array(lens...)), nil
 		}
 	}
-	return nil
+	return a, nil
 }
 
 // rnnOperands lists X, W, R and the optional inputs up to the last

@@ -1,0 +1,320 @@
+package schedule
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// GPURules are the rules of GPU targets (the CUDA target's; MetaSchedule's
+// DefaultCUDA is the model). So far they hold the auto-bind rule alone:
+// elementwise producers are inlined into their consumers, then each
+// block's outer spatial loops that hold no other block are fused, split
+// by the threads per block and bound to blockIdx.x and threadIdx.x; the
+// reduction loops stay serial inside the thread. Multi-level tiling with
+// shared-memory staging is not built yet.
+type GPURules struct {
+	// ThreadsPerBlock is the default rule's block size (0: 256).
+	ThreadsPerBlock int64
+	// Limits are the device's limits Check enforces (zero: DefaultGPULimits).
+	Limits GPULimits
+}
+
+// GPULimits are a device's launch limits (CUDA's for compute capability
+// 7.0 and later: 1024 threads per block, 48 KiB of static shared memory,
+// grid y and z below 65536).
+type GPULimits struct {
+	MaxThreadsPerBlock int64
+	MaxSharedBytes     int64
+	MaxGridX, MaxGridY int64
+}
+
+// DefaultGPULimits are the limits of every NVIDIA GPU since Volta.
+var DefaultGPULimits = GPULimits{MaxThreadsPerBlock: 1024, MaxSharedBytes: 48 << 10, MaxGridX: 1<<31 - 1, MaxGridY: 65535}
+
+// gpuBlockSizes are the block sizes the sampled rule draws from.
+var gpuBlockSizes = []int64{32, 64, 128, 256, 512, 1024}
+
+func (r GPURules) withDefaults() GPURules {
+	if r.ThreadsPerBlock <= 0 {
+		r.ThreadsPerBlock = 256
+	}
+	if r.Limits == (GPULimits{}) {
+		r.Limits = DefaultGPULimits
+	}
+	return r
+}
+
+// Default inlines elementwise producers and binds every block (autoBind).
+// Errors: a block the rule cannot bind, named with the reason.
+func (r GPURules) Default(f *tir.PrimFunc) (*Schedule, error) {
+	r = r.withDefaults()
+	return r.schedule(f, func(string) int64 { return r.ThreadsPerBlock })
+}
+
+// Sample is Default with each block's size drawn from 32 … 1024.
+func (r GPURules) Sample(f *tir.PrimFunc, seed int64) (*Schedule, error) {
+	r = r.withDefaults()
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6a09e667))
+	return r.schedule(f, func(string) int64 { return gpuBlockSizes[rng.IntN(len(gpuBlockSizes))] })
+}
+
+// schedule binds every block: a block that reads a buffer an already
+// bound block writes is first moved under that block's threadIdx loop
+// (reverse_compute_at: an epilogue runs in the thread that computed its
+// input, as TVM's auto-inline and fusion of consumers do), else bound on
+// its own.
+func (r GPURules) schedule(f *tir.PrimFunc, threads func(block string) int64) (*Schedule, error) {
+	s := New(f)
+	autoInline(s)
+	writers := map[*tir.Buffer]LoopRV{}
+	for _, name := range ruleBlocks(s) {
+		br := findBlock(s.Func().Body, name)
+		if br == nil {
+			continue
+		}
+		loop, attached := attachToProducer(s, br.Block, writers)
+		if !attached {
+			var err error
+			if loop, err = autoBind(s, name, threads(name)); err != nil {
+				return nil, err
+			}
+		}
+		for _, w := range br.Block.Writes {
+			writers[w.Buffer] = loop
+		}
+	}
+	return s, nil
+}
+
+// attachToProducer moves block b under the threadIdx loop of a bound block
+// that writes one of b's inputs; false when there is none or the move is
+// refused (the schedule is then unchanged).
+func attachToProducer(s *Schedule, b *tir.Block, writers map[*tir.Buffer]LoopRV) (LoopRV, bool) {
+	for _, rd := range b.Reads {
+		l, ok := writers[rd.Buffer]
+		if !ok {
+			continue
+		}
+		if s.ReverseComputeAt(BlockRV{b.Name}, l) == nil {
+			return l, true
+		}
+	}
+	return LoopRV{}, false
+}
+
+// Fallback binds the blocks the rule can bind and leaves the others;
+// Check then refuses the kernel, naming the unbound block.
+func (r GPURules) Fallback(f *tir.PrimFunc) *Schedule {
+	r = r.withDefaults()
+	s := New(f)
+	for _, name := range ruleBlocks(s) {
+		saved := snapshot(s)
+		if _, err := autoBind(s, name, r.ThreadsPerBlock); err != nil && s.restore(f, saved) != nil {
+			return New(f)
+		}
+	}
+	return s
+}
+
+// autoBind fuses the outer loops of block name that hold no other block
+// and are spatial, splits the fused loop by threads (a guard covers the
+// remainder) and binds the parts to blockIdx.x and threadIdx.x. It
+// returns the threadIdx loop. A block already under a thread-bound loop
+// is an error.
+func autoBind(s *Schedule, name string, threads int64) (LoopRV, error) {
+	b := BlockRV{name}
+	loops, err := s.GetLoops(b)
+	if err != nil {
+		return LoopRV{}, err
+	}
+	var outer []LoopRV
+	extent := int64(1)
+	for _, l := range loops {
+		f, err := s.FindLoop(l)
+		if err != nil {
+			return LoopRV{}, err
+		}
+		if f.Kind == tir.ThreadBinding {
+			return LoopRV{}, fmt.Errorf("gpu rules: block %q is already under a thread-bound loop", name)
+		}
+		ext, ok := constInt(f.Extent)
+		if !ok || len(BlocksUnder(f.Body)) != 1 || s.checkSpatial("bind", l, f) != nil {
+			break
+		}
+		outer = append(outer, l)
+		extent *= ext
+	}
+	if len(outer) == 0 {
+		return LoopRV{}, fmt.Errorf("gpu rules: block %q has no outer spatial loop of its own to bind to threads", name)
+	}
+	fused := outer[0]
+	if len(outer) > 1 {
+		if fused, err = s.Fuse(outer...); err != nil {
+			return LoopRV{}, err
+		}
+	}
+	t := min(threads, extent)
+	parts, err := s.Split(fused, []int64{-1, t})
+	if err != nil {
+		return LoopRV{}, err
+	}
+	if err := s.Bind(parts[0], "blockIdx.x"); err != nil {
+		return LoopRV{}, err
+	}
+	return parts[1], s.Bind(parts[1], "threadIdx.x")
+}
+
+// Check is VerifyGPU with the rules' limits on f as code generation sees
+// it: after compact-buffer-allocation (caches shrunk to their tiles).
+func (r GPURules) Check(f *tir.PrimFunc) error {
+	return VerifyGPU(tir.CompactBufferAllocation(f), r.withDefaults().Limits)
+}
+
+// VerifyGPU refuses a kernel the GPU cannot run as scheduled (TVM's
+// VerifyGPUCode): more threads per block than the limit (the product of
+// the threadIdx extents), a grid extent beyond the limit, a block not
+// under both a blockIdx- and a threadIdx-bound loop (it would run in one
+// thread), a thread axis bound twice on one path, a parallel or
+// vectorized loop of more than 4 lanes in a kernel, static shared memory
+// beyond the limit, or a block reading a local or global buffer written
+// under another threadIdx loop (other threads' results: local memory is
+// private, and global memory would need a grid-wide barrier; shared
+// buffers get their barriers from the thread-sync pass). Errors are
+// schedule errors naming the block or loop and the limit.
+func VerifyGPU(f *tir.PrimFunc, lim GPULimits) error {
+	v := &gpuVerifier{lim: lim, bound: map[string]bool{}, ext: map[string]int64{}, writer: map[*tir.Buffer]*tir.For{}}
+	v.stmt(f.Body)
+	if v.err != nil {
+		return v.err
+	}
+	threads := v.ext["threadIdx.x"] * max(v.ext["threadIdx.y"], 1) * max(v.ext["threadIdx.z"], 1)
+	if threads > lim.MaxThreadsPerBlock {
+		return fmt.Errorf("gpu verification: @%s launches %d threads per block (threadIdx extents x %d, y %d, z %d), above the limit %d",
+			f.Name, threads, v.ext["threadIdx.x"], max(v.ext["threadIdx.y"], 1), max(v.ext["threadIdx.z"], 1), lim.MaxThreadsPerBlock)
+	}
+	if n := v.ext["blockIdx.x"]; n > lim.MaxGridX {
+		return fmt.Errorf("gpu verification: @%s launches %d blocks along x, above the limit %d", f.Name, n, lim.MaxGridX)
+	}
+	for _, tag := range []string{"blockIdx.y", "blockIdx.z"} {
+		if n := v.ext[tag]; n > lim.MaxGridY {
+			return fmt.Errorf("gpu verification: @%s launches %d blocks along %s, above the limit %d", f.Name, n, tag[len(tag)-1:], lim.MaxGridY)
+		}
+	}
+	return nil
+}
+
+type gpuVerifier struct {
+	lim   GPULimits
+	bound map[string]bool
+	ext   map[string]int64
+	err   error
+	// thread is the innermost enclosing threadIdx-bound loop; writer the
+	// one under which each buffer was written.
+	thread *tir.For
+	writer map[*tir.Buffer]*tir.For
+	shared int64
+}
+
+func (v *gpuVerifier) fail(format string, args ...any) {
+	if v.err == nil {
+		v.err = fmt.Errorf("gpu verification: "+format, args...)
+	}
+}
+
+func (v *gpuVerifier) stmt(s tir.Stmt) {
+	tir.VisitStmt(s, func(st tir.Stmt) bool {
+		if v.err != nil {
+			return false
+		}
+		switch x := st.(type) {
+		case *tir.For:
+			v.loop(x)
+			return false
+		case *tir.Allocate:
+			if x.Buffer.Scope == tir.ScopeShared {
+				v.sharedAlloc(x.Buffer)
+			}
+		case *tir.BlockRealize:
+			v.block(x)
+		}
+		return true
+	})
+}
+
+// sharedAlloc adds a shared buffer's bytes to the kernel's static shared
+// memory and refuses the kernel beyond the limit.
+func (v *gpuVerifier) sharedAlloc(b *tir.Buffer) {
+	n, ok := tir.BufferBytes(b)
+	if !ok {
+		v.fail("shared buffer %%%s has a non-constant size (dynamic shared memory is not supported yet)", b.Name)
+		return
+	}
+	v.shared += n
+	if v.shared > v.lim.MaxSharedBytes {
+		v.fail("shared buffer %%%s brings the kernel's static shared memory to %d bytes, above the limit %d", b.Name, v.shared, v.lim.MaxSharedBytes)
+	}
+}
+
+func (v *gpuVerifier) loop(x *tir.For) {
+	switch x.Kind {
+	case tir.ThreadBinding:
+		if x.Thread == "vthread" {
+			break
+		}
+		if v.bound[x.Thread] {
+			v.fail("loop %%%s is bound to %s inside another loop bound to %s", x.Var.Name, x.Thread, x.Thread)
+			return
+		}
+		c, ok := x.Extent.(*tir.IntImm)
+		if !ok {
+			v.fail("loop %%%s bound to %s has a non-constant extent", x.Var.Name, x.Thread)
+			return
+		}
+		v.ext[x.Thread] = max(v.ext[x.Thread], c.Value)
+		v.bound[x.Thread] = true
+		defer delete(v.bound, x.Thread)
+		if strings.HasPrefix(x.Thread, "threadIdx") {
+			saved := v.thread
+			v.thread = x
+			defer func() { v.thread = saved }()
+		}
+	case tir.Parallel:
+		v.fail("loop %%%s is parallel: a GPU kernel's parallelism is its thread bindings", x.Var.Name)
+		return
+	case tir.Vectorized:
+		if c, ok := x.Extent.(*tir.IntImm); !ok || c.Value > 4 {
+			v.fail("loop %%%s is vectorized by %s lanes: GPU vector accesses take at most 4", x.Var.Name, tir.ExprString(x.Extent))
+			return
+		}
+	}
+	v.stmt(x.Body)
+}
+
+func (v *gpuVerifier) block(x *tir.BlockRealize) {
+	var missing []string
+	if !v.bound["blockIdx.x"] && !v.bound["blockIdx.y"] && !v.bound["blockIdx.z"] {
+		missing = append(missing, "blockIdx")
+	}
+	if !v.bound["threadIdx.x"] && !v.bound["threadIdx.y"] && !v.bound["threadIdx.z"] {
+		missing = append(missing, "threadIdx")
+	}
+	if len(missing) > 0 {
+		v.fail("block %q is not under a loop bound to %s: it would run in one thread", x.Block.Name, strings.Join(missing, " or "))
+		return
+	}
+	for _, rd := range x.Block.Reads {
+		if rd.Buffer.Scope == tir.ScopeShared {
+			continue
+		}
+		if w, ok := v.writer[rd.Buffer]; ok && w != v.thread {
+			v.fail("block %q reads %%%s, written under another threadIdx loop (%%%s): other threads' results need a barrier, which is not inserted yet (compute the consumer at the producer's thread loop)", x.Block.Name, rd.Buffer.Name, w.Var.Name)
+			return
+		}
+	}
+	for _, wr := range x.Block.Writes {
+		v.writer[wr.Buffer] = v.thread
+	}
+}

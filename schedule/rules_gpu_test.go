@@ -1,0 +1,85 @@
+package schedule
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// TestGPURulesInterpreter: the GPU rules' default and sampled schedules of
+// every rule workload pass GPU verification and compute what the
+// unscheduled function computes in the tensor IR interpreter (bound loops
+// run serially); the traces replay.
+func TestGPURulesInterpreter(t *testing.T) {
+	for name, src := range ruleWorkloads(t) {
+		t.Run(name, func(t *testing.T) {
+			f := parseFunc(t, src)
+			want := interpret(t, f, 5)
+			s, err := GPURules{}.Default(f)
+			require.NoError(t, err)
+			checkGPUSchedule(t, s, want)
+			for seed := int64(1); seed <= 4; seed++ {
+				s, err := GPURules{}.Sample(parseFunc(t, src), seed)
+				require.NoError(t, err, "seed %d", seed)
+				checkGPUSchedule(t, s, want)
+			}
+		})
+	}
+}
+
+func checkGPUSchedule(t *testing.T, s *Schedule, want any) {
+	t.Helper()
+	g := s.Func()
+	require.NoError(t, tir.VerifyFunc(g), printed(g))
+	require.NoError(t, GPURules{}.Check(g), printed(g))
+	require.Equal(t, want, interpret(t, g, 5), printed(g))
+	checkReplay(t, s)
+}
+
+// TestVerifyGPURefusals: each limit and structural rule of VerifyGPU is
+// refused with a message naming the block or loop and the limit.
+func TestVerifyGPURefusals(t *testing.T) {
+	// bind binds the loops of block "C" (i, j, k) by position.
+	bind := func(t *testing.T, src string, tags map[int]string) *tir.PrimFunc {
+		s := New(parseFunc(t, src))
+		loops, err := s.GetLoops(BlockRV{"C"})
+		require.NoError(t, err)
+		for i, tag := range tags {
+			require.NoError(t, s.Bind(loops[i], tag))
+		}
+		return s.Func()
+	}
+	cases := []struct {
+		name string
+		f    func(t *testing.T) *tir.PrimFunc
+		msg  string
+	}{
+		{"unbound", func(t *testing.T) *tir.PrimFunc { return parseFunc(t, gemmOf(8, 8, 4)) },
+			`block "C" is not under a loop bound to blockIdx or threadIdx: it would run in one thread`},
+		{"no threads", func(t *testing.T) *tir.PrimFunc { return bind(t, gemmOf(8, 8, 4), map[int]string{0: "blockIdx.x"}) },
+			`block "C" is not under a loop bound to threadIdx`},
+		{"too many threads", func(t *testing.T) *tir.PrimFunc {
+			return bind(t, gemmOf(2, 2048, 4), map[int]string{0: "blockIdx.x", 1: "threadIdx.x"})
+		}, "launches 2048 threads per block (threadIdx extents x 2048, y 1, z 1), above the limit 1024"},
+		{"grid y", func(t *testing.T) *tir.PrimFunc {
+			return bind(t, gemmOf(70000, 2, 1), map[int]string{0: "blockIdx.y", 1: "threadIdx.x"})
+		}, "launches 70000 blocks along y, above the limit 65535"},
+		{"parallel", func(t *testing.T) *tir.PrimFunc {
+			s := New(parseFunc(t, gemmOf(8, 8, 4)))
+			loops, err := s.GetLoops(BlockRV{"C"})
+			require.NoError(t, err)
+			require.NoError(t, s.Bind(loops[0], "blockIdx.x"))
+			require.NoError(t, s.Parallel(loops[1]))
+			return s.Func()
+		}, "loop %j is parallel: a GPU kernel's parallelism is its thread bindings"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := VerifyGPU(c.f(t), DefaultGPULimits)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.msg)
+		})
+	}
+}

@@ -1,0 +1,163 @@
+// Package cuda is the CUDA target (--target cuda, TVM's target name):
+// tensor IR kernels whose loops are bound to blockIdx/threadIdx become
+// NVPTX LLVM IR (targets/llvm's NVPTX code generation) and PTX through
+// llc-16 -march=nvptx64 -mcpu=sm_XX. It registers itself with the
+// targets package.
+//
+// What exists: scheduling by schedule.GPURules (auto-bind; multi-level
+// tiling with shared memory is not built yet), GPU verification
+// (schedule.VerifyGPU) and PTX for every kernel of a model (`tessera
+// compile --target cuda --emit ptx`). Running on a GPU needs the CUDA
+// driver runtime (loading the PTX with cuModuleLoadDataEx and launching
+// the kernels from the host function), which is not built yet: Load
+// refuses with one line, saying whether a driver is present.
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/ebitengine/purego"
+
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/llvm"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+func init() { targets.Register("cuda", NewTarget) }
+
+// Processors are the --mcpu values the target accepts: NVIDIA compute
+// capabilities LLVM 16's NVPTX backend knows, Volta (sm_70) and later.
+var Processors = []string{"sm_70", "sm_72", "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90"}
+
+// DefaultProcessor is the --mcpu of the CUDA target when none is given.
+const DefaultProcessor = "sm_80"
+
+// Target is the CUDA target instance.
+type Target struct{ opts targets.Options }
+
+// NewTarget returns the CUDA target for opts.MCPU ("" or "native": sm_80).
+// Errors: a processor not in Processors.
+func NewTarget(opts targets.Options) (targets.Target, error) {
+	if opts.MCPU == "" || opts.MCPU == "native" {
+		opts.MCPU = DefaultProcessor
+	}
+	if !slices.Contains(Processors, opts.MCPU) {
+		return nil, fmt.Errorf("cuda: unknown processor %q (known: %s)", opts.MCPU, strings.Join(Processors, ", "))
+	}
+	return &Target{opts: opts}, nil
+}
+
+// Name is "cuda".
+func (t *Target) Name() string { return "cuda" }
+
+// Options are the instance's options.
+func (t *Target) Options() targets.Options { return t.opts }
+
+// Key is "cuda -mcpu=sm_80".
+func (t *Target) Key() string { return "cuda -mcpu=" + t.opts.MCPU }
+
+// Rules are schedule.GPURules with the default limits.
+func (t *Target) Rules() schedule.Rules { return schedule.GPURules{} }
+
+// PostSchedule is compact-buffer-allocation (a shared tile is allocated
+// per block, a local one per thread, at the size of its tile), then
+// thread-sync (barriers between shared-memory accesses of different
+// threads).
+func (t *Target) PostSchedule() []string {
+	return []string{"compact-buffer-allocation", "thread-sync"}
+}
+
+// Codegen compiles the module's kernels (the functions with
+// tensorir.AttrKernel) to one NVPTX module; the host functions stay tensor
+// IR in the artifact. Errors: VerifyGPU's refusals, the NVPTX code
+// generation's, a module without kernels.
+func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
+	kernels := &tir.Module{}
+	var host []*tir.PrimFunc
+	for _, f := range m.Funcs {
+		if _, ok := f.Attrs[tir.AttrKernel]; !ok {
+			host = append(host, f)
+			continue
+		}
+		if err := schedule.VerifyGPU(f, schedule.DefaultGPULimits); err != nil {
+			return nil, tir.Errorf(f.Loc, "%v", err)
+		}
+		kernels.Funcs = append(kernels.Funcs, f)
+	}
+	if len(kernels.Funcs) == 0 {
+		return nil, fmt.Errorf("cuda: the module has no kernel (no function with the %s attribute)", tir.AttrKernel)
+	}
+	res, err := llvm.CompileNVPTX(kernels, llvm.Options{MCPU: t.opts.MCPU, StrictFP: t.opts.StrictFP})
+	if err != nil {
+		return nil, err
+	}
+	return &Artifact{Device: res, Host: host, Prefix: prefix}, nil
+}
+
+// Load refuses: the CUDA runtime is not built yet. The error is one line
+// saying whether this machine has a CUDA driver.
+func (t *Target) Load(path string) (targets.Module, error) {
+	if !DriverPresent() {
+		return nil, fmt.Errorf("no CUDA driver: libcuda.so.1 not found")
+	}
+	return nil, fmt.Errorf("cuda: running models on the GPU is not supported yet (the CUDA driver runtime is not built); compile with --emit ptx")
+}
+
+// DriverPresent reports whether the CUDA driver library loads.
+func DriverPresent() bool {
+	h, err := purego.Dlopen("libcuda.so.1", purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		return false
+	}
+	purego.Dlclose(h)
+	return true
+}
+
+// Emits are ptx and llvm (the NVPTX LLVM IR).
+func (t *Target) Emits() []string { return []string{"ptx", "llvm"} }
+
+// TextEmits are ptx and llvm.
+func (t *Target) TextEmits() []string { return []string{"ptx", "llvm"} }
+
+// Tolerance is 1e-3 (contraction into fma, as on the CPU).
+func (t *Target) Tolerance() float64 { return 1e-3 }
+
+// Artifact is a compiled CUDA module: the kernels' NVPTX module and the
+// host functions that launch them (tensor IR).
+type Artifact struct {
+	Device *llvm.DeviceResult
+	Host   []*tir.PrimFunc
+	Prefix string
+}
+
+// Emit writes ptx or llvm to path, or returns it when path is "".
+// Errors: another kind, the toolchain's.
+func (a *Artifact) Emit(kind, path string) ([]byte, error) {
+	var text []byte
+	switch kind {
+	case "ptx":
+		ptx, err := a.Device.PTX()
+		if err != nil {
+			return nil, err
+		}
+		text = ptx
+	case "llvm":
+		text = []byte(a.Device.LLVM())
+	default:
+		return nil, fmt.Errorf("the cuda target cannot emit %q (it emits ptx and llvm)", kind)
+	}
+	if path == "" {
+		return text, nil
+	}
+	return nil, os.WriteFile(path, text, 0o644)
+}
+
+// Save writes the PTX.
+func (a *Artifact) Save(path string) error {
+	_, err := a.Emit("ptx", path)
+	return err
+}

@@ -1,0 +1,113 @@
+package llvm
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// TestNVPTXKernels compiles GPU kernels (thread-bound loops, a vthread, a
+// guarded short threadIdx loop, a shared-memory buffer, the f32 exp
+// polynomial) to NVPTX IR, checks it with opt-16 -passes=verify, compiles
+// it to PTX with llc-16 and checks the constructs there.
+func TestNVPTXKernels(t *testing.T) {
+	src, err := os.ReadFile("testdata/gpu_kernels.tir")
+	require.NoError(t, err)
+	m, err := tir.Parse("gpu_kernels.tir", src)
+	require.NoError(t, err)
+	res, err := CompileNVPTX(m, Options{MCPU: "sm_80"})
+	require.NoError(t, err)
+	require.Len(t, res.Kernels, 2)
+	gemm, staged := res.Kernels[0], res.Kernels[1]
+	require.Equal(t, [3]int64{2, 1, 1}, gemm.Grid)
+	require.Equal(t, [3]int64{8, 1, 1}, gemm.Block)
+	require.Equal(t, [3]int64{64, 1, 1}, staged.Block)
+	require.Equal(t, int64(256), staged.SharedBytes)
+
+	ll := res.LLVM()
+	for _, want := range []string{
+		`target triple = "nvptx64-nvidia-cuda"`,
+		`define void @gemm(float addrspace(1)* noalias %A`,
+		`call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()`,
+		`call i32 @llvm.nvvm.read.ptx.sreg.tid.x()`,
+		`@staged.S.shared = internal addrspace(3) global [64 x float] undef, align 16`,
+		`!{void (float addrspace(1)*, float addrspace(1)*)* @staged, !"kernel", i32 1}`,
+		`!"maxntidx", i32 64}`,
+	} {
+		require.Contains(t, ll, want)
+	}
+	optTool, err := findTool("opt-16", "llvm-16")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "k.ll")
+	require.NoError(t, os.WriteFile(in, []byte(ll), 0o644))
+	out, err := exec.Command(optTool, "-passes=verify", "-disable-output", in).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	ptx, err := res.PTX()
+	require.NoError(t, err)
+	for _, want := range []string{
+		".target sm_80", ".visible .entry gemm(", ".visible .entry staged(", ".maxntid 64, 1, 1",
+		"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared[256]", "st.shared.f32", "ld.shared.f32", "ld.global", "bar.sync \t0;",
+	} {
+		require.Contains(t, string(ptx), want)
+	}
+	// The threadIdx loop of extent 32 under a launch of 64 is guarded.
+	require.Regexp(t, `setp\.[a-z]+\.(s|u)(32|64)\s+%p\d+, %r(d)?\d+, 3[12];`, string(ptx))
+}
+
+// TestNVPTXRefusals: constructs a GPU kernel cannot hold are located
+// errors.
+func TestNVPTXRefusals(t *testing.T) {
+	kernel := func(body string) string {
+		return `tir.func @k(%X: buffer<64xf32>, out %Y: buffer<64xf32>) attributes {tessera.kernel} {
+  tir.for %b = 0 to 2 thread_binding("blockIdx.x") {
+    tir.for %t = 0 to 32 thread_binding("threadIdx.x") {
+` + body + `
+    }
+  }
+}`
+	}
+	cases := []struct{ name, src, msg string }{
+		{"libm", kernel(`      tir.block "y"(%v = spatial(0:64, %b * 32 + %t)) reads(%X[%v]) writes(%Y[%v]) {
+        %Y[%v] = log(%X[%v])
+      }`), "log needs libm's logf, which GPU kernels do not have"},
+		{"global allocation", kernel(`      tir.allocate %G: buffer<64xf32> {
+        tir.block "y"(%v = spatial(0:64, %b * 32 + %t)) reads(%X[%v]) writes(%G[%v]) {
+          %G[%v] = %X[%v]
+        }
+      }`), "buffer %G: a global-scope allocation inside a GPU kernel"},
+		{"nested axis", kernel(`      tir.for %u = 0 to 2 thread_binding("threadIdx.x") {
+        tir.block "y"(%v = spatial(0:64, %b * 32 + %u)) reads(%X[%v]) writes(%Y[%v]) {
+          %Y[%v] = %X[%v]
+        }
+      }`), "loop %u is bound to threadIdx.x inside another loop bound to threadIdx.x"},
+	}
+	// The CPU target refuses GPU constructs.
+	m, err := tir.Parse("gpu_kernels.tir", mustRead(t, "testdata/gpu_kernels.tir"))
+	require.NoError(t, err)
+	_, err = Compile(m, Options{})
+	require.ErrorContains(t, err, "thread bindings are GPU constructs, not supported by the CPU target")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := tir.ParseString("k.tir", c.src)
+			require.NoError(t, err)
+			_, err = CompileNVPTX(m, Options{MCPU: "sm_80"})
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.msg)
+			require.Contains(t, err.Error(), "k.tir:")
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return data
+}
