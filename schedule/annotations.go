@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"strings"
 
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
@@ -171,8 +172,12 @@ func (s *Schedule) Unroll(l LoopRV) error {
 
 // Bind binds loop l to a GPU thread axis (TVM's bind): blockIdx.x/y/z,
 // threadIdx.x/y/z or vthread. Refused: an unknown tag, a loop that is not
-// spatial for every block under it, a tag already bound by an enclosing
-// loop.
+// spatial for every block under it, a blockIdx tag already bound by an
+// enclosing loop. A threadIdx loop may be nested in a loop bound to the
+// same axis when its body does not use that loop's variable (TVM's merged
+// binding, as in cooperative fetching: the inner loop's iterations are
+// the block's threads again); run serially the outer iterations then
+// repeat the same stores.
 func (s *Schedule) Bind(l LoopRV, thread string) error {
 	const prim = "bind"
 	f, err := s.FindLoop(l)
@@ -187,8 +192,15 @@ func (s *Schedule) Bind(l LoopRV, thread string) error {
 	}
 	if thread != "vthread" {
 		for _, st := range PathTo(s.f.Body, f) {
-			if g, ok := st.(*tir.For); ok && g != f && g.Kind == tir.ThreadBinding && g.Thread == thread {
+			g, ok := st.(*tir.For)
+			if !ok || g == f || g.Kind != tir.ThreadBinding || g.Thread != thread {
+				continue
+			}
+			if !strings.HasPrefix(thread, "threadIdx") {
 				return s.ErrorAt(prim, nil, &l, g, "the enclosing loop %%%s is already bound to %s", g.Var.Name, thread)
+			}
+			if tir.StmtUsesVar(f, g.Var) {
+				return s.ErrorAt(prim, nil, &l, g, "the loop uses %%%s of the enclosing loop bound to %s (a nested loop on the same axis must not depend on it)", g.Var.Name, thread)
 			}
 		}
 	}

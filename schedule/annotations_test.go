@@ -58,12 +58,13 @@ func TestBindPrintedIR(t *testing.T) {
         tir.for %j_1 = 0 to 7 thread_binding("threadIdx.x") {
           tir.block "relu"(%vi = spatial(0:6, %i), %vj = spatial(0:14, %j_0 * 7 + %j_1)) reads(`)
 	checkSame(t, s)
-	// A tag already bound outside.
+	// A tag already bound outside: a nested threadIdx loop must not use
+	// the outer loop's variable (merged binding).
 	add := mustLoops(t, s, "add")
 	require.NoError(t, s.Bind(add[0], "threadIdx.y"))
 	err = s.Bind(add[1], "threadIdx.y")
 	require.Error(t, err)
-	assert.Equal(t, `bind: block "add", loop %j: the enclosing loop %i is already bound to threadIdx.y
+	assert.Equal(t, `bind: block "add", loop %j: the loop uses %i of the enclosing loop bound to threadIdx.y (a nested loop on the same axis must not depend on it)
   tir.for %i = 0 to 6 thread_binding("threadIdx.y") {
     tir.for %j = 0 to 14 {
       tir.block "add"(%vi = spatial(0:6, %i), %vj = spatial(0:14, %j)) reads(%A[%vi, %vj], %B[%vj]) writes(%T[%vi, %vj]) {

@@ -1,6 +1,8 @@
 package schedule
 
 import (
+	"strings"
+
 	"fmt"
 
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -514,6 +516,27 @@ func (s *Schedule) bindingEnv() tir.BoundEnv {
 	return env
 }
 
+// relaxSharedThreads relaxes the threadIdx-bound loops enclosing loop when
+// an output is in shared memory (TVM relaxes regions by storage scope): a
+// shared buffer is visible to every thread of the block, so the block
+// computes the region all its threads read, not one thread's.
+func relaxSharedThreads(re *tir.RelaxEnv, body tir.Stmt, loop *tir.For, outs []*tir.Buffer) {
+	shared := false
+	for _, x := range outs {
+		shared = shared || x.Scope == tir.ScopeShared
+	}
+	if !shared {
+		return
+	}
+	for _, st := range PathTo(body, loop) {
+		f, ok := st.(*tir.For)
+		if !ok || f.Kind != tir.ThreadBinding || !strings.HasPrefix(f.Thread, "threadIdx") {
+			continue
+		}
+		re.Relaxed[f.Var] = tir.SymRange{Lo: f.Min, Hi: tir.Simplify(tir.Add(f.Min, tir.Sub(f.Extent, tir.Int(1))), re.Fixed)}
+	}
+}
+
 // planComputeAt returns the body after compute_at(b, l), or the refusal.
 func (s *Schedule) planComputeAt(prim string, b BlockRV, l LoopRV) (tir.Stmt, error) {
 	r, loop, p, err := s.locate(prim, b, l)
@@ -582,6 +605,7 @@ func (s *Schedule) planComputeAt(prim string, b BlockRV, l LoopRV) (tir.Stmt, er
 	// Region inference.
 	env := s.bindingEnv()
 	re := tir.NewRelaxEnv(env)
+	relaxSharedThreads(re, s.f.Body, loop, outBufs)
 	acc := tir.CollectAccesses(loop.Body, writes, false, re)
 	need := make([]*tir.SymRange, len(blk.IterVars))
 	for _, x := range outBufs {

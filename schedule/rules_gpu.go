@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 
@@ -9,12 +10,16 @@ import (
 )
 
 // GPURules are the rules of GPU targets (the CUDA target's; MetaSchedule's
-// DefaultCUDA is the model). So far they hold the auto-bind rule alone:
-// elementwise producers are inlined into their consumers, then each
-// block's outer spatial loops that hold no other block are fused, split
-// by the threads per block and bound to blockIdx.x and threadIdx.x; the
-// reduction loops stay serial inside the thread. Multi-level tiling with
-// shared-memory staging is not built yet.
+// DefaultCUDA is the model): elementwise producers are inlined into their
+// consumers; a reduction block over a perfect nest (matmul, convolution)
+// gets multi-level tiling with its inputs staged in shared memory and its
+// accumulators in registers (rules_gpu_tiling.go); a block that reads an
+// already scheduled block's output is computed at that block's thread
+// loop (epilogues); every other block is auto-bound: its outer spatial
+// loops that hold no other block are fused, split by the threads per
+// block and bound to blockIdx.x and threadIdx.x, its reduction loops
+// serial inside the thread. Cross-thread reductions (softmax, pooling,
+// normalization rows) are not built yet.
 type GPURules struct {
 	// ThreadsPerBlock is the default rule's block size (0: 256).
 	ThreadsPerBlock int64
@@ -51,14 +56,18 @@ func (r GPURules) withDefaults() GPURules {
 // Errors: a block the rule cannot bind, named with the reason.
 func (r GPURules) Default(f *tir.PrimFunc) (*Schedule, error) {
 	r = r.withDefaults()
-	return r.schedule(f, func(string) int64 { return r.ThreadsPerBlock })
+	return r.schedule(f, func(string) int64 { return r.ThreadsPerBlock }, func(nest []nestLoop) gpuTile {
+		return defaultGPUTile(nest, r.ThreadsPerBlock)
+	})
 }
 
 // Sample is Default with each block's size drawn from 32 … 1024.
 func (r GPURules) Sample(f *tir.PrimFunc, seed int64) (*Schedule, error) {
 	r = r.withDefaults()
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6a09e667))
-	return r.schedule(f, func(string) int64 { return gpuBlockSizes[rng.IntN(len(gpuBlockSizes))] })
+	return r.schedule(f, func(string) int64 { return gpuBlockSizes[rng.IntN(len(gpuBlockSizes))] }, func(nest []nestLoop) gpuTile {
+		return sampleGPUTile(nest, rng)
+	})
 }
 
 // schedule binds every block: a block that reads a buffer an already
@@ -66,7 +75,7 @@ func (r GPURules) Sample(f *tir.PrimFunc, seed int64) (*Schedule, error) {
 // (reverse_compute_at: an epilogue runs in the thread that computed its
 // input, as TVM's auto-inline and fusion of consumers do), else bound on
 // its own.
-func (r GPURules) schedule(f *tir.PrimFunc, threads func(block string) int64) (*Schedule, error) {
+func (r GPURules) schedule(f *tir.PrimFunc, threads func(block string) int64, tile func([]nestLoop) gpuTile) (*Schedule, error) {
 	s := New(f)
 	autoInline(s)
 	writers := map[*tir.Buffer]LoopRV{}
@@ -76,6 +85,16 @@ func (r GPURules) schedule(f *tir.PrimFunc, threads func(block string) int64) (*
 			continue
 		}
 		loop, attached := attachToProducer(s, br.Block, writers)
+		if !attached && gpuTileable(s, name) {
+			nest, _ := nestOf(s, name)
+			saved := snapshot(s)
+			tx, err := gpuMultiLevelTile(s, name, tile(nest))
+			if err == nil && sharedBytes(tir.CompactBufferAllocation(s.Func())) <= r.Limits.MaxSharedBytes {
+				loop, attached = tx, true
+			} else if err := s.restore(f, saved); err != nil {
+				return nil, err
+			}
+		}
 		if !attached {
 			var err error
 			if loop, err = autoBind(s, name, threads(name)); err != nil {
@@ -87,6 +106,23 @@ func (r GPURules) schedule(f *tir.PrimFunc, threads func(block string) int64) (*
 		}
 	}
 	return s, nil
+}
+
+// sharedBytes is the static shared memory f allocates, in bytes (a
+// buffer of non-constant size counts as unbounded).
+func sharedBytes(f *tir.PrimFunc) int64 {
+	var n int64
+	tir.VisitStmt(f.Body, func(s tir.Stmt) bool {
+		if a, ok := s.(*tir.Allocate); ok && a.Buffer.Scope == tir.ScopeShared {
+			b, ok := tir.BufferBytes(a.Buffer)
+			if !ok {
+				b = math.MaxInt32
+			}
+			n += b
+		}
+		return true
+	})
+	return n
 }
 
 // attachToProducer moves block b under the threadIdx loop of a bound block
@@ -185,7 +221,7 @@ func (r GPURules) Check(f *tir.PrimFunc) error {
 // buffers get their barriers from the thread-sync pass). Errors are
 // schedule errors naming the block or loop and the limit.
 func VerifyGPU(f *tir.PrimFunc, lim GPULimits) error {
-	v := &gpuVerifier{lim: lim, bound: map[string]bool{}, ext: map[string]int64{}, writer: map[*tir.Buffer]*tir.For{}}
+	v := &gpuVerifier{lim: lim, bound: map[string]*tir.For{}, ext: map[string]int64{}, writer: map[*tir.Buffer]*tir.For{}}
 	v.stmt(f.Body)
 	if v.err != nil {
 		return v.err
@@ -208,7 +244,7 @@ func VerifyGPU(f *tir.PrimFunc, lim GPULimits) error {
 
 type gpuVerifier struct {
 	lim   GPULimits
-	bound map[string]bool
+	bound map[string]*tir.For // the enclosing loop bound to each axis
 	ext   map[string]int64
 	err   error
 	// thread is the innermost enclosing threadIdx-bound loop; writer the
@@ -264,9 +300,11 @@ func (v *gpuVerifier) loop(x *tir.For) {
 		if x.Thread == "vthread" {
 			break
 		}
-		if v.bound[x.Thread] {
-			v.fail("loop %%%s is bound to %s inside another loop bound to %s", x.Var.Name, x.Thread, x.Thread)
-			return
+		if outer := v.bound[x.Thread]; outer != nil {
+			if !strings.HasPrefix(x.Thread, "threadIdx") || tir.StmtUsesVar(x, outer.Var) {
+				v.fail("loop %%%s is bound to %s inside loop %%%s bound to the same axis and depends on it", x.Var.Name, x.Thread, outer.Var.Name)
+				return
+			}
 		}
 		c, ok := x.Extent.(*tir.IntImm)
 		if !ok {
@@ -274,8 +312,9 @@ func (v *gpuVerifier) loop(x *tir.For) {
 			return
 		}
 		v.ext[x.Thread] = max(v.ext[x.Thread], c.Value)
-		v.bound[x.Thread] = true
-		defer delete(v.bound, x.Thread)
+		saved := v.bound[x.Thread]
+		v.bound[x.Thread] = x
+		defer func() { v.bound[x.Thread] = saved }()
 		if strings.HasPrefix(x.Thread, "threadIdx") {
 			saved := v.thread
 			v.thread = x
@@ -295,10 +334,10 @@ func (v *gpuVerifier) loop(x *tir.For) {
 
 func (v *gpuVerifier) block(x *tir.BlockRealize) {
 	var missing []string
-	if !v.bound["blockIdx.x"] && !v.bound["blockIdx.y"] && !v.bound["blockIdx.z"] {
+	if v.bound["blockIdx.x"] == nil && v.bound["blockIdx.y"] == nil && v.bound["blockIdx.z"] == nil {
 		missing = append(missing, "blockIdx")
 	}
-	if !v.bound["threadIdx.x"] && !v.bound["threadIdx.y"] && !v.bound["threadIdx.z"] {
+	if v.bound["threadIdx.x"] == nil && v.bound["threadIdx.y"] == nil && v.bound["threadIdx.z"] == nil {
 		missing = append(missing, "threadIdx")
 	}
 	if len(missing) > 0 {

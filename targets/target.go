@@ -102,6 +102,23 @@ type Entry interface {
 	BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, minTime time.Duration, before func()) (rt.Timings, error)
 }
 
+// Availability is implemented by targets whose code needs hardware or a
+// driver this machine may lack (the CUDA target); Available returns, in
+// one line, why code cannot run here, or nil.
+type Availability interface {
+	Available() error
+}
+
+// CheckAvailable is t's Available, or nil for a target that runs
+// anywhere. run, bench and tune call it before compiling, so a missing
+// GPU is one line, not a failure after compilation.
+func CheckAvailable(t Target) error {
+	if a, ok := t.(Availability); ok {
+		return a.Available()
+	}
+	return nil
+}
+
 // Factory makes a target instance for options. Errors: options the
 // target cannot honour (an unknown processor).
 type Factory func(opts Options) (Target, error)

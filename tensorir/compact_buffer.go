@@ -1,5 +1,7 @@
 package tensorir
 
+import "strings"
+
 // CompactMaxMoveBytes is the largest compacted buffer (in bytes) that
 // CompactBufferAllocation moves into a loop: a bigger or symbolic-size
 // buffer would be allocated on the heap once per iteration, so it stays
@@ -34,9 +36,12 @@ const CompactMaxMoveBytes = 256 << 10
 // and loops, but never into:
 //   - a vectorized or unrolled loop, or a serial loop that
 //     pragma_auto_unroll_max_step unrolls (each copy would allocate);
-//   - a thread-bound loop, except blockIdx.* for shared scope and any
-//     thread for local scope (a shared buffer is per thread block, a
-//     global one per launch);
+//   - a thread-bound loop, except any thread axis for shared and local
+//     scope (a global buffer is per launch). A shared buffer is per thread block wherever it is
+//     allocated (the GPU code generation makes it one static array), so
+//     inside threadIdx loops its region is the union over the block's
+//     threads: those loops' variables are relaxed too (TVM relaxes
+//     regions by storage scope);
 //   - a loop across whose iterations the buffer carries values: a block
 //     storing the buffer has a reduce iteration variable bound to the
 //     loop, a store outside blocks reads the buffer it stores, the loop
@@ -101,12 +106,15 @@ type compactScope struct {
 	env    BoundEnv
 	budget int64
 	points []compactPoint
+	// threads are the threadIdx loops entered below the site.
+	threads []*For
 }
 
 type compactPoint struct {
-	at     Stmt
-	env    BoundEnv
-	inLoop bool
+	at      Stmt
+	env     BoundEnv
+	inLoop  bool
+	threads []*For
 }
 
 // compactBuffer moves and shrinks b in body.
@@ -185,10 +193,14 @@ func findAllocation(body Stmt, b *Buffer) (Stmt, *compactScope) {
 func (sc *compactScope) enter(s Stmt) func() {
 	budget := sc.budget
 	var defined []*Var
+	threads := len(sc.threads)
 	switch x := s.(type) {
 	case *For:
 		if bu, ok := AutoUnrollBudget(x); ok {
 			sc.budget = bu
+		}
+		if x.Kind == ThreadBinding && strings.HasPrefix(x.Thread, "threadIdx") {
+			sc.threads = append(sc.threads, x)
 		}
 		lo, ext := Bound(x.Min, sc.env), Bound(x.Extent, sc.env)
 		if !lo.IsFull() && !ext.IsFull() && ext.Hi >= 1 {
@@ -205,6 +217,7 @@ func (sc *compactScope) enter(s Stmt) func() {
 	}
 	return func() {
 		sc.budget = budget
+		sc.threads = sc.threads[:threads]
 		for _, v := range defined {
 			delete(sc.env, v)
 		}
@@ -226,7 +239,7 @@ func (sc *compactScope) defineIters(b *Block) []*Var {
 // descend records s as an allocation point and moves down into the one
 // child of s that holds every access of the buffer, when the rules allow.
 func (sc *compactScope) descend(s Stmt, inLoop bool) {
-	sc.points = append(sc.points, compactPoint{at: s, env: copyEnv(sc.env), inLoop: inLoop})
+	sc.points = append(sc.points, compactPoint{at: s, env: copyEnv(sc.env), inLoop: inLoop, threads: append([]*For(nil), sc.threads...)})
 	if nodeAccesses(s, sc.buf) {
 		return
 	}
@@ -267,9 +280,6 @@ func (sc *compactScope) canEnterLoop(f *For) bool {
 		switch b.Scope {
 		case ScopeLocal:
 		case ScopeShared:
-			if len(f.Thread) < 8 || f.Thread[:8] != "blockIdx" {
-				return false
-			}
 		default:
 			return false
 		}
@@ -397,7 +407,13 @@ func compactRegion(p compactPoint, b *Buffer) (off, shape []Expr, ok bool) {
 	bufs := map[*Buffer]bool{b: true}
 	var acc *AccessRegion
 	for _, stores := range []bool{false, true} {
-		a := CollectAccesses(p.at, bufs, stores, NewRelaxEnv(p.env))[b]
+		re := NewRelaxEnv(p.env)
+		if b.Scope == ScopeShared {
+			for _, f := range p.threads {
+				re.Relaxed[f.Var] = SymRange{Lo: f.Min, Hi: Simplify(Add(f.Min, Sub(f.Extent, IntOf(f.Extent.DType(), 1))), p.env)}
+			}
+		}
+		a := CollectAccesses(p.at, bufs, stores, re)[b]
 		switch {
 		case a == nil:
 			continue

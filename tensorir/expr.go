@@ -385,3 +385,46 @@ func substituteList(es []Expr, m map[*Var]Expr) ([]Expr, bool) {
 	}
 	return out, changed
 }
+
+// forEachStmtExpr calls fn on the expressions s holds directly (not those
+// of nested statements).
+func forEachStmtExpr(s Stmt, fn func(Expr)) {
+	switch x := s.(type) {
+	case *BufferStore:
+		fn(x.Value)
+		for _, i := range x.Indices {
+			fn(i)
+		}
+	case *IfThenElse:
+		fn(x.Cond)
+	case *LetStmt:
+		fn(x.Value)
+	case *Evaluate:
+		fn(x.Value)
+	case *For:
+		fn(x.Min)
+		fn(x.Extent)
+	case *BlockRealize:
+		for _, v := range x.Values {
+			fn(v)
+		}
+		if x.Predicate != nil {
+			fn(x.Predicate)
+		}
+	}
+}
+
+// StmtUsesVar reports whether any expression in s or below it uses v
+// (loop bounds, block bindings and predicates, indices, values).
+func StmtUsesVar(s Stmt, v *Var) bool {
+	used := false
+	VisitStmt(s, func(x Stmt) bool {
+		forEachStmtExpr(x, func(e Expr) {
+			if e != nil && !used && UsesVar(e, v) {
+				used = true
+			}
+		})
+		return !used
+	})
+	return used
+}

@@ -351,34 +351,6 @@ func firstAccesses(s Stmt) *syncState {
 	return st
 }
 
-// forEachStmtExpr calls fn on the expressions s holds directly (not those
-// of nested statements).
-func forEachStmtExpr(s Stmt, fn func(Expr)) {
-	switch x := s.(type) {
-	case *BufferStore:
-		fn(x.Value)
-		for _, i := range x.Indices {
-			fn(i)
-		}
-	case *IfThenElse:
-		fn(x.Cond)
-	case *LetStmt:
-		fn(x.Value)
-	case *Evaluate:
-		fn(x.Value)
-	case *For:
-		fn(x.Min)
-		fn(x.Extent)
-	case *BlockRealize:
-		for _, v := range x.Values {
-			fn(v)
-		}
-		if x.Predicate != nil {
-			fn(x.Predicate)
-		}
-	}
-}
-
 // String prints the state, for tests.
 func (s *syncState) String() string {
 	return fmt.Sprintf("reads %d writes %d", len(s.reads), len(s.writes))

@@ -53,6 +53,9 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	if err != nil {
 		return nil, err
 	}
+	if err := targets.CheckAvailable(t); err != nil {
+		return nil, err
+	}
 	c, err := compileModel(model, o, t, pipeline.Artifact)
 	if err != nil {
 		return nil, err

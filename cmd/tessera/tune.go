@@ -100,6 +100,9 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fail(stderr, fmt.Errorf("--target: %v", err))
 	}
+	if err := targets.CheckAvailable(target); err != nil {
+		return fail(stderr, err)
+	}
 	m, err := loadModel(model)
 	if err != nil {
 		return fail(stderr, err)

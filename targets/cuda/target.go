@@ -98,14 +98,18 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 	return &Artifact{Device: res, Host: host, Prefix: prefix}, nil
 }
 
-// Load refuses: the CUDA runtime is not built yet. The error is one line
-// saying whether this machine has a CUDA driver.
-func (t *Target) Load(path string) (targets.Module, error) {
+// Available is the one-line reason CUDA code cannot run here: no driver
+// (libcuda.so.1), or, with one, the runtime that is not built yet.
+func (t *Target) Available() error {
 	if !DriverPresent() {
-		return nil, fmt.Errorf("no CUDA driver: libcuda.so.1 not found")
+		return fmt.Errorf("no CUDA driver: libcuda.so.1 not found")
 	}
-	return nil, fmt.Errorf("cuda: running models on the GPU is not supported yet (the CUDA driver runtime is not built); compile with --emit ptx")
+	return fmt.Errorf("cuda: running models on the GPU is not supported yet (the CUDA driver runtime is not built); compile with --emit ptx")
 }
+
+// Load refuses with Available's reason: the CUDA runtime is not built
+// yet.
+func (t *Target) Load(path string) (targets.Module, error) { return nil, t.Available() }
 
 // DriverPresent reports whether the CUDA driver library loads.
 func DriverPresent() bool {

@@ -41,14 +41,14 @@ type fgen struct {
 	// unrollBudget is the tir.PragmaAutoUnrollMaxStep in force (0: none).
 	unrollBudget int64
 	// boundAxes are the thread axes of the enclosing bound loops (NVPTX).
-	boundAxes map[string]bool
+	boundAxes map[string]*tir.Var
 	// deviceErr records a construct the device cannot run found while
 	// generating an expression (a libm call).
 	deviceErr error
 }
 
 func newFgen(m *mgen, f *ir.Func) *fgen {
-	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{}, boundAxes: map[string]bool{}}
+	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{}, boundAxes: map[string]*tir.Var{}}
 	g.entry = f.NewBlock("entry")
 	g.cur = g.newBlock("body")
 	return g

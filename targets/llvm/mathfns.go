@@ -13,24 +13,32 @@ import (
 
 // Math intrinsics (tensorir.Intrinsics).
 //
-// f32 exp, tanh, sigmoid and erf, scalar and vector alike, are expanded
-// inline from our own polynomial approximations (below), so that a
-// vectorized loop and its scalar tail compute identical values and no
-// vector math library is needed. The *MaxULP constants are the bounds
-// TestMathULP checks against Go's float64 math over about a million
-// points spread over every binade of both signs plus the edges (±0, ±Inf,
-// NaN, overflow and underflow thresholds, branch cut-offs); the maxima
-// measured there are exp 0.93, tanh 1.19, sigmoid 2.07, erf 2.37 ulp. f16 computes in f32 and
-// rounds. f64 calls libm (exp, tanh, erf; sigmoid as 1/(1+exp(-x))) one
-// lane at a time. sin, cos and tan are our own too, computed in f64
-// (mathfns_trig.go, TrigMaxULP). log, atan, pow, asin, acos, sinh, cosh,
-// asinh, acosh and atanh call libm (logf, ..., atanhf; log, ..., atanh for
-// f64) one lane at a time; fmod is LLVM's frem (exact; a call of libm's
-// fmodf/fmod on x86). sqrt, fabs, fma, floor and ceil are LLVM intrinsics
-// (single instructions with -mcpu=native: vroundps/vrndscaleps for floor
-// and ceil); rsqrt is 1/sqrt(x) (correctly rounded
-// division, not the approximate rsqrtps); integer abs wraps (abs(MinInt)
-// = MinInt).
+// In f32 every transcendental is Tessera's own code, scalar and vector
+// alike, expanded inline, so that a vectorized loop and its scalar tail
+// compute identical values, no vector math library is needed and no lane
+// calls libm (except sin/cos/tan for |x| > 2^27):
+//
+//   - exp, tanh, sigmoid and erf: f32 polynomial approximations (below);
+//   - sin, cos and tan: computed in f64 (mathfns_trig.go, TrigMaxULP 0.51);
+//     lanes with |x| > 2^27 call libm's double sin/cos/tan;
+//   - log: f32, Cephes logf's scheme (mathfns_log.go, LogMaxULP 1);
+//   - atan, asin, acos, sinh, cosh, asinh, acosh, atanh and pow: computed
+//     in f64 with our own ln, 2^t and atan kernels and rounded once
+//     (mathfns_log.go, WideMathMaxULP and PowMaxULP 0.51).
+//
+// The *MaxULP constants are the bounds TestMathULP, TestTrigULP,
+// TestOwnMathULP and TestPowULP check against Go's float64 math over about
+// a million points spread over every binade of both signs plus the edges
+// (±0, ±Inf, NaN, overflow and underflow thresholds, branch cut-offs); the
+// maxima measured there are exp 0.93, tanh 1.19, sigmoid 2.07, erf 2.37,
+// sin/cos/tan 0.50, log 0.85, the f64-computed ones 0.50 ulp. f16 computes
+// in f32 and rounds. f64 calls libm (exp, tanh, erf, log, pow, sin, ...,
+// atanh; sigmoid as 1/(1+exp(-x))) one lane at a time (the GPU target
+// refuses it). fmod is LLVM's frem (exact; a call of libm's fmodf/fmod on
+// x86). sqrt, fabs, fma, floor and ceil are LLVM intrinsics (single
+// instructions with -mcpu=native: vroundps/vrndscaleps for floor and
+// ceil); rsqrt is 1/sqrt(x) (correctly rounded division, not the
+// approximate rsqrtps); integer abs wraps (abs(MinInt) = MinInt).
 const (
 	ExpMaxULP     = 1.5 // in ulp of the correctly rounded f32 result (2^-149 for subnormal results)
 	TanhMaxULP    = 2
@@ -59,20 +67,20 @@ var mathImpls = map[string]mathImpl{
 	"exp":     {f32: unaryMath((*fgen).expf), f64: libmMath("exp")},
 	"tanh":    {f32: unaryMath((*fgen).tanhf), f64: libmMath("tanh")},
 	"erf":     {f32: unaryMath((*fgen).erff), f64: libmMath("erf")},
-	"log":     {f32: libmMath("logf"), f64: libmMath("log")},
-	"atan":    {f32: libmMath("atanf"), f64: libmMath("atan")},
+	"log":     {f32: unaryMath(logMath), f64: libmMath("log")},
+	"atan":    {f32: unaryMath(atanMath), f64: libmMath("atan")},
 	"sin":     {f32: trigMath(trigSin), f64: libmMath("sin")},
 	"cos":     {f32: trigMath(trigCos), f64: libmMath("cos")},
 	"tan":     {f32: trigMath(trigTan), f64: libmMath("tan")},
-	"asin":    {f32: libmMath("asinf"), f64: libmMath("asin")},
-	"acos":    {f32: libmMath("acosf"), f64: libmMath("acos")},
-	"sinh":    {f32: libmMath("sinhf"), f64: libmMath("sinh")},
-	"cosh":    {f32: libmMath("coshf"), f64: libmMath("cosh")},
-	"asinh":   {f32: libmMath("asinhf"), f64: libmMath("asinh")},
-	"acosh":   {f32: libmMath("acoshf"), f64: libmMath("acosh")},
-	"atanh":   {f32: libmMath("atanhf"), f64: libmMath("atanh")},
+	"asin":    {f32: unaryMath(asinMath), f64: libmMath("asin")},
+	"acos":    {f32: unaryMath(acosMath), f64: libmMath("acos")},
+	"sinh":    {f32: unaryMath(sinhMath), f64: libmMath("sinh")},
+	"cosh":    {f32: unaryMath(coshMath), f64: libmMath("cosh")},
+	"asinh":   {f32: unaryMath(asinhMath), f64: libmMath("asinh")},
+	"acosh":   {f32: unaryMath(acoshMath), f64: libmMath("acosh")},
+	"atanh":   {f32: unaryMath(atanhMath), f64: libmMath("atanh")},
 	"fmod":    {any: func(g *fgen, a []value.Value) value.Value { return g.cur.NewFRem(a[0], a[1]) }},
-	"pow":     {f32: libmMath("powf"), f64: libmMath("pow")},
+	"pow":     {f32: powMath, f64: libmMath("pow")},
 	"sigmoid": {f32: sigmoidWith((*fgen).expf), f64: sigmoidWith(func(g *fgen, v value.Value) value.Value { return g.libm("exp", v) })},
 }
 
@@ -166,7 +174,7 @@ func (g *fgen) callMath(x *tir.Call) (value.Value, error) {
 // libm calls the C math function name (float or double) on each lane.
 func (g *fgen) libm(name string, args ...value.Value) value.Value {
 	if g.m.device && g.deviceErr == nil {
-		g.deviceErr = g.errorf("%s needs libm's %s, which GPU kernels do not have (Tessera has its own exp, tanh, sigmoid, erf, sin, cos and tan for f32)", strings.TrimSuffix(name, "f"), name)
+		g.deviceErr = g.errorf("%s needs libm's %s, which GPU kernels do not have (Tessera's own f32 exp, tanh, sigmoid, erf, log, pow, atan, asin, acos, sinh, cosh, asinh, acosh and atanh run in kernels)", strings.TrimSuffix(name, "f"), name)
 	}
 	et := elemOf(args[0].Type())
 	ps := make([]types.Type, len(args))

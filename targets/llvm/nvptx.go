@@ -35,12 +35,15 @@ import (
 // device memory). Host statements (tir.call, tir.constant, tir.arena) are
 // refused: they run on the host, not in a kernel.
 //
-// The device has no libm: intrinsics the CPU target takes from libm (log,
-// atan, asin, ..., pow, and every f64 transcendental) are refused with the
-// name of the intrinsic; exp, tanh, sigmoid and erf (f32) are Tessera's own
-// polynomials (mathfns.go, their stated ulp bounds), sin/cos/tan its own
-// f64-based reductions, sqrt, fabs, fma, floor and ceil LLVM intrinsics
-// that NVPTX selects to single instructions (sqrt.rn.f32, ...).
+// The device has no libm: intrinsics the CPU target takes from libm (every
+// f64 transcendental: exp, log, pow, sin, ..., atanh) are refused with the
+// name of the intrinsic. In f32, exp, tanh, sigmoid, erf, log, pow, atan,
+// asin, acos, sinh, cosh, asinh, acosh and atanh are Tessera's own code
+// (mathfns.go, mathfns_log.go: their stated ulp bounds); f32 sin, cos and
+// tan are refused as well for now, since their path for |x| > 2^27 calls
+// libm's double sin/cos/tan (mathfns_trig.go). sqrt, fabs, fma, floor and
+// ceil are LLVM intrinsics that NVPTX selects to single instructions
+// (sqrt.rn.f32, ...).
 
 // NVPTX target triple and data layout (LLVM 16's NVPTX backend, 64-bit).
 const (
@@ -217,8 +220,8 @@ func (g *fgen) boundLoop(x *tir.For) error {
 	if g.vec != nil {
 		return g.errorf("loop %%%s bound to %s is inside a vectorized loop", x.Var.Name, x.Thread)
 	}
-	if _, dup := g.boundAxes[x.Thread]; dup {
-		return g.errorf("loop %%%s is bound to %s inside another loop bound to %s", x.Var.Name, x.Thread, x.Thread)
+	if outer, dup := g.boundAxes[x.Thread]; dup && (!strings.HasPrefix(x.Thread, "threadIdx") || tir.StmtUsesVar(x, outer)) {
+		return g.errorf("loop %%%s is bound to %s inside another loop bound to %s and depends on it", x.Var.Name, x.Thread, x.Thread)
 	}
 	lo, ext, err := g.bounds(x)
 	if err != nil {
@@ -235,8 +238,15 @@ func (g *fgen) boundLoop(x *tir.For) error {
 	}
 	v := g.cur.NewAdd(lo, idx)
 	body := func() error {
-		g.boundAxes[x.Thread] = true
-		defer delete(g.boundAxes, x.Thread)
+		saved, had := g.boundAxes[x.Thread]
+		g.boundAxes[x.Thread] = x.Var
+		defer func() {
+			if had {
+				g.boundAxes[x.Thread] = saved
+			} else {
+				delete(g.boundAxes, x.Thread)
+			}
+		}()
 		return g.bind(x.Var, nil, v, func() error { return g.stmt(x.Body) })
 	}
 	if c, ok := x.Extent.(*tir.IntImm); ok && c.Value >= g.m.launch[x.Thread] {

@@ -1,6 +1,7 @@
 package llvm
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,19 +75,25 @@ func TestNVPTXRefusals(t *testing.T) {
 }`
 	}
 	cases := []struct{ name, src, msg string }{
-		{"libm", kernel(`      tir.block "y"(%v = spatial(0:64, %b * 32 + %t)) reads(%X[%v]) writes(%Y[%v]) {
+		{"libm", `tir.func @k(%X: buffer<64xf64>, out %Y: buffer<64xf64>) attributes {tessera.kernel} {
+  tir.for %b = 0 to 2 thread_binding("blockIdx.x") {
+    tir.for %t = 0 to 32 thread_binding("threadIdx.x") {
+      tir.block "y"(%v = spatial(0:64, %b * 32 + %t)) reads(%X[%v]) writes(%Y[%v]) {
         %Y[%v] = log(%X[%v])
-      }`), "log needs libm's logf, which GPU kernels do not have"},
+      }
+    }
+  }
+}`, "log needs libm's log, which GPU kernels do not have"},
 		{"global allocation", kernel(`      tir.allocate %G: buffer<64xf32> {
         tir.block "y"(%v = spatial(0:64, %b * 32 + %t)) reads(%X[%v]) writes(%G[%v]) {
           %G[%v] = %X[%v]
         }
       }`), "buffer %G: a global-scope allocation inside a GPU kernel"},
 		{"nested axis", kernel(`      tir.for %u = 0 to 2 thread_binding("threadIdx.x") {
-        tir.block "y"(%v = spatial(0:64, %b * 32 + %u)) reads(%X[%v]) writes(%Y[%v]) {
+        tir.block "y"(%v = spatial(0:64, %t * 2 + %u)) reads(%X[%v]) writes(%Y[%v]) {
           %Y[%v] = %X[%v]
         }
-      }`), "loop %u is bound to threadIdx.x inside another loop bound to threadIdx.x"},
+      }`), "loop %u is bound to threadIdx.x inside another loop bound to threadIdx.x and depends on it"},
 	}
 	// The CPU target refuses GPU constructs.
 	m, err := tir.Parse("gpu_kernels.tir", mustRead(t, "testdata/gpu_kernels.tir"))
@@ -110,4 +117,36 @@ func mustRead(t *testing.T, path string) []byte {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return data
+}
+
+// TestNVPTXOwnMath: Tessera's own f32 log, pow, atan, asin, acos, sinh,
+// cosh, asinh, acosh and atanh (mathfns_log.go) compile into a GPU kernel
+// without any external function, and llc-16 -march=nvptx64 compiles them
+// to PTX.
+func TestNVPTXOwnMath(t *testing.T) {
+	body := ""
+	for i, f := range []string{"log", "atan", "asin", "acos", "sinh", "cosh", "asinh", "acosh", "atanh"} {
+		body += fmt.Sprintf("        %%Y[%d, %%v] = %s(%%X[%%v])\n", i, f)
+	}
+	body += "        %Y[9, %v] = pow(%X[%v], %P[%v])\n"
+	src := `tir.func @k(%X: buffer<64xf32>, %P: buffer<64xf32>, out %Y: buffer<10x64xf32>) attributes {tessera.kernel} {
+  tir.for %b = 0 to 2 thread_binding("blockIdx.x") {
+    tir.for %t = 0 to 32 thread_binding("threadIdx.x") {
+      tir.block "y"(%v = spatial(0:64, %b * 32 + %t)) reads(%X[%v], %P[%v]) writes(%Y[0:10, %v]) {
+` + body + `      }
+    }
+  }
+}`
+	m, err := tir.ParseString("k.tir", src)
+	require.NoError(t, err)
+	res, err := CompileNVPTX(m, Options{MCPU: "sm_80"})
+	require.NoError(t, err)
+	ll := res.LLVM()
+	require.NotRegexp(t, `declare [^\n]*@(log|atan|asin|acos|sinh|cosh|asinh|acosh|atanh|pow)f?\(`, ll)
+	ptx, err := res.PTX()
+	require.NoError(t, err)
+	require.Contains(t, string(ptx), ".visible .entry k(")
+	require.NotContains(t, string(ptx), ".extern")
+	require.NotContains(t, string(ptx), "call")
+	require.Contains(t, string(ptx), "cvt.f64.f32")
 }

@@ -127,7 +127,7 @@ func TestTIRLevelErrors(t *testing.T) {
 		{"", []string{p, "--lower-to-tir"}, "k.tir: error: pass 'lower-to-tir' runs on graph or hlo IR, but the IR is tensor IR by then"},
 		{"", []string{p, "--canonicalize"}, "pass 'canonicalize' runs on graph or hlo IR, but the IR is tensor IR by then"},
 		{"", []string{p, "--codegen", "--simplify"}, "'simplify' runs on tensor IR, but the IR is compiled code by then"},
-		{"", []string{p, "--default-schedule=target=gpu"}, "unknown target \"gpu\" (known targets: cpu, npu)"},
+		{"", []string{p, "--default-schedule=target=gpu"}, "unknown target \"gpu\" (known targets: cpu, cuda, npu)"},
 		{mlp, []string{"--legalize-to-hlo", "--lower-to-tir"}, "<stdin>:2:8: error: 'hlo.dot_general' op lower-to-tir: expects the output of the fuse pass"},
 	} {
 		_, errs, code := opt(c.stdin, c.args...)

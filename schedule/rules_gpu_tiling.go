@@ -1,0 +1,262 @@
+package schedule
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// GPU multi-level tiling (MetaSchedule's MultiLevelTiling for CUDA, tile
+// structure "SSSRRSRS"; Ansor §4.1): each spatial loop of a reduction
+// block is split into 5 levels (block, virtual thread, thread, and two
+// per-thread levels) and each reduce loop into 3, ordered
+//
+//	S0 S1 S2 R0 R1 S3 R2 S4
+//
+// The S0 loops are fused and bound to blockIdx.x, S1 to vthread and S2
+// to threadIdx.x. Each input is staged in shared memory at the last R0
+// loop (cache_read + compute_at): its copy loops are fused, split by the
+// block's thread count and bound to threadIdx.x (cooperative fetching; the
+// copy's thread loop and the compute's are the same threads, TVM's merged
+// binding), so a tile of the inputs is read from global memory once per
+// block and reduction step. The output accumulates in registers (a local
+// cache_write) and is written back under the thread loop. The thread-sync
+// pass then puts barriers between the fetches and the reads of the tiles.
+
+// gpuTile is one tiling decision: per nest loop, its split factors (5 for
+// a spatial loop, 3 for a reduce loop; the first level is inferred).
+type gpuTile struct {
+	factors [][]int64
+}
+
+// gpuTileable reports whether the tiling applies to block name: the CPU
+// rule's conditions (a perfect nest of constant loops over one store with
+// an init, at least two spatial and one reduce variable).
+func gpuTileable(s *Schedule, name string) bool { return tileable(s, name) }
+
+// defaultGPUTile chooses factors for nest: threads (at most maxThreads,
+// powers of two) go to the spatial loops from the innermost out, each
+// thread computes up to a 2×2 (innermost two spatial loops) register
+// tile, and the first reduce loop (a GEMM's k, a convolution's input
+// channels) is read from shared memory in steps of its largest divisor up
+// to 8, the later reduce loops (a convolution's window) whole: the
+// summation order is the unscheduled one.
+func defaultGPUTile(nest []nestLoop, maxThreads int64) gpuTile {
+	t := gpuTile{factors: make([][]int64, len(nest))}
+	budget := maxThreads
+	spatialSeen, firstReduce := 0, -1
+	for i, l := range nest {
+		if l.iv.Kind == tir.Reduce && firstReduce < 0 {
+			firstReduce = i
+		}
+	}
+	for i := len(nest) - 1; i >= 0; i-- {
+		l := nest[i]
+		if l.iv.Kind == tir.Reduce {
+			inner := l.extent
+			if i == firstReduce {
+				inner = largestDivisorAtMost(l.extent, 8)
+			}
+			t.factors[i] = []int64{-1, inner, 1}
+			continue
+		}
+		reg := int64(1)
+		if spatialSeen < 2 && l.extent >= 4 {
+			reg = 2
+		}
+		spatialSeen++
+		per := ceilDiv(l.extent, reg)
+		th := min(largestPow2AtMost(per), budget, 32)
+		budget /= th
+		t.factors[i] = []int64{-1, 1, th, 1, reg}
+	}
+	return t
+}
+
+// sampleGPUTile draws factors: threads per block among 32 … 1024 spread
+// over the spatial loops, register tiles of 1, 2 or 4, reduction steps of
+// 1 … 16.
+func sampleGPUTile(nest []nestLoop, rng *rand.Rand) gpuTile {
+	t := gpuTile{factors: make([][]int64, len(nest))}
+	budget := gpuBlockSizes[rng.IntN(len(gpuBlockSizes))]
+	lastReduce := -1
+	for i, l := range nest {
+		if l.iv.Kind == tir.Reduce {
+			lastReduce = i
+		}
+	}
+	for i := len(nest) - 1; i >= 0; i-- {
+		l := nest[i]
+		if l.iv.Kind == tir.Reduce {
+			inner := l.extent
+			if i == lastReduce || rng.IntN(2) == 0 {
+				inner = min(l.extent, []int64{1, 2, 4, 8, 16}[rng.IntN(5)])
+			}
+			t.factors[i] = []int64{-1, inner, 1}
+			continue
+		}
+		reg := min(l.extent, []int64{1, 2, 4}[rng.IntN(3)])
+		per := ceilDiv(l.extent, reg)
+		th := min(largestPow2AtMost(per), budget)
+		if rng.IntN(3) == 0 {
+			th = max(th/2, 1)
+		}
+		budget /= th
+		t.factors[i] = []int64{-1, 1, th, 1, reg}
+	}
+	return t
+}
+
+func largestPow2AtMost(n int64) int64 {
+	p := int64(1)
+	for p*2 <= n {
+		p *= 2
+	}
+	return p
+}
+
+// gpuMultiLevelTile tiles block name with t and returns its threadIdx
+// loop. Errors: a primitive's refusal (the schedule is then partly
+// changed: callers snapshot and restore).
+func gpuMultiLevelTile(s *Schedule, name string, t gpuTile) (LoopRV, error) {
+	b := BlockRV{name}
+	nest, ok := nestOf(s, name)
+	if !ok {
+		return LoopRV{}, fmt.Errorf("gpu tiling: block %q is not a perfect nest", name)
+	}
+	blk := findBlock(s.Func().Body, name).Block
+	out := blk.Writes[0].Buffer
+	var wb *BlockRV
+	if isParam(s.Func(), out) {
+		w, err := s.CacheWrite(b, 0, tir.ScopeLocal)
+		if err != nil {
+			return LoopRV{}, err
+		}
+		wb = &w
+	}
+	levels := map[string][]LoopRV{}
+	var spatialN int
+	for i, l := range nest {
+		parts, err := s.Split(l.rv, t.factors[i])
+		if err != nil {
+			return LoopRV{}, err
+		}
+		if l.iv.Kind == tir.Reduce {
+			for k, p := range parts {
+				key := fmt.Sprintf("R%d", k)
+				levels[key] = append(levels[key], p)
+			}
+			continue
+		}
+		spatialN++
+		for k, p := range parts {
+			key := fmt.Sprintf("S%d", k)
+			levels[key] = append(levels[key], p)
+		}
+	}
+	var order []LoopRV
+	for _, key := range []string{"S0", "S1", "S2", "R0", "R1", "S3", "R2", "S4"} {
+		order = append(order, levels[key]...)
+	}
+	if err := s.Reorder(order...); err != nil {
+		return LoopRV{}, err
+	}
+	var bound [3]LoopRV
+	for k, tag := range []string{"blockIdx.x", "vthread", "threadIdx.x"} {
+		l, err := fuseAll(s, levels[fmt.Sprintf("S%d", k)])
+		if err != nil {
+			return LoopRV{}, err
+		}
+		if err := s.Bind(l, tag); err != nil {
+			return LoopRV{}, err
+		}
+		bound[k] = l
+	}
+	tx := bound[2]
+	threads := int64(1)
+	for i, l := range nest {
+		if l.iv.Kind != tir.Reduce {
+			threads *= t.factors[i][2]
+		}
+	}
+	r0 := levels["R0"]
+	at := r0[len(r0)-1]
+	reads := len(blk.Reads)
+	for i := 0; i < reads; i++ {
+		if err := stageShared(s, b, i, at, threads); err != nil {
+			return LoopRV{}, err
+		}
+	}
+	if wb != nil {
+		if err := s.ReverseComputeAt(*wb, tx); err != nil {
+			return LoopRV{}, err
+		}
+	}
+	return tx, nil
+}
+
+// stageShared caches read region i of block b in shared memory at loop
+// at and binds the copy cooperatively to the block's threads.
+func stageShared(s *Schedule, b BlockRV, i int, at LoopRV, threads int64) error {
+	r := findBlock(s.Func().Body, b.Name)
+	if i >= len(r.Block.Reads) || r.Block.Reads[i].Buffer.Scope == tir.ScopeLocal {
+		return nil
+	}
+	// The output's own read (the accumulator) is not staged.
+	for _, w := range r.Block.Writes {
+		if w.Buffer == r.Block.Reads[i].Buffer {
+			return nil
+		}
+	}
+	cb, err := s.CacheRead(b, i, tir.ScopeShared)
+	if err != nil {
+		return err
+	}
+	if err := s.ComputeAt(cb, at); err != nil {
+		return err
+	}
+	loops, err := s.GetLoops(cb)
+	if err != nil {
+		return err
+	}
+	atLoop, _ := s.FindLoop(at)
+	var own []LoopRV
+	inside := false
+	for _, l := range loops {
+		if inside {
+			own = append(own, l)
+		}
+		if f, _ := s.FindLoop(l); f == atLoop {
+			inside = true
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	fused, err := fuseAll(s, own)
+	if err != nil {
+		return err
+	}
+	f, err := s.FindLoop(fused)
+	if err != nil {
+		return err
+	}
+	ext, ok := constInt(f.Extent)
+	if !ok {
+		return fmt.Errorf("gpu tiling: the copy of read %d of %q has a non-constant extent", i, b.Name)
+	}
+	parts, err := s.Split(fused, []int64{-1, min(threads, ext)})
+	if err != nil {
+		return err
+	}
+	return s.Bind(parts[1], "threadIdx.x")
+}
+
+// fuseAll fuses loops (one loop is returned as is).
+func fuseAll(s *Schedule, loops []LoopRV) (LoopRV, error) {
+	if len(loops) == 1 {
+		return loops[0], nil
+	}
+	return s.Fuse(loops...)
+}
