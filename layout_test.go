@@ -42,14 +42,14 @@ type layoutRule struct {
 var layoutRules = []layoutRule{
 	{folder: "internal/syntax", tree: 2, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
 	{folder: "internal/registry", tree: 2, stdOnly: true, allowed: "std"},
-	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle, internal/syntax, internal/registry"},
+	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry"},
 	{folder: "dialects", tree: 2, internal: []string{"graphir"}, allowed: "graphir"},
 	// hlo ops register their tensor IR lowering beside their definition,
 	// graph ops their legalization to hlo.
 	{folder: "dialects/hlo", tree: 2, internal: []string{"graphir", "tensorir"}, allowed: "graphir, tensorir"},
 	{folder: "dialects/graph", tree: 2, internal: []string{"graphir", "dialects/hlo"}, allowed: "graphir, dialects/hlo"},
 	{folder: "dialects/graph/onnx", tree: 3, internal: []string{"graphir", "dialects/graph"}, allowed: "graphir, dialects/graph"},
-	{folder: "tensorir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle, internal/syntax, internal/registry"},
+	{folder: "tensorir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry"},
 	{folder: "lowering", tree: 1, internal: []string{"graphir", "dialects", "tensorir"}, allowed: "graphir, dialects/..., tensorir"},
 	{folder: "schedule", tree: 1, internal: []string{"tensorir"}, allowed: "tensorir"},
 	// The runner loads and times candidates with runtime ("timing for the
@@ -65,7 +65,7 @@ var layoutRules = []layoutRule{
 	// The one ordered compilation table: every level's steps, the tuning
 	// database (autotune) for apply-tuning-records, and the targets.
 	{folder: "pipeline", tree: 1, internal: []string{"graphir", "dialects", "lowering", "tensorir", "schedule", "autotune", "targets", "internal/registry"}, allowed: "graphir, dialects/..., lowering, tensorir, schedule, autotune, targets, internal/registry"},
-	{folder: "runtime", tree: 1, stdOnly: true, external: []string{"github.com/ebitengine/purego", "github.com/sbinet/npyio"}, allowed: "std, purego, npyio"},
+	{folder: "runtime", tree: 1, stdOnly: true, external: []string{"github.com/ebitengine/purego", "github.com/sbinet/npyio", "github.com/x448/float16"}, allowed: "std, purego, npyio, float16"},
 	{folder: "tools", any: true, allowed: "everything"},
 	{folder: "cmd", any: true, allowed: "everything"},
 	{folder: "bench", any: true, allowed: "everything"},

@@ -386,28 +386,13 @@ func writeArrayNPY(path string, a *tir.Array) error {
 	if err != nil {
 		return err
 	}
-	switch dt {
-	case rt.Float32:
-		v, _ := t.Float32s()
-		for i := range v {
-			v[i] = float32(a.Floats[i])
-		}
-	case rt.Float64:
-		v, _ := t.Float64s()
-		copy(v, a.Floats)
-	case rt.Int32:
-		v, _ := t.Int32s()
-		for i := range v {
-			v[i] = int32(a.Ints[i])
-		}
-	case rt.Int64:
-		v, _ := t.Int64s()
-		copy(v, a.Ints)
-	default:
-		b := t.Bytes()
-		for i := range b {
-			b[i] = byte(a.Ints[i])
-		}
+	if a.DType.IsFloat() {
+		err = t.SetFloat64Values(a.Floats)
+	} else {
+		err = t.SetInt64Bits(a.Ints) // the bit patterns of every integer dtype
+	}
+	if err != nil {
+		return err
 	}
 	return rt.WriteNPY(path, t)
 }

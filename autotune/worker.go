@@ -259,58 +259,12 @@ func randomValues(seed int64, i, n int, dtype string) []float64 {
 	return out
 }
 
-// fillTensor stores vals into t (f32, f64 or integer dtypes).
-func fillTensor(t *rt.Tensor, vals []float64) error {
-	switch t.DType() {
-	case rt.Float32:
-		v, _ := t.Float32s()
-		for i := range v {
-			v[i] = float32(vals[i])
-		}
-	case rt.Float64:
-		v, _ := t.Float64s()
-		copy(v, vals)
-	default:
-		// Integer and boolean inputs are zero, as NewTensor left them.
-	}
-	return nil
-}
+// fillTensor stores vals into t, converted to its dtype (floats round to
+// nearest even; integers and booleans get randomValues' zeros).
+func fillTensor(t *rt.Tensor, vals []float64) error { return t.SetFloat64Values(vals) }
 
-// tensorValues reads a float tensor's elements as float64.
-func tensorValues(t *rt.Tensor) ([]float64, error) {
-	switch t.DType() {
-	case rt.Float32:
-		v, _ := t.Float32s()
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out, nil
-	case rt.Float64:
-		v, _ := t.Float64s()
-		return append([]float64(nil), v...), nil
-	case rt.Int32:
-		v, _ := t.Int32s()
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out, nil
-	case rt.Int64:
-		v, _ := t.Int64s()
-		out := make([]float64, len(v))
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-		return out, nil
-	}
-	b := t.Bytes() // i1, i8: one byte per element
-	out := make([]float64, len(b))
-	for i, x := range b {
-		out[i] = float64(int8(x))
-	}
-	return out, nil
-}
+// tensorValues reads a tensor's elements as float64 (every dtype).
+func tensorValues(t *rt.Tensor) ([]float64, error) { return t.Float64Values(), nil }
 
 // compareTensors returns max |got - ref| (+Inf where one is NaN and the
 // other is not) and max |ref|.

@@ -125,7 +125,7 @@ func (d *DenseElementsAttr) At(i int) float64 {
 	if d.Type.Elem.IsFloat() {
 		return d.Floats[i]
 	}
-	return float64(d.Ints[i])
+	return IntValue(d.Type.Elem, d.Ints[i])
 }
 
 // Values returns all NumElements() elements as float64, expanding splats.

@@ -185,13 +185,23 @@ func (s *denseScanner) hexBlob() (*DenseElementsAttr, error) {
 		case F64:
 			s.d.Floats = append(s.d.Floats, math.Float64frombits(binary.LittleEndian.Uint64(b)))
 		case F16:
-			s.d.Floats = append(s.d.Floats, halfToFloat(binary.LittleEndian.Uint16(b)))
+			s.d.Floats = append(s.d.Floats, F16Value(binary.LittleEndian.Uint16(b)))
 		case BF16:
 			s.d.Floats = append(s.d.Floats, float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b))<<16)))
 		case I8:
 			s.d.Ints = append(s.d.Ints, int64(int8(b[0])))
+		case UI8:
+			s.d.Ints = append(s.d.Ints, int64(b[0]))
+		case I16:
+			s.d.Ints = append(s.d.Ints, int64(int16(binary.LittleEndian.Uint16(b))))
+		case UI16:
+			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint16(b)))
 		case I32:
 			s.d.Ints = append(s.d.Ints, int64(int32(binary.LittleEndian.Uint32(b))))
+		case UI32:
+			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint32(b)))
+		case UI64:
+			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint64(b)))
 		case I64:
 			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint64(b)))
 		}
@@ -216,26 +226,6 @@ func (s *denseScanner) hexBits(raw []byte) (*DenseElementsAttr, error) {
 	return s.end()
 }
 
-// halfToFloat decodes an IEEE 754 binary16 bit pattern.
-func halfToFloat(h uint16) float64 {
-	sign := 1.0
-	if h&0x8000 != 0 {
-		sign = -1
-	}
-	exp := int(h>>10) & 0x1f
-	frac := float64(h & 0x3ff)
-	switch exp {
-	case 0:
-		return sign * math.Ldexp(frac, -24)
-	case 31:
-		if frac != 0 {
-			return math.NaN()
-		}
-		return sign * math.Inf(1)
-	}
-	return sign * math.Ldexp(1+frac/1024, exp-15)
-}
-
 // parseFloatLit parses a float literal (decimal, or hex bit pattern as MLIR
 // prints non-finite values) for element type dt.
 func parseFloatLit(lit string, dt DType) (float64, error) {
@@ -253,9 +243,15 @@ func parseFloatLit(lit string, dt DType) (float64, error) {
 			}
 			return float64(math.Float32frombits(uint32(bits))), nil
 		case F16:
-			return halfToFloat(uint16(bits)), nil
+			if bits > math.MaxUint16 {
+				return 0, fmt.Errorf("hexadecimal float literal %s does not fit in %s", lit, dt)
+			}
+			return F16Value(uint16(bits)), nil
 		case BF16:
-			return float64(math.Float32frombits(uint32(bits) << 16)), nil
+			if bits > math.MaxUint16 {
+				return 0, fmt.Errorf("hexadecimal float literal %s does not fit in %s", lit, dt)
+			}
+			return float64(BF16ToFloat32(uint16(bits))), nil
 		}
 	}
 	v, err := strconv.ParseFloat(lit, 64)
@@ -269,15 +265,32 @@ func parseFloatLit(lit string, dt DType) (float64, error) {
 }
 
 // parseIntLit parses a decimal or hex integer literal and checks that it
-// fits the integer type t (i1 accepts 0 and 1; index is 64-bit).
+// fits the integer type t (i1 accepts 0 and 1; index is 64-bit; unsigned
+// types take 0 ... 2^bits-1 and no sign). It returns the 64-bit storage
+// pattern (IntBits): ui64 values of 2^63 and more are negative int64s.
 func parseIntLit(lit string, t Type) (int64, error) {
+	dt := I64
+	if st, ok := t.(*ScalarType); ok {
+		dt = st.DType
+		if dt.IsFloat() {
+			return 0, fmt.Errorf("integer literal %s for float type %s", lit, t)
+		}
+	}
 	var v int64
 	var err error
-	if strings.HasPrefix(lit, "0x") {
+	switch {
+	case strings.HasPrefix(lit, "0x"):
 		var u uint64
 		u, err = strconv.ParseUint(lit[2:], 16, 64)
 		v = int64(u)
-	} else {
+	case dt.IsUnsigned():
+		if strings.HasPrefix(lit, "-") {
+			return 0, fmt.Errorf("negative integer literal %s for unsigned type %s", lit, t)
+		}
+		var u uint64
+		u, err = strconv.ParseUint(lit, 10, 64)
+		v = int64(u)
+	default:
 		v, err = strconv.ParseInt(lit, 10, 64)
 	}
 	if err != nil {
@@ -287,19 +300,19 @@ func parseIntLit(lit string, t Type) (int64, error) {
 		return 0, fmt.Errorf("integer literal %s is invalid or out of range for %s", lit, t)
 	}
 	bits := 64
-	if st, ok := t.(*ScalarType); ok {
-		bits = st.DType.Bits()
-		if st.DType.IsFloat() {
-			return 0, fmt.Errorf("integer literal %s for float type %s", lit, t)
-		}
+	if _, ok := t.(*ScalarType); ok {
+		bits = dt.Bits()
 	}
-	if bits == 1 {
+	switch {
+	case bits == 1:
 		if v != 0 && v != 1 {
 			return 0, fmt.Errorf("integer literal %s out of range for i1", lit)
 		}
-		return v, nil
-	}
-	if bits < 64 {
+	case dt.IsUnsigned() && bits < 64:
+		if uint64(v) >= uint64(1)<<bits {
+			return 0, fmt.Errorf("integer literal %s out of range for %s", lit, t)
+		}
+	case bits < 64:
 		lo, hi := -(int64(1) << (bits - 1)), int64(1)<<(bits-1)-1
 		if v < lo || v > hi {
 			return 0, fmt.Errorf("integer literal %s out of range for %s", lit, t)

@@ -57,6 +57,15 @@ var roundTripCases = map[string]string{
   %2 = test.neg %1 : tensor<2xf32> loc("model.py")
   func.return %2 : tensor<2xf32> loc("x.mlir":3:1)
 } loc("model.py":10:1)`,
+	"unsigned, i16, f16 and bf16 types and constants": `func.func @u(%a: tensor<2xui8>, %b: tensor<3xi16>) -> tensor<2xui64> {
+  "foo.attrs"() {a = 255 : ui8, b = 18446744073709551615 : ui64, c = -32768 : i16, d = 65535 : ui16, e = 4294967295 : ui32,
+    f = dense<[0, 255]> : tensor<2xui8>, g = dense<[18446744073709551615, 9223372036854775808]> : tensor<2xui64>,
+    h = dense<[-32768, 32767, 7]> : tensor<3xi16>, i = dense<[0.5, -65504.0]> : tensor<2xf16>, j = dense<[1.0, 3.3895314e+38]> : tensor<2xbf16>,
+    k = dense<"0x00FF"> : tensor<2xui8>, l = dense<"0xFFFFFFFFFFFFFFFF0100000000000000"> : tensor<2xui64>, m = dense<"0x0080FF7F"> : tensor<2xi16>,
+    n = dense<"0x01000000FFFFFFFF"> : tensor<2xui32>, o = dense<"0xFFFF0000"> : tensor<2xui16>} : () -> ()
+  %0 = "foo.cast"(%a) : (tensor<2xui8>) -> tensor<2xui64>
+  func.return %0 : tensor<2xui64>
+}`,
 	"functional pretty type": `func.func @c() -> tensor<2xi64> {
   %0 = test.const {value = dense<[1, 2]> : tensor<2xi64>} : tensor<2xi64>
   test.print %0, %0 : (tensor<2xi64>, tensor<2xi64>) -> ()
@@ -153,6 +162,12 @@ var locRE = regexp.MustCompile(`^[^:\s]+:\d+:\d+: error: `)
 // the parser or the verifier) containing the given text, and never panic.
 var badInputs = []struct{ name, src, want string }{
 	{"empty op name", `func.func @f() { ""() : () -> () func.return }`, "empty operation name"},
+	{"negative unsigned", `func.func @f() { "foo.attrs"() {a = dense<[-1]> : tensor<1xui8>} : () -> () func.return }`, "negative integer literal -1 for unsigned type ui8"},
+	{"unsigned out of range", `func.func @f() { "foo.attrs"() {a = 256 : ui8} : () -> () func.return }`, "integer literal 256 out of range for ui8"},
+	{"ui64 out of range", `func.func @f() { "foo.attrs"() {a = 18446744073709551616 : ui64} : () -> () func.return }`, "out of range for ui64"},
+	{"i16 out of range", `func.func @f() { "foo.attrs"() {a = dense<[40000]> : tensor<1xi16>} : () -> () func.return }`, "integer literal 40000 out of range for i16"},
+	{"f16 hex too wide", `func.func @f() { "foo.attrs"() {a = dense<[0x17C00]> : tensor<1xf16>} : () -> () func.return }`, "does not fit in f16"},
+	{"unknown element type", `func.func @f(%a: tensor<2xu8>) { func.return }`, ""},
 	{"missing paren", `func.func @f() { "x.y"( : () -> () }`, "unexpected"},
 	{"truncated file", `func.func @f(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = test.neg %a : tensor<2xf32>`, "unexpected"},

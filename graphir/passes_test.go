@@ -1,6 +1,7 @@
 package graphir_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -174,6 +175,43 @@ func TestRoundToDTypes(t *testing.T) {
 	assert.Equal(t, -128.0, graphir.RoundTo(graphir.I8, 128))
 	assert.Equal(t, 1.0, graphir.RoundTo(graphir.I1, -3))
 	assert.Equal(t, -2.0, graphir.RoundTo(graphir.I32, -2.7))
+	assert.Equal(t, -32768.0, graphir.RoundTo(graphir.I16, 32768))
+	assert.Equal(t, 254.0, graphir.RoundTo(graphir.UI8, -2), "unsigned wraps modulo 2^8")
+	assert.Equal(t, 1.0, graphir.RoundTo(graphir.UI8, 257.9))
+	assert.Equal(t, 65535.0, graphir.RoundTo(graphir.UI16, -1))
+	assert.Equal(t, 4294967295.0, graphir.RoundTo(graphir.UI32, -1))
+	assert.Equal(t, 3.0, graphir.RoundTo(graphir.UI64, 3.5))
+	assert.Equal(t, int64(-1), graphir.IntBits(graphir.UI64, graphir.RoundTo(graphir.UI64, -1)), "ui64 -1 wraps to 2^64-1")
+	assert.Equal(t, float64(1<<63), graphir.IntValue(graphir.UI64, math.MinInt64))
+	// f64 → f16 rounds once: 1 + 2^-11 + 2^-40 is above the tie between 1
+	// and 1 + 2^-10, which rounding through float32 (to the tie, then to
+	// even) would miss. numpy: np.float16(1 + 2**-11 + 2**-40) == 1.0009765625.
+	assert.Equal(t, 1+math.Ldexp(1, -10), graphir.RoundTo(graphir.F16, 1+math.Ldexp(1, -11)+math.Ldexp(1, -40)))
+	assert.Equal(t, 1.0, graphir.RoundTo(graphir.F16, 1+math.Ldexp(1, -11)), "tie to even")
+	assert.Equal(t, 1+math.Ldexp(1, -7), graphir.RoundTo(graphir.BF16, 1+math.Ldexp(1, -8)+math.Ldexp(1, -40)))
+	assert.Equal(t, math.Inf(-1), graphir.RoundTo(graphir.F16, -65520))
+	assert.Equal(t, math.Ldexp(1, -24), graphir.RoundTo(graphir.F16, math.Ldexp(1.5, -25)), "subnormal")
+	assert.Equal(t, uint16(0x3C00), graphir.F16Bits(1))
+	assert.Equal(t, -2.0, graphir.F16Value(0xC000))
+}
+
+func TestNewDTypes(t *testing.T) {
+	for _, s := range []string{"i16", "ui8", "ui16", "ui32", "ui64", "f16", "bf16"} {
+		d, ok := graphir.ParseDType(s)
+		require.True(t, ok, s)
+		assert.Equal(t, s, d.String())
+		assert.True(t, d.IsInt() || d.IsFloat(), s)
+	}
+	assert.True(t, graphir.UI8.IsUnsigned() && !graphir.UI8.IsSignedInt())
+	assert.True(t, graphir.I16.IsSignedInt() && !graphir.I16.IsUnsigned())
+	assert.False(t, graphir.I1.IsUnsigned() || graphir.I1.IsSignedInt())
+	assert.Equal(t, 16, graphir.UI16.Bits())
+	assert.Equal(t, 64, graphir.UI64.Bits())
+	tt, err := graphir.ParseTensorType("tensor<2x3xui16>")
+	require.NoError(t, err)
+	assert.Equal(t, "tensor<2x3xui16>", tt.String())
+	_, err = graphir.ParseTensorType("tensor<2xu8>")
+	assert.ErrorContains(t, err, "ui8")
 }
 
 func TestCloneRemapsOperandsAndRegions(t *testing.T) {

@@ -379,7 +379,11 @@ func writeDict(b *strings.Builder, d DictAttr, opts PrintOptions) {
 func writeAttr(b *strings.Builder, a Attribute, opts PrintOptions) {
 	switch x := a.(type) {
 	case *IntegerAttr:
-		b.WriteString(strconv.FormatInt(x.Value, 10))
+		if st, ok := x.Type.(*ScalarType); ok && st.DType == UI64 {
+			b.WriteString(strconv.FormatUint(uint64(x.Value), 10))
+		} else {
+			b.WriteString(strconv.FormatInt(x.Value, 10))
+		}
 		if !x.Type.Equal(I64Type) {
 			b.WriteString(" : " + x.Type.String())
 		}
@@ -468,6 +472,8 @@ func writeElem(b *strings.Builder, d *DenseElementsAttr, i int) {
 		b.WriteString(formatFloat(d.Floats[i], d.Type.Elem))
 	case d.Type.Elem == I1:
 		b.WriteString(strconv.FormatBool(d.Ints[i] != 0))
+	case d.Type.Elem == UI64:
+		b.WriteString(strconv.FormatUint(uint64(d.Ints[i]), 10))
 	default:
 		b.WriteString(strconv.FormatInt(d.Ints[i], 10))
 	}
@@ -490,11 +496,13 @@ func writeHexElems(b *strings.Builder, d *DenseElementsAttr) bool {
 			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(d.Floats[i])))
 		case F64:
 			binary.LittleEndian.PutUint64(p, math.Float64bits(d.Floats[i]))
-		case I8:
+		case I8, UI8:
 			p[0] = byte(d.Ints[i])
-		case I32:
+		case I16, UI16:
+			binary.LittleEndian.PutUint16(p, uint16(d.Ints[i]))
+		case I32, UI32:
 			binary.LittleEndian.PutUint32(p, uint32(d.Ints[i]))
-		case I64:
+		case I64, UI64:
 			binary.LittleEndian.PutUint64(p, uint64(d.Ints[i]))
 		}
 	}

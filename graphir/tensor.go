@@ -3,6 +3,8 @@ package graphir
 import (
 	"fmt"
 	"math"
+
+	"github.com/x448/float16"
 )
 
 // Tensor is a value of the reference evaluators: a static shape and dtype
@@ -36,7 +38,7 @@ func (t *Tensor) ToDense() *DenseElementsAttr {
 	} else {
 		d.Ints = make([]int64, len(t.Data))
 		for i, v := range t.Data {
-			d.Ints[i] = int64(v)
+			d.Ints[i] = IntBits(t.Type.Elem, v)
 		}
 	}
 	return d
@@ -66,56 +68,135 @@ func (t *Tensor) Round() *Tensor {
 	return t
 }
 
-// RoundTo rounds v to the storage precision of dtype d.
+// RoundTo rounds v to the storage precision of dtype d: f32, f16 and bf16
+// round once to nearest even (f16/bf16 directly from v, as numpy's
+// float64 → float16 cast does, not through float32); signed integers
+// truncate toward zero and wrap at their width; unsigned integers
+// truncate and wrap modulo 2^bits (-1 → 255 for ui8); i1 maps non-zero
+// to 1. Integer values are exact below 2^53 in magnitude (ui64 and i64
+// values beyond are rounded by the float64 representation).
 func RoundTo(d DType, v float64) float64 {
 	switch d {
 	case F32:
 		return float64(float32(v))
 	case F16:
-		return roundF16(v)
+		return float64(float16.Fromfloat32(float32Odd(v)).Float32())
 	case BF16:
-		return roundBF16(v)
+		return float64(BF16ToFloat32(Float32ToBF16(float32Odd(v))))
 	case I1:
 		if v != 0 {
 			return 1
 		}
 		return 0
 	case I8:
-		return float64(int8(int64(v)))
+		return float64(int8(wrap64(v)))
+	case I16:
+		return float64(int16(wrap64(v)))
 	case I32:
-		return float64(int32(int64(v)))
+		return float64(int32(wrap64(v)))
 	case I64:
 		if math.IsNaN(v) {
 			return 0
 		}
 		return math.Trunc(v)
+	case UI8:
+		return float64(uint8(wrap64(v)))
+	case UI16:
+		return float64(uint16(wrap64(v)))
+	case UI32:
+		return float64(uint32(wrap64(v)))
+	case UI64:
+		return float64(wrap64(v))
 	}
 	return v
 }
 
-func roundBF16(v float64) float64 {
-	f := float32(v)
-	if f != f {
-		return v
+// wrap64 is v truncated toward zero, modulo 2^64 (NaN and ±inf → 0).
+// Exactly 2^64, the float64 nearest to 2^64-1, stands for 2^64-1 (the
+// largest ui64, e.g. the identity of a ui64 minimum), as do negative
+// values whose remainder rounds to it (-1 → 2^64-1).
+func wrap64(v float64) uint64 {
+	v = math.Trunc(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0
+	case math.Abs(v) < 1<<63:
+		return uint64(int64(v))
+	case v == 1<<64:
+		return math.MaxUint64
 	}
-	b := math.Float32bits(f)
-	b += 0x7FFF + (b>>16)&1
-	return float64(math.Float32frombits(b &^ 0xFFFF))
+	v = math.Mod(v, 1<<64)
+	if v < 0 {
+		v += 1 << 64
+	}
+	if v >= 1<<64 {
+		return math.MaxUint64
+	}
+	return uint64(v)
 }
 
-func roundF16(v float64) float64 {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return v
+// IntBits is the 64-bit storage pattern of integer value v of dtype d, as
+// DenseElementsAttr.Ints holds it: the value itself for signed types and
+// i1 (i64 saturates at ±2^63, the float64 images of its extremes), the
+// bits of uint64 for ui64 (values ≥ 2^63 are negative int64s; see wrap64).
+func IntBits(d DType, v float64) int64 {
+	switch {
+	case d == UI64:
+		return int64(wrap64(v))
+	case v >= 1<<63:
+		return math.MaxInt64
+	case v < -(1 << 63):
+		return math.MinInt64
 	}
-	a := math.Abs(v)
-	if a >= 65520 { // rounds past the largest half (65504)
-		return math.Copysign(math.Inf(1), v)
-	}
-	// quantum: 2^(e-10) for normals, 2^-24 for subnormals
-	e := math.Floor(math.Log2(a))
-	if a == 0 || e < -14 {
-		e = -14
-	}
-	q := math.Ldexp(1, int(e)-10)
-	return math.Copysign(math.RoundToEven(a/q)*q, v)
+	return int64(v)
 }
+
+// IntValue is the value of the 64-bit storage pattern b of integer dtype
+// d (the inverse of IntBits).
+func IntValue(d DType, b int64) float64 {
+	if d == UI64 {
+		return float64(uint64(b))
+	}
+	return float64(b)
+}
+
+// float32Odd rounds v to float32 with round-to-odd: truncation toward zero
+// with the last significand bit set when the result is inexact. Rounding
+// that to nearest even in a format of at most 22 significand bits (f16:
+// 11, bf16: 8) equals rounding v directly (Boldo and Melquiond, "When
+// double rounding is odd", 2005), so f64 → f16/bf16 rounds once, as numpy
+// does for float64 → float16. NaN and ±inf pass through.
+func float32Odd(v float64) float32 {
+	f := float32(v)
+	if float64(f) == v || v != v {
+		return f
+	}
+	b := math.Float32bits(f)
+	if math.Abs(float64(f)) > math.Abs(v) {
+		b-- // one step toward zero (from ±inf to ±max finite)
+	}
+	return math.Float32frombits(b | 1)
+}
+
+// Float32ToBF16 rounds f to bfloat16 bits, to nearest even (NaN stays a
+// quiet NaN of the same sign): the upper 16 bits of f after adding
+// 0x7FFF plus the lowest kept bit, the rounding of PyTorch's
+// c10::BFloat16 (round_to_nearest_even) and TensorFlow's bfloat16.
+func Float32ToBF16(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	b += 0x7FFF + (b>>16)&1
+	return uint16(b >> 16)
+}
+
+// BF16ToFloat32 widens bfloat16 bits exactly (a 16-bit shift).
+func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+
+// F16Bits is the IEEE binary16 bit pattern of v rounded to f16 (once, to
+// nearest even; github.com/x448/float16 does the float32 → binary16 step).
+func F16Bits(v float64) uint16 { return float16.Fromfloat32(float32Odd(v)).Bits() }
+
+// F16Value widens IEEE binary16 bits exactly.
+func F16Value(h uint16) float64 { return float64(float16.Frombits(h).Float32()) }

@@ -20,9 +20,14 @@ const (
 	I8
 	I32
 	I64
+	I16
+	UI8
+	UI16
+	UI32
+	UI64
 )
 
-var dtypeNames = [...]string{"invalid", "f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64"}
+var dtypeNames = [...]string{"invalid", "f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64", "i16", "ui8", "ui16", "ui32", "ui64"}
 
 // String returns the MLIR spelling of the dtype (f32, i64, ...).
 func (d DType) String() string {
@@ -35,21 +40,31 @@ func (d DType) String() string {
 // IsFloat reports whether d is a floating-point type.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
 
-// IsInt reports whether d is an integer (or boolean) type.
-func (d DType) IsInt() bool { return d == I1 || d == I8 || d == I32 || d == I64 }
+// IsInt reports whether d is an integer (or boolean) type, signed or
+// unsigned.
+func (d DType) IsInt() bool { return d >= I1 && d <= UI64 }
+
+// IsUnsigned reports whether d is an unsigned integer type (ui8 ... ui64).
+// Their values are the integers 0 ... 2^bits-1 (MLIR's unsigned integer
+// types; ONNX's UINT8 ... UINT64).
+func (d DType) IsUnsigned() bool { return d >= UI8 && d <= UI64 }
+
+// IsSignedInt reports whether d is a signed integer type (i8 ... i64; not
+// i1).
+func (d DType) IsSignedInt() bool { return d == I8 || d == I16 || d == I32 || d == I64 }
 
 // Bits returns the storage width of d in bits.
 func (d DType) Bits() int {
 	switch d {
 	case I1:
 		return 1
-	case I8:
+	case I8, UI8:
 		return 8
-	case F16, BF16:
+	case F16, BF16, I16, UI16:
 		return 16
-	case F32, I32:
+	case F32, I32, UI32:
 		return 32
-	case F64, I64:
+	case F64, I64, UI64:
 		return 64
 	}
 	return 0
@@ -219,7 +234,7 @@ func ParseTensorType(s string) (*TensorType, error) {
 	parts := strings.Split(body, "x")
 	elem, ok := ParseDType(parts[len(parts)-1])
 	if !ok {
-		return nil, fmt.Errorf("unknown element type %q in %s (want one of f32, f16, bf16, f64, i1, i8, i32, i64)", parts[len(parts)-1], s)
+		return nil, fmt.Errorf("unknown element type %q in %s (want one of f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64)", parts[len(parts)-1], s)
 	}
 	shape := make([]int64, 0, len(parts)-1)
 	for _, p := range parts[:len(parts)-1] {

@@ -32,6 +32,9 @@ type ewCase struct {
 	attrs  graphir.DictAttr
 	result *graphir.TensorType
 	noEdge bool
+	// draw, when set, gives input i's elements (already of its dtype's
+	// values; Round is applied after).
+	draw func(r *rand.Rand, i int, dt graphir.DType) float64
 }
 
 func f32t(shape ...int64) *graphir.TensorType { return graphir.NewTensor(graphir.F32, shape...) }
@@ -41,16 +44,21 @@ func i1t(shape ...int64) *graphir.TensorType  { return graphir.NewTensor(graphir
 var ewEdgeValues = []float64{0, math.Copysign(0, -1), 1, -1, 2, -2, 0.5, -0.5, 3, -3, 1e-30, -1e-30, 100, -100,
 	math.Inf(1), math.Inf(-1), math.NaN(), 2.5, -2.5}
 
-// ewArgs draws the inputs of f: i1 as 0/1, integers in [-9, 9], floats in
-// [-3, 3) with about a third of them edge values.
-func ewArgs(f *graphir.Func, seed uint64, edge bool) []*graphir.Tensor {
+// ewArgs draws the inputs of f: i1 as 0/1, integers in [-9, 9] (unsigned:
+// [0, 18]), floats in [-3, 3) with about a third of them edge values; or
+// what draw gives.
+func ewArgs(f *graphir.Func, seed uint64, edge bool, draw func(*rand.Rand, int, graphir.DType) float64) []*graphir.Tensor {
 	r := rand.New(rand.NewPCG(seed, 0xe1e))
 	var out []*graphir.Tensor
-	for _, ty := range f.Type.Inputs {
+	for i, ty := range f.Type.Inputs {
 		tt := graphir.AsTensor(ty)
 		x := graphir.NewZeroTensor(tt)
 		for j := range x.Data {
 			switch {
+			case draw != nil:
+				x.Data[j] = draw(r, i, tt.Elem)
+			case tt.Elem.IsUnsigned():
+				x.Data[j] = float64(r.IntN(19))
 			case tt.Elem == graphir.I1:
 				x.Data[j] = float64(r.IntN(2))
 			case tt.Elem.IsInt():
@@ -93,7 +101,7 @@ func ewModule(t *testing.T, c ewCase) *graphir.Module {
 
 // elementwiseExtCases gathers the cases of the three op families.
 func elementwiseExtCases() []ewCase {
-	return append(append(mathAgreeCases(), activationAgreeCases()...), compareAgreeCases()...)
+	return append(append(append(mathAgreeCases(), activationAgreeCases()...), compareAgreeCases()...), dtypeAgreeCases()...)
 }
 
 // unaryOps are the registered graph ops of one operand, no attributes and
@@ -163,7 +171,7 @@ func TestLegalizeElementwiseExtAgreement(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			f := ewModule(t, c).Funcs[0]
 			for trial := 0; trial < 3; trial++ {
-				args := ewArgs(f, uint64(i*10+trial), !c.noEdge)
+				args := ewArgs(f, uint64(i*10+trial), !c.noEdge, c.draw)
 				want, err := graphir.Interpret(f, args)
 				require.NoError(t, err)
 

@@ -55,7 +55,7 @@ func toArray(t *testing.T, x *graphir.Tensor) *tir.Array {
 	}
 	ints := make([]int64, len(x.Data))
 	for i, v := range x.Data {
-		ints[i] = int64(v)
+		ints[i] = graphir.IntBits(x.Type.Elem, v)
 	}
 	return tir.ArrayFromInt64(dt, ints, x.Type.Shape...)
 }
@@ -106,7 +106,7 @@ func requireTIRClose(t *testing.T, want *graphir.Tensor, got *tir.Array, rel flo
 	if !want.Type.Elem.IsFloat() {
 		require.Len(t, got.Ints, len(want.Data), msg...)
 		for i, v := range want.Data {
-			require.Equal(t, int64(v), got.Ints[i], append([]any{"element %d"}, i)...)
+			require.Equal(t, graphir.IntBits(want.Type.Elem, v), got.Ints[i], append([]any{"element %d"}, i)...)
 		}
 		return
 	}

@@ -3,6 +3,8 @@ package runtime
 import (
 	"fmt"
 	"strings"
+
+	"github.com/x448/float16"
 )
 
 // DType is the element type of a Tensor. Every DType has a fixed size in
@@ -12,7 +14,10 @@ type DType uint8
 
 // The supported element types. Names follow MLIR's spelling, as in
 // `tensor<1x3xf32>`: Bool is i1 (one byte per element, 0 or 1), unsigned
-// types are ui8..ui64.
+// types are ui8..ui64. Float16 is IEEE binary16 (NumPy's float16, Go type
+// float16.Float16 of github.com/x448/float16); BFloat16 is bfloat16, the
+// upper half of a float32, which NumPy has no dtype for (.npy files
+// cannot hold it; Float64Values and SetFloat64Values convert).
 const (
 	InvalidDType DType = iota
 	Float32            // f32: IEEE-754 binary32, 4 bytes
@@ -26,6 +31,8 @@ const (
 	Uint32             // ui32: 4 bytes
 	Uint64             // ui64: 8 bytes
 	Bool               // i1: 1 byte per element, 0 = false, 1 = true
+	Float16            // f16: IEEE-754 binary16, 2 bytes
+	BFloat16           // bf16: bfloat16 (float32's upper 16 bits), 2 bytes
 	numDTypes
 )
 
@@ -46,6 +53,8 @@ var dtypeInfo = [numDTypes]struct {
 	Uint32:       {"ui32", 4, "u4"},
 	Uint64:       {"ui64", 8, "u8"},
 	Bool:         {"i1", 1, "b1"},
+	Float16:      {"f16", 2, "f2"},
+	BFloat16:     {"bf16", 2, ""}, // NumPy has no bfloat16
 }
 
 // Valid reports whether d is one of the supported element types.
@@ -59,8 +68,8 @@ func (d DType) Size() int {
 	return dtypeInfo[d].size
 }
 
-// String is the MLIR spelling: f32, f64, i8, i16, i32, i64, ui8, ui16,
-// ui32, ui64, i1 (bool); "dtype(N)" for an invalid value.
+// String is the MLIR spelling: f32, f64, f16, bf16, i8, i16, i32, i64,
+// ui8, ui16, ui32, ui64, i1 (bool); "dtype(N)" for an invalid value.
 func (d DType) String() string {
 	if !d.Valid() {
 		return fmt.Sprintf("dtype(%d)", uint8(d))
@@ -69,14 +78,19 @@ func (d DType) String() string {
 }
 
 // ParseDType accepts the MLIR spelling returned by String and the common
-// aliases float32, float64, int8 ... uint64, bool, u8, u16, u32, u64. It
-// returns an error naming the accepted spellings for anything else.
+// aliases float32, float64, float16, bfloat16, int8 ... uint64, bool, u8,
+// u16, u32, u64. It returns an error naming the accepted spellings for
+// anything else.
 func ParseDType(s string) (DType, error) {
 	switch strings.ToLower(s) {
 	case "f32", "float32":
 		return Float32, nil
 	case "f64", "float64":
 		return Float64, nil
+	case "f16", "float16":
+		return Float16, nil
+	case "bf16", "bfloat16":
+		return BFloat16, nil
 	case "i8", "int8":
 		return Int8, nil
 	case "i16", "int16":
@@ -96,12 +110,13 @@ func ParseDType(s string) (DType, error) {
 	case "i1", "bool":
 		return Bool, nil
 	}
-	return InvalidDType, fmt.Errorf("runtime: unknown dtype %q (want f32, f64, i8, i16, i32, i64, ui8, ui16, ui32, ui64 or i1/bool)", s)
+	return InvalidDType, fmt.Errorf("runtime: unknown dtype %q (want f32, f64, f16, bf16, i8, i16, i32, i64, ui8, ui16, ui32, ui64 or i1/bool)", s)
 }
 
-// Scalar is the set of Go element types that map one-to-one onto a DType.
+// Scalar is the set of Go element types that map one-to-one onto a DType
+// (bf16 has none: read it with Float64Values).
 type Scalar interface {
-	float32 | float64 | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | bool
+	float32 | float64 | int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | bool | float16.Float16
 }
 
 // DTypeOf returns the DType whose elements have Go type T.
@@ -130,6 +145,8 @@ func DTypeOf[T Scalar]() DType {
 		return Uint64
 	case bool:
 		return Bool
+	case float16.Float16:
+		return Float16
 	}
 	return InvalidDType // unreachable: Scalar lists exactly the cases above
 }

@@ -28,17 +28,20 @@ var npyDTypes = map[string]DType{}
 
 func init() {
 	for dt := Float32; dt < numDTypes; dt++ {
-		npyDTypes[dtypeInfo[dt].npy] = dt
+		if code := dtypeInfo[dt].npy; code != "" {
+			npyDTypes[code] = dt
+		}
 	}
 }
 
 // ReadNPY reads a NumPy .npy file (format versions 1.0 and 2.0) into a new
-// Alignment-aligned tensor. Supported element types are f4, f8, i1, i2,
-// i4, i8, u1, u2, u4, u8 and b1, in either byte order (converted to
-// native). It returns an error naming the file for a missing file, a file
-// that is not .npy, a truncated file or one with trailing bytes, an
-// unsupported dtype (float16, complex, strings, objects, structured), and a
-// Fortran-order (column-major) array of rank 2 or more.
+// Alignment-aligned tensor. Supported element types are f2, f4, f8, i1,
+// i2, i4, i8, u1, u2, u4, u8 and b1, in either byte order (converted to
+// native; npyio decodes all but f2, whose 16-bit patterns are copied). It
+// returns an error naming the file for a missing file, a file that is not
+// .npy, a truncated file or one with trailing bytes, an unsupported dtype
+// (complex, strings, objects, structured), and a Fortran-order
+// (column-major) array of rank 2 or more.
 func ReadNPY(path string) (*Tensor, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -170,6 +173,17 @@ func decodeNPY(data []byte) (*Tensor, error) {
 		return t, nil
 	}
 	switch dt {
+	case Float16:
+		// npyio has no float16: the data are 16-bit patterns.
+		raw := data[len(data)-n:]
+		big := strings.HasPrefix(descr.Type, ">")
+		for i := 0; i < n; i += 2 {
+			if big {
+				binary.LittleEndian.PutUint16(t.data[i:], binary.BigEndian.Uint16(raw[i:]))
+			} else {
+				copy(t.data[i:i+2], raw[i:i+2])
+			}
+		}
 	case Float32:
 		err = readInto[float32](rd, t)
 	case Float64:
@@ -238,7 +252,7 @@ func npyDType(descr string) (DType, error) {
 	if dt, ok := npyDTypes[code]; ok && len(descr)-len(code) <= 1 {
 		return dt, nil
 	}
-	return InvalidDType, fmt.Errorf("unsupported dtype %q (supported: f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1)", descr)
+	return InvalidDType, fmt.Errorf("unsupported dtype %q (supported: f2, f4, f8, i1, i2, i4, i8, u1, u2, u4, u8, b1)", descr)
 }
 
 // readInto decodes the data of rd into t's memory with npyio.
@@ -305,6 +319,9 @@ func checkWritable(t *Tensor) error {
 	if t.Rank() == 0 && t.dtype == Uint32 {
 		return fmt.Errorf("cannot write %s: npyio cannot write a ui32 scalar", t.typeString())
 	}
+	if t.dtype == BFloat16 {
+		return fmt.Errorf("cannot write %s: NumPy has no bfloat16 dtype (convert to f32 first, e.g. with a cast in the model)", t.typeString())
+	}
 	return nil
 }
 
@@ -315,6 +332,8 @@ func checkWritable(t *Tensor) error {
 func encodeNPY(w io.Writer, t *Tensor) error {
 	var val any
 	switch t.dtype {
+	case Float16:
+		return encodeF16(w, t)
 	case Float32:
 		val = npyValue[float32](t)
 	case Float64:
@@ -341,6 +360,25 @@ func encodeNPY(w io.Writer, t *Tensor) error {
 		return fmt.Errorf("invalid dtype %v", t.dtype)
 	}
 	return npy.Write(w, val)
+}
+
+// encodeF16 writes an f16 tensor: npyio (which has no float16) writes its
+// bits as uint16, and the header's descr '<u2' becomes '<f2' (same length,
+// so the header stays aligned).
+func encodeF16(w io.Writer, t *Tensor) error {
+	bits := &Tensor{dtype: Uint16, shape: t.shape, data: t.data}
+	var buf bytes.Buffer
+	if err := npy.Write(&buf, npyValue[uint16](bits)); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	i := bytes.Index(out, []byte("'<u2'"))
+	if i < 0 {
+		return fmt.Errorf("npyio wrote an unexpected header for a uint16 array")
+	}
+	copy(out[i:], "'<f2'")
+	_, err := w.Write(out)
+	return err
 }
 
 func npyValue[T Scalar](t *Tensor) any {

@@ -57,7 +57,7 @@ func TestDecodeSignatureErrors(t *testing.T) {
 		{strings.Replace(good, `"version":1,`, ``, 1), `no "version" field`},
 		{strings.Replace(good, `"shape":[2,3]`, `"shapf":[2,3]`, 1), `unknown field "shapf"`},
 		{strings.Replace(good, `,"shape":[2,3]`, ``, 1), `entry 0 input 0: no "shape" field`},
-		{strings.Replace(good, `"f32"`, `"f16"`, 1), `unknown dtype "f16"`},
+		{strings.Replace(good, `"f32"`, `"f8"`, 1), `unknown dtype "f8"`},
 		{strings.Replace(good, `[2,3]`, `[2,-3]`, 1), "negative"},
 		{strings.Replace(good, `"m_main"`, `"m main"`, 1), "not a C identifier"},
 		{strings.Replace(good, `"target":"cpu"`, `"target":""`, 1), "no target"},

@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
 	"unsafe"
+
+	"github.com/x448/float16"
 )
 
 // Alignment is the byte alignment of the data of every Tensor allocated by
@@ -220,4 +223,142 @@ func (t *Tensor) Clone() *Tensor {
 	c := &Tensor{dtype: t.dtype, shape: slices.Clone(t.shape), data: alignedBytes(len(t.data))}
 	copy(c.data, t.data)
 	return c
+}
+
+// Float64Values returns t's elements converted to float64, for every
+// dtype: floats exactly (f16 and bf16 widened), integers exactly below
+// 2^53 in magnitude (ui64 as unsigned), i1 as 0 or 1.
+func (t *Tensor) Float64Values() []float64 {
+	out := make([]float64, t.NumElements())
+	size := t.dtype.Size()
+	for i := range out {
+		out[i] = t.float64At(t.data[i*size:])
+	}
+	return out
+}
+
+func (t *Tensor) float64At(b []byte) float64 {
+	le := binary.LittleEndian
+	switch t.dtype {
+	case Float32:
+		return float64(math.Float32frombits(le.Uint32(b)))
+	case Float64:
+		return math.Float64frombits(le.Uint64(b))
+	case Float16:
+		return float64(float16.Frombits(le.Uint16(b)).Float32())
+	case BFloat16:
+		return float64(math.Float32frombits(uint32(le.Uint16(b)) << 16))
+	case Int8:
+		return float64(int8(b[0]))
+	case Int16:
+		return float64(int16(le.Uint16(b)))
+	case Int32:
+		return float64(int32(le.Uint32(b)))
+	case Int64:
+		return float64(int64(le.Uint64(b)))
+	case Uint8, Bool:
+		return float64(b[0])
+	case Uint16:
+		return float64(le.Uint16(b))
+	case Uint32:
+		return float64(le.Uint32(b))
+	case Uint64:
+		return float64(le.Uint64(b))
+	}
+	return math.NaN()
+}
+
+// SetFloat64Values stores vals (one per element) into t, converting each
+// to t's dtype: float dtypes round to nearest even (f16 through
+// github.com/x448/float16 from the float32 nearest, bf16 likewise from
+// float32, as PyTorch's c10::BFloat16 does), integer dtypes truncate toward
+// zero and wrap (two's complement), i1 stores v != 0.
+func (t *Tensor) SetFloat64Values(vals []float64) error {
+	if len(vals) != t.NumElements() {
+		return fmt.Errorf("runtime: %s needs %d values, got %d", t.typeString(), t.NumElements(), len(vals))
+	}
+	le := binary.LittleEndian
+	size := t.dtype.Size()
+	for i, v := range vals {
+		b := t.data[i*size:]
+		switch t.dtype {
+		case Float32:
+			le.PutUint32(b, math.Float32bits(float32(v)))
+		case Float64:
+			le.PutUint64(b, math.Float64bits(v))
+		case Float16:
+			le.PutUint16(b, float16.Fromfloat32(float32(v)).Bits())
+		case BFloat16:
+			le.PutUint16(b, bf16Bits(float32(v)))
+		case Bool:
+			b[0] = 0
+			if v != 0 {
+				b[0] = 1
+			}
+		default:
+			u := truncWrap(v)
+			switch size {
+			case 1:
+				b[0] = byte(u)
+			case 2:
+				le.PutUint16(b, uint16(u))
+			case 4:
+				le.PutUint32(b, uint32(u))
+			default:
+				le.PutUint64(b, u)
+			}
+		}
+	}
+	return nil
+}
+
+// SetInt64Bits stores the low bytes of each of vals (two's complement) into
+// an integer or i1 tensor: the bit patterns of any integer dtype, ui64
+// values from 2^63 being negative int64s.
+func (t *Tensor) SetInt64Bits(vals []int64) error {
+	if len(vals) != t.NumElements() {
+		return fmt.Errorf("runtime: %s needs %d values, got %d", t.typeString(), t.NumElements(), len(vals))
+	}
+	switch t.dtype {
+	case Float32, Float64, Float16, BFloat16:
+		return fmt.Errorf("runtime: SetInt64Bits on %s", t.typeString())
+	}
+	size := t.dtype.Size()
+	for i, v := range vals {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(v))
+		copy(t.data[i*size:(i+1)*size], b[:size])
+	}
+	return nil
+}
+
+// truncWrap is v truncated toward zero, modulo 2^64 (NaN → 0).
+func truncWrap(v float64) uint64 {
+	v = math.Trunc(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return 0
+	case math.Abs(v) < 1<<63:
+		return uint64(int64(v))
+	case v >= 1<<64 || v < -(1<<64):
+		v = math.Mod(v, 1<<64)
+	}
+	if v < 0 {
+		v += 1 << 64
+	}
+	if v >= 1<<64 {
+		return math.MaxUint64
+	}
+	return uint64(v)
+}
+
+// bf16Bits rounds f to bfloat16 bits, to nearest even (the upper 16 bits
+// after adding 0x7FFF plus the lowest kept bit, PyTorch's c10::BFloat16
+// round_to_nearest_even); a NaN stays a quiet NaN.
+func bf16Bits(f float32) uint16 {
+	b := math.Float32bits(f)
+	if f != f {
+		return uint16(b>>16) | 0x40
+	}
+	return uint16((b + 0x7FFF + (b>>16)&1) >> 16)
 }

@@ -7,15 +7,16 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
 
 	rt "github.com/tessera-ml/tessera/runtime"
 )
 
-var allDTypes = []rt.DType{rt.Float32, rt.Float64, rt.Int8, rt.Int16, rt.Int32, rt.Int64, rt.Uint8, rt.Uint16, rt.Uint32, rt.Uint64, rt.Bool}
+var allDTypes = []rt.DType{rt.Float32, rt.Float64, rt.Int8, rt.Int16, rt.Int32, rt.Int64, rt.Uint8, rt.Uint16, rt.Uint32, rt.Uint64, rt.Bool, rt.Float16, rt.BFloat16}
 
 func TestDTypeNamesAndSizes(t *testing.T) {
-	names := []string{"f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "i1"}
-	sizes := []int{4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1}
+	names := []string{"f32", "f64", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "i1", "f16", "bf16"}
+	sizes := []int{4, 8, 1, 2, 4, 8, 1, 2, 4, 8, 1, 2, 2}
 	for i, dt := range allDTypes {
 		assert.Equal(t, names[i], dt.String())
 		assert.Equal(t, sizes[i], dt.Size())
@@ -24,18 +25,66 @@ func TestDTypeNamesAndSizes(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, dt, back)
 	}
-	for alias, dt := range map[string]rt.DType{"float32": rt.Float32, "bool": rt.Bool, "u8": rt.Uint8, "int64": rt.Int64} {
+	for alias, dt := range map[string]rt.DType{"float32": rt.Float32, "bool": rt.Bool, "u8": rt.Uint8, "int64": rt.Int64, "float16": rt.Float16, "bfloat16": rt.BFloat16} {
 		got, err := rt.ParseDType(alias)
 		require.NoError(t, err)
 		assert.Equal(t, dt, got)
 	}
-	_, err := rt.ParseDType("f16")
-	assert.ErrorContains(t, err, `unknown dtype "f16"`)
+	_, err := rt.ParseDType("f8")
+	assert.ErrorContains(t, err, `unknown dtype "f8"`)
 	assert.False(t, rt.InvalidDType.Valid())
 	assert.Equal(t, 0, rt.InvalidDType.Size())
 	assert.Equal(t, "dtype(200)", rt.DType(200).String())
 	assert.Equal(t, rt.Bool, rt.DTypeOf[bool]())
 	assert.Equal(t, rt.Uint16, rt.DTypeOf[uint16]())
+	assert.Equal(t, rt.Float16, rt.DTypeOf[float16.Float16]())
+}
+
+// TestFloat64Values converts every dtype's elements to float64 and back:
+// values each dtype holds exactly survive; stores round (floats, to
+// nearest even) or truncate and wrap (integers).
+func TestFloat64Values(t *testing.T) {
+	vals := map[rt.DType][]float64{
+		rt.Float32:  {1.5, float64(float32(-0.1)), float64(float32(3e38))},
+		rt.Float64:  {1.5, -0.1, 1e300},
+		rt.Float16:  {1.5, -0.0999755859375, 65504},
+		rt.BFloat16: {1.5, -0.10009765625, 3.3895313892515355e38},
+		rt.Int8:     {-128, 127, 0},
+		rt.Int16:    {-32768, 32767, -1},
+		rt.Int32:    {-2147483648, 2147483647, 7},
+		rt.Int64:    {-1 << 53, 1 << 53, -1},
+		rt.Uint8:    {0, 255, 128},
+		rt.Uint16:   {0, 65535, 40000},
+		rt.Uint32:   {0, 4294967295, 3000000000},
+		rt.Uint64:   {0, 1 << 63, 12345678901234},
+		rt.Bool:     {0, 1, 1},
+	}
+	for _, dt := range allDTypes {
+		x := mustNew(t, dt, []int64{3})
+		require.NoError(t, x.SetFloat64Values(vals[dt]), "%v", dt)
+		assert.Equal(t, vals[dt], x.Float64Values(), "%v", dt)
+	}
+	x := mustNew(t, rt.Uint8, []int64{4})
+	require.NoError(t, x.SetFloat64Values([]float64{-1, 256, 3.9, -3.9}))
+	assert.Equal(t, []byte{255, 0, 3, 253}, x.Bytes(), "wrap modulo 256 after truncation")
+	h := mustNew(t, rt.Float16, []int64{3})
+	require.NoError(t, h.SetFloat64Values([]float64{1 + 1.0/2048, 1 + 3.0/2048, 70000}))
+	assert.Equal(t, []float64{1, 1 + 4.0/2048, math.Inf(1)}, h.Float64Values(), "ties to even; overflow to inf")
+	b := mustNew(t, rt.BFloat16, []int64{2})
+	require.NoError(t, b.SetFloat64Values([]float64{1 + 1.0/256, 1 + 3.0/256}))
+	assert.Equal(t, []float64{1, 1 + 4.0/256}, b.Float64Values(), "bf16 ties to even")
+	assert.Error(t, b.SetFloat64Values([]float64{1}), "wrong count")
+	i := mustNew(t, rt.Uint64, []int64{2})
+	require.NoError(t, i.SetInt64Bits([]int64{-1, 5}))
+	assert.Equal(t, []uint64{math.MaxUint64, 5}, must(rt.View[uint64](i)))
+	assert.Error(t, h.SetInt64Bits([]int64{1, 2, 3}), "not an integer tensor")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func TestNewTensor(t *testing.T) {

@@ -50,21 +50,33 @@ func Bound(e Expr, env BoundEnv) Interval {
 }
 
 // dtypeRange is the range of values of integer dtype t (index: int64).
+// For ui64, whose values from 2^63 are held as negative int64 bit
+// patterns, it is the part that intervals of int64s describe: 0 ... 2^63-1.
 func dtypeRange(t DType) (int64, int64) {
 	switch t.Kind {
 	case Bool:
 		return 0, 1
 	case I8:
 		return math.MinInt8, math.MaxInt8
+	case I16:
+		return math.MinInt16, math.MaxInt16
 	case I32:
 		return math.MinInt32, math.MaxInt32
+	case UI8:
+		return 0, math.MaxUint8
+	case UI16:
+		return 0, math.MaxUint16
+	case UI32:
+		return 0, math.MaxUint32
+	case UI64:
+		return 0, math.MaxInt64
 	}
 	return math.MinInt64, math.MaxInt64
 }
 
 func typeInterval(t DType) Interval {
 	lo, hi := dtypeRange(t)
-	if t.Kind == I64 || t.Kind == Index {
+	if t.Kind == I64 || t.Kind == Index || t.Kind == UI64 {
 		return Full
 	}
 	return Interval{lo, hi}

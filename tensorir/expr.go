@@ -40,6 +40,10 @@ type BinOp uint8
 // integers divide with FloorDiv and FloorMod (rounding toward −∞, as TVM's
 // floordiv/floormod; FloorMod's result has the sign of the divisor).
 // Comparisons produce i1 (with the operands' lanes); And, Or take i1.
+// Shl and Shr shift integers (not i1) by the second operand, read as
+// unsigned: amounts of the width or more give 0 (Shr of a negative signed
+// value: -1), not LLVM's poison. On unsigned dtypes comparisons, Min, Max,
+// FloorDiv and FloorMod are unsigned (see DType.IsUnsigned).
 const (
 	OpAdd BinOp = iota
 	OpSub
@@ -57,10 +61,12 @@ const (
 	OpGE
 	OpAnd
 	OpOr
+	OpShl // a << b; amounts ≥ the width (b as unsigned) give 0
+	OpShr // a >> b: logical for unsigned dtypes, arithmetic (sign fill) for signed
 )
 
 var binOpNames = [...]string{"add", "sub", "mul", "div", "floordiv", "floormod", "min", "max",
-	"eq", "ne", "lt", "le", "gt", "ge", "and", "or"}
+	"eq", "ne", "lt", "le", "gt", "ge", "and", "or", "shl", "shr"}
 
 func (op BinOp) String() string {
 	if int(op) < len(binOpNames) {
@@ -222,7 +228,9 @@ func Load(buf *Buffer, indices ...Expr) *BufferLoad {
 }
 
 // WrapInt wraps v to the width of integer dtype t (two's complement; i1
-// maps non-zero to 1). Other dtypes return v.
+// maps non-zero to 1; ui8/ui16/ui32 take v modulo 2^bits, 0 ... 2^bits-1;
+// ui64 keeps the 64-bit pattern, so values from 2^63 are negative
+// int64s). Other dtypes return v.
 func WrapInt(t DType, v int64) int64 {
 	switch t.Kind {
 	case Bool:
@@ -232,8 +240,16 @@ func WrapInt(t DType, v int64) int64 {
 		return 0
 	case I8:
 		return int64(int8(v))
+	case I16:
+		return int64(int16(v))
 	case I32:
 		return int64(int32(v))
+	case UI8:
+		return int64(uint8(v))
+	case UI16:
+		return int64(uint16(v))
+	case UI32:
+		return int64(uint32(v))
 	}
 	return v
 }

@@ -422,7 +422,7 @@ func (bb *boundBuf) loadFloat(off int) float64 {
 	p := bb.base + int64(off)*ElemBytes(bb.dtype)
 	switch bb.dtype.Kind {
 	case F16:
-		return float64(F16ToFloat32(uint16(le(bb.mem[p:], 2))))
+		return F16Value(uint16(le(bb.mem[p:], 2)))
 	case BF16:
 		return float64(BF16ToFloat32(uint16(le(bb.mem[p:], 2))))
 	case F32:
@@ -439,9 +439,9 @@ func (bb *boundBuf) storeFloat(off int, v float64) {
 	p := bb.base + int64(off)*ElemBytes(bb.dtype)
 	switch bb.dtype.Kind {
 	case F16:
-		putLE(bb.mem[p:], 2, uint64(Float32ToF16(float32(v))))
+		putLE(bb.mem[p:], 2, uint64(F16Bits(v)))
 	case BF16:
-		putLE(bb.mem[p:], 2, uint64(Float32ToBF16(float32(v))))
+		putLE(bb.mem[p:], 2, uint64(BF16Bits(v)))
 	case F32:
 		putLE(bb.mem[p:], 4, floatToBits(DF32, v))
 	default:
@@ -455,16 +455,10 @@ func (bb *boundBuf) loadInt(off int) int64 {
 	}
 	w := ElemBytes(bb.dtype)
 	u := le(bb.mem[bb.base+int64(off)*w:], int(w))
-	switch w {
-	case 1:
-		if bb.dtype.Kind == Bool {
-			return int64(u & 1)
-		}
-		return int64(int8(u))
-	case 4:
-		return int64(int32(u))
+	if bb.dtype.Kind == Bool {
+		return int64(u & 1)
 	}
-	return int64(u)
+	return WrapInt(bb.dtype.Element(), int64(u)) // sign- or zero-extends
 }
 
 func (bb *boundBuf) storeInt(off int, v int64) {

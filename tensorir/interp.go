@@ -714,6 +714,9 @@ func (c *compiler) intExpr(e Expr) intFn {
 	case *Call:
 		if x.Name == "abs" && len(x.Args) == 1 {
 			v, t := c.intExpr(x.Args[0]), x.DType()
+			if t.IsUnsigned() {
+				return v
+			}
 			return func(fr *frame) int64 {
 				a := v(fr)
 				if a < 0 {
@@ -747,7 +750,9 @@ func (c *compiler) intBinary(x *Binary) intFn {
 	case OpMul:
 		return func(fr *frame) int64 { return WrapInt(t, a(fr)*b(fr)) }
 	case OpLT:
-		return func(fr *frame) int64 { return b2i(a(fr) < b(fr)) }
+		if t.Kind != UI64 {
+			return func(fr *frame) int64 { return b2i(a(fr) < b(fr)) }
+		}
 	}
 	loc, block := c.loc, c.block
 	return func(fr *frame) int64 {
@@ -800,7 +805,8 @@ func (c *compiler) floatExpr(e Expr) floatFn {
 			return func(fr *frame) float64 { return RoundFloat(t, v(fr)) }
 		}
 		v := c.intExpr(x.X)
-		return func(fr *frame) float64 { return castIntToFloat(t, v(fr)) }
+		from := x.X.DType()
+		return func(fr *frame) float64 { return castIntToFloat(from, t, v(fr)) }
 	case *Call:
 		intr, ok := Intrinsics[x.Name]
 		if !ok {

@@ -403,3 +403,72 @@ func TestAutoUnrollSteps(t *testing.T) {
 	require.False(t, has)
 	require.Zero(t, budget)
 }
+
+// Unsigned dtypes compare, divide, take min/max, shift and convert as
+// unsigned; signed shifts are arithmetic; amounts of the width or more
+// give 0 (or the sign fill).
+func TestInterpUnsignedAndShifts(t *testing.T) {
+	f := parseFunc(t, `tir.func @u(%A: buffer<4xui8>, %B: buffer<4xui8>, %W: buffer<2xui64>, %S: buffer<2xi16>, out %Q: buffer<4xui8>, out %R: buffer<4xui8>, out %L: buffer<4xi1>, out %M: buffer<4xui8>, out %SL: buffer<4xui8>, out %SR: buffer<4xui8>, out %F: buffer<4xf32>, out %X: buffer<4xi32>, out %WF: buffer<2xf64>, out %WL: buffer<2xi1>, out %WD: buffer<2xui64>, out %SS: buffer<2xi16>, out %C: buffer<4xui8>) {
+  tir.for %i = 0 to 4 {
+    %Q[%i] = floordiv(%A[%i], %B[%i])
+    %R[%i] = floormod(%A[%i], %B[%i])
+    %L[%i] = %A[%i] < %B[%i]
+    %M[%i] = max(%A[%i], %B[%i]) - min(%A[%i], %B[%i])
+    %SL[%i] = shl(%A[%i], %B[%i])
+    %SR[%i] = shr(%A[%i], %B[%i])
+    %F[%i] = cast<f32>(%A[%i])
+    %X[%i] = cast<i32>(%A[%i]) + cast<i32>(cast<i8>(%A[%i]))
+    %C[%i] = cast<ui8>(cast<f32>(%A[%i]) * 2.0 - 300.0)
+  }
+  tir.for %j = 0 to 2 {
+    %WF[%j] = cast<f64>(%W[%j])
+    %WL[%j] = %W[%j] > 5 : ui64
+    %WD[%j] = floordiv(%W[%j], 3 : ui64)
+    %SS[%j] = shr(%S[%j], 20 : i16) + shr(%S[%j], 1 : i16)
+  }
+}`)
+	arr := func(t tir.DType, v ...int64) *tir.Array { return tir.ArrayFromInt64(t, v, int64(len(v))) }
+	args := map[string]*tir.Array{
+		"A": arr(tir.DUI8, 200, 7, 255, 1), "B": arr(tir.DUI8, 3, 9, 8, 1),
+		"W": arr(tir.DUI64, -1, 4), "S": arr(tir.DI16, -8, 8),
+		"Q": tir.NewArray(tir.DUI8, 4), "R": tir.NewArray(tir.DUI8, 4), "L": tir.NewArray(tir.DBool, 4),
+		"M": tir.NewArray(tir.DUI8, 4), "SL": tir.NewArray(tir.DUI8, 4), "SR": tir.NewArray(tir.DUI8, 4),
+		"F": tir.NewArray(tir.DF32, 4), "X": tir.NewArray(tir.DI32, 4), "WF": tir.NewArray(tir.DF64, 2),
+		"WL": tir.NewArray(tir.DBool, 2), "WD": tir.NewArray(tir.DUI64, 2), "SS": tir.NewArray(tir.DI16, 2),
+		"C": tir.NewArray(tir.DUI8, 4),
+	}
+	require.NoError(t, tir.Run(f, args))
+	assert.Equal(t, []int64{66, 0, 31, 1}, args["Q"].Ints)
+	assert.Equal(t, []int64{2, 7, 7, 0}, args["R"].Ints)
+	assert.Equal(t, []int64{0, 1, 0, 0}, args["L"].Ints, "200 < 3 is false unsigned")
+	assert.Equal(t, []int64{197, 2, 247, 0}, args["M"].Ints)
+	assert.Equal(t, []int64{64, 0, 0, 2}, args["SL"].Ints, "200<<3 wraps; shifts by ≥ 8 give 0")
+	assert.Equal(t, []int64{25, 0, 0, 0}, args["SR"].Ints)
+	assert.Equal(t, []float64{200, 7, 255, 1}, args["F"].Floats)
+	assert.Equal(t, []int64{200 - 56, 14, 255 - 1, 2}, args["X"].Ints, "zero-extended, then through i8 sign-extended")
+	assert.Equal(t, []int64{100, 0, 210, 0}, args["C"].Ints, "float → ui8 saturates at 0 and 255")
+	assert.Equal(t, []float64{math.Ldexp(1, 64), 4}, args["WF"].Floats)
+	assert.Equal(t, []int64{1, 0}, args["WL"].Ints)
+	assert.Equal(t, []int64{int64(uint64(math.MaxUint64) / 3), 1}, args["WD"].Ints)
+	assert.Equal(t, []int64{-1 + -4, 0 + 4}, args["SS"].Ints, "arithmetic shift; ≥ 16 gives the sign fill")
+}
+
+// Casts to f16 and bf16 round once from f64 (not through float32), and
+// f16/bf16 arithmetic rounds after every operation.
+func TestInterpNarrowFloats(t *testing.T) {
+	f := parseFunc(t, `tir.func @n(%D: buffer<2xf64>, out %H: buffer<2xf16>, out %B: buffer<2xbf16>, out %S: buffer<1xf16>) {
+  tir.for %i = 0 to 2 {
+    %H[%i] = cast<f16>(%D[%i])
+    %B[%i] = cast<bf16>(%D[%i])
+  }
+  %S[0] = cast<f16>(%D[0]) + 0.00048828125 : f16
+}`)
+	d := []float64{1 + math.Ldexp(1, -11) + math.Ldexp(1, -40), 1 + math.Ldexp(1, -8) + math.Ldexp(1, -40)}
+	args := map[string]*tir.Array{"D": tir.ArrayFromFloat64(tir.DF64, d, 2), "H": tir.NewArray(tir.DF16, 2),
+		"B": tir.NewArray(tir.DBF16, 2), "S": tir.NewArray(tir.DF16, 1)}
+	require.NoError(t, tir.Run(f, args))
+	assert.Equal(t, 1+math.Ldexp(1, -10), args["H"].Floats[0], "above the tie: rounds up, as numpy")
+	assert.Equal(t, 1+math.Ldexp(1, -8), args["H"].Floats[1])
+	assert.Equal(t, 1+math.Ldexp(1, -7), args["B"].Floats[1])
+	assert.Equal(t, 1+math.Ldexp(1, -9), args["S"].Floats[0], "(1+2^-10) + 2^-11 ties to even")
+}

@@ -27,8 +27,13 @@ const (
 	KindInvalid ScalarKind = iota
 	Bool                   // i1: 0 or 1
 	I8
+	I16
 	I32
 	I64
+	UI8  // unsigned: values 0 ... 2^8-1
+	UI16 // unsigned 16-bit
+	UI32 // unsigned 32-bit
+	UI64 // unsigned 64-bit, held in an int64 as its bit pattern
 	Index
 	F16  // IEEE binary16
 	BF16 // bfloat16 (8-bit exponent, 7-bit mantissa)
@@ -36,7 +41,7 @@ const (
 	F64
 )
 
-var kindNames = [...]string{"invalid", "i1", "i8", "i32", "i64", "index", "f16", "bf16", "f32", "f64"}
+var kindNames = [...]string{"invalid", "i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "index", "f16", "bf16", "f32", "f64"}
 
 // DType is a scalar or vector element type. Lanes is 1 for scalars; a
 // vector type (Lanes > 1) prints as f32x4 (TVM's float32x4).
@@ -49,8 +54,13 @@ type DType struct {
 var (
 	DBool  = DType{Bool, 1}
 	DI8    = DType{I8, 1}
+	DI16   = DType{I16, 1}
 	DI32   = DType{I32, 1}
 	DI64   = DType{I64, 1}
+	DUI8   = DType{UI8, 1}
+	DUI16  = DType{UI16, 1}
+	DUI32  = DType{UI32, 1}
+	DUI64  = DType{UI64, 1}
 	DIndex = DType{Index, 1}
 	DF16   = DType{F16, 1}
 	DBF16  = DType{BF16, 1}
@@ -63,6 +73,13 @@ func (t DType) IsFloat() bool { return t.Kind >= F16 && t.Kind <= F64 }
 
 // IsInt reports whether the element kind is an integer kind (i1 included).
 func (t DType) IsInt() bool { return t.Kind >= Bool && t.Kind <= Index }
+
+// IsUnsigned reports whether the element kind is an unsigned integer
+// kind (ui8 ... ui64): its comparisons, min/max, floordiv/floormod (which
+// are then plain unsigned division and remainder), right shifts and
+// conversions treat values as unsigned (LLVM's ult, udiv, lshr, zext,
+// uitofp). i1 is not unsigned in this sense.
+func (t DType) IsUnsigned() bool { return t.Kind >= UI8 && t.Kind <= UI64 }
 
 // IsBool reports whether the element kind is i1.
 func (t DType) IsBool() bool { return t.Kind == Bool }
@@ -80,13 +97,13 @@ func (t DType) Bits() int {
 	switch t.Kind {
 	case Bool:
 		return 1
-	case I8:
+	case I8, UI8:
 		return 8
-	case F16, BF16:
+	case F16, BF16, I16, UI16:
 		return 16
-	case I32, F32:
+	case I32, UI32, F32:
 		return 32
-	case I64, Index, F64:
+	case I64, UI64, Index, F64:
 		return 64
 	}
 	return 0

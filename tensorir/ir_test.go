@@ -11,7 +11,7 @@ import (
 )
 
 func TestDType(t *testing.T) {
-	for _, s := range []string{"i1", "i8", "i32", "i64", "index", "f16", "bf16", "f32", "f64", "f32x4", "i8x16", "indexx2"} {
+	for _, s := range []string{"i1", "i8", "i16", "i32", "i64", "ui8", "ui16", "ui32", "ui64", "index", "f16", "bf16", "f32", "f64", "f32x4", "i8x16", "ui8x32", "indexx2"} {
 		d, ok := tir.ParseDType(s)
 		require.True(t, ok, s)
 		assert.Equal(t, s, d.String())
@@ -25,6 +25,12 @@ func TestDType(t *testing.T) {
 	assert.True(t, tir.DF16.IsFloat())
 	assert.True(t, tir.DBool.IsInt() && tir.DBool.IsBool())
 	assert.Equal(t, tir.DType{Kind: tir.F32, Lanes: 8}, tir.DF32.WithLanes(8))
+	assert.True(t, tir.DUI64.IsInt() && tir.DUI64.IsUnsigned() && !tir.DI64.IsUnsigned() && !tir.DBool.IsUnsigned())
+	assert.Equal(t, 16, tir.DUI16.Bits())
+	assert.Equal(t, int64(255), tir.WrapInt(tir.DUI8, -1))
+	assert.Equal(t, int64(-1), tir.WrapInt(tir.DUI64, -1), "ui64 keeps the bit pattern")
+	assert.Equal(t, int64(-32768), tir.WrapInt(tir.DI16, 32768))
+	assert.Equal(t, int64(4294967295), tir.WrapInt(tir.DUI32, -1))
 }
 
 func TestHalfPrecision(t *testing.T) {

@@ -1,6 +1,10 @@
 package tensorir
 
-import "math"
+import (
+	"math"
+
+	"github.com/x448/float16"
+)
 
 // Intrinsics lists the math intrinsics a Call may name, with their arity.
 // Compute evaluates one in float64 (the interpreter rounds the result to
@@ -41,83 +45,64 @@ var Intrinsics = map[string]Intrinsic{
 
 func floatBits(v float64) uint64 { return math.Float64bits(v) }
 
-// RoundFloat rounds v to the nearest value of float dtype t (ties to even);
-// other dtypes return v.
+// RoundFloat rounds v to the nearest value of float dtype t (ties to even),
+// once: f16 and bf16 round directly from v (not through float32, which
+// could round twice), as numpy's float64 → float16 cast and LLVM's fptrunc
+// do. Other dtypes return v.
 func RoundFloat(t DType, v float64) float64 {
 	switch t.Kind {
 	case F32:
 		return float64(float32(v))
 	case F16:
-		return float64(F16ToFloat32(Float32ToF16(float32(v))))
+		return F16Value(F16Bits(v))
 	case BF16:
-		return float64(BF16ToFloat32(Float32ToBF16(float32(v))))
+		return float64(BF16ToFloat32(BF16Bits(v)))
 	}
 	return v
 }
 
-// Float32ToF16 rounds f to IEEE binary16 bits (nearest even; overflow to
-// ±inf; NaN stays NaN). Rounding a float64 through float32 first is exact
-// enough for our uses: binary16 has 11 significand bits, float32 24, so the
-// double rounding of +, -, *, /, sqrt results is innocuous.
-func Float32ToF16(f float32) uint16 {
+// F16Bits is the IEEE binary16 bit pattern of v rounded once to nearest
+// even (overflow to ±inf; NaN stays NaN): v is rounded to float32 with
+// round-to-odd (Float32Odd), and github.com/x448/float16 rounds that to
+// binary16.
+func F16Bits(v float64) uint16 { return float16.Fromfloat32(Float32Odd(v)).Bits() }
+
+// Float32ToF16 rounds f to IEEE binary16 bits, to nearest even
+// (github.com/x448/float16).
+func Float32ToF16(f float32) uint16 { return float16.Fromfloat32(f).Bits() }
+
+// F16ToFloat32 widens IEEE binary16 bits exactly (github.com/x448/float16).
+func F16ToFloat32(h uint16) float32 { return float16.Frombits(h).Float32() }
+
+// F16Value widens IEEE binary16 bits exactly (github.com/x448/float16).
+func F16Value(h uint16) float64 { return float64(float16.Frombits(h).Float32()) }
+
+// BF16Bits is the bfloat16 bit pattern of v rounded once to nearest even
+// (Float32Odd, then Float32ToBF16).
+func BF16Bits(v float64) uint16 { return Float32ToBF16(Float32Odd(v)) }
+
+// Float32Odd rounds v to float32 with round-to-odd: truncation toward zero
+// with the last significand bit set when the result is inexact. Rounding
+// that to nearest even in a format of at most 22 significand bits (f16:
+// 11, bf16: 8) gives the same result as rounding v directly (Boldo and
+// Melquiond, "When double rounding is odd", 2005); compiled code does the
+// same for f64 → f16/bf16 casts. NaN and ±inf pass through.
+func Float32Odd(v float64) float32 {
+	f := float32(v)
+	if float64(f) == v || v != v {
+		return f
+	}
 	b := math.Float32bits(f)
-	sign := uint16(b>>16) & 0x8000
-	exp := int32(b>>23) & 0xFF
-	mant := b & 0x7FFFFF
-	if exp == 0xFF {
-		if mant != 0 {
-			return sign | 0x7E00 | uint16(mant>>13)
-		}
-		return sign | 0x7C00
+	if math.Abs(float64(f)) > math.Abs(v) {
+		b-- // one step toward zero (from ±inf to ±max finite)
 	}
-	e := exp - 127 + 15
-	if e >= 0x1F {
-		return sign | 0x7C00
-	}
-	if e <= 0 {
-		if e < -10 {
-			return sign
-		}
-		m := mant | 0x800000
-		shift := uint32(14 - e)
-		half := uint32(1) << (shift - 1)
-		r := m >> shift
-		rem := m & (1<<shift - 1)
-		if rem > half || rem == half && r&1 == 1 {
-			r++
-		}
-		return sign | uint16(r)
-	}
-	r := uint32(e)<<10 | mant>>13
-	rem := mant & 0x1FFF
-	if rem > 0x1000 || rem == 0x1000 && r&1 == 1 {
-		r++ // may carry into the exponent, up to inf: correct
-	}
-	return sign | uint16(r)
+	return math.Float32frombits(b | 1)
 }
 
-// F16ToFloat32 widens binary16 bits exactly.
-func F16ToFloat32(h uint16) float32 {
-	sign := uint32(h&0x8000) << 16
-	exp := uint32(h>>10) & 0x1F
-	mant := uint32(h & 0x3FF)
-	switch {
-	case exp == 0x1F:
-		return math.Float32frombits(sign | 0x7F800000 | mant<<13)
-	case exp == 0:
-		if mant == 0 {
-			return math.Float32frombits(sign)
-		}
-		v := float32(mant) / 1024 / 16384 // mant × 2^-24
-		if sign != 0 {
-			return -v
-		}
-		return v
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | mant<<13)
-}
-
-// Float32ToBF16 rounds f to bfloat16 bits (nearest even; NaN stays NaN).
+// Float32ToBF16 rounds f to bfloat16 bits, to nearest even (a NaN stays a
+// quiet NaN of its sign): the upper 16 bits of f's bits plus 0x7FFF plus
+// the lowest kept bit, the rounding of PyTorch's c10::BFloat16
+// (round_to_nearest_even) and TensorFlow's bfloat16.
 func Float32ToBF16(f float32) uint16 {
 	b := math.Float32bits(f)
 	if b&0x7FFFFFFF > 0x7F800000 {
@@ -127,7 +112,7 @@ func Float32ToBF16(f float32) uint16 {
 	return uint16(b >> 16)
 }
 
-// BF16ToFloat32 widens bfloat16 bits exactly.
+// BF16ToFloat32 widens bfloat16 bits exactly (a 16-bit shift).
 func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 
 // floatToBits returns the bit pattern of v in float dtype t (16, 32 or 64
@@ -135,9 +120,9 @@ func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 
 func floatToBits(t DType, v float64) uint64 {
 	switch t.Kind {
 	case F16:
-		return uint64(Float32ToF16(float32(v)))
+		return uint64(F16Bits(v))
 	case BF16:
-		return uint64(Float32ToBF16(float32(v)))
+		return uint64(BF16Bits(v))
 	case F32:
 		return uint64(math.Float32bits(float32(v)))
 	}
@@ -148,7 +133,7 @@ func floatToBits(t DType, v float64) uint64 {
 func floatFromBits(t DType, b uint64) float64 {
 	switch t.Kind {
 	case F16:
-		return float64(F16ToFloat32(uint16(b)))
+		return F16Value(uint16(b))
 	case BF16:
 		return float64(BF16ToFloat32(uint16(b)))
 	case F32:

@@ -676,7 +676,7 @@ func (b *builder) primary(p *pPrimary) (Expr, error) {
 	return b.expr(p.Paren)
 }
 
-var callOps = map[string]BinOp{"min": OpMin, "max": OpMax, "floordiv": OpFloorDiv, "floormod": OpFloorMod}
+var callOps = map[string]BinOp{"min": OpMin, "max": OpMax, "floordiv": OpFloorDiv, "floormod": OpFloorMod, "shl": OpShl, "shr": OpShr}
 
 func (b *builder) call(c *pCall) (Expr, error) {
 	args, err := b.exprs(c.Args)
@@ -770,11 +770,23 @@ func (b *builder) number(n *pNumber) (Expr, error) {
 	if n.Neg {
 		text = "-" + text
 	}
-	v, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || WrapInt(t, v) != v {
+	v, ok := parseIntText(text, t)
+	if !ok {
 		return nil, b.Errorf(n.Pos, "integer literal %s is out of range for %s", text, t)
 	}
 	return &IntImm{Type: t, Value: v}, nil
+}
+
+// parseIntText parses a decimal integer of dtype t: ok is false when the
+// text is malformed or the value is outside t's range. A ui64 value is
+// returned as its bit pattern.
+func parseIntText(text string, t DType) (int64, bool) {
+	if t.Kind == UI64 {
+		u, err := strconv.ParseUint(text, 10, 64)
+		return int64(u), err == nil
+	}
+	v, err := strconv.ParseInt(text, 10, 64)
+	return v, err == nil && WrapInt(t, v) == v
 }
 
 func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
@@ -820,8 +832,8 @@ func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
 				if e.Neg {
 					text = "-" + text
 				}
-				v, err := strconv.ParseInt(text, 10, 64)
-				if err != nil || WrapInt(t, v) != v {
+				v, ok := parseIntText(text, t)
+				if !ok {
 					return nil, b.Errorf(e.Pos, "constant element %s is not a value of %s", text, t)
 				}
 				s.Ints = append(s.Ints, v)

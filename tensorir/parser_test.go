@@ -27,6 +27,15 @@ const matmulText = `tir.func @matmul(%A: buffer<128x64xf32>, %B: buffer<64x32xf3
 // exactly as written (the canonical form).
 var roundTripCases = map[string]string{
 	"matmul": matmulText,
+	"unsigned and 16-bit dtypes, shifts": `tir.func @u(%A: buffer<8xui8>, %W: buffer<8xui64>, out %B: buffer<8xui8>, out %S: buffer<8xi16>, out %H: buffer<8xf16>, out %V: buffer<8xui64>) {
+  tir.for %i = 0 to 8 {
+    %B[%i] = shl(%A[%i], 3 : ui8) + shr(%A[%i], 255 : ui8)
+    %S[%i] = shr(cast<i16>(%A[%i]), 2 : i16) - -32768 : i16
+    %H[%i] = cast<f16>(floordiv(%W[%i], 18446744073709551615 : ui64))
+    %V[%i] = max(%W[%i], 9223372036854775808 : ui64)
+  }
+}
+`,
 	"loop kinds and annotations": `tir.func @kinds(inout %X: buffer<64xf32>) {
   tir.for %a = 0 to 4 parallel annotations {pragma = "x", unroll_depth = 2} {
     tir.for %b = 0 to 4 unrolled {

@@ -628,11 +628,20 @@ func intText(x *IntImm) string {
 		}
 		return "false"
 	}
-	s := strconv.FormatInt(x.Value, 10)
+	s := intString(x.Type, x.Value)
 	if x.Type != DIndex {
 		s += " : " + x.Type.String()
 	}
 	return s
+}
+
+// intString is integer v of dtype t in decimal (ui64 bit patterns as
+// unsigned).
+func intString(t DType, v int64) string {
+	if t.Kind == UI64 {
+		return strconv.FormatUint(uint64(v), 10)
+	}
+	return strconv.FormatInt(v, 10)
 }
 
 // floatText prints a float constant as the shortest decimal that reads
@@ -690,7 +699,7 @@ func (p *printer) constData(x *AllocateConst) {
 		if i > 0 {
 			p.b.WriteString(", ")
 		}
-		p.b.WriteString(strconv.FormatInt(v, 10))
+		p.b.WriteString(intString(t, v))
 	}
 	p.b.WriteString("]>")
 }

@@ -11,10 +11,21 @@ import (
 var errDivZero = errors.New("integer division by zero")
 
 // evalIntBinary applies op to integers of dtype t (results wrap to t;
-// comparisons and logic give 0 or 1).
+// comparisons and logic give 0 or 1). Unsigned dtypes compare, divide and
+// shift as unsigned (evalUnsigned).
 func evalIntBinary(op BinOp, t DType, a, b int64) (int64, error) {
+	if t.IsUnsigned() {
+		return evalUnsigned(op, t, uint64(a), uint64(b))
+	}
 	var r int64
 	switch op {
+	case OpShl:
+		r = shl(uint64(a), uint64(b), t.Bits())
+	case OpShr:
+		if uint64(b) >= uint64(t.Bits()) {
+			b = int64(t.Bits() - 1) // sign fill
+		}
+		r = a >> uint(b)
 	case OpAdd:
 		r = a + b
 	case OpSub:
@@ -63,6 +74,69 @@ func evalIntBinary(op BinOp, t DType, a, b int64) (int64, error) {
 		return 0, errors.New("true division '/' of integers; use floordiv")
 	}
 	return WrapInt(t, r), nil
+}
+
+// evalUnsigned is evalIntBinary for unsigned dtype t: a and b are the
+// values (ui64: the bit patterns). floordiv and floormod are unsigned
+// division and remainder (floor and truncation agree), min, max and
+// comparisons are unsigned, shr is logical.
+func evalUnsigned(op BinOp, t DType, a, b uint64) (int64, error) {
+	var r uint64
+	switch op {
+	case OpAdd:
+		r = a + b
+	case OpSub:
+		r = a - b
+	case OpMul:
+		r = a * b
+	case OpFloorDiv, OpFloorMod:
+		if b == 0 {
+			return 0, errDivZero
+		}
+		if op == OpFloorDiv {
+			r = a / b
+		} else {
+			r = a % b
+		}
+	case OpMin:
+		r = min(a, b)
+	case OpMax:
+		r = max(a, b)
+	case OpShl:
+		return WrapInt(t, shl(a, b, t.Bits())), nil
+	case OpShr:
+		if b >= uint64(t.Bits()) {
+			return 0, nil
+		}
+		r = a >> b
+	case OpEQ:
+		return b2i(a == b), nil
+	case OpNE:
+		return b2i(a != b), nil
+	case OpLT:
+		return b2i(a < b), nil
+	case OpLE:
+		return b2i(a <= b), nil
+	case OpGT:
+		return b2i(a > b), nil
+	case OpGE:
+		return b2i(a >= b), nil
+	case OpAnd:
+		return b2i(a != 0 && b != 0), nil
+	case OpOr:
+		return b2i(a != 0 || b != 0), nil
+	default:
+		return 0, errors.New("true division '/' of integers; use floordiv")
+	}
+	return WrapInt(t, int64(r)), nil
+}
+
+// shl is a << b for a bits-wide integer; amounts ≥ bits give 0.
+func shl(a, b uint64, bits int) int64 {
+	if b >= uint64(bits) {
+		return 0
+	}
+	return int64(a << b)
 }
 
 func b2i(b bool) int64 {
@@ -133,17 +207,33 @@ func evalFloatCompare(op BinOp, a, b float64) int64 {
 	return b2i(a >= b)
 }
 
-// castIntToFloat converts an integer to float dtype t.
-func castIntToFloat(t DType, v int64) float64 { return RoundFloat(t, float64(v)) }
+// castIntToFloat converts an integer of dtype from to float dtype t (ui64
+// values are their unsigned bit patterns).
+func castIntToFloat(from, t DType, v int64) float64 {
+	if from.Kind == UI64 {
+		return RoundFloat(t, float64(uint64(v)))
+	}
+	return RoundFloat(t, float64(v))
+}
 
 // castFloatToInt converts a float to integer dtype t: truncation toward
-// zero, saturating at t's range; NaN becomes 0; i1 tests for non-zero.
+// zero, saturating at t's range (unsigned: at 0 and 2^bits-1); NaN
+// becomes 0; i1 tests for non-zero.
 func castFloatToInt(t DType, v float64) int64 {
 	if t.Kind == Bool {
 		return b2i(v != 0)
 	}
 	if math.IsNaN(v) {
 		return 0
+	}
+	if t.Kind == UI64 {
+		switch v = math.Trunc(v); {
+		case v <= 0:
+			return 0
+		case v >= 1<<64:
+			return -1 // 2^64-1
+		}
+		return int64(uint64(v))
 	}
 	lo, hi := dtypeRange(t)
 	v = math.Trunc(v)

@@ -76,7 +76,7 @@ func (s *simplifier) expr(e Expr) Expr {
 					return IntOf(x.Type, k.Value)
 				}
 				if x.Type.IsFloat() {
-					return &FloatImm{Type: x.Type, Value: castIntToFloat(x.Type, k.Value)}
+					return &FloatImm{Type: x.Type, Value: castIntToFloat(k.Type, x.Type, k.Value)}
 				}
 			case *FloatImm:
 				if x.Type.IsInt() {
@@ -117,6 +117,9 @@ func (s *simplifier) call(name string, args []Expr) Expr {
 			vals[i] = k.Value
 		}
 		return &FloatImm{Type: t, Value: RoundFloat(t, in.Compute(vals))}
+	}
+	if name == "abs" && t.IsUnsigned() {
+		return args[0]
 	}
 	if name == "abs" && t.IsInt() && !t.IsBool() {
 		if k, ok := args[0].(*IntImm); ok {
@@ -167,7 +170,7 @@ func (s *simplifier) binary(op BinOp, a, b Expr) Expr {
 		return s.compare(op, a, b)
 	case (op == OpAdd || op == OpSub || op == OpMul) && isIntArith(t):
 		return s.mergeDivMod(s.linear(Bin(op, a, b))).expr()
-	case (op == OpFloorDiv || op == OpFloorMod) && isIntArith(t):
+	case (op == OpFloorDiv || op == OpFloorMod) && isIntArith(t) && !t.IsUnsigned():
 		return s.divmod(op, a, b)
 	case (op == OpMin || op == OpMax) && isIntArith(t):
 		if Equal(a, b) {

@@ -543,7 +543,7 @@ func (v *verifier) expr(e Expr) {
 		switch {
 		case x.Op == OpDiv && !ta.IsFloat():
 			v.errorf("'/' divides floats; use floordiv or floormod for %s", ta)
-		case (x.Op == OpFloorDiv || x.Op == OpFloorMod) && (!ta.IsInt() || ta.IsBool()):
+		case (x.Op == OpFloorDiv || x.Op == OpFloorMod || x.Op == OpShl || x.Op == OpShr) && (!ta.IsInt() || ta.IsBool()):
 			v.errorf("'%s' takes integers, not %s", x.Op, ta)
 		case x.Op.IsLogic() && !ta.IsBool():
 			v.errorf("'%s' takes i1, not %s", x.Op, ta)

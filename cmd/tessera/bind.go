@@ -32,43 +32,13 @@ func parseBindings(flags []string) (map[string]*graphir.Tensor, error) {
 	return out, nil
 }
 
-// graphTensor converts a runtime tensor of a dtype the graph dialect has
-// (f32, f64, i8, i32, i64, i1) to a graph-level constant.
+// graphTensor converts a runtime tensor to a graph-level constant (every
+// dtype the runtime has: f32, f64, f16, bf16, i8 ... i64, ui8 ... ui64,
+// i1; integers are exact below 2^53, as graph constants hold them).
 func graphTensor(t *rt.Tensor) (*graphir.Tensor, error) {
 	dt, ok := graphir.ParseDType(t.DType().String())
 	if !ok {
 		return nil, fmt.Errorf("dtype %s has no graph-dialect type", t.DType())
 	}
-	var data []float64
-	switch t.DType() {
-	case rt.Float32:
-		data = widen(rt.View[float32](t))
-	case rt.Float64:
-		data = widen(rt.View[float64](t))
-	case rt.Int32:
-		data = widen(rt.View[int32](t))
-	case rt.Int64:
-		data = widen(rt.View[int64](t))
-	case rt.Int8:
-		data = widen(rt.View[int8](t))
-	case rt.Bool:
-		bs, _ := rt.View[bool](t)
-		data = make([]float64, len(bs))
-		for i, b := range bs {
-			if b {
-				data[i] = 1
-			}
-		}
-	default:
-		return nil, fmt.Errorf("dtype %s cannot be bound (f32, f64, i8, i32, i64 or i1)", t.DType())
-	}
-	return &graphir.Tensor{Type: graphir.NewTensor(dt, t.Shape()...), Data: data}, nil
-}
-
-func widen[T float32 | float64 | int8 | int32 | int64](xs []T, err error) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
-	}
-	return out
+	return &graphir.Tensor{Type: graphir.NewTensor(dt, t.Shape()...), Data: t.Float64Values()}, nil
 }

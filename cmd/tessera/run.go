@@ -102,6 +102,9 @@ func (l *loaded) readInputs(paths []string) ([]*rt.Tensor, error) {
 	}
 	ins := make([]*rt.Tensor, len(paths))
 	for i, p := range paths {
+		if l.inputs[i].DType == rt.BFloat16 {
+			return nil, fmt.Errorf("input #%d of the model is %s, which a .npy file cannot hold (NumPy has no bfloat16): give the model an f32 input and graph.cast it to bf16", i, l.inputs[i])
+		}
 		t, err := rt.ReadNPY(p)
 		if err != nil {
 			return nil, err
@@ -331,39 +334,13 @@ func report(out *rt.Tensor, f runFlags, stdout io.Writer) error {
 	return nil
 }
 
+// asFloat64 is t's elements as float64 (every dtype: f16 and bf16 widen
+// exactly, integers are exact below 2^53, i1 is 0 or 1).
 func asFloat64(t *rt.Tensor) ([]float64, error) {
-	out := make([]float64, t.NumElements())
-	switch t.DType() {
-	case rt.Float32:
-		v, _ := t.Float32s()
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-	case rt.Float64:
-		v, _ := t.Float64s()
-		copy(out, v)
-	case rt.Int64:
-		v, _ := t.Int64s()
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-	case rt.Int32:
-		v, _ := t.Int32s()
-		for i, x := range v {
-			out[i] = float64(x)
-		}
-	case rt.Bool, rt.Uint8, rt.Int8:
-		for i, b := range t.Bytes() {
-			if t.DType() == rt.Int8 {
-				out[i] = float64(int8(b))
-			} else {
-				out[i] = float64(b)
-			}
-		}
-	default:
+	if !t.DType().Valid() {
 		return nil, fmt.Errorf("cannot compare tensors of %s", t.DType())
 	}
-	return out, nil
+	return t.Float64Values(), nil
 }
 
 func maxAbsDiff(a, b []float64) float64 {

@@ -121,8 +121,10 @@ type elemKind int
 const (
 	anyElem    elemKind = 0 // every element type
 	floatElem  elemKind = 1 // f16, bf16, f32, f64
-	signedElem elemKind = 2 // floats and signed integers (not i1)
+	signedElem elemKind = 2 // floats and integers, signed or unsigned (not i1)
 	boolElem   elemKind = 3 // i1 only
+	negElem    elemKind = 4 // floats and signed integers (not i1, not unsigned)
+	uintElem   elemKind = 5 // unsigned integers (ui8 ... ui64)
 )
 
 // checkElem reports a diagnostic when t's element type is not of kind k.
@@ -132,7 +134,15 @@ func checkElem(op *graphir.Op, t *graphir.TensorType, k elemKind) error {
 		return requireFloat(op, t)
 	case signedElem:
 		if t.Elem == graphir.I1 {
+			return op.Errorf("requires an integer or floating-point element type, got %s", t)
+		}
+	case negElem:
+		if !t.Elem.IsFloat() && !t.Elem.IsSignedInt() {
 			return op.Errorf("requires a signed integer or floating-point element type, got %s", t)
+		}
+	case uintElem:
+		if !t.Elem.IsUnsigned() {
+			return op.Errorf("requires an unsigned integer element type (ui8, ui16, ui32 or ui64), got %s", t)
 		}
 	case boolElem:
 		if t.Elem != graphir.I1 {

@@ -304,10 +304,14 @@ func lowestValue(dt graphir.DType) float64 {
 		return 0
 	case graphir.I8:
 		return math.MinInt8
+	case graphir.I16:
+		return math.MinInt16
 	case graphir.I32:
 		return math.MinInt32
 	case graphir.I64:
 		return math.MinInt64
+	case graphir.UI8, graphir.UI16, graphir.UI32, graphir.UI64:
+		return 0
 	}
 	return math.Inf(-1)
 }
@@ -319,10 +323,20 @@ func highestValue(dt graphir.DType) float64 {
 		return 1
 	case graphir.I8:
 		return math.MaxInt8
+	case graphir.I16:
+		return math.MaxInt16
 	case graphir.I32:
 		return math.MaxInt32
 	case graphir.I64:
-		return math.MaxInt64
+		return math.MaxInt64 // 2^63 as a float64: constants saturate to 2^63-1
+	case graphir.UI8:
+		return math.MaxUint8
+	case graphir.UI16:
+		return math.MaxUint16
+	case graphir.UI32:
+		return math.MaxUint32
+	case graphir.UI64:
+		return math.MaxUint64 // 2^64 as a float64, which ui64 constants read as 2^64-1
 	}
 	return math.Inf(1)
 }

@@ -75,9 +75,9 @@ func init() {
 		{name: ReciprocalOp, summary: "1 / x (ONNX Reciprocal; 1/±0 = ±inf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return 1 / x }, legalize: legalizeReciprocal, onnx: "Reciprocal"},
 		{name: FloorOp, summary: "largest integer ≤ x (ONNX Floor; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Floor(x) }, hlo: hlo.FloorOp, onnx: "Floor"},
 		{name: CeilOp, summary: "smallest integer ≥ x (ONNX Ceil; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Ceil(x) }, hlo: hlo.CeilOp, onnx: "Ceil"},
-		{name: NegOp, summary: "-x (ONNX Neg); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return -x }, hlo: hlo.NegateOp, onnx: "Neg"},
-		{name: AbsOp, summary: "|x| (ONNX Abs); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return math.Abs(x) }, hlo: hlo.AbsOp, onnx: "Abs"},
-		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); signed integer or float element types", kind: signedElem, fn: func(x float64, _ []float64) float64 { return hlo.Sign(x) }, hlo: hlo.SignOp, onnx: "Sign"},
+		{name: NegOp, summary: "-x (ONNX Neg); signed integer or float element types", kind: negElem, fn: func(x float64, _ []float64) float64 { return -x }, hlo: hlo.NegateOp, onnx: "Neg"},
+		{name: AbsOp, summary: "|x| (ONNX Abs); integer (unsigned: the identity) or float element types, not i1", kind: signedElem, fn: func(x float64, _ []float64) float64 { return math.Abs(x) }, hlo: hlo.AbsOp, onnx: "Abs"},
+		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); integer or float element types, not i1", kind: signedElem, fn: func(x float64, _ []float64) float64 { return hlo.Sign(x) }, hlo: hlo.SignOp, onnx: "Sign"},
 	})
 	registerBinary([]binaryOp{
 		{name: PowOp, summary: "a ** b with NumPy broadcasting (ONNX Pow; same element type, not i1)", kind: signedElem, fn: math.Pow, hlo: hlo.PowerOp},
@@ -149,8 +149,9 @@ func modMode(op *graphir.Op) (bool, error) {
 	return v == 1, nil
 }
 
-// inferMod: broadcast operands of one signed integer or float element
-// type; floats need fmod = 1 (ONNX: fmod = 0 is for integers).
+// inferMod: broadcast operands of one integer (signed or unsigned) or
+// float element type; floats need fmod = 1 (ONNX: fmod = 0 is for
+// integers). On unsigned types both modes are the plain remainder.
 func inferMod(op *graphir.Op) ([]graphir.Type, error) {
 	tys, err := inferBinary(op)
 	if err != nil {
@@ -171,7 +172,8 @@ func inferMod(op *graphir.Op) ([]graphir.Type, error) {
 }
 
 // legalizeMod: graph.mod → hlo.remainder of the broadcast operands (the
-// dividend's sign); with fmod = 0, r = remainder(a, b) is moved to the
+// dividend's sign; on unsigned types that is all); with fmod = 0 on signed
+// types, r = remainder(a, b) is moved to the
 // divisor's sign: select(r ≠ 0 and (r < 0) ≠ (b < 0), r + b, r). b = 0
 // leaves r = a either way.
 func legalizeMod(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
@@ -182,8 +184,8 @@ func legalizeMod(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	return broadcastThen(func(b *builder, xs []*graphir.Value) (*graphir.Value, error) {
 		c := &chain{b: b, t: graphir.AsTensor(xs[0].Type)}
 		r := c.op(hlo.RemainderOp, xs[0], xs[1])
-		if fmod {
-			return r, c.err
+		if fmod || c.t.Elem.IsUnsigned() {
+			return r, c.err // unsigned: no signs to fix
 		}
 		zero := c.splat(0)
 		signsDiffer := c.cmp("NE", c.cmp("LT", r, zero), c.cmp("LT", xs[1], zero))

@@ -99,7 +99,7 @@ func TestMod(t *testing.T) {
 	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{tt(3), tt(3)}, nil), "floating-point operands need fmod = 1")
 	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{tt(3), tt(3)}, attrs("fmod", 2)), "'fmod' must be 0 or 1")
 	b := graphir.NewTensor(graphir.I1, 3)
-	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{b, b}, nil), "requires a signed integer or floating-point")
+	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{b, b}, nil), "requires an integer or floating-point")
 	require.ErrorContains(t, checkOp(ModOp, []*graphir.TensorType{tt(3), graphir.NewTensor(graphir.I32, 3)}, attrs("fmod", 1)), "element type")
 }
 
@@ -118,8 +118,23 @@ func TestMathIntegerOps(t *testing.T) {
 		if op == PowOp {
 			types = append(types, types[0])
 		}
-		require.ErrorContains(t, checkOp(op, types, nil), "requires a signed integer or floating-point element type", op)
+		want := "requires an integer or floating-point element type"
+		if op == NegOp {
+			want = "requires a signed integer or floating-point element type"
+		}
+		require.ErrorContains(t, checkOp(op, types, nil), want, op)
 	}
+	// Unsigned: Abs is the identity, Sign 0 or 1, Neg is not defined
+	// (ONNX Neg has no unsigned types); Mod is the remainder in both modes.
+	u := typed(graphir.UI8, []int64{4}, 5, 255, 0, 1)
+	assert.Equal(t, []float64{5, 255, 0, 1}, evalOp(t, AbsOp, nil, u).Data)
+	assert.Equal(t, []float64{1, 1, 0, 1}, evalOp(t, SignOp, nil, u).Data)
+	require.ErrorContains(t, checkOp(NegOp, []*graphir.TensorType{graphir.NewTensor(graphir.UI8, 3)}, nil), "'graph.neg' op requires a signed integer or floating-point element type, got tensor<3xui8>")
+	for _, fmod := range []int{0, 1} {
+		assert.Equal(t, []float64{2, 0, 0, 1}, evalOp(t, ModOp, attrs("fmod", fmod), u, typed(graphir.UI8, nil, 3)).Data)
+	}
+	assert.Equal(t, []float64{251, 4, 252, 253}, evalOp(t, SubOp, nil, typed(graphir.UI8, nil, 0), typed(graphir.UI8, []int64{4}, 5, 252, 4, 3)).Data, "ui8 subtraction wraps")
+	assert.Equal(t, []float64{1, 85, 0, 0}, evalOp(t, DivOp, nil, u, typed(graphir.UI8, nil, 3)).Data)
 }
 
 func TestPowONNXCases(t *testing.T) {

@@ -246,7 +246,7 @@ func evalReduce(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, erro
 			m[i] = math.Inf(-1)
 		}
 		for k, v := range x.Data {
-			m[offs[k]] = math.Max(m[offs[k]], v)
+			m[offs[k]] = hlo.FMax(m[offs[k]], v)
 		}
 		for i := range m {
 			if math.IsInf(m[i], 0) || math.IsNaN(m[i]) {

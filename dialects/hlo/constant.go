@@ -66,7 +66,7 @@ func Splat(elem g.DType, shape []int64, v float64, loc g.Location) *g.Op {
 	case elem.IsFloat():
 		d.Floats = []float64{v}
 	default:
-		d.Ints = []int64{int64(v)}
+		d.Ints = []int64{g.IntBits(elem, v)}
 	}
 	return ConstantFromDense(d, loc)
 }

@@ -48,6 +48,10 @@ const (
 	SelectOp      = "hlo.select"
 	ConvertOp     = "hlo.convert"
 	ClampOp       = "hlo.clamp"
+	// ShiftLeftOp and ShiftRightLogicalOp shift integers by the bits of
+	// the second operand (StableHLO §shift_left, §shift_right_logical).
+	ShiftLeftOp         = "hlo.shift_left"
+	ShiftRightLogicalOp = "hlo.shift_right_logical"
 )
 
 // Elementwise ops: binary arithmetic (StableHLO §add, §subtract,
@@ -74,16 +78,22 @@ const (
 //   - clamp(lo, x, hi) is min(max(x, lo), hi) (NaN propagates; a rank-0
 //     bound is read at []);
 //   - compare gives i1; convert is a cast (float → int truncates toward
-//     zero, → i1 tests for non-zero).
+//     zero, → i1 tests for non-zero);
+//   - shift_left and shift_right_logical take integers (not i1); the
+//     amount is read as unsigned and amounts of the bit width or more give
+//     0 (XLA's semantics; numpy's for unsigned operands);
+//   - on unsigned types (ui8 ... ui64) compare, maximum, minimum, divide
+//     and remainder are unsigned, and convert zero-extends.
 
 // elems is the element types an elementwise op accepts.
 type elems uint8
 
 const (
 	numbersOrBool elems = iota // any element type
-	numbers                    // signed integers and floats, not i1
+	numbers                    // integers and floats, not i1
 	floatsOnly                 // floating-point types
 	boolOnly                   // i1
+	intsOnly                   // integers, not i1
 )
 
 // binaryDef is one binary op of two same-typed operands.
@@ -111,6 +121,75 @@ var binaryOps = []binaryDef{
 		func(a, b float64, _ g.DType) float64 { return b2f(a != 0 && b != 0) }, logical(tir.OpAnd)},
 	{OrOp, "elementwise logical or of i1 tensors", true, boolOnly,
 		func(a, b float64, _ g.DType) float64 { return b2f(a != 0 || b != 0) }, logical(tir.OpOr)},
+	{ShiftLeftOp, "elementwise a << b on integers; amounts ≥ the bit width give 0", false, intsOnly, shiftLeft, shiftExpr(tir.OpShl)},
+	{ShiftRightLogicalOp, "elementwise a >> b on integers, shifting in zeros (a read as unsigned); amounts ≥ the bit width give 0", false, intsOnly, shiftRightLogical, shiftExpr(tir.OpShr)},
+}
+
+// shiftAmount is b read as an unsigned integer of dt's width; ok is false
+// when it is the width or more.
+func shiftAmount(b float64, dt g.DType) (int, bool) {
+	bits := dt.Bits()
+	u := uint64(g.IntBits(dt, b))
+	if bits < 64 {
+		u &= 1<<bits - 1
+	}
+	if u >= uint64(bits) {
+		return 0, false
+	}
+	return int(u), true
+}
+
+// shiftLeft is a·2^b wrapped to dt (the caller rounds), 0 for b ≥ width.
+func shiftLeft(a, b float64, dt g.DType) float64 {
+	n, ok := shiftAmount(b, dt)
+	if !ok {
+		return 0
+	}
+	return math.Ldexp(a, n)
+}
+
+// shiftRightLogical is floor(a' / 2^b) for a' = a read as unsigned, 0 for
+// b ≥ width.
+func shiftRightLogical(a, b float64, dt g.DType) float64 {
+	n, ok := shiftAmount(b, dt)
+	if !ok {
+		return 0
+	}
+	bits := dt.Bits()
+	u := uint64(g.IntBits(dt, a))
+	if bits < 64 {
+		u &= 1<<bits - 1
+	}
+	return float64(u >> n)
+}
+
+// shiftExpr lowers a shift: tensor IR's shl, and shr, which is logical on
+// unsigned dtypes; a signed operand is shifted as its unsigned image.
+func shiftExpr(op tir.BinOp) func(a, b tir.Expr, t tir.DType) tir.Expr {
+	return func(a, b tir.Expr, t tir.DType) tir.Expr {
+		if !t.IsInt() || t.IsBool() {
+			return nil
+		}
+		if t.IsUnsigned() || op == tir.OpShl {
+			return tir.Bin(op, a, b)
+		}
+		u := unsignedOf(t)
+		sh := tir.Bin(op, &tir.Cast{Type: u, X: a}, &tir.Cast{Type: u, X: b})
+		return &tir.Cast{Type: t, X: sh}
+	}
+}
+
+// unsignedOf is the unsigned dtype of t's width.
+func unsignedOf(t tir.DType) tir.DType {
+	switch t.Bits() {
+	case 8:
+		return tir.DUI8
+	case 16:
+		return tir.DUI16
+	case 32:
+		return tir.DUI32
+	}
+	return tir.DUI64
 }
 
 // numeric is a binary lowering for non-i1 dtypes.
@@ -504,6 +583,8 @@ func inferBinary(op *g.Op, k elems) ([]g.Type, error) {
 		return nil, op.Errorf("operands must have element type i1, got %s", ts[0])
 	case k != boolOnly && k != numbersOrBool && e == g.I1:
 		return nil, op.Errorf("does not accept i1 operands, got %s", ts[0])
+	case k == intsOnly && !e.IsInt():
+		return nil, op.Errorf("operands must have an integer element type, got %s", ts[0])
 	}
 	return []g.Type{ts[0]}, nil
 }

@@ -110,10 +110,20 @@ func TIRDType(d g.DType) (tir.DType, bool) {
 		return tir.DBool, true
 	case g.I8:
 		return tir.DI8, true
+	case g.I16:
+		return tir.DI16, true
 	case g.I32:
 		return tir.DI32, true
 	case g.I64:
 		return tir.DI64, true
+	case g.UI8:
+		return tir.DUI8, true
+	case g.UI16:
+		return tir.DUI16, true
+	case g.UI32:
+		return tir.DUI32, true
+	case g.UI64:
+		return tir.DUI64, true
 	}
 	return tir.DType{}, false
 }

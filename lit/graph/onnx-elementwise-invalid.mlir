@@ -10,7 +10,7 @@ func.func @f0(%x: tensor<3xi32>) -> tensor<3xi32> {
 // -----
 
 func.func @f1(%x: tensor<3xi1>) -> tensor<3xi1> {
-  // expected-error@+1 {{'graph.sign' op requires a signed integer or floating-point element type, got tensor<3xi1>}}
+  // expected-error@+1 {{'graph.sign' op requires an integer or floating-point element type, got tensor<3xi1>}}
   %0 = graph.sign %x : tensor<3xi1>
   func.return %0 : tensor<3xi1>
 }

@@ -103,27 +103,11 @@ func (g *fgen) binary(x *tir.Binary) (value.Value, error) {
 	t := x.A.DType()
 	c := g.cur
 	if t.IsFloat() {
-		switch x.Op {
-		case tir.OpAdd:
-			return c.NewFAdd(a, b), nil
-		case tir.OpSub:
-			return c.NewFSub(a, b), nil
-		case tir.OpMul:
-			return c.NewFMul(a, b), nil
-		case tir.OpDiv:
-			return c.NewFDiv(a, b), nil
-		case tir.OpMin, tir.OpMax:
-			return g.fminmax(x.Op == tir.OpMin, a, b), nil
-		case tir.OpFloorDiv:
-			return g.callIntrinsic("llvm.floor", c.NewFDiv(a, b)), nil
-		case tir.OpFloorMod:
-			q := g.callIntrinsic("llvm.floor", c.NewFDiv(a, b))
-			return g.cur.NewFSub(a, g.cur.NewFMul(q, b)), nil
+		r, err := g.floatBinary(x, t, a, b)
+		if err == nil && t.Kind == tir.BF16 && !x.Op.IsCompare() {
+			r = g.roundBF16(r)
 		}
-		if p, ok := fcmpPreds[x.Op]; ok {
-			return c.NewFCmp(p, a, b), nil
-		}
-		return nil, g.errorf("operator %v does not apply to %v", x.Op, t)
+		return r, err
 	}
 	if t.IsBool() {
 		switch x.Op {
@@ -139,6 +123,11 @@ func (g *fgen) binary(x *tir.Binary) (value.Value, error) {
 		}
 		return nil, g.errorf("operator %v does not apply to i1", x.Op)
 	}
+	unsigned := t.IsUnsigned()
+	lt, gt, preds := enum.IPredSLT, enum.IPredSGT, icmpSigned
+	if unsigned {
+		lt, gt, preds = enum.IPredULT, enum.IPredUGT, icmpUnsigned
+	}
 	switch x.Op {
 	case tir.OpAdd:
 		return c.NewAdd(a, b), nil
@@ -147,20 +136,83 @@ func (g *fgen) binary(x *tir.Binary) (value.Value, error) {
 	case tir.OpMul:
 		return c.NewMul(a, b), nil
 	case tir.OpMin:
-		return c.NewSelect(c.NewICmp(enum.IPredSLT, a, b), a, b), nil
+		return c.NewSelect(c.NewICmp(lt, a, b), a, b), nil
 	case tir.OpMax:
-		return c.NewSelect(c.NewICmp(enum.IPredSGT, a, b), a, b), nil
+		return c.NewSelect(c.NewICmp(gt, a, b), a, b), nil
 	case tir.OpFloorDiv, tir.OpFloorMod:
+		if unsigned {
+			return g.unsignedDivMod(x.Op == tir.OpFloorDiv, a, b), nil
+		}
 		return g.floorDivMod(x.Op == tir.OpFloorDiv, a, b, x.B), nil
+	case tir.OpShl, tir.OpShr:
+		return g.shift(x.Op == tir.OpShl, unsigned, a, b), nil
 	case tir.OpAnd:
 		return c.NewAnd(a, b), nil
 	case tir.OpOr:
 		return c.NewOr(a, b), nil
 	}
-	if p, ok := icmpSigned[x.Op]; ok {
+	if p, ok := preds[x.Op]; ok {
 		return c.NewICmp(p, a, b), nil
 	}
 	return nil, g.errorf("operator %v does not apply to %v (integers divide with floordiv)", x.Op, t)
+}
+
+// floatBinary generates a float Binary (IEEE arithmetic; compare gives i1).
+func (g *fgen) floatBinary(x *tir.Binary, t tir.DType, a, b value.Value) (value.Value, error) {
+	c := g.cur
+	switch x.Op {
+	case tir.OpAdd:
+		return c.NewFAdd(a, b), nil
+	case tir.OpSub:
+		return c.NewFSub(a, b), nil
+	case tir.OpMul:
+		return c.NewFMul(a, b), nil
+	case tir.OpDiv:
+		return c.NewFDiv(a, b), nil
+	case tir.OpMin, tir.OpMax:
+		return g.fminmax(x.Op == tir.OpMin, a, b), nil
+	case tir.OpFloorDiv:
+		return g.callIntrinsic("llvm.floor", c.NewFDiv(a, b)), nil
+	case tir.OpFloorMod:
+		q := g.callIntrinsic("llvm.floor", c.NewFDiv(a, b))
+		return c.NewFSub(a, c.NewFMul(q, b)), nil
+	}
+	if p, ok := fcmpPreds[x.Op]; ok {
+		return c.NewFCmp(p, a, b), nil
+	}
+	return nil, g.errorf("operator %v does not apply to %v", x.Op, t)
+}
+
+// unsignedDivMod is udiv (div) or urem of unsigned integers, for which
+// floor division is truncating division. Inactive lanes of a predicated
+// body divide by 1; a zero divisor traps as signed division does.
+func (g *fgen) unsignedDivMod(div bool, a, b value.Value) value.Value {
+	c := g.cur
+	if g.vec != nil && g.vec.mask != nil && lanesOf(b) > 1 {
+		b = c.NewSelect(g.vec.mask, b, constOf(b.Type(), 1))
+	}
+	if div {
+		return c.NewUDiv(a, b)
+	}
+	return c.NewURem(a, b)
+}
+
+// shift is a << b (left) or a >> b, logical when unsigned, arithmetic
+// otherwise, with tensor IR's semantics for amounts b ≥ the width (b read
+// as unsigned): 0, or the sign fill for an arithmetic right shift, where
+// LLVM's shifts would give poison; the amount is clamped before shifting.
+func (g *fgen) shift(left, unsigned bool, a, b value.Value) value.Value {
+	c := g.cur
+	t := a.Type()
+	width := constOf(t, float64(bitsOf(t)))
+	big := c.NewICmp(enum.IPredUGE, b, width)
+	switch {
+	case left:
+		return c.NewSelect(big, constOf(t, 0), c.NewShl(a, c.NewSelect(big, constOf(t, 0), b)))
+	case unsigned:
+		return c.NewSelect(big, constOf(t, 0), c.NewLShr(a, c.NewSelect(big, constOf(t, 0), b)))
+	}
+	return c.NewAShr(a, c.NewSelect(big, constOf(t, float64(bitsOf(t)-1)), b))
 }
 
 // fminmax is Go's math.Min (isMin) or math.Max on IEEE values: NaN when
@@ -247,9 +299,11 @@ func (g *fgen) selectExpr(x *tir.Select) (value.Value, error) {
 }
 
 // cast generates a Cast: float→int truncates toward zero and saturates
-// (NaN → 0, llvm.fptosi.sat), int→int wraps or sign-extends (i1
-// zero-extends), int→float and float→float round to nearest even, and a
-// cast to i1 tests for non-zero.
+// (NaN → 0, llvm.fptosi.sat, llvm.fptoui.sat for unsigned dtypes),
+// int→int wraps, sign-extends a signed source and zero-extends an unsigned
+// one or i1, int→float and float→float round to nearest even (once: f64 →
+// f16/bf16 through float32Odd, int → bf16 through double), and a cast to
+// i1 tests for non-zero.
 func (g *fgen) cast(x *tir.Cast) (value.Value, error) {
 	v, err := g.expr(x.X)
 	if err != nil {
@@ -277,31 +331,72 @@ func (g *fgen) cast(x *tir.Cast) (value.Value, error) {
 		switch {
 		case fb == tb:
 			return v, nil
-		case from.IsBool():
-			return c.NewZExt(v, dst), nil
+		case from.IsBool() || from.IsUnsigned():
+			if fb < tb {
+				return c.NewZExt(v, dst), nil
+			}
 		case fb < tb:
 			return c.NewSExt(v, dst), nil
 		}
 		return c.NewTrunc(v, dst), nil
 	case from.IsInt() && to.IsFloat():
-		if from.IsBool() {
-			return c.NewUIToFP(v, dst), nil
+		ft := dst
+		if to.Kind == tir.BF16 {
+			ft = withLanes(types.Double, n)
 		}
-		return c.NewSIToFP(v, dst), nil
+		var f value.Value
+		if from.IsBool() || from.IsUnsigned() {
+			f = c.NewUIToFP(v, ft)
+		} else {
+			f = c.NewSIToFP(v, ft)
+		}
+		if to.Kind == tir.BF16 {
+			return g.roundBF16(g.float32Odd(f)), nil
+		}
+		return f, nil
 	case from.IsFloat() && to.IsFloat():
-		switch {
-		case fb == tb:
-			return v, nil
-		case fb < tb:
-			return c.NewFPExt(v, dst), nil
-		}
-		return c.NewFPTrunc(v, dst), nil
+		return g.floatCast(v, from, to, dst), nil
 	case from.IsFloat() && to.IsInt():
-		name := "llvm.fptosi.sat." + llvmSuffix(dst) + "." + llvmSuffix(v.Type())
+		op := "llvm.fptosi.sat."
+		if to.IsUnsigned() {
+			op = "llvm.fptoui.sat."
+		}
+		name := op + llvmSuffix(dst) + "." + llvmSuffix(v.Type())
 		f := g.m.declare(name, dst, v.Type())
 		return c.NewCall(f, v), nil
 	}
 	return nil, g.errorf("unsupported cast from %v to %v", from, to)
+}
+
+// floatCast converts float v of dtype from to dtype to (register type
+// dst), rounding to nearest even once.
+func (g *fgen) floatCast(v value.Value, from, to tir.DType, dst types.Type) value.Value {
+	c := g.cur
+	n := lanesOf(v)
+	switch {
+	case from.Kind == to.Kind:
+		return v
+	case to.Kind == tir.BF16:
+		switch from.Kind {
+		case tir.F64:
+			v = g.float32Odd(v)
+		case tir.F16:
+			v = c.NewFPExt(v, withLanes(types.Float, n))
+		}
+		return g.roundBF16(v)
+	case from.Kind == tir.F64 && to.Kind == tir.F16:
+		return c.NewFPTrunc(g.float32Odd(v), dst)
+	}
+	// bf16 is a float register: the widening and narrowing among half,
+	// float and double are LLVM's.
+	fb, tb := bitsOf(v.Type()), bitsOf(dst)
+	switch {
+	case fb == tb:
+		return v
+	case fb < tb:
+		return c.NewFPExt(v, dst)
+	}
+	return c.NewFPTrunc(v, dst)
 }
 
 // callIntrinsic calls the overloaded LLVM intrinsic base (llvm.floor,

@@ -90,17 +90,25 @@ func constBytes(t tir.DType, floats []float64, ints []int64) ([]byte, error) {
 		}
 	case tir.F16:
 		for _, v := range floats {
-			out = binary.LittleEndian.AppendUint16(out, tir.Float32ToF16(float32(v)))
+			out = binary.LittleEndian.AppendUint16(out, tir.F16Bits(v))
 		}
-	case tir.Bool, tir.I8:
+	case tir.BF16:
+		for _, v := range floats {
+			out = binary.LittleEndian.AppendUint16(out, tir.BF16Bits(v))
+		}
+	case tir.Bool, tir.I8, tir.UI8:
 		for _, v := range ints {
 			out = append(out, byte(v))
 		}
-	case tir.I32:
+	case tir.I16, tir.UI16:
+		for _, v := range ints {
+			out = binary.LittleEndian.AppendUint16(out, uint16(v))
+		}
+	case tir.I32, tir.UI32:
 		for _, v := range ints {
 			out = binary.LittleEndian.AppendUint32(out, uint32(v))
 		}
-	case tir.I64, tir.Index:
+	case tir.I64, tir.UI64, tir.Index:
 		for _, v := range ints {
 			out = binary.LittleEndian.AppendUint64(out, uint64(v))
 		}

@@ -69,18 +69,26 @@ func (g *fgen) scalarIndex(a *access) (value.Value, error) {
 	return g.toI64(idx), nil
 }
 
-// fromStorage converts a loaded value to its register type (i8 → i1).
+// fromStorage converts a loaded value to its register type (i8 → i1,
+// bf16 bits → float).
 func (g *fgen) fromStorage(a *access, v value.Value) value.Value {
-	if a.buf.DType.IsBool() {
+	switch a.buf.DType.Kind {
+	case tir.Bool:
 		return g.cur.NewTrunc(v, withLanes(types.I1, lanesOf(v)))
+	case tir.BF16:
+		return g.bf16ToFloat(v)
 	}
 	return v
 }
 
-// toStorage converts a value to its storage type (i1 → i8).
+// toStorage converts a value to its storage type (i1 → i8, float holding
+// a bf16 value → its bits).
 func (g *fgen) toStorage(a *access, v value.Value) value.Value {
-	if a.buf.DType.IsBool() {
+	switch a.buf.DType.Kind {
+	case tir.Bool:
 		return g.cur.NewZExt(v, withLanes(types.I8, lanesOf(v)))
+	case tir.BF16:
+		return g.floatToBF16Bits(v)
 	}
 	return v
 }

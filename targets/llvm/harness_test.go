@@ -177,13 +177,13 @@ func encode(a *tir.Array) []byte {
 		case tir.F64:
 			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(a.Floats[i]))
 		case tir.F16:
-			out = binary.LittleEndian.AppendUint16(out, tir.Float32ToF16(float32(a.Floats[i])))
-		case tir.I32:
-			out = binary.LittleEndian.AppendUint32(out, uint32(a.Ints[i]))
-		case tir.I64, tir.Index:
-			out = binary.LittleEndian.AppendUint64(out, uint64(a.Ints[i]))
-		case tir.I8, tir.Bool:
-			out = append(out, byte(a.Ints[i]))
+			out = binary.LittleEndian.AppendUint16(out, tir.F16Bits(a.Floats[i]))
+		case tir.BF16:
+			out = binary.LittleEndian.AppendUint16(out, tir.BF16Bits(a.Floats[i]))
+		default: // integers and i1: the low bytes of the value's bit pattern
+			var b [8]byte
+			binary.LittleEndian.PutUint64(b[:], uint64(a.Ints[i]))
+			out = append(out, b[:tir.ElemBytes(a.DType)]...)
 		}
 	}
 	return out
@@ -197,15 +197,14 @@ func decode(a *tir.Array, b []byte) {
 		case tir.F64:
 			a.Floats[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
 		case tir.F16:
-			a.Floats[i] = float64(tir.F16ToFloat32(binary.LittleEndian.Uint16(b[2*i:])))
-		case tir.I32:
-			a.Ints[i] = int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
-		case tir.I64, tir.Index:
-			a.Ints[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
-		case tir.I8:
-			a.Ints[i] = int64(int8(b[i]))
-		case tir.Bool:
-			a.Ints[i] = int64(b[i])
+			a.Floats[i] = tir.F16Value(binary.LittleEndian.Uint16(b[2*i:]))
+		case tir.BF16:
+			a.Floats[i] = float64(tir.BF16ToFloat32(binary.LittleEndian.Uint16(b[2*i:])))
+		default: // integers (sign- or zero-extended by WrapInt) and i1
+			w := int(tir.ElemBytes(a.DType))
+			var buf [8]byte
+			copy(buf[:], b[w*i:w*i+w])
+			a.Ints[i] = tir.WrapInt(a.DType, int64(binary.LittleEndian.Uint64(buf[:])))
 		}
 	}
 }

@@ -49,9 +49,10 @@ func SignatureOf(f *tir.PrimFunc, parallel bool) Signature {
 	return sig
 }
 
-// cType is the C element type of dtype t: float, double, int8_t, int32_t,
-// int64_t (also for index), uint8_t for i1 (one byte per element) and
-// uint16_t holding the bits of f16/bf16.
+// cType is the C element type of dtype t: float, double, int8_t, int16_t,
+// int32_t, int64_t (also for index), uint8_t ... uint64_t for ui8 ... ui64,
+// uint8_t for i1 (one byte per element) and uint16_t holding the bits of
+// f16/bf16.
 func cType(t tir.DType) string {
 	switch t.Kind {
 	case tir.F32:
@@ -60,12 +61,20 @@ func cType(t tir.DType) string {
 		return "double"
 	case tir.I8:
 		return "int8_t"
+	case tir.I16:
+		return "int16_t"
 	case tir.I32:
 		return "int32_t"
 	case tir.I64, tir.Index:
 		return "int64_t"
-	case tir.Bool:
+	case tir.UI8, tir.Bool:
 		return "uint8_t"
+	case tir.UI16:
+		return "uint16_t"
+	case tir.UI32:
+		return "uint32_t"
+	case tir.UI64:
+		return "uint64_t"
 	case tir.F16, tir.BF16:
 		return "uint16_t"
 	}

@@ -138,6 +138,9 @@ func (g *fgen) callMath(x *tir.Call) (value.Value, error) {
 		if x.Name != "abs" || !in.IntOK {
 			return nil, g.errorf("intrinsic %q needs float arguments, got %v", x.Name, t)
 		}
+		if t.IsUnsigned() {
+			return args[0], nil
+		}
 		a, zero := args[0], constOf(args[0].Type(), 0)
 		return g.cur.NewSelect(g.cur.NewICmp(enum.IPredSLT, a, zero), g.cur.NewSub(zero, a), a), nil
 	}
@@ -145,6 +148,8 @@ func (g *fgen) callMath(x *tir.Call) (value.Value, error) {
 	switch {
 	case !ok:
 		return nil, g.errorf("intrinsic %q is not supported by the CPU target", x.Name)
+	case impl.any != nil && t.Kind == tir.BF16:
+		return g.roundBF16(impl.any(g, args)), nil
 	case impl.any != nil:
 		return impl.any(g, args), nil
 	case t.Kind == tir.F64:
@@ -157,8 +162,11 @@ func (g *fgen) callMath(x *tir.Call) (value.Value, error) {
 		}
 	}
 	r := impl.f32(g, args)
-	if narrow {
+	switch {
+	case narrow:
 		r = g.cur.NewFPTrunc(r, withLanes(types.Half, lanesOf(r)))
+	case t.Kind == tir.BF16:
+		r = g.roundBF16(r)
 	}
 	return r, nil
 }

@@ -11,27 +11,30 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// scalarType is the LLVM register type of one lane of t: i1, i8, i32, i64
-// (i64 for index), half, float or double. bf16 is not supported yet (llir
-// has no bfloat type; DESIGN.md plans i16 storage with our own rounding).
+// scalarType is the LLVM register type of one lane of t: i1, i8, i16,
+// i32, i64 (i64 for index; LLVM integers are signless, so unsigned dtypes
+// share them and the operations choose udiv, icmp ult, lshr, zext, uitofp),
+// half, float or double. bf16 values are float registers holding values
+// that bfloat16 represents (every bf16 operation rounds its float result,
+// bf16.go); llir has no bfloat type, so they are stored as i16 bits.
 func scalarType(t tir.DType) (types.Type, error) {
 	switch t.Kind {
 	case tir.Bool:
 		return types.I1, nil
-	case tir.I8:
+	case tir.I8, tir.UI8:
 		return types.I8, nil
-	case tir.I32:
+	case tir.I16, tir.UI16:
+		return types.I16, nil
+	case tir.I32, tir.UI32:
 		return types.I32, nil
-	case tir.I64, tir.Index:
+	case tir.I64, tir.UI64, tir.Index:
 		return types.I64, nil
 	case tir.F16:
 		return types.Half, nil
-	case tir.F32:
+	case tir.F32, tir.BF16:
 		return types.Float, nil
 	case tir.F64:
 		return types.Double, nil
-	case tir.BF16:
-		return nil, fmt.Errorf("dtype bf16 is not supported by the CPU target yet")
 	}
 	return nil, fmt.Errorf("invalid dtype %v", t)
 }
@@ -51,15 +54,22 @@ func regType(t tir.DType) (types.Type, error) {
 
 // storageType is the in-memory element type of a buffer of dtype t: the
 // register type, except i1, which is stored as one byte (i8) per element
-// so that buffers of booleans are byte arrays in the C ABI.
+// so that buffers of booleans are byte arrays in the C ABI, and bf16,
+// stored as its 16 bits (i16).
 func storageType(t tir.DType) (types.Type, error) {
-	if t.Kind == tir.Bool {
-		if t.Lanes > 1 {
-			return types.NewVector(uint64(t.Lanes), types.I8), nil
-		}
-		return types.I8, nil
+	var s types.Type
+	switch t.Kind {
+	case tir.Bool:
+		s = types.I8
+	case tir.BF16:
+		s = types.I16
+	default:
+		return regType(t)
 	}
-	return regType(t)
+	if t.Lanes > 1 {
+		return types.NewVector(uint64(t.Lanes), s), nil
+	}
+	return s, nil
 }
 
 // lanesOf is the number of lanes of an LLVM value (1 for scalars).

@@ -2,7 +2,6 @@ package onnx
 
 import (
 	"github.com/tessera-ml/tessera/dialects/graph"
-	pb "github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -183,7 +182,7 @@ func convertCast(n *node) ([]*value, error) {
 		if err != nil {
 			return nil, err
 		}
-		if dt, err = elemType(int32(to)); err != nil || to == int64(pb.TensorProto_UINT8) {
+		if dt, err = elemType(int32(to)); err != nil {
 			return nil, n.errorf("unsupported target type %s", dataTypeName(int32(to)))
 		}
 	}

@@ -20,7 +20,7 @@ func inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, error) {
 		return nil, fmt.Errorf("input '%s' is not a tensor (sequence, map and optional inputs are not supported)", vi.GetName())
 	}
 	dt, err := elemType(tt.GetElemType())
-	if err != nil || tt.GetElemType() == int32(onnxpb.TensorProto_UINT8) {
+	if err != nil {
 		return nil, fmt.Errorf("input '%s': unsupported element type %s", vi.GetName(), dataTypeName(tt.GetElemType()))
 	}
 	if tt.GetShape() == nil {
@@ -60,7 +60,7 @@ func checkOutputType(vi *onnxpb.ValueInfoProto, t *graphir.TensorType) error {
 	}
 	if et := tt.GetElemType(); et != 0 {
 		dt, err := elemType(et)
-		if err != nil || et == int32(onnxpb.TensorProto_UINT8) {
+		if err != nil {
 			return fmt.Errorf("output '%s': unsupported element type %s", vi.GetName(), dataTypeName(et))
 		}
 		if dt != t.Elem {

@@ -14,6 +14,29 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
+// suiteSkips are node tests whose data the interpreter cannot check, with
+// the reason (cmd/tessera's conformanceExclusions lists them too).
+var suiteSkips = map[string]string{
+	"test_cast_FLOAT_to_BFLOAT16":              "the reference truncates float32 to bfloat16; Tessera rounds to nearest even",
+	"test_castlike_FLOAT_to_BFLOAT16":          "input 'like' is declared 3x4 but holds one element; the reference truncates",
+	"test_castlike_FLOAT_to_BFLOAT16_expanded": "input 'like' is declared 3x4 but holds one element; the reference truncates",
+	"test_castlike_BFLOAT16_to_FLOAT":          "input 'like' is declared 3x4 but holds one element",
+	"test_castlike_BFLOAT16_to_FLOAT_expanded": "input 'like' is declared 3x4 but holds one element",
+}
+
+// bf16FromBits reads a UINT16 tensor as bfloat16 bits where the model
+// wants bf16 (NumPy has no bfloat16: ONNX's test data hold the bits).
+func bf16FromBits(x *graphir.Tensor, want *graphir.TensorType) *graphir.Tensor {
+	if want == nil || want.Elem != graphir.BF16 || x.Type.Elem != graphir.UI16 || !graphir.NewTensor(graphir.BF16, x.Type.Shape...).Equal(want) {
+		return x
+	}
+	out := graphir.NewZeroTensor(want)
+	for i, v := range x.Data {
+		out.Data[i] = float64(graphir.BF16ToFloat32(uint16(v)))
+	}
+	return out
+}
+
 // TestNodeTestSuite runs every node test of libonnx-testdata through the
 // importer and the reference interpreter (test_data_set_0): each one is
 // either reported unsupported or matches its expected outputs. Nothing may
@@ -26,6 +49,10 @@ func TestNodeTestSuite(t *testing.T) {
 	}
 	pass, unsup, fail := 0, 0, 0
 	for _, e := range ents {
+		if why, ok := suiteSkips[e.Name()]; ok {
+			t.Logf("%s: skipped: %s", e.Name(), why)
+			continue
+		}
 		dir := filepath.Join(nodeTests, e.Name())
 		m, err := Import(filepath.Join(dir, "model.onnx"))
 		if err != nil {
@@ -56,7 +83,7 @@ func TestNodeTestSuite(t *testing.T) {
 				ok = false
 				break
 			}
-			args = append(args, x)
+			args = append(args, bf16FromBits(x, graphir.AsTensor(f.Type.Inputs[i])))
 		}
 		if !ok {
 			t.Errorf("%s: cannot read its inputs", e.Name())
@@ -85,12 +112,13 @@ func TestNodeTestSuite(t *testing.T) {
 				bad = err.Error()
 				break
 			}
+			w = bf16FromBits(w, g.Type)
 			if w.Type.String() != g.Type.String() {
 				bad = fmt.Sprintf("type %s vs %s", g.Type, w.Type)
 				break
 			}
 			for k := range w.Data {
-				if math.IsNaN(w.Data[k]) && math.IsNaN(g.Data[k]) {
+				if math.IsNaN(w.Data[k]) && math.IsNaN(g.Data[k]) || w.Data[k] == g.Data[k] {
 					continue
 				}
 				if !(math.Abs(g.Data[k]-w.Data[k]) <= 1e-5+1e-3*math.Abs(w.Data[k])) {

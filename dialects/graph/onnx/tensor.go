@@ -9,27 +9,48 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
-// elemType maps an ONNX TensorProto.DataType to a graph element type.
-// uint8 has no graph dtype: its values are exact in i32, which holds them
-// (constants only; a uint8 graph input or output is refused).
+// elemType maps an ONNX TensorProto.DataType to a graph element type:
+// FLOAT, DOUBLE, FLOAT16, BFLOAT16, INT8 ... INT64, UINT8 ... UINT64 and
+// BOOL (STRING, complex and the 8-bit float types are unsupported).
 func elemType(dt int32) (graphir.DType, error) {
 	switch onnxpb.TensorProto_DataType(dt) {
 	case onnxpb.TensorProto_FLOAT:
 		return graphir.F32, nil
 	case onnxpb.TensorProto_DOUBLE:
 		return graphir.F64, nil
+	case onnxpb.TensorProto_FLOAT16:
+		return graphir.F16, nil
+	case onnxpb.TensorProto_BFLOAT16:
+		return graphir.BF16, nil
 	case onnxpb.TensorProto_INT32:
 		return graphir.I32, nil
 	case onnxpb.TensorProto_INT64:
 		return graphir.I64, nil
 	case onnxpb.TensorProto_INT8:
 		return graphir.I8, nil
+	case onnxpb.TensorProto_INT16:
+		return graphir.I16, nil
 	case onnxpb.TensorProto_UINT8:
-		return graphir.I32, nil
+		return graphir.UI8, nil
+	case onnxpb.TensorProto_UINT16:
+		return graphir.UI16, nil
+	case onnxpb.TensorProto_UINT32:
+		return graphir.UI32, nil
+	case onnxpb.TensorProto_UINT64:
+		return graphir.UI64, nil
 	case onnxpb.TensorProto_BOOL:
 		return graphir.I1, nil
 	}
 	return 0, fmt.Errorf("unsupported element type %s", dataTypeName(dt))
+}
+
+// float16Value decodes the bits of a FLOAT16 (IEEE binary16) or BFLOAT16
+// element.
+func float16Value(kind onnxpb.TensorProto_DataType, bits uint16) float64 {
+	if kind == onnxpb.TensorProto_BFLOAT16 {
+		return float64(graphir.BF16ToFloat32(bits))
+	}
+	return graphir.F16Value(bits)
 }
 
 // dataTypeName names an ONNX data type for messages.
@@ -80,10 +101,7 @@ func decodeTensor(tp *onnxpb.TensorProto) (*graphir.Tensor, error) {
 		return nil
 	}
 	if raw != nil {
-		size := map[onnxpb.TensorProto_DataType]int{
-			onnxpb.TensorProto_FLOAT: 4, onnxpb.TensorProto_DOUBLE: 8, onnxpb.TensorProto_INT32: 4,
-			onnxpb.TensorProto_INT64: 8, onnxpb.TensorProto_INT8: 1, onnxpb.TensorProto_UINT8: 1, onnxpb.TensorProto_BOOL: 1,
-		}[kind]
+		size := max(1, dt.Bits()/8)
 		if len(raw)%size != 0 {
 			return nil, fmt.Errorf("tensor '%s': raw_data has %d bytes, not a multiple of %d", tp.GetName(), len(raw), size)
 		}
@@ -98,18 +116,24 @@ func decodeTensor(tp *onnxpb.TensorProto) (*graphir.Tensor, error) {
 				data[i] = float64(math.Float32frombits(le.Uint32(b)))
 			case onnxpb.TensorProto_DOUBLE:
 				data[i] = math.Float64frombits(le.Uint64(b))
+			case onnxpb.TensorProto_FLOAT16, onnxpb.TensorProto_BFLOAT16:
+				data[i] = float16Value(kind, le.Uint16(b))
 			case onnxpb.TensorProto_INT32:
 				data[i] = float64(int32(le.Uint32(b)))
 			case onnxpb.TensorProto_INT64:
 				data[i] = float64(int64(le.Uint64(b)))
 			case onnxpb.TensorProto_INT8:
 				data[i] = float64(int8(b[0]))
-			case onnxpb.TensorProto_UINT8:
+			case onnxpb.TensorProto_INT16:
+				data[i] = float64(int16(le.Uint16(b)))
+			case onnxpb.TensorProto_UINT8, onnxpb.TensorProto_BOOL:
 				data[i] = float64(b[0])
-			case onnxpb.TensorProto_BOOL:
-				if b[0] != 0 {
-					data[i] = 1
-				}
+			case onnxpb.TensorProto_UINT16:
+				data[i] = float64(le.Uint16(b))
+			case onnxpb.TensorProto_UINT32:
+				data[i] = float64(le.Uint32(b))
+			case onnxpb.TensorProto_UINT64:
+				data[i] = float64(le.Uint64(b))
 			}
 		}
 	} else {
@@ -133,16 +157,30 @@ func decodeTensor(tp *onnxpb.TensorProto) (*graphir.Tensor, error) {
 			for i, v := range tp.GetInt64Data() {
 				data[i] = float64(v)
 			}
-		default: // int32, int8, uint8, bool are stored in int32_data
+		case onnxpb.TensorProto_UINT32, onnxpb.TensorProto_UINT64:
+			if err := count(len(tp.GetUint64Data())); err != nil {
+				return nil, err
+			}
+			for i, v := range tp.GetUint64Data() {
+				data[i] = float64(v)
+			}
+		default: // int32, int16, int8, uint16, uint8, bool, float16 and bfloat16 (bits) are stored in int32_data
 			if err := count(len(tp.GetInt32Data())); err != nil {
 				return nil, err
 			}
 			for i, v := range tp.GetInt32Data() {
 				switch kind {
+				case onnxpb.TensorProto_FLOAT16, onnxpb.TensorProto_BFLOAT16:
+					data[i] = float16Value(kind, uint16(v))
+					continue
 				case onnxpb.TensorProto_INT8:
 					v = int32(int8(v))
+				case onnxpb.TensorProto_INT16:
+					v = int32(int16(v))
 				case onnxpb.TensorProto_UINT8:
 					v = int32(uint8(v))
+				case onnxpb.TensorProto_UINT16:
+					v = int32(uint16(v))
 				case onnxpb.TensorProto_BOOL:
 					if v != 0 {
 						v = 1

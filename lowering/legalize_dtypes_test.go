@@ -1,0 +1,132 @@
+package lowering
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// Agreement cases for the unsigned, i16, f16 and bf16 element types and
+// graph.bit_shift (run by TestLegalizeElementwiseExtAgreement): the graph
+// interpreter, the hlo interpreter (after legalize-to-hlo and after fuse)
+// and the tensor IR interpreter compute the same values. Integer values
+// are drawn over each type's whole range (ui64 below 2^40, where the
+// reference evaluators' float64 is exact), so unsigned wrap-around,
+// comparisons of values ≥ 2^(bits-1), unsigned division and shifts by the
+// width or more are exercised.
+
+// wideDraw draws values over dt's range; divisor inputs (index 1 when
+// nonZero) are never 0.
+func wideDraw(nonZero bool) func(r *rand.Rand, i int, dt graphir.DType) float64 {
+	return func(r *rand.Rand, i int, dt graphir.DType) float64 {
+		var v float64
+		switch dt {
+		case graphir.UI8:
+			v = float64(r.IntN(256))
+		case graphir.UI16:
+			v = float64(r.IntN(1 << 16))
+		case graphir.UI32:
+			v = float64(r.Uint32())
+		case graphir.UI64:
+			v = float64(r.Uint64() >> 24)
+		case graphir.I16:
+			v = float64(r.IntN(1<<16) - 1<<15)
+		case graphir.I8:
+			v = float64(r.IntN(256) - 128)
+		default:
+			v = ewDrawFloat(r)
+		}
+		if nonZero && i == 1 && v == 0 {
+			v = 3
+		}
+		return v
+	}
+}
+
+// ewDrawFloat is a float in [-3, 3) or, a third of the time, an edge value.
+func ewDrawFloat(r *rand.Rand) float64 {
+	if r.IntN(3) == 0 {
+		return ewEdgeValues[r.IntN(len(ewEdgeValues))]
+	}
+	return 6*r.Float64() - 3
+}
+
+// shiftDraw draws full-range values (input 0) and shift amounts up to 3
+// past the width (input 1).
+func shiftDraw(r *rand.Rand, i int, dt graphir.DType) float64 {
+	if i == 1 {
+		return float64(r.IntN(dt.Bits() + 4))
+	}
+	return wideDraw(false)(r, 0, dt)
+}
+
+// rangeDraw draws floats in [lo, hi).
+func rangeDraw(lo, hi float64) func(r *rand.Rand, i int, dt graphir.DType) float64 {
+	return func(r *rand.Rand, _ int, _ graphir.DType) float64 { return lo + (hi-lo)*r.Float64() }
+}
+
+func dtypeAgreeCases() []ewCase {
+	t := func(dt graphir.DType, shape ...int64) *graphir.TensorType { return graphir.NewTensor(dt, shape...) }
+	var cs []ewCase
+	ints := []graphir.DType{graphir.UI8, graphir.UI16, graphir.UI32, graphir.UI64, graphir.I16}
+	for _, dt := range ints {
+		a, b := t(dt, 3, 5), t(dt, 5)
+		for _, op := range []string{"add", "sub", "max", "min", "equal", "less", "greater_equal"} {
+			if op == "sub" && dt == graphir.UI64 {
+				continue // wraps past 2^53: inexact in the float64 reference
+			}
+			cs = append(cs, ewCase{name: op + "/" + dt.String(), op: "graph." + op, inputs: []*graphir.TensorType{a, b}, draw: wideDraw(false)})
+		}
+		cs = append(cs,
+			ewCase{name: "mul/" + dt.String(), op: "graph.mul", inputs: []*graphir.TensorType{a, b}},
+			ewCase{name: "div/" + dt.String(), op: "graph.div", inputs: []*graphir.TensorType{a, b}, draw: wideDraw(true)},
+			ewCase{name: "abs/" + dt.String(), op: "graph.abs", inputs: []*graphir.TensorType{a}, draw: wideDraw(false)},
+			ewCase{name: "sign/" + dt.String(), op: "graph.sign", inputs: []*graphir.TensorType{a}, draw: wideDraw(false)},
+		)
+		for _, fmod := range []int{0, 1} {
+			cs = append(cs, ewCase{name: fmt.Sprintf("mod/%s/fmod%d", dt, fmod), op: "graph.mod", inputs: []*graphir.TensorType{a, b}, attrs: attrs("fmod", fmod), draw: wideDraw(false)})
+		}
+		if dt.IsUnsigned() {
+			for _, dir := range []string{"LEFT", "RIGHT"} {
+				cs = append(cs, ewCase{name: "bit_shift/" + dir + "/" + dt.String(), op: "graph.bit_shift",
+					inputs: []*graphir.TensorType{t(dt, 4, 7), t(dt, 7)}, attrs: attrs("direction", dir), draw: shiftDraw})
+			}
+		}
+	}
+	cs = append(cs, ewCase{name: "neg/i16", op: "graph.neg", inputs: []*graphir.TensorType{t(graphir.I16, 9)}, draw: wideDraw(false)},
+		ewCase{name: "bit_shift/rank0", op: "graph.bit_shift", inputs: []*graphir.TensorType{t(graphir.UI8), t(graphir.UI8, 11)}, attrs: attrs("direction", "LEFT"), draw: shiftDraw})
+	for _, dt := range []graphir.DType{graphir.F16, graphir.BF16} {
+		for _, op := range []string{"add", "sub", "mul", "div", "max", "min"} {
+			cs = append(cs, ewCase{name: op + "/" + dt.String(), op: "graph." + op, inputs: []*graphir.TensorType{t(dt, 3, 7), t(dt, 7)}})
+		}
+		for _, op := range []string{"neg", "abs", "sqrt", "exp"} {
+			cs = append(cs, ewCase{name: op + "/" + dt.String(), op: "graph." + op, inputs: []*graphir.TensorType{t(dt, 13)}})
+		}
+	}
+	casts := []struct {
+		from, to graphir.DType
+		draw     func(r *rand.Rand, i int, dt graphir.DType) float64
+	}{
+		{graphir.UI8, graphir.F32, wideDraw(false)}, {graphir.UI64, graphir.F64, wideDraw(false)}, {graphir.UI32, graphir.F16, wideDraw(false)},
+		{graphir.I16, graphir.UI16, wideDraw(false)}, {graphir.UI16, graphir.I16, wideDraw(false)}, {graphir.UI32, graphir.I64, wideDraw(false)},
+		{graphir.UI8, graphir.I8, wideDraw(false)}, {graphir.I8, graphir.UI32, wideDraw(false)}, {graphir.I8, graphir.UI64, rangeDraw(0, 128)}, // negatives wrap past 2^53
+		{graphir.UI64, graphir.UI8, wideDraw(false)}, {graphir.UI16, graphir.BF16, wideDraw(false)}, {graphir.I16, graphir.I1, wideDraw(false)},
+		{graphir.F32, graphir.UI8, rangeDraw(0, 255.9)}, {graphir.F64, graphir.UI64, rangeDraw(0, 1e12)}, {graphir.F32, graphir.I16, rangeDraw(-3e4, 3e4)},
+		{graphir.F32, graphir.F16, nil}, {graphir.F64, graphir.F16, nil}, {graphir.F64, graphir.BF16, nil}, {graphir.F32, graphir.BF16, nil},
+		{graphir.F16, graphir.BF16, nil}, {graphir.BF16, graphir.F16, nil}, {graphir.F16, graphir.F64, nil}, {graphir.BF16, graphir.F32, nil},
+		{graphir.F16, graphir.I32, rangeDraw(-100, 100)}, {graphir.BF16, graphir.UI8, rangeDraw(0, 200)}, {graphir.I64, graphir.BF16, nil},
+	}
+	for _, c := range casts {
+		cs = append(cs, ewCase{name: "cast/" + c.from.String() + "_" + c.to.String(), op: "graph.cast", inputs: []*graphir.TensorType{t(c.from, 17)},
+			result: t(c.to, 17), draw: c.draw, noEdge: c.draw != nil})
+	}
+	// f64 values just off the f16/bf16 ties, where rounding through f32
+	// first would round differently.
+	cs = append(cs, ewCase{name: "cast/f64_f16/near-ties", op: "graph.cast", inputs: []*graphir.TensorType{t(graphir.F64, 16)}, result: t(graphir.F16, 16),
+		draw: func(r *rand.Rand, _ int, _ graphir.DType) float64 {
+			return math.Ldexp(float64(2*r.IntN(1024)+2049), -11+r.IntN(8)) * (1 + float64(r.IntN(3)-1)*math.Ldexp(1, -40))
+		}})
+	return cs
+}
