@@ -1,6 +1,7 @@
 package schedule
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -97,4 +98,38 @@ func TestVerifyGPURefusals(t *testing.T) {
 			require.Contains(t, err.Error(), c.msg)
 		})
 	}
+}
+
+// TestGPUSampledSchedulesProperty: 500 schedules sampled from the GPU
+// design space (100 each of a GEMM, a convolution, a pooling, a softmax
+// and an elementwise chain; odd sizes) either pass GPU verification and
+// compute what the unscheduled kernel computes in the interpreter, or are
+// refused by verification with a message naming the kernel and the limit.
+func TestGPUSampledSchedulesProperty(t *testing.T) {
+	workloads := map[string]string{
+		"gemm":    gemmOf(13, 21, 10),
+		"conv":    convOf(3, 5, 7),
+		"pool":    poolSrc,
+		"softmax": softmaxSrc,
+		"chain":   chainSrc,
+	}
+	accepted, refused := 0, 0
+	for name, src := range workloads {
+		f := parseFunc(t, src)
+		want := interpret(t, f, 9)
+		for seed := int64(0); seed < 100; seed++ {
+			s, err := GPURules{}.Sample(parseFunc(t, src), seed)
+			require.NoError(t, err, "%s seed %d", name, seed)
+			g := s.Func()
+			if err := (GPURules{}).Check(g); err != nil {
+				require.Contains(t, err.Error(), "gpu verification: ", "%s seed %d", name, seed)
+				refused++
+				continue
+			}
+			accepted++
+			requireAllClose(t, want, interpret(t, g, 9), fmt.Sprintf("%s seed %d\n%s", name, seed, printed(g)))
+		}
+	}
+	t.Logf("%d sampled GPU schedules accepted and equal to the unscheduled kernels, %d refused by verification", accepted, refused)
+	require.Equal(t, 500, accepted+refused)
 }
