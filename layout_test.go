@@ -42,14 +42,15 @@ type layoutRule struct {
 var layoutRules = []layoutRule{
 	{folder: "internal/syntax", tree: 2, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
 	{folder: "internal/registry", tree: 2, stdOnly: true, allowed: "std"},
-	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry"},
+	{folder: "internal/fp", tree: 2, stdOnly: true, external: []string{"github.com/x448/float16"}, allowed: "std, float16"},
+	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry", "internal/fp"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry, internal/fp"},
 	{folder: "dialects", tree: 2, internal: []string{"graphir"}, allowed: "graphir"},
 	// hlo ops register their tensor IR lowering beside their definition,
 	// graph ops their legalization to hlo.
 	{folder: "dialects/hlo", tree: 2, internal: []string{"graphir", "tensorir"}, allowed: "graphir, tensorir"},
 	{folder: "dialects/graph", tree: 2, internal: []string{"graphir", "dialects/hlo"}, allowed: "graphir, dialects/hlo"},
 	{folder: "dialects/graph/onnx", tree: 3, internal: []string{"graphir", "dialects/graph"}, allowed: "graphir, dialects/graph"},
-	{folder: "tensorir", tree: 1, internal: []string{"internal/syntax", "internal/registry"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry"},
+	{folder: "tensorir", tree: 1, internal: []string{"internal/syntax", "internal/registry", "internal/fp"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry, internal/fp"},
 	{folder: "lowering", tree: 1, internal: []string{"graphir", "dialects", "tensorir"}, allowed: "graphir, dialects/..., tensorir"},
 	{folder: "schedule", tree: 1, internal: []string{"tensorir"}, allowed: "tensorir"},
 	// The runner loads and times candidates with runtime ("timing for the

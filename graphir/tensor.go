@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/x448/float16"
+
+	"github.com/tessera-ml/tessera/internal/fp"
 )
 
 // Tensor is a value of the reference evaluators: a static shape and dtype
@@ -160,43 +162,11 @@ func IntValue(d DType, b int64) float64 {
 	return float64(b)
 }
 
-// float32Odd rounds v to float32 with round-to-odd: truncation toward zero
-// with the last significand bit set when the result is inexact. Rounding
-// that to nearest even in a format of at most 22 significand bits (f16:
-// 11, bf16: 8) equals rounding v directly (Boldo and Melquiond, "When
-// double rounding is odd", 2005), so f64 → f16/bf16 rounds once, as numpy
-// does for float64 → float16. NaN and ±inf pass through.
-func float32Odd(v float64) float32 {
-	f := float32(v)
-	if float64(f) == v || v != v {
-		return f
-	}
-	b := math.Float32bits(f)
-	if math.Abs(float64(f)) > math.Abs(v) {
-		b-- // one step toward zero (from ±inf to ±max finite)
-	}
-	return math.Float32frombits(b | 1)
-}
-
-// Float32ToBF16 rounds f to bfloat16 bits, to nearest even (NaN stays a
-// quiet NaN of the same sign): the upper 16 bits of f after adding
-// 0x7FFF plus the lowest kept bit, the rounding of PyTorch's
-// c10::BFloat16 (round_to_nearest_even) and TensorFlow's bfloat16.
-func Float32ToBF16(f float32) uint16 {
-	b := math.Float32bits(f)
-	if f != f {
-		return uint16(b>>16) | 0x40
-	}
-	b += 0x7FFF + (b>>16)&1
-	return uint16(b >> 16)
-}
-
-// BF16ToFloat32 widens bfloat16 bits exactly (a 16-bit shift).
-func BF16ToFloat32(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
-
-// F16Bits is the IEEE binary16 bit pattern of v rounded to f16 (once, to
-// nearest even; github.com/x448/float16 does the float32 → binary16 step).
-func F16Bits(v float64) uint16 { return float16.Fromfloat32(float32Odd(v)).Bits() }
-
-// F16Value widens IEEE binary16 bits exactly.
-func F16Value(h uint16) float64 { return float64(float16.Frombits(h).Float32()) }
+// The f16/bf16 conversions are internal/fp's (shared with tensorir).
+var (
+	Float32ToBF16 = fp.Float32ToBF16
+	BF16ToFloat32 = fp.BF16ToFloat32
+	F16Bits       = fp.F16Bits
+	F16Value      = fp.F16Value
+	float32Odd    = fp.Float32Odd
+)

@@ -133,4 +133,3 @@ func requireRelClose(t *testing.T, want, got []float64, rel float64, what string
 		require.InDelta(t, w, got[i], rel*scale, "%s[%d]", what, i)
 	}
 }
-

@@ -107,16 +107,9 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	aliased := aliasedCallees(mod)
 	for _, pf := range mod.Funcs {
 		g.byName[pf.Name] = pf
-		params := make([]*ir.Param, len(pf.Params))
-		for i, p := range pf.Params {
-			t, err := paramType(p)
-			if err != nil {
-				return nil, tir.Errorf(p.Loc, "parameter %%%s of @%s: %v", p.Name(), pf.Name, err)
-			}
-			params[i] = ir.NewParam(p.Name(), t)
-			if p.Buffer != nil && !aliased[pf.Name] {
-				params[i].Attrs = append(params[i].Attrs, enum.ParamAttrNoAlias)
-			}
+		params, err := llvmParams(pf, 0, !aliased[pf.Name])
+		if err != nil {
+			return nil, err
 		}
 		f := g.m.NewFunc(pf.Name+".kernel", types.Void, params...)
 		f.Linkage = enum.LinkageInternal
@@ -146,6 +139,26 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	sort.Slice(res.Entries, func(i, j int) bool { return res.Entries[i].Symbol < res.Entries[j].Symbol })
 	res.UsesParallel = g.usesParallel
 	return res, nil
+}
+
+// llvmParams are pf's parameters as LLVM parameters: buffers as pointers
+// into address space addr (noalias when asked), scalars by value.
+func llvmParams(pf *tir.PrimFunc, addr types.AddrSpace, noalias bool) ([]*ir.Param, error) {
+	params := make([]*ir.Param, len(pf.Params))
+	for i, p := range pf.Params {
+		t, err := paramType(p)
+		if err != nil {
+			return nil, tir.Errorf(p.Loc, "parameter %%%s of @%s: %v", p.Name(), pf.Name, err)
+		}
+		if pt, ok := t.(*types.PointerType); ok && addr != 0 {
+			t = &types.PointerType{ElemType: pt.ElemType, AddrSpace: addr}
+		}
+		params[i] = ir.NewParam(p.Name(), t)
+		if p.Buffer != nil && noalias {
+			params[i].Attrs = append(params[i].Attrs, enum.ParamAttrNoAlias)
+		}
+	}
+	return params, nil
 }
 
 // paramType is the LLVM type of a PrimFunc parameter: a pointer to the

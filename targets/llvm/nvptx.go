@@ -168,19 +168,9 @@ func (m *mgen) emitDeviceKernel(pf *tir.PrimFunc) (DeviceKernel, error) {
 			k.Block[axis] = n
 		}
 	}
-	params := make([]*ir.Param, len(pf.Params))
-	for i, p := range pf.Params {
-		t, err := paramType(p)
-		if err != nil {
-			return k, tir.Errorf(p.Loc, "parameter %%%s of @%s: %v", p.Name(), pf.Name, err)
-		}
-		if pt, ok := t.(*types.PointerType); ok {
-			t = &types.PointerType{ElemType: pt.ElemType, AddrSpace: addrGlobal}
-		}
-		params[i] = ir.NewParam(p.Name(), t)
-		if p.Buffer != nil {
-			params[i].Attrs = append(params[i].Attrs, enum.ParamAttrNoAlias)
-		}
+	params, err := llvmParams(pf, addrGlobal, true)
+	if err != nil {
+		return k, err
 	}
 	f := m.m.NewFunc(pf.Name, types.Void, params...)
 	f.FuncAttrs = append(f.FuncAttrs, enum.FuncAttrNoUnwind)
