@@ -234,6 +234,15 @@ func stageShared(s *Schedule, b BlockRV, i int, at LoopRV, threads int64) error 
 	if len(own) == 0 {
 		return nil
 	}
+	vec := int64(1)
+	if last, err := s.FindLoop(own[len(own)-1]); err == nil {
+		if e, ok := constInt(last.Extent); ok {
+			vec = largestDivisorAtMost(e, 4)
+			if vec == 3 {
+				vec = 1
+			}
+		}
+	}
 	fused, err := fuseAll(s, own)
 	if err != nil {
 		return err
@@ -246,11 +255,23 @@ func stageShared(s *Schedule, b BlockRV, i int, at LoopRV, threads int64) error 
 	if !ok {
 		return fmt.Errorf("gpu tiling: the copy of read %d of %q has a non-constant extent", i, b.Name)
 	}
-	parts, err := s.Split(fused, []int64{-1, min(threads, ext)})
+	if vec == 1 {
+		parts, err := s.Split(fused, []int64{-1, min(threads, ext)})
+		if err != nil {
+			return err
+		}
+		return s.Bind(parts[1], "threadIdx.x")
+	}
+	// Each thread copies vec consecutive elements of the innermost
+	// dimension: one 2- or 4-wide access where the offsets are aligned.
+	parts, err := s.Split(fused, []int64{-1, min(threads, ext/vec), vec})
 	if err != nil {
 		return err
 	}
-	return s.Bind(parts[1], "threadIdx.x")
+	if err := s.Bind(parts[1], "threadIdx.x"); err != nil {
+		return err
+	}
+	return s.Vectorize(parts[2])
 }
 
 // fuseAll fuses loops (one loop is returned as is).

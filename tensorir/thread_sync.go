@@ -14,8 +14,8 @@ import (
 // and then written (WAR), by others needs a barrier between the two
 // accesses. The pass walks each statement sequence in program order,
 // keeping the shared buffers read and written since the last barrier; a
-// statement that reads a buffer written since then, or writes one read or
-// written since then, gets a tir.barrier before it. A serial loop's body
+// statement that reads a buffer written since then, or writes one read
+// since then, gets a tir.barrier before it. A serial loop's body
 // is planned for the state flowing around its back edge too (a
 // loop-carried WAR: iteration k+1 refilling a tile that iteration k's
 // threads still read), iterating to a fixed point; a blockIdx loop has no
@@ -123,8 +123,11 @@ func (s *syncState) contains(o *syncState) bool {
 	return true
 }
 
-// conflict names a shared buffer that acc accesses in conflict with s
-// (RAW or WAR or WAW), or "".
+// conflict names a shared buffer that acc accesses in conflict with s, a
+// read after a write (RAW) or a write after a read (WAR), or nil. Two
+// writes are not a conflict (as in TVM's ThreadSync): a schedule writes
+// each element of a tile once per fill, and the barrier before the next
+// read orders them.
 func (s *syncState) conflict(acc *syncState) *Buffer {
 	for b := range acc.reads {
 		if s.writes[b] {
@@ -132,7 +135,7 @@ func (s *syncState) conflict(acc *syncState) *Buffer {
 		}
 	}
 	for b := range acc.writes {
-		if s.writes[b] || s.reads[b] {
+		if s.reads[b] {
 			return b
 		}
 	}
@@ -244,6 +247,9 @@ func (ts *threadSync) uniform(s Stmt) bool {
 			c, ok := x.Extent.(*IntImm)
 			m, ok2 := x.Min.(*IntImm)
 			return ok && ok2 && m.Value == 0 && c.Value >= ts.launch[x.Thread]
+		}
+		if x.Kind == Vectorized {
+			return false // one vector statement: no barrier inside
 		}
 		_, ok := x.Extent.(*IntImm)
 		_, ok2 := x.Min.(*IntImm)

@@ -127,7 +127,7 @@ func (g *fgen) load(x *tir.BufferLoad) (value.Value, error) {
 			return g.fromStorage(a, ld), nil
 		}
 		ld := g.cur.NewLoad(vt, p)
-		ld.Align = align
+		ld.Align = g.vectorAlign(a, align)
 		return g.fromStorage(a, ld), nil
 	case accessGather:
 		idx, err := g.expr(a.flat)
@@ -185,7 +185,7 @@ func (g *fgen) store(s *tir.BufferStore) error {
 			return nil
 		}
 		st := g.cur.NewStore(v, p)
-		st.Align = align
+		st.Align = g.vectorAlign(a, align)
 		return nil
 	case accessGather:
 		idx, err := g.expr(a.flat)

@@ -26,6 +26,8 @@ type vecState struct {
 	// mask is the <lanes x i1> set of active lanes under lane-dependent
 	// conditions (nil: all lanes).
 	mask value.Value
+	// min is the loop's min, v's value in lane 0.
+	min tir.Expr
 }
 
 func newVecState(v *tir.Var, lanes int) *vecState {
@@ -246,6 +248,7 @@ func (g *fgen) vectorLoop(x *tir.For) error {
 	vv := g.cur.NewAdd(g.splat(lo, lanes), constant.NewVector(vt, iota...))
 	g.vec = newVecState(x.Var, lanes)
 	g.vec.base = lo
+	g.vec.min = x.Min
 	defer func() { g.vec = nil }()
 	return g.bind(x.Var, nil, vv, func() error { return g.stmt(x.Body) })
 }

@@ -52,9 +52,10 @@ type mgen struct {
 	// device is set for NVPTX kernels (nvptx.go); launch holds the launch
 	// extent of each thread axis of the kernel being generated and shared
 	// its static shared memory in bytes so far.
-	device bool
-	launch map[string]int64
-	shared int64
+	device        bool
+	launch        map[string]int64
+	shared        int64
+	sharedGlobals map[*tir.Buffer]*ir.Global
 }
 
 // Compile lowers every PrimFunc of mod to an LLVM function and exports

@@ -177,6 +177,7 @@ func (m *mgen) emitDeviceKernel(pf *tir.PrimFunc) (DeviceKernel, error) {
 	m.funcs[pf] = f
 	m.launch = ext
 	m.shared = 0
+	m.sharedGlobals = map[*tir.Buffer]*ir.Global{}
 	defer func() { m.launch = nil }()
 	if err := m.emitKernel(pf); err != nil {
 		return k, err
@@ -258,6 +259,54 @@ func (g *fgen) barrier() error {
 	return nil
 }
 
+// DeviceBufferAlign is the alignment in bytes NVPTX kernels assume for
+// every buffer they receive or allocate (cuMemAlloc returns 256-byte
+// aligned memory; shared arrays are 16-aligned; the arena places buffers
+// at multiples of 64): the widest vector access, ld.global.v4.f32, needs
+// 16.
+const DeviceBufferAlign = 16
+
+// vectorAlign is the alignment of a contiguous vector access in a GPU
+// kernel: the vector's size when the lane-0 element offset is provably a
+// multiple of the lane count (then NVPTX emits one ld/st.v2 or .v4),
+// else elem, the element's; CPU code keeps elem.
+func (g *fgen) vectorAlign(a *access, elem ir.Align) ir.Align {
+	lanes := int64(g.vec.lanes)
+	bytes := lanes * tir.ElemBytes(a.buf.DType)
+	if !g.m.device || bytes > DeviceBufferAlign || bytes&(bytes-1) != 0 {
+		return elem
+	}
+	lane0 := a.flat
+	for range 4 { // lane-dependent lets and block bindings, then the loop variable
+		lane0 = tir.Substitute(lane0, g.vec.defs)
+	}
+	lane0 = tir.Substitute(lane0, map[*tir.Var]tir.Expr{g.vec.v: g.vec.min})
+	if multipleOf(tir.Simplify(lane0, nil), lanes) {
+		return ir.Align(bytes)
+	}
+	return elem
+}
+
+// multipleOf reports whether integer expression e is a multiple of k for
+// every value of its variables: a constant multiple, a sum or difference
+// of multiples, a product with a multiple factor (casts see through).
+func multipleOf(e tir.Expr, k int64) bool {
+	switch x := e.(type) {
+	case *tir.IntImm:
+		return x.Value%k == 0
+	case *tir.Cast:
+		return x.Type.IsInt() && multipleOf(x.X, k)
+	case *tir.Binary:
+		switch x.Op {
+		case tir.OpAdd, tir.OpSub:
+			return multipleOf(x.A, k) && multipleOf(x.B, k)
+		case tir.OpMul:
+			return multipleOf(x.A, k) || multipleOf(x.B, k)
+		}
+	}
+	return false
+}
+
 // sharedAlloc gives a shared-scope buffer of constant size a static array
 // in shared memory (address space 3) for the duration of body.
 func (g *fgen) sharedAlloc(buf *tir.Buffer, st types.Type, n tir.Expr, body func() error) error {
@@ -266,12 +315,18 @@ func (g *fgen) sharedAlloc(buf *tir.Buffer, st types.Type, n tir.Expr, body func
 		return g.errorf("shared buffer %%%s has a non-constant size %s (dynamic shared memory is not supported yet)", buf.Name, tir.ExprString(n))
 	}
 	arr := types.NewArray(uint64(max(c.Value, 1)), st)
-	glob := g.m.m.NewGlobalDef(fmt.Sprintf("%s.%s.shared", g.f.Name(), buf.Name), constant.NewUndef(arr))
-	glob.Linkage = enum.LinkageInternal
-	glob.Align = 16
-	glob.AddrSpace = addrShared
-	glob.Typ = &types.PointerType{ElemType: arr, AddrSpace: addrShared}
-	g.m.shared += c.Value * tir.ElemBytes(buf.DType)
+	// One array per buffer: code generated twice (a versioned loop) shares
+	// it, as the block's threads must.
+	glob, ok := g.m.sharedGlobals[buf]
+	if !ok {
+		glob = g.m.m.NewGlobalDef(fmt.Sprintf("%s.%s.shared.%d", g.f.Name(), buf.Name, len(g.m.sharedGlobals)), constant.NewUndef(arr))
+		glob.Linkage = enum.LinkageInternal
+		glob.Align = 16
+		glob.AddrSpace = addrShared
+		glob.Typ = &types.PointerType{ElemType: arr, AddrSpace: addrShared}
+		g.m.sharedGlobals[buf] = glob
+		g.m.shared += c.Value * tir.ElemBytes(buf.DType)
+	}
 	g.bufs[buf] = constant.NewGetElementPtr(arr, glob, iconst(0), iconst(0))
 	defer delete(g.bufs, buf)
 	return body()

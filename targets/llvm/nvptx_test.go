@@ -23,7 +23,7 @@ func TestNVPTXKernels(t *testing.T) {
 	require.NoError(t, err)
 	res, err := CompileNVPTX(m, Options{MCPU: "sm_80"})
 	require.NoError(t, err)
-	require.Len(t, res.Kernels, 2)
+	require.Len(t, res.Kernels, 3)
 	gemm, staged := res.Kernels[0], res.Kernels[1]
 	require.Equal(t, [3]int64{2, 1, 1}, gemm.Grid)
 	require.Equal(t, [3]int64{8, 1, 1}, gemm.Block)
@@ -36,7 +36,7 @@ func TestNVPTXKernels(t *testing.T) {
 		`define void @gemm(float addrspace(1)* noalias %A`,
 		`call i32 @llvm.nvvm.read.ptx.sreg.ctaid.x()`,
 		`call i32 @llvm.nvvm.read.ptx.sreg.tid.x()`,
-		`@staged.S.shared = internal addrspace(3) global [64 x float] undef, align 16`,
+		`@staged.S.shared.0 = internal addrspace(3) global [64 x float] undef, align 16`,
 		`!{void (float addrspace(1)*, float addrspace(1)*)* @staged, !"kernel", i32 1}`,
 		`!"maxntidx", i32 64}`,
 	} {
@@ -54,10 +54,14 @@ func TestNVPTXKernels(t *testing.T) {
 	require.NoError(t, err)
 	for _, want := range []string{
 		".target sm_80", ".visible .entry gemm(", ".visible .entry staged(", ".maxntid 64, 1, 1",
-		"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared[256]", "st.shared.f32", "ld.shared.f32", "ld.global", "bar.sync \t0;",
+		"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared_$_0[256]", "st.shared.f32", "ld.shared.f32", "ld.global", "bar.sync \t0;",
 	} {
 		require.Contains(t, string(ptx), want)
 	}
+	// A 4-lane vectorized loop at a 4-aligned offset is one 16-byte
+	// access each way.
+	require.Contains(t, string(ptx), "ld.global.nc.v4.f32")
+	require.Contains(t, string(ptx), "st.global.v4.f32")
 	// The threadIdx loop of extent 32 under a launch of 64 is guarded.
 	require.Regexp(t, `setp\.[a-z]+\.(s|u)(32|64)\s+%p\d+, %r(d)?\d+, 3[12];`, string(ptx))
 }
@@ -149,4 +153,21 @@ func TestNVPTXOwnMath(t *testing.T) {
 	require.NotContains(t, string(ptx), ".extern")
 	require.NotContains(t, string(ptx), "call")
 	require.Contains(t, string(ptx), "cvt.f64.f32")
+}
+
+// TestMultipleOf: the alignment proof of GPU vector accesses.
+func TestMultipleOf(t *testing.T) {
+	x, y := tir.NewVar("x", tir.DIndex), tir.NewVar("y", tir.DIndex)
+	for _, c := range []struct {
+		e    tir.Expr
+		want bool
+	}{
+		{tir.Add(tir.Mul(x, tir.Int(64)), tir.Mul(y, tir.Int(4))), true},
+		{tir.Sub(tir.Mul(tir.Int(8), x), tir.Int(4)), true},
+		{tir.Add(tir.Mul(x, tir.Int(64)), tir.Int(1)), false},
+		{tir.Add(tir.Mul(x, tir.Int(4)), y), false},
+		{tir.FloorDiv(tir.Mul(x, tir.Int(8)), tir.Int(2)), false},
+	} {
+		require.Equal(t, c.want, multipleOf(c.e, 4), tir.ExprString(c.e))
+	}
 }
