@@ -4,16 +4,17 @@
 // llc-16 -march=nvptx64 -mcpu=sm_XX. It registers itself with the
 // targets package.
 //
-// What exists: scheduling by schedule.GPURules (auto-bind; multi-level
-// tiling with shared memory is not built yet), GPU verification
-// (schedule.VerifyGPU) and PTX for every kernel of a model (`tessera
-// compile --target cuda --emit ptx`). Running on a GPU needs the CUDA
-// driver runtime (loading the PTX with cuModuleLoadDataEx and launching
-// the kernels from the host function), which is not built yet: Load
-// refuses with one line, saying whether a driver is present.
+// Scheduling is schedule.GPURules (multi-level tiling with shared-memory
+// staging, auto-bind), checked by schedule.VerifyGPU; thread-sync places
+// the barriers. Artifact.Save writes the PTX with the kernels' launch
+// configurations and the host function's plan; Load runs it through the
+// CUDA driver API (driver.go, purego; runtime.go). Without a driver,
+// run/bench/tune stop with one line (Available).
 package cuda
 
 import (
+	"bytes"
+	"encoding/gob"
 	"fmt"
 	"os"
 	"slices"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/ebitengine/purego"
 
+	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/schedule"
 	"github.com/tessera-ml/tessera/targets"
 	"github.com/tessera-ml/tessera/targets/llvm"
@@ -98,21 +100,66 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Device: res, Host: host, Prefix: prefix}, nil
+	plans, err := exportedPlans(m, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return &Artifact{Device: res, Host: host, Prefix: prefix, MCPU: t.opts.MCPU, Plans: plans, kernels: kernels}, nil
 }
 
-// Available is the one-line reason CUDA code cannot run here: no driver
-// (libcuda.so.1), or, with one, the runtime that is not built yet.
+// exportedPlans is the runtime plan of every exported function
+// (global_symbol): a host function's calls, or one call of an exported
+// kernel (what the tuner builds), keyed by the exported symbol.
+func exportedPlans(m *tir.Module, prefix string) (map[string]*targets.HostPlan, error) {
+	plans := map[string]*targets.HostPlan{}
+	for _, f := range m.Funcs {
+		sym, ok := f.Attrs[tir.AttrGlobalSymbol].(tir.StringAttr)
+		if !ok {
+			continue
+		}
+		name := string(sym)
+		if prefix != "" {
+			name = rt.EntrySymbol(prefix, f.Name)
+		}
+		var p *targets.HostPlan
+		var err error
+		if _, isHost := f.Attrs[tir.AttrHost]; isHost {
+			p, err = targets.PlanOf(f)
+		} else {
+			p, err = targets.KernelPlan(f)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cuda: %v", err)
+		}
+		plans[name] = p
+	}
+	return plans, nil
+}
+
+// Available is nil where the CUDA driver loads, else the one line "no
+// CUDA driver: libcuda.so.1 not found".
 func (t *Target) Available() error {
 	if !DriverPresent() {
 		return fmt.Errorf("no CUDA driver: libcuda.so.1 not found")
 	}
-	return fmt.Errorf("cuda: running models on the GPU is not supported yet (the CUDA driver runtime is not built); compile with --emit ptx")
+	return nil
 }
 
-// Load refuses with Available's reason: the CUDA runtime is not built
-// yet.
-func (t *Target) Load(path string) (targets.Module, error) { return nil, t.Available() }
+// Load opens an artifact written by Artifact.Save on device 0 through the
+// CUDA driver (driver.go). Errors: no driver, a file that is not a CUDA
+// artifact, the driver's (the PTX JIT's with its log).
+func (t *Target) Load(path string) (targets.Module, error) {
+	d, err := newCUDADriver()
+	if err != nil {
+		return nil, err
+	}
+	m, err := loadWith(path, d)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return m, nil
+}
 
 // DriverPresent reports whether the CUDA driver library loads.
 func DriverPresent() bool {
@@ -133,12 +180,16 @@ func (t *Target) TextEmits() []string { return []string{"ptx", "llvm"} }
 // Tolerance is 1e-3 (contraction into fma, as on the CPU).
 func (t *Target) Tolerance() float64 { return 1e-3 }
 
-// Artifact is a compiled CUDA module: the kernels' NVPTX module and the
-// host functions that launch them (tensor IR).
+// Artifact is a compiled CUDA module: the kernels' NVPTX module, the host
+// functions that launch them (tensor IR) and the runtime's plan of every
+// exported function.
 type Artifact struct {
-	Device *llvm.DeviceResult
-	Host   []*tir.PrimFunc
-	Prefix string
+	Device  *llvm.DeviceResult
+	Host    []*tir.PrimFunc
+	Prefix  string
+	MCPU    string
+	Plans   map[string]*targets.HostPlan
+	kernels *tir.Module
 }
 
 // Emit writes ptx or llvm to path, or returns it when path is "".
@@ -163,8 +214,21 @@ func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 	return nil, os.WriteFile(path, text, 0o644)
 }
 
-// Save writes the PTX.
+// Save writes what Target.Load opens: the PTX, each kernel's launch
+// configuration and tensor IR, and the plans (gob).
 func (a *Artifact) Save(path string) error {
-	_, err := a.Emit("ptx", path)
-	return err
+	ptx, err := a.Device.PTX()
+	if err != nil {
+		return err
+	}
+	s := saved{MCPU: a.MCPU, PTX: ptx, Kernels: map[string]launch{}, Plans: a.Plans,
+		KernelTIR: tir.Print(a.kernels)}
+	for _, k := range a.Device.Kernels {
+		s.Kernels[k.Name] = launch{Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes}
+	}
+	var buf bytes.Buffer
+	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }

@@ -136,21 +136,12 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 	return a, nil
 }
 
-// kernelPlan is the plan of an exported kernel: one call on its
-// parameters.
+// kernelPlan is targets.KernelPlan with the NPU's error prefix.
 func kernelPlan(f *tir.PrimFunc) (*Plan, error) {
-	p := &Plan{Entry: f.Name}
-	c := PlanCall{Kernel: f.Name}
-	for i, prm := range f.Params {
-		spec, err := targets.SpecOf(prm)
-		if err != nil {
-			return nil, fmt.Errorf("npu: kernel @%s: %v", f.Name, err)
-		}
-		p.Bufs = append(p.Bufs, PlanBuf{Name: prm.Name(), DType: prm.Buffer.DType.String(), Shape: spec.Shape, Role: prm.Role, Param: true})
-		p.Params = append(p.Params, i)
-		c.Args = append(c.Args, i)
+	p, err := targets.KernelPlan(f)
+	if err != nil {
+		return nil, fmt.Errorf("npu: %v", err)
 	}
-	p.Calls = []PlanCall{c}
 	return p, nil
 }
 
