@@ -32,13 +32,12 @@ const GatherOp = "hlo.gather"
 // block's read region of operand is the whole dimension along
 // start_index_map.
 type gatherCfg struct {
-	operand, indices *g.TensorType
-	result           *g.TensorType
-	offsetDims       []int64
-	collapsed        []int64
-	startMap         []int64
-	indexVectorDim   int
-	sliceSizes       []int64
+	indexVector
+	operand, result *g.TensorType
+	offsetDims      []int64
+	collapsed       []int64
+	startMap        []int64
+	sliceSizes      []int64
 }
 
 // GatherDims are hlo.gather's dimension numbers and slice sizes.
@@ -94,7 +93,7 @@ func gatherConfig(op *g.Op) (*gatherCfg, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &gatherCfg{operand: ts[0], indices: ts[1]}
+	c := &gatherCfg{operand: ts[0], indexVector: indexVector{indices: ts[1]}}
 	if !c.indices.Elem.IsInt() || c.indices.Elem == g.I1 {
 		return nil, op.Errorf("start_indices must have an integer element type, got %s", c.indices)
 	}
@@ -109,50 +108,7 @@ func gatherConfig(op *g.Op) (*gatherCfg, error) {
 }
 
 func (c *gatherCfg) readAttrs(op *g.Op) error {
-	for _, a := range []struct {
-		name string
-		dst  *[]int64
-	}{{"offset_dims", &c.offsetDims}, {"collapsed_slice_dims", &c.collapsed}, {"start_index_map", &c.startMap}, {"slice_sizes", &c.sliceSizes}} {
-		if op.Attr(a.name) == nil {
-			return op.Errorf("requires attribute '%s'", a.name)
-		}
-		v, err := op.Ints(a.name)
-		if err != nil {
-			return err
-		}
-		*a.dst = v
-	}
-	if op.Attr("index_vector_dim") == nil {
-		return op.Errorf("requires attribute 'index_vector_dim'")
-	}
-	ivd, err := op.Int("index_vector_dim")
-	if err != nil {
-		return err
-	}
-	if ivd < 0 || ivd > int64(c.indices.Rank()) {
-		return op.Errorf("index_vector_dim %d is out of range [0, %d]", ivd, c.indices.Rank())
-	}
-	c.indexVectorDim = int(ivd)
-	return nil
-}
-
-// indexVectorSize is the number of start index components.
-func (c *gatherCfg) indexVectorSize() int64 {
-	if c.indexVectorDim == c.indices.Rank() {
-		return 1
-	}
-	return c.indices.Shape[c.indexVectorDim]
-}
-
-// batchShape is start_indices' shape without index_vector_dim.
-func (c *gatherCfg) batchShape() []int64 {
-	var s []int64
-	for i, d := range c.indices.Shape {
-		if i != c.indexVectorDim {
-			s = append(s, d)
-		}
-	}
-	return s
+	return c.readIndexAttrs(op, []string{"offset_dims", "collapsed_slice_dims", "start_index_map", "slice_sizes"}, &c.offsetDims, &c.collapsed, &c.startMap, &c.sliceSizes)
 }
 
 func (c *gatherCfg) check(op *g.Op) error {
@@ -245,17 +201,6 @@ func (c *gatherCfg) plan() (batchDims []int, offsetOf []int) {
 	return batchDims, offsetOf
 }
 
-// indexAt is the start_indices index of component k for batch index b.
-func (c *gatherCfg) indexAt(b []int64, k int64) []int64 {
-	if c.indexVectorDim == c.indices.Rank() {
-		return b
-	}
-	idx := make([]int64, 0, len(b)+1)
-	idx = append(idx, b[:c.indexVectorDim]...)
-	idx = append(idx, k)
-	return append(idx, b[c.indexVectorDim:]...)
-}
-
 func evalGather(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 	if err := checkArgSizes(op, args); err != nil {
 		return nil, err
@@ -319,15 +264,4 @@ func gatherCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, err
 		}
 		return x.At(xi...)
 	}}, nil
-}
-
-// indexExprAt is indexAt over tensor IR expressions.
-func (c *gatherCfg) indexExprAt(b []tir.Expr, k int64) []tir.Expr {
-	if c.indexVectorDim == c.indices.Rank() {
-		return b
-	}
-	idx := make([]tir.Expr, 0, len(b)+1)
-	idx = append(idx, b[:c.indexVectorDim]...)
-	idx = append(idx, tir.Int(k))
-	return append(idx, b[c.indexVectorDim:]...)
 }

@@ -61,11 +61,11 @@ const ScatterOp = "hlo.scatter"
 // the updates that reads the start indices and stores at them (a
 // data-dependent store; see scatterKernel).
 type scatterCfg struct {
-	operand, indices, updates *g.TensorType
-	windowDims                []int64 // update_window_dims
-	inserted                  []int64 // inserted_window_dims
-	toOperand                 []int64 // scatter_dims_to_operand_dims
-	indexVectorDim            int
+	indexVector
+	operand, updates *g.TensorType
+	windowDims       []int64 // update_window_dims
+	inserted         []int64 // inserted_window_dims
+	toOperand        []int64 // scatter_dims_to_operand_dims
 }
 
 // ScatterDims are hlo.scatter's dimension numbers.
@@ -140,7 +140,7 @@ func scatterConfig(op *g.Op) (*scatterCfg, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &scatterCfg{operand: ts[0], indices: ts[1], updates: ts[2]}
+	c := &scatterCfg{operand: ts[0], indexVector: indexVector{indices: ts[1]}, updates: ts[2]}
 	if !c.indices.Elem.IsInt() || c.indices.Elem == g.I1 {
 		return nil, op.Errorf("scatter_indices must have an integer element type, got %s", c.indices)
 	}
@@ -154,50 +154,7 @@ func scatterConfig(op *g.Op) (*scatterCfg, error) {
 }
 
 func (c *scatterCfg) readAttrs(op *g.Op) error {
-	for _, a := range []struct {
-		name string
-		dst  *[]int64
-	}{{"update_window_dims", &c.windowDims}, {"inserted_window_dims", &c.inserted}, {"scatter_dims_to_operand_dims", &c.toOperand}} {
-		if op.Attr(a.name) == nil {
-			return op.Errorf("requires attribute '%s'", a.name)
-		}
-		v, err := op.Ints(a.name)
-		if err != nil {
-			return err
-		}
-		*a.dst = v
-	}
-	if op.Attr("index_vector_dim") == nil {
-		return op.Errorf("requires attribute 'index_vector_dim'")
-	}
-	ivd, err := op.Int("index_vector_dim")
-	if err != nil {
-		return err
-	}
-	if ivd < 0 || ivd > int64(c.indices.Rank()) {
-		return op.Errorf("index_vector_dim %d is out of range [0, %d]", ivd, c.indices.Rank())
-	}
-	c.indexVectorDim = int(ivd)
-	return nil
-}
-
-// indexVectorSize is the number of start index components.
-func (c *scatterCfg) indexVectorSize() int64 {
-	if c.indexVectorDim == c.indices.Rank() {
-		return 1
-	}
-	return c.indices.Shape[c.indexVectorDim]
-}
-
-// batchShape is scatter_indices' shape without index_vector_dim.
-func (c *scatterCfg) batchShape() []int64 {
-	var s []int64
-	for i, d := range c.indices.Shape {
-		if i != c.indexVectorDim {
-			s = append(s, d)
-		}
-	}
-	return s
+	return c.readIndexAttrs(op, []string{"update_window_dims", "inserted_window_dims", "scatter_dims_to_operand_dims"}, &c.windowDims, &c.inserted, &c.toOperand)
 }
 
 // scatterDims are the dims of updates that are not window dims, in order.
@@ -268,28 +225,6 @@ func (c *scatterCfg) check(op *g.Op) error {
 		}
 	}
 	return nil
-}
-
-// indexAt is the scatter_indices index of component k for batch index b.
-func (c *scatterCfg) indexAt(b []int64, k int64) []int64 {
-	if c.indexVectorDim == c.indices.Rank() {
-		return b
-	}
-	idx := make([]int64, 0, len(b)+1)
-	idx = append(idx, b[:c.indexVectorDim]...)
-	idx = append(idx, k)
-	return append(idx, b[c.indexVectorDim:]...)
-}
-
-// indexExprAt is indexAt over tensor IR expressions.
-func (c *scatterCfg) indexExprAt(b []tir.Expr, k int64) []tir.Expr {
-	if c.indexVectorDim == c.indices.Rank() {
-		return b
-	}
-	idx := make([]tir.Expr, 0, len(b)+1)
-	idx = append(idx, b[:c.indexVectorDim]...)
-	idx = append(idx, tir.Int(k))
-	return append(idx, b[c.indexVectorDim:]...)
 }
 
 // scatterCombiner is the update computation as a function: the fast path

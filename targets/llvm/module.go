@@ -92,17 +92,7 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	if err := tir.Verify(mod); err != nil {
 		return nil, err
 	}
-	g := &mgen{
-		opts:   opts,
-		m:      ir.NewModule(),
-		funcs:  map[*tir.PrimFunc]*ir.Func{},
-		decls:  map[string]*ir.Func{},
-		strs:   map[string]*ir.Global{},
-		byName: map[string]*tir.PrimFunc{},
-	}
-	g.m.SourceFilename = "tessera"
-	g.m.TargetTriple = TargetTriple
-	g.m.DataLayout = DataLayout
+	g := newMgen(opts, TargetTriple, DataLayout, false)
 	res := &Result{Module: g.m, opts: opts}
 	// Declare every kernel first so that functions may call each other.
 	aliased := aliasedCallees(mod)
@@ -160,6 +150,24 @@ func llvmParams(pf *tir.PrimFunc, addr types.AddrSpace, noalias bool) ([]*ir.Par
 		}
 	}
 	return params, nil
+}
+
+// newMgen starts a module's code generation for a target triple and data
+// layout; device selects NVPTX kernels (nvptx.go).
+func newMgen(opts Options, triple, layout string, device bool) *mgen {
+	g := &mgen{
+		opts:   opts,
+		m:      ir.NewModule(),
+		funcs:  map[*tir.PrimFunc]*ir.Func{},
+		decls:  map[string]*ir.Func{},
+		strs:   map[string]*ir.Global{},
+		byName: map[string]*tir.PrimFunc{},
+		device: device,
+	}
+	g.m.SourceFilename = "tessera"
+	g.m.TargetTriple = triple
+	g.m.DataLayout = layout
+	return g
 }
 
 // paramType is the LLVM type of a PrimFunc parameter: a pointer to the

@@ -126,18 +126,7 @@ func CompileNVPTX(mod *tir.Module, opts Options) (*DeviceResult, error) {
 	if err := tir.Verify(mod); err != nil {
 		return nil, err
 	}
-	g := &mgen{
-		opts:   opts,
-		m:      ir.NewModule(),
-		funcs:  map[*tir.PrimFunc]*ir.Func{},
-		decls:  map[string]*ir.Func{},
-		strs:   map[string]*ir.Global{},
-		byName: map[string]*tir.PrimFunc{},
-		device: true,
-	}
-	g.m.SourceFilename = "tessera"
-	g.m.TargetTriple = NVPTXTriple
-	g.m.DataLayout = NVPTXDataLayout
+	g := newMgen(opts, NVPTXTriple, NVPTXDataLayout, true)
 	res := &DeviceResult{Module: g.m, opts: opts}
 	annotations := &metadata.NamedDef{Name: "nvvm.annotations"}
 	for _, pf := range mod.Funcs {
