@@ -253,6 +253,9 @@ func (m *Measurer) run(ref *taskRef, so string) Result {
 		}
 		return Result{Error: ErrRun, Msg: err.Error()}
 	}
+	if resp.Restart {
+		m.runner.kill() // the next candidate gets a fresh runner (and device context)
+	}
 	if resp.Error != "" {
 		return Result{Error: resp.Error, Msg: resp.Msg}
 	}

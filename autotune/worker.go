@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"strings"
 	"time"
 
 	rt "github.com/tessera-ml/tessera/runtime"
@@ -98,6 +99,10 @@ type workerResult struct {
 	Seconds []float64 `json:"seconds,omitempty"`
 	MaxErr  float64   `json:"max_err,omitempty"` // max |got - reference| over the outputs
 	MaxRef  float64   `json:"max_ref,omitempty"` // max |reference|
+	// Restart: the runner's device is unusable after this candidate's
+	// fault (targets.ErrDeviceLost: a GPU kernel's illegal address leaves
+	// its context broken), so the measurer starts a new runner.
+	Restart bool `json:"restart,omitempty"`
 }
 
 func build(r *buildRequest) workerResult {
@@ -174,6 +179,12 @@ type runRequest struct {
 }
 
 func run(r *runRequest) workerResult {
+	res := runCandidate(r)
+	res.Restart = res.Error != "" && strings.Contains(res.Msg, targets.ErrDeviceLost.Error())
+	return res
+}
+
+func runCandidate(r *runRequest) workerResult {
 	fail := func(format string, args ...any) workerResult {
 		return workerResult{Error: ErrRun, Msg: fmt.Sprintf(format, args...)}
 	}

@@ -17,6 +17,9 @@ import (
 // variable bound to the loop indexes a written region), or a store
 // outside blocks whose indices ignore the loop.
 func (s *Schedule) checkSpatial(prim string, l LoopRV, f *tir.For) error {
+	if ext, ok := constInt(f.Extent); ok && ext == 1 && !tir.StmtUsesVar(f.Body, f.Var) {
+		return nil // a unit loop whose variable nothing uses (add_unit_loop) has one iteration
+	}
 	for _, r := range BlocksUnder(f.Body) {
 		b := r.Block
 		br := BlockRV{Name: b.Name}

@@ -365,6 +365,67 @@ func (s *Schedule) Fuse(loops ...LoopRV) (LoopRV, error) {
 	return out, nil
 }
 
+// AddUnitLoop wraps a block or a loop (target: a BlockRV or a LoopRV) in
+// a new loop of extent 1 and returns it (TVM's add_unit_loop): a block
+// with no spatial loop of its own, such as a full reduction's scalar
+// output, then has a loop to bind to blockIdx and threadIdx. The loop's
+// variable is used by nothing, so the schedule stays equivalent.
+// Refused: an unknown block or loop, another kind of target.
+func (s *Schedule) AddUnitLoop(target any) (LoopRV, error) {
+	const prim = "add_unit_loop"
+	var st tir.Stmt
+	var base string
+	switch x := target.(type) {
+	case BlockRV:
+		br := findBlock(s.f.Body, x.Name)
+		if br == nil {
+			return LoopRV{}, s.Errorf(prim, &x, nil, "no such block in @%s", s.f.Name)
+		}
+		st, base = br, sanitizeName(x.Name)
+	case LoopRV:
+		f, err := s.FindLoop(x)
+		if err != nil {
+			return LoopRV{}, s.Errorf(prim, nil, &x, "no such loop in @%s", s.f.Name)
+		}
+		st, base = f, f.Var.Name
+	default:
+		return LoopRV{}, s.Errorf(prim, nil, nil, "the target must be a block or a loop, not %T", target)
+	}
+	v := tir.NewVar(s.freshLoopName(base+"_unit"), tir.DIndex)
+	s.replaceStmt(st, &tir.For{Var: v, Min: tir.IntOf(tir.DIndex, 0), Extent: tir.IntOf(tir.DIndex, 1), Body: st, Loc: st.Location()})
+	out := LoopRV{Var: v}
+	s.Record(prim, []any{target}, nil, nil, []any{out})
+	return out, nil
+}
+
+// freshLoopName is name, or name with a number appended, such that no
+// loop of the function has that name.
+func (s *Schedule) freshLoopName(name string) string {
+	used := map[string]bool{}
+	tir.VisitStmt(s.f.Body, func(st tir.Stmt) bool {
+		if f, ok := st.(*tir.For); ok {
+			used[f.Var.Name] = true
+		}
+		return true
+	})
+	out := name
+	for i := 1; used[out]; i++ {
+		out = fmt.Sprintf("%s%d", name, i)
+	}
+	return out
+}
+
+// sanitizeName keeps the letters, digits and underscores of a block name
+// for a variable name.
+func sanitizeName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
+}
+
 // Reorder reorders loops of one perfect nest (TVM's reorder): the loops
 // given occupy the same positions of the nest as before, in the order
 // given (loops between them that are not given stay in place).
@@ -541,6 +602,13 @@ func init() {
 			return nil, err
 		}
 		l, err := s.Fuse(ls...)
+		return []any{l}, err
+	})
+	RegisterInstruction("add_unit_loop", func(s *Schedule, in []any, _ map[string]any, _ any) ([]any, error) {
+		if len(in) != 1 {
+			return nil, fmt.Errorf("add_unit_loop takes one input, got %d", len(in))
+		}
+		l, err := s.AddUnitLoop(in[0])
 		return []any{l}, err
 	})
 	RegisterInstruction("reorder", func(s *Schedule, in []any, _ map[string]any, _ any) ([]any, error) {

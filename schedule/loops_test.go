@@ -412,3 +412,30 @@ func TestTileAndBindOnEveryWorkload(t *testing.T) {
 		})
 	}
 }
+
+// TestAddUnitLoop: add_unit_loop wraps a block or a loop in a unit loop
+// (fresh names), binds to threads, replays from its trace and keeps the
+// result; unknown targets are refused.
+func TestAddUnitLoop(t *testing.T) {
+	s := New(parseFunc(t, fullReduceSrc))
+	u, err := s.AddUnitLoop(BlockRV{Name: "sum"})
+	require.NoError(t, err)
+	assert.Equal(t, "sum_unit", u.Name())
+	loops := mustLoops(t, s, "sum")
+	v, err := s.AddUnitLoop(loops[0])
+	require.NoError(t, err)
+	assert.Equal(t, "i_unit", v.Name())
+	w, err := s.AddUnitLoop(v)
+	require.NoError(t, err)
+	assert.Equal(t, "i_unit_unit", w.Name())
+	require.NoError(t, s.Bind(w, "blockIdx.x"))
+	require.NoError(t, s.Bind(v, "threadIdx.x"))
+	assert.Contains(t, printed(s.Func()), `tir.for %i_unit_unit = 0 to 1 thread_binding("blockIdx.x") {`)
+	checkSame(t, s)
+	checkReplay(t, s)
+
+	_, err = s.AddUnitLoop(BlockRV{Name: "nope"})
+	assert.ErrorContains(t, err, `add_unit_loop: block "nope": no such block in @total`)
+	_, err = s.AddUnitLoop("sum")
+	assert.ErrorContains(t, err, "the target must be a block or a loop, not string")
+}

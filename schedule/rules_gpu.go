@@ -184,7 +184,25 @@ func autoBind(s *Schedule, name string, threads int64) (LoopRV, error) {
 		extent *= ext
 	}
 	if len(outer) == 0 {
-		return LoopRV{}, fmt.Errorf("gpu rules: block %q has no outer spatial loop of its own to bind to threads", name)
+		// No spatial loop (a full reduction to a scalar): one thread runs
+		// the block's nest, under unit loops bound to blockIdx.x and
+		// threadIdx.x (TVM's auto-bind adds them the same way).
+		var target any = b
+		if len(loops) > 0 && len(BlocksUnder(mustLoop(s, loops[0]).Body)) == 1 {
+			target = loops[0]
+		}
+		tx, err := s.AddUnitLoop(target)
+		if err != nil {
+			return LoopRV{}, err
+		}
+		bx, err := s.AddUnitLoop(tx)
+		if err != nil {
+			return LoopRV{}, err
+		}
+		if err := s.Bind(bx, "blockIdx.x"); err != nil {
+			return LoopRV{}, err
+		}
+		return tx, s.Bind(tx, "threadIdx.x")
 	}
 	fused := outer[0]
 	if len(outer) > 1 {
@@ -201,6 +219,12 @@ func autoBind(s *Schedule, name string, threads int64) (LoopRV, error) {
 		return LoopRV{}, err
 	}
 	return parts[1], s.Bind(parts[1], "threadIdx.x")
+}
+
+// mustLoop is the loop l of s, which the caller just got from s.
+func mustLoop(s *Schedule, l LoopRV) *tir.For {
+	f, _ := s.FindLoop(l)
+	return f
 }
 
 // Check is VerifyGPU with the rules' limits on f as code generation sees

@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -140,4 +141,28 @@ func TestGPUSampledSchedulesProperty(t *testing.T) {
 	}
 	t.Logf("%d sampled GPU schedules accepted and equal to the unscheduled kernels, %d refused by verification", accepted, refused)
 	require.Equal(t, 500, accepted+refused)
+}
+
+// TestDefaultGPUTileSizes: the default GPU tiling's register tiles and
+// threads per loop for a batch-1 dense layer (no register tile, the block's
+// 256 threads on the row), a 1024² GEMM (4×4, 64×64 tiles) and a 4096² one
+// (8×8, 128×128 tiles); factors are [blocks, vthread, threads, 1, reg].
+func TestDefaultGPUTileSizes(t *testing.T) {
+	for _, tc := range []struct {
+		m, n, k int
+		i, j    []int64
+	}{
+		{1, 1000, 1280, []int64{-1, 1, 1, 1, 1}, []int64{-1, 1, 256, 1, 1}},
+		{1024, 1024, 1024, []int64{-1, 1, 16, 1, 4}, []int64{-1, 1, 16, 1, 4}},
+		{4096, 4096, 4096, []int64{-1, 1, 16, 1, 8}, []int64{-1, 1, 16, 1, 8}},
+		{37, 53, 29, []int64{-1, 1, 16, 1, 2}, []int64{-1, 1, 16, 1, 2}},
+	} {
+		s := New(parseFunc(t, gemmOf(tc.m, tc.n, tc.k)))
+		nest, ok := nestOf(s, "C")
+		require.True(t, ok)
+		tile := defaultGPUTile(nest, 256)
+		assert.Equal(t, tc.i, tile.factors[0], "%d×%d×%d: i", tc.m, tc.n, tc.k)
+		assert.Equal(t, tc.j, tile.factors[1], "%d×%d×%d: j", tc.m, tc.n, tc.k)
+		assert.Equal(t, []int64{-1, largestDivisorAtMost(int64(tc.k), 16), 1}, tile.factors[2])
+	}
 }

@@ -107,8 +107,24 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"softmax_file": string(sm),
 		"cbr":          convBiasReluSrc,
 		"cbr_file":     string(cbr),
+		"full_reduce":  fullReduceSrc,
 	}
 }
+
+// fullReduceSrc sums a 7×9 buffer into a scalar: no spatial loop.
+const fullReduceSrc = `tir.func @total(%A: buffer<7x9xf32>, out %S: buffer<f32>) attributes {tessera.kernel} {
+  tir.for %i = 0 to 7 {
+    tir.for %j = 0 to 9 {
+      tir.block "sum"(%vi = reduce(0:7, %i), %vj = reduce(0:9, %j)) reads(%A[%vi, %vj]) writes(%S[]) {
+        tir.init {
+          %S[] = 0.0
+        }
+        %S[] = %S[] + %A[%vi, %vj]
+      }
+    }
+  }
+}
+`
 
 var avx512 = CPURules{VectorBits: 512, Cores: 2, MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable}
 

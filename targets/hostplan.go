@@ -154,3 +154,23 @@ func KernelPlan(f *tir.PrimFunc) (*HostPlan, error) {
 	p.Calls = []PlanCall{c}
 	return p, nil
 }
+
+// EntrySignatureOf is the signature of exported function f under symbol:
+// its tensors, inputs then outputs (in-out buffers count as outputs, as
+// for the call); false when a parameter has no spec or the runtime cannot
+// call the entry (runtime.EntrySignature.Validate).
+func EntrySignatureOf(f *tir.PrimFunc, symbol string) (rt.EntrySignature, bool) {
+	es := rt.EntrySignature{Func: f.Name, Symbol: symbol}
+	for _, p := range f.Params {
+		spec, err := SpecOf(p)
+		if err != nil {
+			return rt.EntrySignature{}, false
+		}
+		if p.Role == tir.RoleIn {
+			es.Inputs = append(es.Inputs, spec)
+		} else {
+			es.Outputs = append(es.Outputs, spec)
+		}
+	}
+	return es, es.Validate() == nil
+}

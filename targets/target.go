@@ -7,6 +7,7 @@
 package targets
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -100,6 +101,28 @@ type Entry interface {
 	// timed calls lasting minTime in all, calling before (when not nil)
 	// before every call, outside the timed interval.
 	BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, minTime time.Duration, before func()) (rt.Timings, error)
+}
+
+// ErrDeviceLost is wrapped by a runtime's errors after a fault that leaves
+// the device unusable by this process (a CUDA kernel's illegal address or
+// launch failure: the context is broken until the process exits). A
+// caller that goes on, such as the tuner's runner, must start a new
+// process.
+var ErrDeviceLost = errors.New("the device is unusable by this process after a fault (restart it)")
+
+// KernelTimer is implemented by entries that can time each kernel call
+// of their plan on its own (the CUDA runtime, with CUDA events).
+type KernelTimer interface {
+	// KernelTimes runs the entry repeats times (after one untimed run),
+	// timing every kernel call, and returns each call's median, in plan
+	// order. The outputs hold the last run's results.
+	KernelTimes(inputs, outputs []*rt.Tensor, repeats int) ([]KernelTime, error)
+}
+
+// KernelTime is the median time of one kernel call of a plan, in seconds.
+type KernelTime struct {
+	Kernel  string
+	Seconds float64
 }
 
 // Availability is implemented by targets whose code needs hardware or a

@@ -15,7 +15,8 @@ import (
 // accesses. The pass walks each statement sequence in program order,
 // keeping the shared buffers read and written since the last barrier; a
 // statement that reads a buffer written since then, or writes one read
-// since then, gets a tir.barrier before it. A serial loop's body
+// since then, gets a tir.barrier before it; for a loop, before the
+// loop (once) rather than before the access inside it. A serial loop's body
 // is planned for the state flowing around its back edge too (a
 // loop-carried WAR: iteration k+1 refilling a tile that iteration k's
 // threads still read), iterating to a fixed point; a blockIdx loop has no
@@ -183,9 +184,10 @@ func (ts *threadSync) stmt(s Stmt, st *syncState) Stmt {
 // barrier before it when any of its accesses conflicts with the state.
 func (ts *threadSync) child(c Stmt, st *syncState) []Stmt {
 	if ts.uniform(c) {
-		// A thread loop runs its body once per thread: a barrier it needs
-		// on entry goes before it rather than at the top of its body.
-		if l, ok := c.(*For); ok && l.Kind == ThreadBinding && strings.HasPrefix(l.Thread, "threadIdx") && st.conflict(firstAccesses(l.Body)) != nil {
+		// A barrier a loop needs on entry goes before it rather than
+		// inside: once, not once per iteration (a thread loop runs its body
+		// once per thread; a serial loop's back edge is planned inside).
+		if l, ok := c.(*For); ok && st.conflict(firstAccesses(l.Body)) != nil {
 			st.clear()
 			return []Stmt{&Barrier{Loc: c.Location()}, ts.stmt(c, st)}
 		}

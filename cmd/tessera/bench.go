@@ -18,10 +18,10 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var minTime time.Duration
 	var report string
 	cmd := &cobra.Command{
-		Use:   "bench MODEL.mlir|MODEL.onnx|MODEL.so [--input X.npy ...]",
-		Short: "compile a model (or load a compiled .so) and report its median latency (--target npu: simulated)",
-		Long: `bench compiles MODEL.mlir (a MODEL.so written by 'tessera compile -o
-MODEL.so' is loaded as it is, and refuses the flags that choose how to
+		Use:   "bench MODEL.mlir|MODEL.onnx|MODEL.so|MODEL.cuda [--input X.npy ...]",
+		Short: "compile a model (or load a compiled .so or .cuda) and report its median latency (--target npu: simulated)",
+		Long: `bench compiles MODEL.mlir (a MODEL.so or MODEL.cuda written by
+'tessera compile -o' is loaded as it is, and refuses the flags that choose how to
 compile, as run does), runs @main warmup times untimed, then at least
 --repeats times and for at least --min-time, and prints the median latency
 (milliseconds) with the spread. Inputs are the given .npy files, or

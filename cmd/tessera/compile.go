@@ -21,21 +21,24 @@ func newCompileCmd(stdout, stderr io.Writer) *cobra.Command {
 	var output, emit string
 	var stats, printPipeline bool
 	cmd := &cobra.Command{
-		Use:   "compile MODEL.mlir [-o OUT] [--emit hlo|tir|obj|so|llvm|asm|npu-asm|npu-bin|partition]",
+		Use:   "compile MODEL.mlir [-o OUT] [--emit hlo|tir|obj|so|llvm|asm|npu-asm|npu-bin|partition|ptx|cuda]",
 		Short: "compile a graph-dialect model for a target (or stop at any level)",
 		Long: `compile runs the compilation pipeline on MODEL.mlir: graph passes,
 legalization to hlo, fusion, tensor IR, scheduling and the target's code
 generation (cpu: x86-64 through LLVM 16; npu: Tessera NPU programs, with
-the kernels the NPU cannot run compiled for the CPU).
+the kernels the NPU cannot run compiled for the CPU; cuda: PTX through
+LLVM 16's NVPTX backend).
 
   tessera compile lenet5.mlir -o lenet5.o    # ELF object, plus lenet5.h declaring lenet5_main
   tessera compile lenet5.mlir -o lenet5.so   # shared object
   tessera compile lenet5.mlir --emit tir     # print the tensor IR (hlo, tir, llvm, asm)
   tessera compile lenet5.mlir --print-pipeline   # the steps, as tessera-opt --pass-pipeline takes them
   tessera compile lenet5.mlir --target npu --emit partition   # which kernel runs where on the NPU target
+  tessera compile lenet5.mlir --target cuda -o lenet5.cuda  # CUDA model file: tessera run/bench load it
 
---emit defaults to the target's first kind (cpu: obj, or so when -o ends in
-.so; npu: npu-asm). hlo, tir and the target's
+--emit defaults to the kind the -o file's extension names (-o X.so: so,
+X.cuda: cuda, X.ptx: ptx), else the target's first kind (cpu: obj; npu:
+npu-asm; cuda: ptx). hlo, tir and the target's
 text kinds are printed to stdout unless -o is given. With an object or
 shared object, the header OUT.h is written beside it. The entry point is
 <name>_main, where <name> is --name or the output file's base name.
@@ -61,7 +64,7 @@ every step.`,
 	}
 	addCompileFlags(cmd, &o, stderr)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file")
-	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: hlo, tir or one of the target's kinds (cpu: obj, so, llvm, asm; npu: npu-asm, npu-bin, partition, so)")
+	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: hlo, tir or one of the target's kinds (cpu: obj, so, llvm, asm; npu: npu-asm, npu-bin, partition, so; cuda: ptx, llvm, cuda)")
 	cmd.Flags().StringVar(&o.name, "name", "", "prefix of the exported symbol (default: the output file's base name)")
 	cmd.Flags().BoolVar(&stats, "stats", false, "print memory planning statistics (arena peak bytes) and how each kernel was scheduled to stderr")
 	cmd.Flags().BoolVar(&printPipeline, "print-pipeline", false, "print the pipeline's steps with their options (tessera-opt --pass-pipeline text) and exit")
@@ -101,8 +104,8 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 	}
 	if emit == "" {
 		emit = t.Emits()[0]
-		if strings.HasSuffix(output, ".so") && slices.Contains(t.Emits(), "so") {
-			emit = "so"
+		if ext := strings.TrimPrefix(filepath.Ext(output), "."); slices.Contains(t.Emits(), ext) {
+			emit = ext // -o X.so, X.cuda, X.ptx: that kind
 		}
 	}
 	stop, text, err := emitStop(t, emit)

@@ -38,15 +38,7 @@ type coverageFile struct {
 // 13 and 17) with `tessera import`, runs it with `tessera run` on the
 // exported inputs and compares every output with PyTorch's.
 func TestCoverageModels(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(coverageDir, "manifest.json"))
-	require.NoError(t, err, "regenerate with /usr/bin/python3 examples/onnx/export_coverage_models.py")
-	var man coverageManifest
-	require.NoError(t, json.Unmarshal(data, &man))
-	var names []string
-	for n := range man.Models {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	man, names := readCoverageManifest(t)
 	for _, name := range names {
 		m := man.Models[name]
 		t.Run(name, func(t *testing.T) {
@@ -82,6 +74,21 @@ func TestCoverageModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readCoverageManifest reads examples/onnx/coverage/manifest.json and
+// returns it with its model names sorted.
+func readCoverageManifest(t *testing.T) (coverageManifest, []string) {
+	data, err := os.ReadFile(filepath.Join(coverageDir, "manifest.json"))
+	require.NoError(t, err, "regenerate with /usr/bin/python3 examples/onnx/export_coverage_models.py")
+	var man coverageManifest
+	require.NoError(t, json.Unmarshal(data, &man))
+	var names []string
+	for n := range man.Models {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return man, names
 }
 
 // relErr64 is max|got − ref| / max|ref| (NaN in got: +Inf).

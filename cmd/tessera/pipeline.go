@@ -71,11 +71,11 @@ type compiled struct {
 
 // loadModel reads, parses and verifies a graph-dialect file, or imports an
 // ONNX model (a path ending in .onnx) as `tessera import` does. Errors:
-// diagnostics, and a compiled model (.so or ELF, isCompiledModel), which
+// diagnostics, and a compiled model (isCompiledModel), which
 // only run and bench take.
 func loadModel(path string) (*graphir.Module, error) {
 	if isCompiledModel(path) {
-		return nil, fmt.Errorf("%s: error: an already compiled model (ELF); tessera run and bench take it, compile and tune need the .mlir or .onnx", path)
+		return nil, fmt.Errorf("%s: error: an already compiled model; tessera run and bench take it, compile and tune need the .mlir or .onnx", path)
 	}
 	var m *graphir.Module
 	if strings.EqualFold(filepath.Ext(path), ".onnx") {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,23 +16,15 @@ import (
 )
 
 // isCompiledModel reports whether path names an already compiled model: a
-// name ending in .so, or a file that starts with the ELF magic (so a .o
-// gets ReadSignature's error rather than a parse error on binary text).
+// name ending in .so, or a file that starts like one
+// (runtime.IsCompiledModel: the ELF magic, so a .o gets the signature
+// reader's error rather than a parse error on binary text, or a device
+// model file's header).
 func isCompiledModel(path string) bool {
-	if strings.EqualFold(filepath.Ext(path), ".so") {
-		return true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	magic := make([]byte, len(elf.ELFMAG))
-	_, err = io.ReadFull(f, magic)
-	return err == nil && string(magic) == elf.ELFMAG
+	return strings.EqualFold(filepath.Ext(path), ".so") || rt.IsCompiledModel(path)
 }
 
-// openModel loads the model for run and bench: a compiled one (.so) as it
+// openModel loads the model for run and bench: a compiled one (.so, .cuda) as it
 // is, refusing the flags that only choose how to compile; anything else is
 // compiled first (loadCompiled).
 func openModel(cmd *cobra.Command, model string, o compileOptions, threads int) (*loaded, error) {
@@ -64,8 +54,9 @@ func refuseCompileFlags(cmd *cobra.Command, path string) error {
 	return errors.New(strings.Join(lines, "\n"))
 }
 
-// loadPrebuilt loads a shared object written by tessera compile without
-// compiling: it reads the signature (runtime.ReadSignature), checks that
+// loadPrebuilt loads a model written by tessera compile (a shared object,
+// a CUDA model file) without compiling: it reads the signature
+// (runtime.ReadModelSignature), checks that
 // this machine has the vector width the kernels were scheduled for, sets
 // the thread count (threads > 0) and opens the library through the
 // recorded target, binding @main's entry point to the recorded specs.
@@ -73,7 +64,7 @@ func refuseCompileFlags(cmd *cobra.Command, path string) error {
 // signature or another format version, another architecture, no @main.
 func loadPrebuilt(path string, threads int) (*loaded, error) {
 	fail := func(err error) (*loaded, error) { return nil, fmt.Errorf("%s: error: %v", path, err) }
-	sig, err := rt.ReadSignature(path)
+	sig, err := rt.ReadModelSignature(path)
 	if err != nil {
 		return fail(err)
 	}
@@ -92,6 +83,9 @@ func loadPrebuilt(path string, threads int) (*loaded, error) {
 	t, err := targets.New(sig.Target, targets.Options{MCPU: sig.MCPU, Threads: threads, StrictFP: sig.StrictFP})
 	if err != nil {
 		return fail(fmt.Errorf("compiled for a target this tessera does not have: %v", err))
+	}
+	if err := targets.CheckAvailable(t); err != nil {
+		return nil, err
 	}
 	l := &loaded{inputs: entry.Inputs, outputs: entry.Outputs}
 	if l.mod, err = t.Load(path); err != nil {

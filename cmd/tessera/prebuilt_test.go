@@ -110,7 +110,7 @@ func TestRunSharedObjectErrors(t *testing.T) {
 		{[]string{"run", arm}, arm + ": error: built for another architecture (EM_AARCH64); this machine is amd64 (EM_X86_64)"},
 		{[]string{"run", notELF}, notELF + ": error: not an ELF shared object: bad magic number"},
 		{[]string{"run", filepath.Join(dir, "missing.so")}, filepath.Join(dir, "missing.so") + ": error: cannot read it: no such file or directory"},
-		{[]string{"compile", so, "--emit", "tir"}, so + ": error: an already compiled model (ELF); tessera run and bench take it, compile and tune need the .mlir or .onnx"},
+		{[]string{"compile", so, "--emit", "tir"}, so + ": error: an already compiled model; tessera run and bench take it, compile and tune need the .mlir or .onnx"},
 		{[]string{"run", so}, "the model takes 1 inputs (arg0: tensor<360x1x32x32xf32>), got 0 --input files"},
 		{[]string{"run", so, "--input", digits28}, digits28 + " holds tensor<360x1x28x28xf32>, but input #0 of the model is arg0: tensor<360x1x32x32xf32>"},
 		{[]string{"bench", so, "--input", digits28, "--input", digits28}, "the model takes 1 inputs (arg0: tensor<360x1x32x32xf32>), got 2 --input files"},

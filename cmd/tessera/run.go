@@ -165,8 +165,8 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o compileOptions
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run MODEL.mlir|MODEL.onnx|MODEL.so --input X.npy [--input ...] [--output Y.npy ...]",
-		Short: "compile a model (or load a compiled .so) and run it on .npy inputs (--target npu: on the NPU simulator)",
+		Use:   "run MODEL.mlir|MODEL.onnx|MODEL.so|MODEL.cuda --input X.npy [--input ...] [--output Y.npy ...]",
+		Short: "compile a model (or load a compiled .so or .cuda) and run it on .npy inputs (--target npu: on the NPU simulator)",
 		Long: `run compiles MODEL.mlir to a shared object, loads it and runs @main on the
 given inputs (one --input per function argument, in order), writing each
 result to an --output file.
@@ -181,8 +181,13 @@ and its options), stored inside the file, says how to call it.
   tessera compile examples/lenet5.mlir -o lenet5.so
   tessera run lenet5.so --input examples/digits_x.npy --output y.npy
 
+A CUDA model file ('tessera compile --target cuda -o MODEL.cuda': the PTX,
+the kernels' launch configurations and the host function's plan) runs the
+same way on a machine with an NVIDIA GPU and its driver, and without
+LLVM.
+
 The flags that choose how to compile (--target, --mcpu, --tuning-db,
---trace, --strict-fp, --print-ir-after, ...) are refused with a .so;
+--trace, --strict-fp, --print-ir-after, ...) are refused with a compiled model;
 --threads still applies (the code reads TESSERA_NUM_THREADS when it runs).
 
 --reference prints the largest absolute difference of the first output from

@@ -132,30 +132,11 @@ func (t *Target) signature(res *llvm.Result, prefix string) rt.Signature {
 	}
 	sig := rt.Signature{Target: t.Name(), MCPU: mcpu, VectorBits: t.bits, Threads: t.opts.Threads, StrictFP: t.opts.StrictFP, Prefix: prefix}
 	for _, e := range res.Entries {
-		if es, ok := entrySignature(e); ok {
+		if es, ok := targets.EntrySignatureOf(e.Func, e.Symbol); ok {
 			sig.Entries = append(sig.Entries, es)
 		}
 	}
 	return sig
-}
-
-// entrySignature is e's tensors, inputs then outputs (in-out buffers
-// count as outputs, as for the call); false when a parameter has no spec
-// or the runtime cannot call the entry (EntrySignature.Validate).
-func entrySignature(e llvm.Entry) (rt.EntrySignature, bool) {
-	es := rt.EntrySignature{Func: e.Func.Name, Symbol: e.Symbol}
-	for _, p := range e.Func.Params {
-		spec, err := targets.SpecOf(p)
-		if err != nil {
-			return rt.EntrySignature{}, false
-		}
-		if p.Role == tir.RoleIn {
-			es.Inputs = append(es.Inputs, spec)
-		} else {
-			es.Outputs = append(es.Outputs, spec)
-		}
-	}
-	return es, es.Validate() == nil
 }
 
 // Load opens a shared object written by Artifact.Save.

@@ -5,7 +5,6 @@ import (
 	"encoding/gob"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -72,19 +71,19 @@ type module struct {
 
 // loadWith opens the artifact at path with driver d.
 func loadWith(path string, d driver) (targets.Module, error) {
-	data, err := os.ReadFile(path)
+	_, data, err := rt.ReadSignedFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %s: %v", path, err)
+	}
+	s, err := decodeSaved(path, data)
 	if err != nil {
 		return nil, err
-	}
-	var s saved
-	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
-		return nil, fmt.Errorf("cuda: %s is not a CUDA artifact: %v", path, err)
 	}
 	mod, err := d.LoadModule(s.PTX)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: loading the PTX: %v", err)
 	}
-	m := &module{s: &s, d: d, mod: mod, fns: map[string]uintptr{}}
+	m := &module{s: s, d: d, mod: mod, fns: map[string]uintptr{}}
 	for name := range s.Kernels {
 		fn, err := d.Function(mod, name)
 		if err != nil {
@@ -93,6 +92,15 @@ func loadWith(path string, d driver) (targets.Module, error) {
 		m.fns[name] = fn
 	}
 	return m, nil
+}
+
+// decodeSaved decodes a saved artifact read from path.
+func decodeSaved(path string, data []byte) (*saved, error) {
+	var s saved
+	if err := gob.NewDecoder(bytes.NewReader(data)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("cuda: %s is not a CUDA artifact: %v", path, err)
+	}
+	return &s, nil
 }
 
 // Close releases the driver (and with it the module and device memory).
@@ -199,6 +207,37 @@ func (e *entry) BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, 
 	return rt.Timings{Seconds: secs, Median: rt.Median(secs)}, e.download(all)
 }
 
+// KernelTimes times each kernel launch of the plan with CUDA events
+// (inputs resident on the device): one untimed run, then repeats runs,
+// returning each call's median in plan order (targets.KernelTimer).
+func (e *entry) KernelTimes(inputs, outputs []*rt.Tensor, repeats int) ([]targets.KernelTime, error) {
+	all, err := e.bind(inputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.upload(all); err != nil {
+		return nil, err
+	}
+	if err := e.launchAll(); err != nil {
+		return nil, err
+	}
+	secs := make([][]float64, len(e.plan.Calls))
+	for range max(repeats, 1) {
+		for i := range e.plan.Calls {
+			s, err := e.m.d.Elapsed(func() error { return e.launch(i) })
+			if err != nil {
+				return nil, err
+			}
+			secs[i] = append(secs[i], s)
+		}
+	}
+	out := make([]targets.KernelTime, len(secs))
+	for i, c := range e.plan.Calls {
+		out[i] = targets.KernelTime{Kernel: c.Kernel, Seconds: rt.Median(secs[i])}
+	}
+	return out, e.download(all)
+}
+
 // bind checks this call's tensors against the entry's parameters (inputs
 // then outputs, the parameters' order) and returns them in that order.
 func (e *entry) bind(inputs, outputs []*rt.Tensor) ([]*rt.Tensor, error) {
@@ -245,14 +284,23 @@ func (e *entry) download(all []*rt.Tensor) error {
 
 // launchAll launches the plan's calls in order.
 func (e *entry) launchAll() error {
-	for _, c := range e.plan.Calls {
-		args := make([]uint64, len(c.Args))
-		for i, id := range c.Args {
-			args[i] = e.ptrs[id]
+	for i := range e.plan.Calls {
+		if err := e.launch(i); err != nil {
+			return err
 		}
-		if err := e.m.d.Launch(e.m.fns[c.Kernel], e.m.s.Kernels[c.Kernel], args); err != nil {
-			return fmt.Errorf("cuda: kernel @%s: %v", c.Kernel, err)
-		}
+	}
+	return nil
+}
+
+// launch launches the plan's i-th call.
+func (e *entry) launch(i int) error {
+	c := e.plan.Calls[i]
+	args := make([]uint64, len(c.Args))
+	for j, id := range c.Args {
+		args[j] = e.ptrs[id]
+	}
+	if err := e.m.d.Launch(e.m.fns[c.Kernel], e.m.s.Kernels[c.Kernel], args); err != nil {
+		return fmt.Errorf("cuda: kernel @%s: %v", c.Kernel, err)
 	}
 	return nil
 }

@@ -268,6 +268,12 @@ func TestRuntimeWithInterpreterDriver(t *testing.T) {
 	require.Len(t, tm.Seconds, 2)
 	require.Len(t, d.launches, 2+3*2, "Call, one warm-up run and two timed runs")
 
+	kt, err := e.(targets.KernelTimer).KernelTimes([]*rt.Tensor{xt}, []*rt.Tensor{yt}, 2)
+	require.NoError(t, err)
+	require.Len(t, kt, 2)
+	require.Equal(t, "gemm_relu", kt[0].Kernel)
+	require.Equal(t, "gemm", kt[1].Kernel)
+
 	_, err = mod.Entry("nope", nil, nil)
 	require.ErrorContains(t, err, "cuda: no entry point nope (the artifact has main)")
 	bad, err := rt.NewTensor(rt.Float32, []int64{5, 11})

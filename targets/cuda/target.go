@@ -100,18 +100,20 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 	if err != nil {
 		return nil, err
 	}
-	plans, err := exportedPlans(m, prefix)
+	plans, sig, err := t.exported(m, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return &Artifact{Device: res, Host: host, Prefix: prefix, MCPU: t.opts.MCPU, Plans: plans, kernels: kernels}, nil
+	return &Artifact{Device: res, Host: host, Prefix: prefix, MCPU: t.opts.MCPU, Plans: plans, Signature: sig, kernels: kernels}, nil
 }
 
-// exportedPlans is the runtime plan of every exported function
-// (global_symbol): a host function's calls, or one call of an exported
-// kernel (what the tuner builds), keyed by the exported symbol.
-func exportedPlans(m *tir.Module, prefix string) (map[string]*targets.HostPlan, error) {
+// exported is the runtime plan of every exported function (global_symbol):
+// a host function's calls, or one call of an exported kernel (what the
+// tuner builds), keyed by the exported symbol; and the model's signature
+// (the entries the runtime can call).
+func (t *Target) exported(m *tir.Module, prefix string) (map[string]*targets.HostPlan, rt.Signature, error) {
 	plans := map[string]*targets.HostPlan{}
+	sig := rt.Signature{Target: t.Name(), MCPU: t.opts.MCPU, StrictFP: t.opts.StrictFP, Prefix: prefix}
 	for _, f := range m.Funcs {
 		sym, ok := f.Attrs[tir.AttrGlobalSymbol].(tir.StringAttr)
 		if !ok {
@@ -129,11 +131,14 @@ func exportedPlans(m *tir.Module, prefix string) (map[string]*targets.HostPlan, 
 			p, err = targets.KernelPlan(f)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cuda: %v", err)
+			return nil, sig, fmt.Errorf("cuda: %v", err)
 		}
 		plans[name] = p
+		if es, ok := targets.EntrySignatureOf(f, name); ok {
+			sig.Entries = append(sig.Entries, es)
+		}
 	}
-	return plans, nil
+	return plans, sig, nil
 }
 
 // Available is nil where the CUDA driver loads, else the one line "no
@@ -171,8 +176,9 @@ func DriverPresent() bool {
 	return true
 }
 
-// Emits are ptx and llvm (the NVPTX LLVM IR).
-func (t *Target) Emits() []string { return []string{"ptx", "llvm"} }
+// Emits are ptx, llvm (the NVPTX LLVM IR) and cuda: the CUDA model file
+// that tessera run and bench load (Artifact.Save; chosen by -o X.cuda).
+func (t *Target) Emits() []string { return []string{"ptx", "llvm", "cuda"} }
 
 // TextEmits are ptx and llvm.
 func (t *Target) TextEmits() []string { return []string{"ptx", "llvm"} }
@@ -184,12 +190,14 @@ func (t *Target) Tolerance() float64 { return 1e-3 }
 // functions that launch them (tensor IR) and the runtime's plan of every
 // exported function.
 type Artifact struct {
-	Device  *llvm.DeviceResult
-	Host    []*tir.PrimFunc
-	Prefix  string
-	MCPU    string
-	Plans   map[string]*targets.HostPlan
-	kernels *tir.Module
+	Device *llvm.DeviceResult
+	Host   []*tir.PrimFunc
+	Prefix string
+	MCPU   string
+	Plans  map[string]*targets.HostPlan
+	// Signature lists the entries tessera run and bench can call.
+	Signature rt.Signature
+	kernels   *tir.Module
 }
 
 // Emit writes ptx or llvm to path, or returns it when path is "".
@@ -205,8 +213,13 @@ func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 		text = ptx
 	case "llvm":
 		text = []byte(a.Device.LLVM())
+	case "cuda":
+		if path == "" {
+			return nil, fmt.Errorf("--emit cuda needs -o FILE")
+		}
+		return nil, a.Save(path)
 	default:
-		return nil, fmt.Errorf("the cuda target cannot emit %q (it emits ptx and llvm)", kind)
+		return nil, fmt.Errorf("the cuda target cannot emit %q (it emits ptx, llvm and cuda)", kind)
 	}
 	if path == "" {
 		return text, nil
@@ -214,7 +227,8 @@ func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 	return nil, os.WriteFile(path, text, 0o644)
 }
 
-// Save writes what Target.Load opens: the PTX, each kernel's launch
+// Save writes what Target.Load opens, a CUDA model file: the signature
+// (runtime.WriteSignedFile's header), then the PTX, each kernel's launch
 // configuration and tensor IR, and the plans (gob).
 func (a *Artifact) Save(path string) error {
 	ptx, err := a.Device.PTX()
@@ -230,5 +244,5 @@ func (a *Artifact) Save(path string) error {
 	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
 		return err
 	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+	return rt.WriteSignedFile(path, a.Signature, buf.Bytes())
 }

@@ -1,10 +1,13 @@
 package llvm
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/llir/llvm/ir"
@@ -340,8 +343,10 @@ func addrSuffix(p value.Value) string {
 
 // PTX optimises the module with opt-16 -O3 and compiles it with llc-16
 // -march=nvptx64 -mcpu=<sm> to PTX assembly (fp contraction as for the
-// CPU: fast unless Options.StrictFP). Errors: the toolchain's, with its
-// output.
+// CPU: fast unless Options.StrictFP). Where opt-16 or llc-16 is missing
+// but clang-16 exists (a machine with only the compiler installed), clang
+// runs the same two steps (--target=nvptx64-nvidia-cuda -march=<sm>).
+// Errors: the toolchain's, with its output.
 func (r *DeviceResult) PTX() ([]byte, error) {
 	dir, err := os.MkdirTemp("", "tessera-ptx-")
 	if err != nil {
@@ -352,21 +357,72 @@ func (r *DeviceResult) PTX() ([]byte, error) {
 	if err := os.WriteFile(in, []byte(r.LLVM()), 0o644); err != nil {
 		return nil, err
 	}
-	optTool, err := findTool("opt-16", "llvm-16")
+	optTool, optErr := findTool("opt-16", "llvm-16")
+	llc, llcErr := findTool("llc-16", "llvm-16")
+	var ptx []byte
+	if optErr == nil && llcErr == nil {
+		ptx, err = r.ptxWithLLC(optTool, llc, in)
+	} else {
+		clang, cerr := findTool("clang-16", "clang-16")
+		if cerr != nil {
+			return nil, errors.Join(optErr, llcErr)
+		}
+		ptx, err = r.ptxWithClang(clang, in)
+	}
 	if err != nil {
 		return nil, err
 	}
-	llc, err := findTool("llc-16", "llvm-16")
-	if err != nil {
-		return nil, err
-	}
+	return fixSignedBFE(ptx), nil
+}
+
+// unsignedBFE matches a PTX bit-field extract: bfe.u32/u64 d, a, pos, len.
+var unsignedBFE = regexp.MustCompile(`bfe\.u(32|64)(\s+)(%\w+),\s*(%\w+),\s*(\d+),\s*(\d+);`)
+
+// fixSignedBFE works around a miscompilation of LLVM 16's NVPTX backend
+// (fixed in LLVM 21, llvm/llvm-project#130862): it selects an unsigned
+// bfe for (and (sra x, pos), 2^len − 1) even where the field extends past
+// the most significant bit, whose copies the arithmetic shift puts there
+// and the unsigned extract replaces with zeros (a signed extract would
+// sign-extend the field instead). Index arithmetic such as
+// floordiv(t, 4)*6 + floormod(floordiv(t, 2), 2)*3 becomes exactly that.
+// A field past the msb comes only from an arithmetic shift (a logical
+// one's mask is narrowed to the bits that exist first), so such an
+// extract is replaced by the shift and the mask it stands for.
+func fixSignedBFE(ptx []byte) []byte {
+	return unsignedBFE.ReplaceAllFunc(ptx, func(m []byte) []byte {
+		g := unsignedBFE.FindSubmatch(m)
+		width, _ := strconv.Atoi(string(g[1]))
+		pos, _ := strconv.Atoi(string(g[5]))
+		n, _ := strconv.Atoi(string(g[6]))
+		if pos+n <= width {
+			return m
+		}
+		w, d, a := string(g[1]), string(g[3]), string(g[4])
+		return []byte(fmt.Sprintf("shr.s%s%s%s, %s, %d;\n\tand.b%s%s%s, %s, %d;", w, g[2], d, a, pos, w, g[2], d, d, uint64(1)<<n-1))
+	})
+}
+
+// ptxWithLLC compiles the IR file in with opt-16 and llc-16.
+func (r *DeviceResult) ptxWithLLC(optTool, llc, in string) ([]byte, error) {
+	bc, out := in+".bc", in+".ptx"
 	mcpu := "-mcpu=" + r.opts.MCPU
-	bc := filepath.Join(dir, "module.bc")
 	if err := runTool(optTool, "-O3", mcpu, in, "-o", bc); err != nil {
 		return nil, err
 	}
-	out := filepath.Join(dir, "module.ptx")
 	if err := runTool(llc, "-O3", "-march=nvptx64", mcpu, r.opts.fpContract(), bc, "-o", out); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(out)
+}
+
+// ptxWithClang compiles the IR file in with clang-16 in the same two steps.
+func (r *DeviceResult) ptxWithClang(clang, in string) ([]byte, error) {
+	bc, out := in+".bc", in+".ptx"
+	nvptx := []string{"--target=nvptx64-nvidia-cuda", "-march=" + r.opts.MCPU, "-O3", "-x", "ir"}
+	if err := runTool(clang, append(nvptx, "-c", "-emit-llvm", in, "-o", bc)...); err != nil {
+		return nil, err
+	}
+	if err := runTool(clang, append(nvptx, "-S", "-f"+strings.TrimPrefix(r.opts.fpContract(), "-"), bc, "-o", out)...); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(out)

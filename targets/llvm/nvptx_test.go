@@ -5,8 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -52,11 +55,19 @@ func TestNVPTXKernels(t *testing.T) {
 
 	ptx, err := res.PTX()
 	require.NoError(t, err)
-	for _, want := range []string{
-		".target sm_80", ".visible .entry gemm(", ".visible .entry staged(", ".maxntid 64, 1, 1",
-		"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared_$_0[256]", "st.shared.f32", "ld.shared.f32", "ld.global", "bar.sync \t0;",
-	} {
-		require.Contains(t, string(ptx), want)
+	// clang-16 alone (a machine without opt-16 and llc-16) gives the same
+	// kernels.
+	clang, err := findTool("clang-16", "clang-16")
+	require.NoError(t, err)
+	viaClang, err := res.ptxWithClang(clang, in)
+	require.NoError(t, err)
+	for _, p := range [][]byte{ptx, viaClang} {
+		for _, want := range []string{
+			".target sm_80", ".visible .entry gemm(", ".visible .entry staged(", ".maxntid 64, 1, 1",
+			"%tid.x", "%ctaid.x", ".shared .align 16 .b8 staged_$_S_$_shared_$_0[256]", "st.shared.f32", "ld.shared.f32", "ld.global", "bar.sync \t0;",
+		} {
+			require.Contains(t, string(p), want)
+		}
 	}
 	// A 4-lane vectorized loop at a 4-aligned offset is one 16-byte
 	// access each way.
@@ -169,5 +180,38 @@ func TestMultipleOf(t *testing.T) {
 		{tir.FloorDiv(tir.Mul(x, tir.Int(8)), tir.Int(2)), false},
 	} {
 		require.Equal(t, c.want, multipleOf(c.e, 4), tir.ExprString(c.e))
+	}
+}
+
+// TestFixSignedBFE: LLVM 16 selects an unsigned bit-field extract for an
+// arithmetic shift's field past the msb (llvm/llvm-project#130862); in
+// the PTX of a kernel indexing with floordiv(t, 4)*6 +
+// floormod(floordiv(t, 2), 2)*3 it becomes the shift and mask it stands
+// for, and extracts inside the register stay.
+func TestFixSignedBFE(t *testing.T) {
+	assert.Equal(t, "shr.s64 \t%rd1, %rd2, 63;\n\tand.b64 \t%rd1, %rd1, 3;\nbfe.u64 %rd3, %rd4, 1, 1;\nshr.s32 %r1, %r2, 31;\n\tand.b32 %r1, %r1, 7;",
+		string(fixSignedBFE([]byte("bfe.u64 \t%rd1, %rd2, 63, 2;\nbfe.u64 %rd3, %rd4, 1, 1;\nbfe.u32 %r1, %r2, 31, 3;"))))
+	m, err := tir.ParseString("k.tir", `tir.func @k(%X: buffer<32xf32>, out %Y: buffer<16xf32>) attributes {tessera.kernel} {
+  tir.for %b = 0 to 1 thread_binding("blockIdx.x") {
+    tir.for %t = 0 to 16 thread_binding("threadIdx.x") {
+      tir.block "b"(%v = spatial(0:16, %t)) reads(%X[0:32]) writes(%Y[%v]) {
+        %Y[%v] = %X[floordiv(%v, 4) * 6 + floormod(floordiv(%v, 2), 2) * 3]
+      }
+    }
+  }
+}
+`)
+	require.NoError(t, err)
+	res, err := CompileNVPTX(m, Options{MCPU: "sm_80"})
+	require.NoError(t, err)
+	ptx, err := res.PTX()
+	require.NoError(t, err)
+	for _, line := range strings.Split(string(ptx), "\n") {
+		if g := unsignedBFE.FindStringSubmatch(line); g != nil {
+			w, _ := strconv.Atoi(g[1])
+			p, _ := strconv.Atoi(g[3])
+			n, _ := strconv.Atoi(g[5])
+			assert.LessOrEqual(t, p+n, w, "an unsigned extract past the msb: %s", line)
+		}
 	}
 }
