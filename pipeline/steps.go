@@ -299,6 +299,18 @@ func newDefaultSchedule(opts map[string]string) (Action, error) {
 }
 
 func (d *defaultSchedule) Run(ir *IR) error {
+	if rr, ok := d.rules.(schedule.RecurrenceRules); ok {
+		for i, f := range ir.TIR.Funcs {
+			if _, rec := f.Attrs[tir.AttrRecurrence]; !rec {
+				continue
+			}
+			g, err := rr.Recurrence(f)
+			if err != nil {
+				return fmt.Errorf("default-schedule: the recurrence kernel @%s: %v", f.Name, err)
+			}
+			ir.TIR.Funcs[i] = g
+		}
+	}
 	for _, i := range unscheduledKernels(ir.TIR) {
 		f := ir.TIR.Funcs[i]
 		if s, err := d.rules.Default(f); err == nil {

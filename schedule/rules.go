@@ -363,3 +363,11 @@ func simpleRule(s *Schedule, name string, target CPURules) error {
 	}
 	return nil
 }
+
+// RecurrenceRules is implemented by rules that schedule the recurrence
+// kernels (tensorir.AttrRecurrence) themselves, replacing the CPU schedule
+// lower-to-tir gave them (ScheduleRecurrence): the GPU rules run them in
+// one thread. The default-schedule step calls it.
+type RecurrenceRules interface {
+	Recurrence(f *tir.PrimFunc) (*tir.PrimFunc, error)
+}

@@ -381,3 +381,39 @@ func (v *gpuVerifier) block(x *tir.BlockRealize) {
 		v.writer[wr.Buffer] = v.thread
 	}
 }
+
+// Recurrence schedules a recurrence kernel (an RNN's scan, a scatter:
+// lower-to-tir scheduled it for the CPU, ScheduleRecurrence) for the GPU:
+// its loops made serial and its body run by one thread, under unit loops
+// bound to blockIdx.x and threadIdx.x. The time steps are serial by
+// nature; one thread computes every step's gates in turn, correct but
+// slow (a persistent-block RNN schedule, with the hidden units over the
+// block's threads and a barrier per step, is not built). Errors: the
+// verifier's.
+func (r GPURules) Recurrence(f *tir.PrimFunc) (*tir.PrimFunc, error) {
+	body := serialLoops(f.Body)
+	for _, tag := range []string{"threadIdx.x", "blockIdx.x"} {
+		v := tir.NewVar(strings.SplitN(tag, ".", 2)[0]+"_unit", tir.DIndex)
+		body = &tir.For{Var: v, Min: tir.IntOf(tir.DIndex, 0), Extent: tir.IntOf(tir.DIndex, 1), Kind: tir.ThreadBinding, Thread: tag, Body: body, Loc: f.Loc}
+	}
+	out := *f
+	out.Body = body
+	if err := tir.VerifyFunc(&out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// serialLoops is s with every vectorized, parallel or unrolled loop made
+// serial (a GPU thread runs them one iteration at a time).
+func serialLoops(s tir.Stmt) tir.Stmt {
+	return tir.Mutate(s, func(x tir.Stmt) (tir.Stmt, bool) {
+		l, ok := x.(*tir.For)
+		if !ok || l.Kind == tir.Serial || l.Kind == tir.ThreadBinding {
+			return nil, false
+		}
+		c := *l
+		c.Kind, c.Annotations, c.Body = tir.Serial, nil, serialLoops(l.Body)
+		return &c, true
+	})
+}

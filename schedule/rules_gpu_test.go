@@ -166,3 +166,28 @@ func TestDefaultGPUTileSizes(t *testing.T) {
 		assert.Equal(t, []int64{-1, largestDivisorAtMost(int64(tc.k), 16), 1}, tile.factors[2])
 	}
 }
+
+// TestGPURecurrence: a recurrence kernel's loops become serial and its
+// body one thread's (unit blockIdx/threadIdx loops), which GPU verification
+// accepts and the interpreter runs to the same result.
+func TestGPURecurrence(t *testing.T) {
+	src := `tir.func @scan(%X: buffer<5x8xf32>, out %Y: buffer<5x8xf32>) attributes {tessera.kernel, tessera.recurrence} {
+  tir.for %t = 0 to 5 {
+    tir.for %j = 0 to 8 vectorized {
+      tir.block "step"(%vt = spatial(0:5, %t), %vj = spatial(0:8, %j)) reads(%X[%vt, %vj], %Y[%vt - 1, %vj]) writes(%Y[%vt, %vj]) {
+        %Y[%vt, %vj] = %X[%vt, %vj] + select(%vt > 0, %Y[max(%vt - 1, 0), %vj], 0.0)
+      }
+    }
+  }
+}
+`
+	f := parseFunc(t, src)
+	want := interpret(t, f, 3)
+	g, err := GPURules{}.Recurrence(f)
+	require.NoError(t, err)
+	text := printed(g)
+	require.NotContains(t, text, "vectorized")
+	require.Contains(t, text, `tir.for %blockIdx_unit = 0 to 1 thread_binding("blockIdx.x") {`)
+	require.NoError(t, GPURules{}.Check(g), text)
+	requireAllClose(t, want, interpret(t, g, 3), text)
+}

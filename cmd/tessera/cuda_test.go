@@ -1,13 +1,17 @@
 package main
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/pipeline"
+	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets/cuda"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // TestCUDATarget: a model compiles to PTX with the default GPU rules (one
@@ -51,4 +55,57 @@ func TestCUDATarget(t *testing.T) {
 	_, stderr, code := tessera("compile", "../../examples/mlp.mlir", "--target", "cuda", "--mcpu", "sm_99")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `cuda: unknown processor "sm_99"`)
+}
+
+// TestCUDARecurrence: a model with recurrence kernels (two bidirectional
+// GRU layers: four scans) compiles for the CUDA target, each scan run by one
+// thread under unit blockIdx/threadIdx loops with serial loops inside, and
+// the whole GPU-scheduled tensor IR module, run by the interpreter,
+// matches PyTorch's output.
+func TestCUDARecurrence(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interprets a GPU-scheduled model")
+	}
+	o := compileOptions{target: "cuda"}
+	tg, err := o.newTarget()
+	require.NoError(t, err)
+	c, err := compileModel(filepath.Join(coverageDir, "bigru_opset17.onnx"), o, tg, pipeline.Artifact)
+	require.NoError(t, err)
+	m := c.ir.TIR
+	scans := 0
+	for _, f := range m.Funcs {
+		if _, rec := f.Attrs[tir.AttrRecurrence]; !rec {
+			continue
+		}
+		scans++
+		text := tir.PrintFunc(f, tir.PrintOptions{})
+		require.Contains(t, text, `thread_binding("blockIdx.x")`)
+		require.Contains(t, text, `thread_binding("threadIdx.x")`)
+		require.NotContains(t, text, "vectorized", "the scan's loops run serially in its thread")
+	}
+	require.Equal(t, 4, scans)
+	ptx, err := c.ir.Artifact.Emit("ptx", "")
+	require.NoError(t, err)
+	require.Contains(t, string(ptx), ".entry")
+
+	x, err := rt.ReadNPY(filepath.Join(coverageDir, "bigru_input0.npy"))
+	require.NoError(t, err)
+	main := m.Func("main")
+	args := tir.Args{Arrays: map[string]*tir.Array{}}
+	for i, p := range main.Params {
+		shape, ok := p.Buffer.ConstShape()
+		require.True(t, ok)
+		a := tir.NewArray(p.Buffer.DType, shape...)
+		if i == 0 {
+			copy(a.Floats, x.Float64Values())
+		}
+		args.Arrays[p.Buffer.Name] = a
+	}
+	require.NoError(t, tir.RunModule(m, "main", args))
+	for i := 0; i < 2; i++ {
+		want, err := rt.ReadNPY(filepath.Join(coverageDir, fmt.Sprintf("bigru_output%d.npy", i)))
+		require.NoError(t, err)
+		got := args.Arrays[main.Params[1+i].Buffer.Name].Floats
+		require.LessOrEqual(t, relErr64(got, want.Float64Values()), coverageTolerance, "output %d", i)
+	}
 }

@@ -85,9 +85,6 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 			host = append(host, f)
 			continue
 		}
-		if _, rec := f.Attrs[tir.AttrRecurrence]; rec {
-			return nil, tir.Errorf(f.Loc, "cuda: @%s is a recurrence kernel (an RNN's scan or a scatter), scheduled for the CPU at lowering; GPU schedules for these kernels are not built yet", f.Name)
-		}
 		if err := schedule.VerifyGPU(f, schedule.DefaultGPULimits); err != nil {
 			return nil, tir.Errorf(f.Loc, "%v", err)
 		}
