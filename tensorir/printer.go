@@ -510,19 +510,36 @@ func (p *printer) regions(kw string, rs []BufferRegion) {
 // rangeText prints [lo, lo+extent) as "lo SEP end". The parser recovers
 // the extent exactly (see rangeExtent): constants fold, a zero minimum
 // makes end the extent, otherwise end is printed as lo + extent.
+//
+// After ":" an end that starts with a call (floormod(...) + 2) is printed
+// in parentheses: a number literal ending lo would otherwise read the
+// call's name as its dtype suffix (-1:floormod is the literal -1 of dtype
+// "floormod" to the parser).
 func (p *printer) rangeText(lo, extent Expr, sep string) {
 	p.expr(lo, precLowest)
 	p.b.WriteString(sep)
 	l, ok1 := lo.(*IntImm)
 	e, ok2 := extent.(*IntImm)
+	var end Expr
 	switch {
 	case ok1 && ok2 && l.Type == e.Type && l.Type.IsInt() && !l.Type.IsBool() && addExact(l.Type, l.Value, e.Value):
-		p.expr(IntOf(l.Type, l.Value+e.Value), precLowest)
+		end = IntOf(l.Type, l.Value+e.Value)
 	case ok1 && l.Value == 0:
-		p.expr(extent, precLowest)
+		end = extent
 	default:
-		p.expr(Add(lo, extent), precLowest)
+		end = Add(lo, extent)
 	}
+	if sep != ":" {
+		p.expr(end, precLowest)
+		return
+	}
+	q := &printer{opts: p.opts, names: p.names, live: p.live, pending: p.pending}
+	q.expr(end, precLowest)
+	text := q.b.String()
+	if text != "" && (text[0] >= 'a' && text[0] <= 'z' || text[0] >= 'A' && text[0] <= 'Z') {
+		text = "(" + text + ")"
+	}
+	p.b.WriteString(text)
 }
 
 func (p *printer) exprList(es []Expr) {
