@@ -88,33 +88,36 @@ func ReadSignedFile(path string) (*Signature, []byte, error) {
 // model: the ELF magic (a shared object, or a .o that ReadModelSignature
 // then explains) or SignedFileMagic.
 func IsCompiledModel(path string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	head := make([]byte, len(SignedFileMagic))
-	n, _ := io.ReadFull(f, head)
-	head = head[:n]
-	return bytes.HasPrefix(head, []byte(elf.ELFMAG)) || bytes.Equal(head, []byte(SignedFileMagic))
+	head, err := fileHead(path)
+	return err == nil && (bytes.HasPrefix(head, []byte(elf.ELFMAG)) || bytes.Equal(head, []byte(SignedFileMagic)))
 }
 
 // ReadModelSignature reads the signature of a compiled model of either
 // kind: a device model file's header (ReadSignedFile) or an ELF shared
 // object's section (ReadSignature).
 func ReadModelSignature(path string) (*Signature, error) {
-	f, err := os.Open(path)
+	head, err := fileHead(path)
 	if err != nil {
 		return nil, cannotRead(err)
 	}
-	head := make([]byte, len(SignedFileMagic))
-	n, _ := io.ReadFull(f, head)
-	f.Close()
-	if bytes.Equal(head[:n], []byte(SignedFileMagic)) {
+	if bytes.Equal(head, []byte(SignedFileMagic)) {
 		sig, _, err := ReadSignedFile(path)
 		return sig, err
 	}
 	return ReadSignature(path)
+}
+
+// fileHead is the first len(SignedFileMagic) bytes of the file at path
+// (fewer for a shorter file).
+func fileHead(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	head := make([]byte, len(SignedFileMagic))
+	n, _ := io.ReadFull(f, head)
+	return head[:n], nil
 }
 
 // cannotRead is the error for a file that cannot be opened or read, without

@@ -248,7 +248,9 @@ func TestGPUCheck(t *testing.T) {
 	if *gpuCheck == "" {
 		t.Skip("runs only with -gpu-check DIR (bench/gpu_check.sh)")
 	}
-	if err := (&cudaProbe{}).available(); err != nil {
+	cudaTarget, err := targets.New("cuda", targets.Options{})
+	require.NoError(t, err)
+	if err := targets.CheckAvailable(cudaTarget); err != nil {
 		t.Skip(err.Error())
 	}
 	dir := *gpuCheck
@@ -308,21 +310,6 @@ func gflopsNote(g float64) string {
 		return ""
 	}
 	return fmt.Sprintf(", %.0f GFLOP/s", g)
-}
-
-// cudaProbe asks the CUDA target whether a driver is present.
-type cudaProbe struct{}
-
-func (cudaProbe) available() error {
-	o := compileOptions{target: "cuda"}
-	tg, err := o.newTarget()
-	if err != nil {
-		return err
-	}
-	if a, ok := tg.(interface{ Available() error }); ok {
-		return a.Available()
-	}
-	return nil
 }
 
 // runGPUCase loads one case's model and checks (and times) it.
