@@ -499,6 +499,9 @@ func (s *Schedule) TransformLayout(b BlockRV, bufferIndex int, bufferType string
 // imageShape is the bounding box of m's image of the domain shape, or why
 // m is not a bijection from the domain onto it.
 func imageShape(m IndexMap, shape []int64) ([]int64, string) {
+	if out, ok := axisImageShape(m, shape); ok {
+		return out, ""
+	}
 	total := int64(1)
 	for _, d := range shape {
 		if d <= 0 {
@@ -724,4 +727,57 @@ func init() {
 		}
 		return nil, s.TransformLayout(b, int(i), kind, m)
 	})
+}
+
+// axisImageShape is imageShape for a map whose results each use one
+// parameter, every parameter in exactly one result (a permutation of
+// per-dimension maps, such as a transpose or an interleaving of one
+// dimension): m is a bijection onto its bounding box when each
+// one-dimensional map is a bijection of [0, n) onto itself, checked by
+// enumerating each dimension on its own, so buffers of any size qualify.
+// ok is false for other maps.
+func axisImageShape(m IndexMap, shape []int64) ([]int64, bool) {
+	if len(m.Results) != len(m.Params) {
+		return nil, false
+	}
+	param := make([]int, len(m.Results))
+	used := make([]bool, len(m.Params))
+	for j, e := range m.Results {
+		param[j] = -1
+		for i, p := range m.Params {
+			if !tir.UsesVar(e, p) {
+				continue
+			}
+			if param[j] >= 0 || used[i] {
+				return nil, false
+			}
+			param[j], used[i] = i, true
+		}
+		if param[j] < 0 {
+			return nil, false
+		}
+	}
+	out := make([]int64, len(m.Results))
+	for j, e := range m.Results {
+		i := param[j]
+		n := shape[i]
+		if n <= 0 || n > maxLayoutElems {
+			return nil, false
+		}
+		seen := make([]bool, n)
+		env := map[*tir.Var]int64{}
+		for x := int64(0); x < n; x++ {
+			env[m.Params[i]] = x
+			v, ok := evalIndex(e, env)
+			// Only bijections onto [0, n) are taken here; anything else
+			// (holes, collisions) goes through the general check, whose
+			// message names the colliding indices.
+			if !ok || v < 0 || v >= n || seen[v] {
+				return nil, false
+			}
+			seen[v] = true
+		}
+		out[j] = n
+	}
+	return out, true
 }

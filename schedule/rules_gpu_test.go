@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -163,8 +164,47 @@ func TestDefaultGPUTileSizes(t *testing.T) {
 		tile := defaultGPUTile(nest, 256)
 		assert.Equal(t, tc.i, tile.factors[0], "%d×%d×%d: i", tc.m, tc.n, tc.k)
 		assert.Equal(t, tc.j, tile.factors[1], "%d×%d×%d: j", tc.m, tc.n, tc.k)
-		assert.Equal(t, []int64{-1, largestDivisorAtMost(int64(tc.k), 16), 1}, tile.factors[2])
+		step := int64(16)
+		if tc.i[4] == 8 {
+			step = 32
+		}
+		assert.Equal(t, []int64{-1, largestDivisorAtMost(int64(tc.k), step), 1}, tile.factors[2])
 	}
+}
+
+// TestGPUSharedTileLayouts: a GEMM tiled with 8-wide register tiles on
+// 16 threads per loop stages A as [k][m] (its reduce axis outermost) and
+// both tiles with each thread's 8 elements interleaved in runs of 4
+// across the threads; the threads are numbered in 4×8 warps (the
+// innermost thread level split 2 × 8, its outer part first). The schedule
+// verifies, computes what the unscheduled GEMM computes in the
+// interpreter and replays.
+func TestGPUSharedTileLayouts(t *testing.T) {
+	f := parseFunc(t, gemmOf(128, 128, 24))
+	want := interpret(t, f, 5)
+	s := New(f)
+	tile := gpuTile{factors: [][]int64{{-1, 1, 16, 1, 8}, {-1, 1, 16, 1, 8}, {-1, 8, 1}}, unroll: 64}
+	_, err := gpuMultiLevelTile(s, "C", tile)
+	require.NoError(t, err)
+	text := printed(s.Func())
+	tr := s.Trace().String()
+	interleaved := func(x string) string {
+		return strings.ReplaceAll("x floordiv 128 * 128 + x floormod 8 floordiv 4 * 64 + x floormod 128 floordiv 8 * 4 + x floormod 4", "x", x)
+	}
+	assert.Contains(t, tr, `map_results=["i1","`+interleaved("i0")+`"]`, "A: [k][m], m interleaved")
+	assert.Contains(t, tr, `map_results=["i0","`+interleaved("i1")+`"]`, "B: n interleaved")
+	assert.Contains(t, text, `thread_binding("threadIdx.x")`)
+	assert.Regexp(t, `tir.for %j_2_0_i_2_j_2_1_fused = 0 to 256 thread_binding\("threadIdx.x"\)`, text, "4×8 warps")
+	checkGPUSchedule(t, s, want)
+
+	// The default rule does the same for a GEMM of 4096², whose shared
+	// copies (before compaction, 16M elements) are transformed per
+	// dimension (transform_layout's bijection check enumerates each
+	// dimension on its own).
+	big, err := GPURules{}.Default(parseFunc(t, gemmOf(4096, 4096, 64)))
+	require.NoError(t, err)
+	assert.Contains(t, big.Trace().String(), `map_results=["i1","`+interleaved("i0")+`"]`)
+	require.NoError(t, GPURules{}.Check(big.Func()))
 }
 
 // TestGPURecurrence: a recurrence kernel's loops become serial and its

@@ -50,16 +50,18 @@ func gpuTileable(s *Schedule, name string) bool { return tileable(s, name) }
 // defaultGPUTile chooses factors for nest: threads (at most maxThreads,
 // powers of two) go to the spatial loops from the innermost out, each
 // thread computes a register tile on the innermost two spatial loops
-// (gpuRegisterTile), and the first reduce loop (a
-// GEMM's k, a convolution's input channels) is read from shared memory in
-// steps of its largest divisor up to 16, the later reduce loops (a
-// convolution's window) whole: the summation order is the unscheduled
-// one. The register tile and a step are unrolled (budget 512).
+// (gpuRegisterTile), and the first reduce loop (a GEMM's k, a
+// convolution's input channels) is read from shared memory in steps of
+// its largest divisor up to gpuReduceStep (gpuWideReduceStep with 8-wide
+// register tiles), the later reduce loops (a convolution's window) whole:
+// the summation order is the unscheduled one. The register tile and a
+// step are unrolled (budget 512).
 func defaultGPUTile(nest []nestLoop, maxThreads int64) gpuTile {
 	t := gpuTile{factors: make([][]int64, len(nest))}
 	budget := maxThreads
 	spatialSeen, firstReduce := 0, -1
 	outputs, wide := int64(1), 0 // spatial points; spatial loops longer than 1
+	maxReg := int64(1)
 	for i, l := range nest {
 		if l.iv.Kind == tir.Reduce && firstReduce < 0 {
 			firstReduce = i
@@ -74,11 +76,7 @@ func defaultGPUTile(nest []nestLoop, maxThreads int64) gpuTile {
 	for i := len(nest) - 1; i >= 0; i-- {
 		l := nest[i]
 		if l.iv.Kind == tir.Reduce {
-			inner := l.extent
-			if i == firstReduce {
-				inner = largestDivisorAtMost(l.extent, 16)
-			}
-			t.factors[i] = []int64{-1, inner, 1}
+			t.factors[i] = []int64{-1, l.extent, 1}
 			continue
 		}
 		reg, maxTh := gpuRegisterTile(l.extent, outputs, spatialSeen, wide)
@@ -87,10 +85,29 @@ func defaultGPUTile(nest []nestLoop, maxThreads int64) gpuTile {
 		th := min(largestPow2AtMost(per), budget, maxTh)
 		budget /= th
 		t.factors[i] = []int64{-1, 1, th, 1, reg}
+		maxReg = max(maxReg, reg)
+	}
+	if firstReduce >= 0 {
+		step := int64(gpuReduceStep)
+		if maxReg >= 8 {
+			step = gpuWideReduceStep
+		}
+		t.factors[firstReduce][1] = largestDivisorAtMost(nest[firstReduce].extent, step)
 	}
 	t.unroll = defaultGPUUnroll
 	return t
 }
+
+// Reduction steps of the default GPU tiling (the reduce extent staged in
+// shared memory per step): 16, and 32 with 8×8 register tiles (128×128
+// block tiles, 32 KiB of shared memory per step), whose longer steps
+// halve the barriers and global-memory waits per FMA (measured on an
+// H200, GEMM 4096³: 3.79 → 3.63 ms; at 1024³, 4×4 register tiles, 16 is
+// faster: 0.088 against 0.093 ms).
+const (
+	gpuReduceStep     = 16
+	gpuWideReduceStep = 32
+)
 
 // Register tiles of the default GPU tiling. A kernel whose outputs are
 // one short row (a batch-1 dense layer: a few thousand points) needs every
@@ -130,8 +147,7 @@ func gpuRegisterTile(extent, outputs int64, seen, wide int) (reg, maxThreads int
 
 // sampleGPUTile draws factors: threads per block among 32 … 1024 spread
 // over the spatial loops, register tiles of 1, 2, 4 or 8, an unroll budget
-// of gpuUnrollSteps, reduction steps of
-// 1 … 16.
+// of gpuUnrollSteps, reduction steps of gpuSampledSteps.
 func sampleGPUTile(nest []nestLoop, rng *rand.Rand) gpuTile {
 	t := gpuTile{factors: make([][]int64, len(nest))}
 	budget := gpuBlockSizes[rng.IntN(len(gpuBlockSizes))]
@@ -146,7 +162,7 @@ func sampleGPUTile(nest []nestLoop, rng *rand.Rand) gpuTile {
 		if l.iv.Kind == tir.Reduce {
 			inner := l.extent
 			if i == lastReduce || rng.IntN(2) == 0 {
-				inner = min(l.extent, []int64{1, 2, 4, 8, 16}[rng.IntN(5)])
+				inner = min(l.extent, gpuSampledSteps[rng.IntN(len(gpuSampledSteps))])
 			}
 			t.factors[i] = []int64{-1, inner, 1}
 			continue
@@ -163,6 +179,9 @@ func sampleGPUTile(nest []nestLoop, rng *rand.Rand) gpuTile {
 	t.unroll = gpuUnrollSteps[rng.IntN(len(gpuUnrollSteps))]
 	return t
 }
+
+// gpuSampledSteps are the reduction steps the sampled tiling draws from.
+var gpuSampledSteps = []int64{1, 2, 4, 8, 16, 32}
 
 func largestPow2AtMost(n int64) int64 {
 	p := int64(1)
@@ -211,6 +230,9 @@ func gpuMultiLevelTile(s *Schedule, name string, t gpuTile) (LoopRV, error) {
 			levels[key] = append(levels[key], p)
 		}
 	}
+	if err := warpShape(s, levels, nest, t); err != nil {
+		return LoopRV{}, err
+	}
 	var order []LoopRV
 	for _, key := range []string{"S0", "S1", "S2", "R0", "R1", "S3", "R2", "S4"} {
 		order = append(order, levels[key]...)
@@ -239,8 +261,10 @@ func gpuMultiLevelTile(s *Schedule, name string, t gpuTile) (LoopRV, error) {
 	r0 := levels["R0"]
 	at := r0[len(r0)-1]
 	reads := len(blk.Reads)
+	tiles := threadTiles(nest, t)
 	for i := 0; i < reads; i++ {
-		if err := stageShared(s, b, i, at, threads); err != nil {
+		layout := sharedTileLayout(blk, blk.Reads[i].Buffer, tiles)
+		if err := stageShared(s, b, i, at, threads, layout); err != nil {
 			return LoopRV{}, err
 		}
 	}
@@ -261,9 +285,48 @@ func gpuMultiLevelTile(s *Schedule, name string, t gpuTile) (LoopRV, error) {
 	return tx, nil
 }
 
+// warpLanesInner is the number of a warp's 32 threads that warpShape
+// puts on the innermost spatial loop.
+const warpLanesInner = 8
+
+// warpShape makes each warp's threads a 4×8 patch of the two innermost
+// spatial loops instead of 32 threads along the innermost one (CUTLASS's
+// and the "warp tiling" SGEMM kernels' arrangement): where more than 8
+// threads are on the innermost loop and 4 or more on the next, the
+// innermost thread level is split into an outer part, placed before the
+// other thread levels, and 8 threads placed last. A warp then reads 8
+// distinct runs of a shared tile along the innermost loop and 4 along
+// the next (one 128-byte shared-memory wavefront each with 4-wide reads)
+// instead of 16 and 2. Only the thread numbering changes: levels["S2"]
+// is rewritten with the new loops in fusion order.
+func warpShape(s *Schedule, levels map[string][]LoopRV, nest []nestLoop, t gpuTile) error {
+	var spatial []int
+	for i, l := range nest {
+		if l.iv.Kind != tir.Reduce {
+			spatial = append(spatial, i)
+		}
+	}
+	if len(spatial) < 2 {
+		return nil
+	}
+	tj := t.factors[spatial[len(spatial)-1]][2]
+	ti := t.factors[spatial[len(spatial)-2]][2]
+	if tj <= warpLanesInner || tj%warpLanesInner != 0 || ti*warpLanesInner < 32 {
+		return nil
+	}
+	s2 := levels["S2"]
+	parts, err := s.Split(s2[len(s2)-1], []int64{tj / warpLanesInner, warpLanesInner})
+	if err != nil {
+		return err
+	}
+	levels["S2"] = append(append([]LoopRV{parts[0]}, s2[:len(s2)-1]...), parts[1])
+	return nil
+}
+
 // stageShared caches read region i of block b in shared memory at loop
-// at and binds the copy cooperatively to the block's threads.
-func stageShared(s *Schedule, b BlockRV, i int, at LoopRV, threads int64) error {
+// at, binds the copy cooperatively to the block's threads and gives the
+// shared tile the layout (nil: the operand's own).
+func stageShared(s *Schedule, b BlockRV, i int, at LoopRV, threads int64, layout *IndexMap) error {
 	r := findBlock(s.Func().Body, b.Name)
 	if i >= len(r.Block.Reads) || r.Block.Reads[i].Buffer.Scope == tir.ScopeLocal {
 		return nil
@@ -325,18 +388,27 @@ func stageShared(s *Schedule, b BlockRV, i int, at LoopRV, threads int64) error 
 		if err != nil {
 			return err
 		}
-		return s.Bind(parts[1], "threadIdx.x")
+		if err := s.Bind(parts[1], "threadIdx.x"); err != nil {
+			return err
+		}
+	} else {
+		// Each thread copies vec consecutive elements of the innermost
+		// dimension: one 2- or 4-wide access where the offsets are aligned.
+		parts, err := s.Split(fused, []int64{-1, min(threads, ext/vec), vec})
+		if err != nil {
+			return err
+		}
+		if err := s.Bind(parts[1], "threadIdx.x"); err != nil {
+			return err
+		}
+		if err := s.Vectorize(parts[2]); err != nil {
+			return err
+		}
 	}
-	// Each thread copies vec consecutive elements of the innermost
-	// dimension: one 2- or 4-wide access where the offsets are aligned.
-	parts, err := s.Split(fused, []int64{-1, min(threads, ext/vec), vec})
-	if err != nil {
-		return err
+	if layout == nil {
+		return nil
 	}
-	if err := s.Bind(parts[1], "threadIdx.x"); err != nil {
-		return err
-	}
-	return s.Vectorize(parts[2])
+	return s.TransformLayout(cb, 0, "write", *layout)
 }
 
 // fuseAll fuses loops (one loop is returned as is).

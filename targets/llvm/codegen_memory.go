@@ -30,7 +30,11 @@ func (g *fgen) access(buf *tir.Buffer, indices []tir.Expr) (*access, error) {
 	if len(indices) != len(buf.Shape) {
 		return nil, g.errorf("buffer %%%s has %d dimensions, accessed with %d indices", buf.Name, len(buf.Shape), len(indices))
 	}
-	return &access{buf: buf, st: st, base: p, flat: g.flatIndex(buf, indices)}, nil
+	flat := g.flatIndex(buf, indices)
+	if g.vec != nil && !g.lane0 {
+		flat = g.vec.normalize(flat)
+	}
+	return &access{buf: buf, st: st, base: p, flat: flat}, nil
 }
 
 // accessMode classifies a buffer access inside a widened loop body.

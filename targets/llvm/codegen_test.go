@@ -73,6 +73,36 @@ func TestMatmulVectorParallelExact(t *testing.T) {
 	assert.Equal(t, "rc=0 gomp=1 wait=unset spin="+GOMPSpinCount, report)
 }
 
+// A cooperative-fetch copy (a fused loop split by threads and 4 lanes):
+// floordiv and floormod of t·4 + lane by 16 do not cross an aligned group
+// of 4 lanes, so the rows are lane-independent and the columns contiguous
+// (vector loads and stores); by 6 they do, and stay per-lane accesses.
+// Both match the interpreter.
+const fusedCopyText = `tir.func @copy(%A: buffer<8x16xf32>, %B: buffer<6x12xf32>, out %C: buffer<16x8xf32>, out %D: buffer<12x6xf32>) {
+  tir.for %t = 0 to 32 {
+    tir.for %v = 0 to 4 vectorized {
+      tir.block "C"(%r = spatial(0:8, floordiv(%t * 4 + %v, 16)), %c = spatial(0:16, floormod(%t * 4 + %v, 16))) reads(%A[%r, %c]) writes(%C[%c, %r]) {
+        %C[%c, %r] = %A[%r, %c] * 2.0
+      }
+    }
+  }
+  tir.for %t = 0 to 18 {
+    tir.for %v = 0 to 4 vectorized {
+      tir.block "D"(%r = spatial(0:12, floordiv(%t * 4 + %v, 6)), %c = spatial(0:6, floormod(%t * 4 + %v, 6))) reads(%B[%c, %r]) writes(%D[%r, %c]) {
+        %D[%r, %c] = %B[%c, %r] + 1.0
+      }
+    }
+  }
+}
+`
+
+func TestVectorFusedIndex(t *testing.T) {
+	res, _ := checkAgainstInterp(t, parseModule(t, fusedCopyText), "copy", Options{}, 3, 0)
+	ll := res.LLVM()
+	assert.Contains(t, ll, "load <4 x float>")
+	assert.Equal(t, 1, strings.Count(ll, "load <4 x float>"), "only %%A's read is contiguous")
+}
+
 const conv2dText = `tir.func @conv2d(%X: buffer<2x3x9x9xf32>, %W: buffer<4x3x3x3xf32>, out %Y: buffer<2x4x7x7xf32>) {
   tir.for %n = 0 to 2 parallel {
     tir.for %f = 0 to 4 parallel {

@@ -287,3 +287,70 @@ func (g *fgen) chunkedVectorLoop(x *tir.For, ext int64) error {
 	}
 	return nil
 }
+
+// normalize rewrites the lane-dependent floordiv and floormod terms of
+// index e that an aligned group of lanes cannot cross: with a = a₀ + (v −
+// min), a₀ (a at lane 0) a multiple of the lane count L and m a multiple
+// of L, floordiv(a, m) = floordiv(a₀, m) (the same for every lane) and
+// floormod(a, m) = floormod(a₀, m) + (v − min) (stride 1), since the L
+// lanes sit inside one aligned run of m. A fused and split copy loop's
+// index (floormod(tx·4 + v, 16)) then reads as contiguous, a vector
+// access. e is returned unchanged when nothing is rewritten or when it
+// depends on the lanes through a let bound to a load (substituting would
+// read the buffer again).
+func (vs *vecState) normalize(e tir.Expr) tir.Expr {
+	if !vs.isVarying(e) {
+		return e
+	}
+	full := e
+	for range 4 { // lane-dependent lets and block bindings
+		full = tir.Substitute(full, vs.defs)
+	}
+	hasLoad := false
+	tir.VisitExpr(full, func(x tir.Expr) bool {
+		if _, ok := x.(*tir.BufferLoad); ok {
+			hasLoad = true
+		}
+		return !hasLoad
+	})
+	if hasLoad {
+		return e
+	}
+	changed := false
+	out := vs.normalizeDivMod(full, &changed)
+	if !changed {
+		return e
+	}
+	return out
+}
+
+func (vs *vecState) normalizeDivMod(e tir.Expr, changed *bool) tir.Expr {
+	x, ok := e.(*tir.Binary)
+	if !ok {
+		return e
+	}
+	a, b := vs.normalizeDivMod(x.A, changed), vs.normalizeDivMod(x.B, changed)
+	if a != x.A || b != x.B {
+		x = &tir.Binary{Op: x.Op, A: a, B: b}
+	}
+	if x.Op != tir.OpFloorDiv && x.Op != tir.OpFloorMod {
+		return x
+	}
+	m, isK := x.B.(*tir.IntImm)
+	lanes := int64(vs.lanes)
+	if !isK || m.Value <= 0 || m.Value%lanes != 0 || vs.min == nil || !vs.isVarying(x.A) {
+		return x
+	}
+	if c, ok := vs.coeff(x.A); !ok || c != 1 {
+		return x
+	}
+	a0 := tir.Simplify(tir.Substitute(x.A, map[*tir.Var]tir.Expr{vs.v: vs.min}), nil)
+	if !multipleOf(a0, lanes) {
+		return x
+	}
+	*changed = true
+	if x.Op == tir.OpFloorDiv {
+		return &tir.Binary{Op: tir.OpFloorDiv, A: a0, B: m}
+	}
+	return tir.Add(&tir.Binary{Op: tir.OpFloorMod, A: a0, B: m}, tir.Sub(vs.v, vs.min))
+}

@@ -294,6 +294,8 @@ func multipleOf(e tir.Expr, k int64) bool {
 			return multipleOf(x.A, k) && multipleOf(x.B, k)
 		case tir.OpMul:
 			return multipleOf(x.A, k) || multipleOf(x.B, k)
+		case tir.OpFloorMod: // a − m·q: a multiple when a and m are
+			return multipleOf(x.A, k) && multipleOf(x.B, k)
 		}
 	}
 	return false

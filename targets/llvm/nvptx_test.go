@@ -178,6 +178,8 @@ func TestMultipleOf(t *testing.T) {
 		{tir.Add(tir.Mul(x, tir.Int(64)), tir.Int(1)), false},
 		{tir.Add(tir.Mul(x, tir.Int(4)), y), false},
 		{tir.FloorDiv(tir.Mul(x, tir.Int(8)), tir.Int(2)), false},
+		{tir.FloorMod(tir.Mul(x, tir.Int(4)), tir.Int(16)), true},
+		{tir.FloorMod(tir.Mul(x, tir.Int(4)), tir.Int(6)), false},
 	} {
 		require.Equal(t, c.want, multipleOf(c.e, 4), tir.ExprString(c.e))
 	}
