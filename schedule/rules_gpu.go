@@ -372,7 +372,7 @@ func (v *gpuVerifier) block(x *tir.BlockRealize) {
 		if rd.Buffer.Scope == tir.ScopeShared {
 			continue
 		}
-		if w, ok := v.writer[rd.Buffer]; ok && w != v.thread {
+		if w, ok := v.writer[rd.Buffer]; ok && w != v.thread && !(rd.Buffer.Scope == tir.ScopeLocal && sameThreads(w, v.thread)) {
 			v.fail("block %q reads %%%s, written under another threadIdx loop (%%%s): other threads' results need a barrier, which is not inserted yet (compute the consumer at the producer's thread loop)", x.Block.Name, rd.Buffer.Name, w.Var.Name)
 			return
 		}
@@ -380,6 +380,17 @@ func (v *gpuVerifier) block(x *tir.BlockRealize) {
 	for _, wr := range x.Block.Writes {
 		v.writer[wr.Buffer] = v.thread
 	}
+}
+
+// sameThreads reports whether threadIdx loops a and b give each thread
+// the same iteration (same axis, minimum and extent): a local buffer a
+// thread writes under one and reads under the other is its own (a
+// register prefetch's fetch and store, prefetch-shared).
+func sameThreads(a, b *tir.For) bool {
+	if a == nil || b == nil || a.Thread != b.Thread {
+		return false
+	}
+	return tir.ExprString(a.Min) == tir.ExprString(b.Min) && tir.ExprString(a.Extent) == tir.ExprString(b.Extent)
 }
 
 // Recurrence schedules a recurrence kernel (an RNN's scan, a scatter:

@@ -48,6 +48,23 @@ func checkGPUSchedule(t *testing.T, s *Schedule, want map[string][]float64) {
 	require.NoError(t, GPURules{}.Check(g), printed(g))
 	requireAllClose(t, want, interpret(t, g, 5), printed(g))
 	checkReplay(t, s)
+	checkPostSchedule(t, g, want, 5)
+}
+
+// checkPostSchedule runs the CUDA target's post-schedule passes on g
+// (compaction, register prefetch, barriers) and checks the result
+// against want: with barriers placed, the interpreter runs each block's
+// threads in lockstep (GPU semantics), which checks the barriers and the
+// prefetch.
+func checkPostSchedule(t *testing.T, g *tir.PrimFunc, want map[string][]float64, seed int64) {
+	t.Helper()
+	m := &tir.Module{Funcs: []*tir.PrimFunc{tir.CompactBufferAllocation(g)}}
+	require.NoError(t, tir.PrefetchShared(m))
+	require.NoError(t, tir.ThreadSync(m))
+	post := m.Funcs[0]
+	require.NoError(t, tir.VerifyFunc(post), printed(post))
+	require.NoError(t, VerifyGPU(post, DefaultGPULimits), printed(post))
+	requireAllClose(t, want, interpret(t, post, seed), printed(post))
 }
 
 // requireAllClose compares interpreter results within 1e-5 relative (a
@@ -138,6 +155,7 @@ func TestGPUSampledSchedulesProperty(t *testing.T) {
 			}
 			accepted++
 			requireAllClose(t, want, interpret(t, g, 9), fmt.Sprintf("%s seed %d\n%s", name, seed, printed(g)))
+			checkPostSchedule(t, g, want, 9)
 		}
 	}
 	t.Logf("%d sampled GPU schedules accepted and equal to the unscheduled kernels, %d refused by verification", accepted, refused)
@@ -166,7 +184,7 @@ func TestDefaultGPUTileSizes(t *testing.T) {
 		assert.Equal(t, tc.j, tile.factors[1], "%d×%d×%d: j", tc.m, tc.n, tc.k)
 		step := int64(16)
 		if tc.i[4] == 8 {
-			step = 32
+			step = 8
 		}
 		assert.Equal(t, []int64{-1, largestDivisorAtMost(int64(tc.k), step), 1}, tile.factors[2])
 	}

@@ -246,6 +246,9 @@ type compiler struct {
 	nvals, nbufs int
 	loc          Location
 	block        string
+	// lock holds the lockstep threadIdx loops being compiled, by thread
+	// tag (interp_lockstep.go).
+	lock map[string]lockCtx
 }
 
 // compileFunc compiles f with its parameters in scope.
@@ -545,6 +548,14 @@ func (c *compiler) stmt(s Stmt) stmtFn {
 }
 
 func (c *compiler) forStmt(x *For) stmtFn {
+	if x.Kind == ThreadBinding && strings.HasPrefix(x.Thread, "threadIdx") {
+		if outer, ok := c.lock[x.Thread]; ok {
+			return c.ownIteration(x, outer)
+		}
+		if holdsBarrier(x.Body) {
+			return c.lockstepLoop(x)
+		}
+	}
 	lo, ext := c.intExpr(x.Min), c.intExpr(x.Extent)
 	slot, restore := c.defineVar(x.Var)
 	body := c.stmtOrNop(x.Body)

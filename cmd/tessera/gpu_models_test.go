@@ -37,7 +37,9 @@ var gpuSmallModels = func() []string {
 // scheduled by the CUDA target's default rules passes GPU verification,
 // and the tensor IR interpreter running the GPU-scheduled kernel (bound
 // loops serially, shared and local buffers as allocated) matches the
-// unscheduled kernel on random inputs within 1e-4 relative.
+// unscheduled kernel on random inputs within 1e-4 relative; so does the
+// kernel after the target's post-schedule passes, whose barriers make the
+// interpreter run each block's threads in lockstep (GPU semantics).
 func TestGPUScheduledModels(t *testing.T) {
 	models := gpuSmallModels
 	if *gpuAllModels {
@@ -66,6 +68,15 @@ func TestGPUScheduledModels(t *testing.T) {
 				got := runRandom(t, g, int64(i))
 				for name, w := range want {
 					requireRelClose(t, w, got[name], 1e-4, task.Name+" "+name)
+				}
+				// After the target's post-schedule passes (compaction,
+				// barriers), threads run in lockstep in the interpreter, as
+				// on the GPU: a missing barrier shows.
+				post := &tir.Module{Funcs: []*tir.PrimFunc{g}}
+				require.NoError(t, targets.RunPostSchedule(target, post), task.Name)
+				got = runRandom(t, post.Funcs[0], int64(i))
+				for name, w := range want {
+					requireRelClose(t, w, got[name], 1e-4, task.Name+" "+name+" after "+strings.Join(target.PostSchedule(), ", "))
 				}
 			}
 			t.Logf("%s: %d kernels scheduled for the GPU match the interpreter (%.1fs)", filepath.Base(path), len(tasks), time.Since(start).Seconds())

@@ -66,11 +66,12 @@ func (t *Target) Key() string { return "cuda -mcpu=" + t.opts.MCPU }
 func (t *Target) Rules() schedule.Rules { return schedule.GPURules{} }
 
 // PostSchedule is compact-buffer-allocation (a shared tile is allocated
-// per block, a local one per thread, at the size of its tile), then
-// thread-sync (barriers between shared-memory accesses of different
-// threads).
+// per block, a local one per thread, at the size of its tile),
+// prefetch-shared (the next reduction step's tiles loaded into registers
+// during the compute, where the schedule asks for it), then thread-sync
+// (barriers between shared-memory accesses of different threads).
 func (t *Target) PostSchedule() []string {
-	return []string{"compact-buffer-allocation", "thread-sync"}
+	return []string{"compact-buffer-allocation", "prefetch-shared", "thread-sync"}
 }
 
 // Codegen compiles the module's kernels (the functions with
