@@ -19,7 +19,9 @@
 # ResNet-18 and MobileNetV2 eager at batch 1); every case of the check
 # against its reference, timing the GEMMs and the two models with CUDA
 # events, each kernel of the models timed on its own too (TestGPUCheck);
-# then the comparison table. Results go to OUTDIR (tessera.json,
+# then the comparison table; then the C ABI: the MLP example's object
+# (--emit obj) built into a C program with cc against libcuda.so.1 and
+# run through both entry points. Results go to OUTDIR (tessera.json,
 # torch.json, table.txt, *.log).
 #
 # tune runs `tessera tune --target cuda` on GEMM 1024³ (the test binary
@@ -66,6 +68,11 @@ run)
 	grep -E -- '--- FAIL|gpu_check_test.go.*(median|passed,|panic|calls|kernels:)|FAIL|^ok|^PASS' "$out/check.log" | head -80
 	grep -E 'gpu_check_test.go' "$out/check.log" | grep -v -E 'median|passed,|refused by|calls|kernels:' | head -40
 	[ -s "$out/tessera.json" ] && python3 "$root/bench/gpu_torch.py" --anchors "$out/torch.json" --tessera "$out/tessera.json" | tee "$out/table.txt"
+	# The C ABI: the MLP example's object (tessera compile --target cuda
+	# -o mlp.o) linked into a C program against the driver's libcuda.so.1.
+	lib=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
+	(cd "$work/gpu/cabi" && cc -O2 -o cabi_check cabi_check.c mlp.o "${lib:--lcuda}" -lm && ./cabi_check x.bin y.bin) >"$out/cabi.log" 2>&1 || status=1
+	tail -3 "$out/cabi.log"
 	exit $status
 	;;
 tune)

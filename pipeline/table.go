@@ -35,7 +35,8 @@ type Config struct {
 var graphSteps = []string{"canonicalize", "fold-batch-norm", "constant-fold", "cse", "dce",
 	"legalize-to-hlo", "canonicalize", "cse", "conv-kernel-layout", "fuse"}
 
-// Table is the whole compilation for cfg, in order: the graph steps,
+// Table is the whole compilation for cfg, in order: the graph steps
+// (less those the target skips, targets.StepSkipper),
 // lower-to-tir, inline-elementwise, the scheduling steps (apply-trace per
 // trace, apply-tuning-records with a database, default-schedule for the
 // kernels left), rewrite-layout (unless KeepLayouts), the target's
@@ -47,8 +48,11 @@ func Table(cfg Config) []registry.Item {
 	add := func(name string, opts map[string]string) {
 		rows = append(rows, registry.Item{Name: name, Options: opts})
 	}
+	skip, _ := cfg.Target.(targets.StepSkipper)
 	for _, n := range graphSteps {
-		add(n, nil)
+		if skip == nil || !skip.SkipsStep(n) {
+			add(n, nil)
+		}
 	}
 	add(LowerToTIRName, nil)
 	add("inline-elementwise", nil)

@@ -189,3 +189,25 @@ func TestScheduledKernelsAreLeftAlone(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, out, tir.Print(back))
 }
+
+// TestTargetSkipsGraphSteps: a target's skipped graph steps
+// (targets.StepSkipper) are left out of its table and no other's: the
+// CUDA target keeps convolution kernels OIHW.
+func TestTargetSkipsGraphSteps(t *testing.T) {
+	for _, cfg := range configs(t) {
+		names := map[string]bool{}
+		for _, row := range Table(cfg) {
+			names[row.Name] = true
+		}
+		skip, ok := cfg.Target.(targets.StepSkipper)
+		for _, step := range graphSteps {
+			assert.Equal(t, !ok || !skip.SkipsStep(step), names[step], "%s: %s", cfg.Target.Name(), step)
+		}
+	}
+	cuda, err := targets.New("cuda", targets.Options{})
+	require.NoError(t, err)
+	assert.NotContains(t, Text(Table(Config{Target: cuda})), "conv-kernel-layout")
+	cpu, err := targets.New("cpu", targets.Options{})
+	require.NoError(t, err)
+	assert.Contains(t, Text(Table(Config{Target: cpu})), "conv-kernel-layout")
+}

@@ -74,6 +74,15 @@ type Target interface {
 	Tolerance() float64
 }
 
+// StepSkipper is implemented by a target that leaves out some of the
+// pipeline's target-independent graph steps, because their result suits
+// the other targets' kernels and not its own (the CUDA target keeps
+// convolution kernels OIHW: conv-kernel-layout).
+type StepSkipper interface {
+	// SkipsStep reports whether the step named name is left out.
+	SkipsStep(name string) bool
+}
+
 // Artifact is compiled code in memory.
 type Artifact interface {
 	// Emit writes kind (one of Target.Emits) to path. Text kinds written to "" are returned

@@ -35,13 +35,16 @@ LLVM 16's NVPTX backend).
   tessera compile lenet5.mlir --print-pipeline   # the steps, as tessera-opt --pass-pipeline takes them
   tessera compile lenet5.mlir --target npu --emit partition   # which kernel runs where on the NPU target
   tessera compile lenet5.mlir --target cuda -o lenet5.cuda  # CUDA model file: tessera run/bench load it
+  tessera compile lenet5.mlir --target cuda -o lenet5.o     # object calling the CUDA driver (-lcuda), plus lenet5.h
 
---emit defaults to the kind the -o file's extension names (-o X.so: so,
-X.cuda: cuda, X.ptx: ptx), else the target's first kind (cpu: obj; npu:
-npu-asm; cuda: ptx). hlo, tir and the target's
+--emit defaults to the kind the -o file's extension names (-o X.o: obj,
+X.so: so, X.cuda: cuda, X.ptx: ptx), else the target's first kind (cpu:
+obj; npu: npu-asm; cuda: ptx). hlo, tir and the target's
 text kinds are printed to stdout unless -o is given. With an object or
 shared object, the header OUT.h is written beside it. The entry point is
-<name>_main, where <name> is --name or the output file's base name.
+<name>_main, where <name> is --name or the output file's base name; the
+CUDA target's object also exports <name>_main_device (device pointers
+and a CUstream).
 
 --trace T.json replays a schedule trace on the kernel named by its "func"
 field (the kernels are what 'tessera compile MODEL.mlir --emit tir
@@ -104,8 +107,12 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 	}
 	if emit == "" {
 		emit = t.Emits()[0]
-		if ext := strings.TrimPrefix(filepath.Ext(output), "."); slices.Contains(t.Emits(), ext) {
-			emit = ext // -o X.so, X.cuda, X.ptx: that kind
+		ext := strings.TrimPrefix(filepath.Ext(output), ".")
+		if ext == "o" {
+			ext = "obj"
+		}
+		if slices.Contains(t.Emits(), ext) {
+			emit = ext // -o X.o, X.so, X.cuda, X.ptx: that kind
 		}
 	}
 	stop, text, err := emitStop(t, emit)

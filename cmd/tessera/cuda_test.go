@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,6 +56,19 @@ func TestCUDATarget(t *testing.T) {
 	_, stderr, code := tessera("compile", "../../examples/mlp.mlir", "--target", "cuda", "--mcpu", "sm_99")
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, `cuda: unknown processor "sm_99"`)
+
+	// -o X.o: the C-ABI object (targets/cuda TestCABIObject runs one) and
+	// its header, named after the file.
+	obj := filepath.Join(t.TempDir(), "digits.o")
+	_, stderr, code = tessera("compile", "../../examples/mlp_small.mlir", "--target", "cuda", "-o", obj)
+	require.Equal(t, 0, code, stderr)
+	header, err := os.ReadFile(strings.TrimSuffix(obj, ".o") + ".h")
+	require.NoError(t, err)
+	require.Contains(t, string(header), "int32_t digits_main(const float *in0, float *out0);")
+	require.Contains(t, string(header), "int32_t digits_main_device(uint64_t in0, uint64_t out0, void *stream);")
+	elf, err := os.ReadFile(obj)
+	require.NoError(t, err)
+	require.Equal(t, "\x7fELF", string(elf[:4]))
 }
 
 // TestCUDARecurrence: a model with recurrence kernels (two bidirectional

@@ -107,6 +107,9 @@ func TestGPUCheckPrepare(t *testing.T) {
 	for _, c := range prepareModels(t, dir) {
 		add(c)
 	}
+	if *gpuOnly == "" || *gpuOnly == "cabi" {
+		prepareCABI(t, dir)
+	}
 	names, err := os.ReadDir(onnxNodeTests)
 	require.NoError(t, err, "the ONNX node tests come from Debian's libonnx-testdata")
 	for _, e := range names {

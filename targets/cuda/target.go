@@ -65,6 +65,16 @@ func (t *Target) Key() string { return "cuda -mcpu=" + t.opts.MCPU }
 // Rules are schedule.GPURules with the default limits.
 func (t *Target) Rules() schedule.Rules { return schedule.GPURules{} }
 
+// SkipsStep leaves out conv-kernel-layout: its HWIO kernels (output
+// channels innermost) suit the CPU's vectorized convolutions, while an
+// auto-bound GPU convolution's thread reads one output channel's weights
+// over (input channel, kh, kw), contiguous in OIHW and 256 KiB apart per
+// input channel in HWIO (ResNet-18's 3×3 convolutions on an H200: an
+// L2 round trip per weight instead of L1 hits).
+// (The name is hlo.ConvKernelLayoutPassName; targets do not import the
+// dialects.)
+func (t *Target) SkipsStep(name string) bool { return name == "conv-kernel-layout" }
+
 // PostSchedule is compact-buffer-allocation (a shared tile is allocated
 // per block, a local one per thread, at the size of its tile),
 // prefetch-shared (the next reduction step's tiles loaded into registers
@@ -174,9 +184,12 @@ func DriverPresent() bool {
 	return true
 }
 
-// Emits are ptx, llvm (the NVPTX LLVM IR) and cuda: the CUDA model file
-// that tessera run and bench load (Artifact.Save; chosen by -o X.cuda).
-func (t *Target) Emits() []string { return []string{"ptx", "llvm", "cuda"} }
+// Emits are ptx, llvm (the NVPTX LLVM IR), cuda (the CUDA model file
+// that tessera run and bench load, Artifact.Save; chosen by -o X.cuda)
+// and obj: an x86-64 object with the C entry points <prefix>_main and
+// <prefix>_main_device and a header beside it (cobject.go; link with
+// -lcuda).
+func (t *Target) Emits() []string { return []string{"ptx", "llvm", "cuda", "obj"} }
 
 // TextEmits are ptx and llvm.
 func (t *Target) TextEmits() []string { return []string{"ptx", "llvm"} }
@@ -198,7 +211,8 @@ type Artifact struct {
 	kernels   *tir.Module
 }
 
-// Emit writes ptx or llvm to path, or returns it when path is "".
+// Emit writes ptx or llvm to path, or returns it when path is ""; cuda
+// (the model file) and obj (the C-ABI object and its header) need a path.
 // Errors: another kind, the toolchain's.
 func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 	var text []byte
@@ -211,13 +225,16 @@ func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 		text = ptx
 	case "llvm":
 		text = []byte(a.Device.LLVM())
-	case "cuda":
+	case "cuda", "obj":
 		if path == "" {
-			return nil, fmt.Errorf("--emit cuda needs -o FILE")
+			return nil, fmt.Errorf("--emit %s needs -o FILE", kind)
+		}
+		if kind == "obj" {
+			return nil, a.writeObject(path)
 		}
 		return nil, a.Save(path)
 	default:
-		return nil, fmt.Errorf("the cuda target cannot emit %q (it emits ptx, llvm and cuda)", kind)
+		return nil, fmt.Errorf("the cuda target cannot emit %q (it emits ptx, llvm, cuda and obj)", kind)
 	}
 	if path == "" {
 		return text, nil

@@ -82,6 +82,27 @@ func (r *Result) codegen(out, filetype string) error {
 	return runTool(llc, "-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype="+filetype, in, "-o", out)
 }
 
+// CompileObject compiles LLVM 16 assembly text (a module for
+// TargetTriple) to a relocatable ELF object at path with llc-16 -O2
+// -relocation-model=pic. Errors: the toolchain's (a missing llc-16 names
+// its Debian package).
+func CompileObject(text, path string) error {
+	llc, err := findTool("llc-16", "llvm-16")
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "tessera-obj-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	in := filepath.Join(dir, "module.ll")
+	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+		return err
+	}
+	return runTool(llc, "-O2", "-relocation-model=pic", "-filetype=obj", in, "-o", path)
+}
+
 // WriteObject compiles the module to a relocatable ELF object at path. A
 // program linking it needs -lm (libgomp is dlopened at start-up when the
 // module has parallel loops; linking -lgomp as well is harmless).
