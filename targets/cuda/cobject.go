@@ -145,17 +145,26 @@ func (g *irGen) check(call string) {
 	g.emit("%s = call i32 %s", s, call)
 	c := g.val()
 	g.emit("%s = icmp ne i32 %s, 0", c, s)
+	g.when(c, func(string) {
+		if g.fail == "" {
+			g.emit("ret i32 %s", s)
+		} else {
+			g.emit("store i32 %s, ptr %s", s, g.st)
+			g.emit("br label %%%s", g.fail)
+		}
+	})
+}
+
+// when emits then (which must end its block, returning or branching to
+// the label it is given) in a block taken when i1 value cond holds; code
+// continues at that label.
+func (g *irGen) when(cond string, then func(cont string)) {
 	g.n++
-	ok, bad := fmt.Sprintf("ok%d", g.n), fmt.Sprintf("bad%d", g.n)
-	g.emit("br i1 %s, label %%%s, label %%%s", c, bad, ok)
-	fmt.Fprintf(&g.b, "%s:\n", bad)
-	if g.fail == "" {
-		g.emit("ret i32 %s", s)
-	} else {
-		g.emit("store i32 %s, ptr %s", s, g.st)
-		g.emit("br label %%%s", g.fail)
-	}
-	fmt.Fprintf(&g.b, "%s:\n", ok)
+	yes, no := fmt.Sprintf("then%d", g.n), fmt.Sprintf("else%d", g.n)
+	g.emit("br i1 %s, label %%%s, label %%%s", cond, yes, no)
+	fmt.Fprintf(&g.b, "%s:\n", yes)
+	then(no)
+	fmt.Fprintf(&g.b, "%s:\n", no)
 }
 
 // hostStub is the LLVM assembly of the object (see above).
@@ -288,6 +297,9 @@ func hostFunc(sym string, plan *targets.HostPlan, sizes []int64) string {
 	}
 	g.emit("%%ctx = alloca ptr")
 	g.emit("%%dev = alloca i32")
+	// cuInit first: every other call fails with
+	// CUDA_ERROR_NOT_INITIALIZED before it (repeating it is harmless).
+	g.check("@cuInit(i32 0)")
 	g.check("@cuCtxGetCurrent(ptr %ctx)")
 	cur := g.val()
 	g.emit("%s = load ptr, ptr %%ctx", cur)
@@ -295,7 +307,6 @@ func hostFunc(sym string, plan *targets.HostPlan, sizes []int64) string {
 	g.emit("%s = icmp eq ptr %s, null", none, cur)
 	g.emit("br i1 %s, label %%primary, label %%copyin", none)
 	g.b.WriteString("primary:\n")
-	g.check("@cuInit(i32 0)")
 	g.check("@cuDeviceGet(ptr %dev, i32 0)")
 	d := g.val()
 	g.emit("%s = load i32, ptr %%dev", d)
@@ -332,13 +343,10 @@ func hostFunc(sym string, plan *targets.HostPlan, sizes []int64) string {
 		g.emit("%s = load i64, ptr %%d%d", v, i)
 		nz := g.val()
 		g.emit("%s = icmp ne i64 %s, 0", nz, v)
-		g.n++
-		free, next := fmt.Sprintf("free%d", g.n), fmt.Sprintf("freed%d", g.n)
-		g.emit("br i1 %s, label %%%s, label %%%s", nz, free, next)
-		fmt.Fprintf(&g.b, "%s:\n", free)
-		g.emit("call i32 @cuMemFree_v2(i64 %s)", v)
-		g.emit("br label %%%s", next)
-		fmt.Fprintf(&g.b, "%s:\n", next)
+		g.when(nz, func(cont string) {
+			g.emit("call i32 @cuMemFree_v2(i64 %s)", v)
+			g.emit("br label %%%s", cont)
+		})
 	}
 	r := g.val()
 	g.emit("%s = load i32, ptr %%st", r)

@@ -24,10 +24,11 @@ const stubCUDA = `#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 static void *current;
-int cuInit(unsigned f) { printf("init\n"); return 0; }
+static int inited;
+int cuInit(unsigned f) { inited = 1; printf("init\n"); return 0; }
 int cuDeviceGet(int *d, int o) { *d = o; return 0; }
 int cuDevicePrimaryCtxRetain(void **c, int d) { *c = (void *)16; printf("retain %d\n", d); return 0; }
-int cuCtxGetCurrent(void **c) { *c = current; return 0; }
+int cuCtxGetCurrent(void **c) { if (!inited) return 3; *c = current; return 0; }
 int cuCtxSetCurrent(void *c) { current = c; return 0; }
 int cuCtxSynchronize(void) { printf("sync\n"); return 0; }
 int cuModuleLoadData(void **m, const void *img) {
@@ -125,7 +126,7 @@ int main(void) {
 		"module entries", "function gemm_relu", "function gemm",
 		"alloc 432", "htod 432", "alloc 36", "htod 36", "alloc 108", "htod 108", "alloc 180",
 		launches[0], launches[1], "sync", "dtoh 60", "free", "free", "rc 0",
-		"alloc 240", "htod 240", "alloc 60", launches[0], launches[1], "sync", "dtoh 60", "free", "free", "rc 0"}
+		"init", "alloc 240", "htod 240", "alloc 60", launches[0], launches[1], "sync", "dtoh 60", "free", "free", "rc 0"}
 	assert.Equal(t, want, strings.Split(strings.TrimSpace(log), "\n"))
 
 	cmd := exec.Command("./main")
