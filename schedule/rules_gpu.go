@@ -390,7 +390,7 @@ func sameThreads(a, b *tir.For) bool {
 	if a == nil || b == nil || a.Thread != b.Thread {
 		return false
 	}
-	return tir.ExprString(a.Min) == tir.ExprString(b.Min) && tir.ExprString(a.Extent) == tir.ExprString(b.Extent)
+	return tir.Equal(a.Min, b.Min) && tir.Equal(a.Extent, b.Extent)
 }
 
 // Recurrence schedules a recurrence kernel (an RNN's scan, a scatter:

@@ -25,6 +25,10 @@ import "strings"
 // conditions and lets around a barrier must be uniform across the
 // threads, as on the GPU; otherwise the run fails naming the statement.
 
+// maxLockstepThreads bounds the threads of a lockstep loop (CUDA's
+// threads per block).
+const maxLockstepThreads = 1024
+
 // lockFn runs a statement in every thread of a block in lockstep.
 type lockFn func(frs []*frame)
 
@@ -59,9 +63,13 @@ func (c *compiler) lockstepLoop(x *For) stmtFn {
 	delete(c.lock, x.Thread)
 	restore()
 	t := x.Var.Type
+	loc, block := c.loc, c.block
 	return func(fr *frame) {
 		l, n := lo(fr), ext(fr)
-		frs := make([]*frame, n)
+		if n > maxLockstepThreads {
+			raise(loc, block, "threadIdx loop %%%s has %d iterations around a barrier: a thread block has at most %d threads", x.Var.Name, n, maxLockstepThreads)
+		}
+		frs := make([]*frame, max(n, 0))
 		for i := range frs {
 			f := *fr
 			f.vals = append([]scalar(nil), fr.vals...)

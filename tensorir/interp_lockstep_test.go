@@ -2,6 +2,7 @@ package tensorir_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,4 +93,9 @@ func TestInterpLockstep(t *testing.T) {
 	_, err := runReverse(t, reverseKernel(directFetch, "tir.if %tx < 16 {\ntir.barrier\n}"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "condition around a barrier differs between threads")
+
+	big := strings.Replace(reverseKernel(directFetch, "tir.barrier"), "tir.for %tx = 0 to 32", "tir.for %tx = 0 to 4096", 1)
+	_, err = runReverse(t, big)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "a thread block has at most 1024 threads")
 }
