@@ -280,6 +280,18 @@ func flushParams(t *Task) []int {
 	return out
 }
 
+// PrepareReference computes t's reference outputs now, into the
+// reference cache (MeasureOptions.RefCache), so that a measurer on
+// another machine given a copy of that folder skips the interpreter:
+// bench/gpu_check.sh computes GEMM 1024³'s here and carries it to the GPU
+// machine. Errors: the interpreter's, or a reference cache that is off.
+func (m *Measurer) PrepareReference(t *Task) error {
+	if m.opts.RefCache == RefCacheOff {
+		return fmt.Errorf("autotune: the reference cache is off")
+	}
+	return m.reference(t).err
+}
+
 // reference prepares (once per task) the kernel text and the
 // interpreter's outputs on the runner's random inputs.
 func (m *Measurer) reference(t *Task) *taskRef {

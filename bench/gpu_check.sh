@@ -8,7 +8,8 @@
 # prepare compiles every case of the GPU check for the CUDA target with the
 # default GPU rules (cmd/tessera TestGPUCheckPrepare: the ONNX node tests
 # the importer takes, the example, seed and coverage models, f32 GEMMs
-# 1024³ and 4096³), builds the two test binaries statically
+# 1024³ and 4096³, the MLP's C-ABI object, the tuner's reference output
+# for GEMM 1024³), builds the two test binaries statically
 # (CGO_ENABLED=0 go test -c; they load libcuda.so.1 through purego) and
 # packs them into build/gpu-r18.tgz, build/gpu-models.tgz (the example
 # models, mostly weights) and build/gpu.tgz (the rest).
@@ -25,8 +26,9 @@
 # torch.json, table.txt, *.log).
 #
 # tune runs `tessera tune --target cuda` on GEMM 1024³ (the test binary
-# acts as the CLI), with clang-16 or llc-16 on the machine for the PTX,
-# then benches the tuned and the default schedules.
+# acts as the CLI), with clang-16 or llc-16 on the machine for the PTX and
+# the reference output prepare computed, then benches the tuned and the
+# default schedules.
 set -eu
 cmd=${1:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -86,6 +88,10 @@ tune)
 	printf 'module {\n  func.func @main(%%a: %s, %%b: %s) -> %s {\n    %%0 = graph.matmul %%a, %%b : (%s, %s) -> %s\n    func.return %%0 : %s\n  }\n}\n' \
 		"$ty" "$ty" "$ty" "$ty" "$ty" "$ty" "$ty" >"$m"
 	export TESSERA_TEST_AS_CLI=1
+	# The tuner's reference output, computed by prepare (the interpreter
+	# takes minutes on GEMM 1024³): its reference cache is
+	# $XDG_CACHE_HOME/tessera/autotune-ref.
+	export XDG_CACHE_HOME="$work/gpu/cache"
 	timeout "${TUNE_SECONDS:-300}" "$work/tessera.test" tune "$m" --target cuda --mcpu "$mcpu" --trials "$trials" \
 		--db "$out/tune.jsonl" --timeout 5s >"$out/tune.log" 2>&1 || echo "tune exited with $?"
 	tail -25 "$out/tune.log"

@@ -82,6 +82,9 @@ type kernelShare struct {
 // gpuGEMMSizes are the square f32 GEMMs timed against cuBLAS.
 var gpuGEMMSizes = []int{1024, 4096}
 
+// gpuTuneSize is the GEMM bench/gpu_check.sh tune tunes.
+const gpuTuneSize = 1024
+
 // gpuModelNames are the example models (examples/onnx) checked and timed.
 var gpuBenchModels = map[string]bool{"resnet18": true, "mobilenet_v2": true}
 
@@ -103,6 +106,9 @@ func TestGPUCheckPrepare(t *testing.T) {
 		if *gpuOnly == "" || strings.Contains(fmt.Sprintf("gemm%d", size), *gpuOnly) {
 			add(prepareGEMM(t, dir, size))
 		}
+	}
+	if *gpuOnly == "" || *gpuOnly == "tuneref" {
+		prepareTuneReference(t, dir, gpuTuneSize)
 	}
 	for _, c := range prepareModels(t, dir) {
 		add(c)
@@ -138,10 +144,8 @@ func compileCUDA(model, out string) string {
 // prepareGEMM writes an n×n×n f32 matmul model and compiles it.
 func prepareGEMM(t *testing.T, dir string, n int) gpuCase {
 	name := fmt.Sprintf("gemm%d", n)
-	ty := fmt.Sprintf("tensor<%dx%dxf32>", n, n)
-	src := fmt.Sprintf("module {\n  func.func @main(%%a: %s, %%b: %s) -> %s {\n    %%0 = graph.matmul %%a, %%b : (%s, %s) -> %s\n    func.return %%0 : %s\n  }\n}\n", ty, ty, ty, ty, ty, ty, ty)
 	mlir := filepath.Join(t.TempDir(), name+".mlir")
-	require.NoError(t, os.WriteFile(mlir, []byte(src), 0o644))
+	require.NoError(t, os.WriteFile(mlir, []byte(gemmModel(n)), 0o644))
 	c := gpuCase{Kind: "gemm", Name: name, Bench: true, GFLOP: 2 * math.Pow(float64(n), 3) / 1e9, Tol: 1e-4}
 	if c.Refused = compileCUDA(mlir, filepath.Join(dir, name+".cuda")); c.Refused == "" {
 		c.Model = name + ".cuda"

@@ -345,7 +345,7 @@ func (vs *vecState) normalizeDivMod(e tir.Expr, changed *bool) tir.Expr {
 		return x
 	}
 	a0 := tir.Simplify(tir.Substitute(x.A, map[*tir.Var]tir.Expr{vs.v: vs.min}), nil)
-	if !multipleOf(a0, lanes) {
+	if vs.isVarying(a0) || !multipleOf(a0, lanes) {
 		return x
 	}
 	*changed = true
