@@ -83,10 +83,7 @@ tune)
 	mkdir -p "$out"
 	work=$(mktemp -d)
 	tar -C "$work" -xzf "$build/gpu.tgz"
-	m=$work/gemm1024.mlir
-	ty="tensor<1024x1024xf32>"
-	printf 'module {\n  func.func @main(%%a: %s, %%b: %s) -> %s {\n    %%0 = graph.matmul %%a, %%b : (%s, %s) -> %s\n    func.return %%0 : %s\n  }\n}\n' \
-		"$ty" "$ty" "$ty" "$ty" "$ty" "$ty" "$ty" >"$m"
+	m=$work/gpu/gemm1024.mlir # written by prepare, beside its reference output
 	export TESSERA_TEST_AS_CLI=1
 	# The tuner's reference output, computed by prepare (the interpreter
 	# takes minutes on GEMM 1024³): its reference cache is

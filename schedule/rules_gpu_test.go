@@ -211,7 +211,6 @@ func TestGPUSharedTileLayouts(t *testing.T) {
 	}
 	assert.Contains(t, tr, `map_results=["i1","`+interleaved("i0")+`"]`, "A: [k][m], m interleaved")
 	assert.Contains(t, tr, `map_results=["i0","`+interleaved("i1")+`"]`, "B: n interleaved")
-	assert.Contains(t, text, `thread_binding("threadIdx.x")`)
 	assert.Regexp(t, `tir.for %j_2_0_i_2_j_2_1_fused = 0 to 256 thread_binding\("threadIdx.x"\)`, text, "4×8 warps")
 	checkGPUSchedule(t, s, want)
 

@@ -167,37 +167,22 @@ func matchFetch(st Stmt, shared map[*Buffer]bool, seq *SeqStmt) *fetchNest {
 	if !ok || !shared[store.Buffer] || len(r.Block.Writes) != 1 {
 		return nil
 	}
-	written := map[*Buffer]bool{}
-	VisitStmt(seq, func(s Stmt) bool {
-		if w, ok := s.(*BufferStore); ok {
-			written[w.Buffer] = true
-		}
-		return true
-	})
-	clean := true
-	VisitExpr(store.Value, func(e Expr) bool {
-		if ld, ok := e.(*BufferLoad); ok && (written[ld.Buffer] || ld.Buffer.Scope != ScopeGlobal) {
-			clean = false
-		}
-		return clean
-	})
-	if !clean {
+	if anyExpr(store.Value, func(e Expr) bool {
+		ld, ok := e.(*BufferLoad)
+		return ok && (ld.Buffer.Scope != ScopeGlobal || storesBuffer(seq, ld.Buffer))
+	}) {
 		return nil
 	}
 	fn.realize, fn.store = r, store
-	var shape []Expr
 	var index Expr = Int(0)
+	size := int64(1)
 	for _, l := range fn.loops {
 		if l.Kind == ThreadBinding {
 			continue
 		}
 		ext := l.Extent.(*IntImm).Value
-		shape = append(shape, Int(ext))
+		size *= ext
 		index = Add(Mul(index, Int(ext)), Sub(l.Var, l.Min))
-	}
-	size := int64(1)
-	for _, d := range shape {
-		size *= d.(*IntImm).Value
 	}
 	fn.reg = NewBuffer(store.Buffer.Name+"_reg", store.Buffer.DType, size)
 	fn.reg.Scope = ScopeLocal

@@ -144,7 +144,9 @@ func compileCUDA(model, out string) string {
 // prepareGEMM writes an n×n×n f32 matmul model and compiles it.
 func prepareGEMM(t *testing.T, dir string, n int) gpuCase {
 	name := fmt.Sprintf("gemm%d", n)
-	mlir := filepath.Join(t.TempDir(), name+".mlir")
+	// The model stays beside its .cuda file: bench/gpu_check.sh tune
+	// tunes it.
+	mlir := filepath.Join(dir, name+".mlir")
 	require.NoError(t, os.WriteFile(mlir, []byte(gemmModel(n)), 0o644))
 	c := gpuCase{Kind: "gemm", Name: name, Bench: true, GFLOP: 2 * math.Pow(float64(n), 3) / 1e9, Tol: 1e-4}
 	if c.Refused = compileCUDA(mlir, filepath.Join(dir, name+".cuda")); c.Refused == "" {

@@ -50,11 +50,7 @@ func (a *Artifact) writeObject(path string) error {
 	if err != nil {
 		return err
 	}
-	kernels := map[string]launch{}
-	for _, k := range a.Device.Kernels {
-		kernels[k.Name] = launch{Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes}
-	}
-	text, err := hostStub(sym, plan, ptx, kernels)
+	text, err := hostStub(sym, plan, ptx, a.launches())
 	if err != nil {
 		return err
 	}
@@ -64,26 +60,26 @@ func (a *Artifact) writeObject(path string) error {
 	return a.writeHeader(strings.TrimSuffix(path, filepath.Ext(path))+".h", sym, plan)
 }
 
+// entryFunc is the host function (or exported kernel) named name.
+func (a *Artifact) entryFunc(name string) *tir.PrimFunc {
+	for _, f := range a.Host {
+		if f.Name == name {
+			return f
+		}
+	}
+	return a.kernels.Func(name)
+}
+
 // writeHeader declares both entry points.
 func (a *Artifact) writeHeader(path, sym string, plan *targets.HostPlan) error {
-	sig := llvm.Signature{Func: plan.Entry}
-	for _, id := range plan.Params {
-		b := plan.Bufs[id]
-		dt, ok := tir.ParseDType(b.DType)
-		if !ok {
-			return fmt.Errorf("cuda: buffer %%%s has dtype %q", b.Name, b.DType)
-		}
-		pi := llvm.ParamInfo{Name: b.Name, DType: dt, Role: b.Role}
-		for _, d := range b.Shape {
-			pi.Shape = append(pi.Shape, fmt.Sprint(d))
-		}
-		sig.Params = append(sig.Params, pi)
+	f := a.entryFunc(plan.Entry)
+	if f == nil {
+		return fmt.Errorf("cuda: the artifact has no function @%s", plan.Entry)
 	}
-	doc, decl := llvm.HeaderParams(sig)
-	dev := make([]string, len(decl))
-	for i, d := range decl {
-		name := d[strings.LastIndex(d, "*")+1:]
-		dev[i] = "uint64_t " + name
+	doc, decl, names := llvm.HeaderParams(llvm.SignatureOf(f, false))
+	dev := make([]string, len(names))
+	for i, n := range names {
+		dev[i] = "uint64_t " + n
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "/* %s runs @%s on the GPU and returns 0 or the first failing CUresult.\n", sym, plan.Entry)
@@ -98,15 +94,15 @@ func (a *Artifact) writeHeader(path, sym string, plan *targets.HostPlan) error {
 	b.WriteString(" * context, one call at a time. Link with -lcuda.\n */\n")
 	fmt.Fprintf(&b, "int32_t %s(%s);\n", sym, strings.Join(decl, ", "))
 	fmt.Fprintf(&b, "int32_t %s_device(%s);\n", sym, strings.Join(append(dev, "void *stream"), ", "))
-	f, err := os.Create(path)
+	out, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := llvm.WriteHeaderFile(f, a.Prefix, b.String()); err != nil {
-		f.Close()
+	if err := llvm.WriteHeaderFile(out, a.Prefix, b.String()); err != nil {
+		out.Close()
 		return err
 	}
-	return f.Close()
+	return out.Close()
 }
 
 // cudaDecls are the driver entry points the stub calls (the _v2 ABI).

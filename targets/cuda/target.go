@@ -69,8 +69,8 @@ func (t *Target) Rules() schedule.Rules { return schedule.GPURules{} }
 // channels innermost) suit the CPU's vectorized convolutions, while an
 // auto-bound GPU convolution's thread reads one output channel's weights
 // over (input channel, kh, kw), contiguous in OIHW and 256 KiB apart per
-// input channel in HWIO (ResNet-18's 3×3 convolutions on an H200: an
-// L2 round trip per weight instead of L1 hits).
+// input channel in HWIO (a 3×3 256→256 convolution at 14×14 on an H200:
+// 0.082 ms OIHW, 0.172 ms HWIO).
 // (The name is hlo.ConvKernelLayoutPassName; targets do not import the
 // dialects.)
 func (t *Target) SkipsStep(name string) bool { return name == "conv-kernel-layout" }
@@ -242,6 +242,15 @@ func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 	return nil, os.WriteFile(path, text, 0o644)
 }
 
+// launches are the kernels' launch configurations, by name.
+func (a *Artifact) launches() map[string]launch {
+	out := map[string]launch{}
+	for _, k := range a.Device.Kernels {
+		out[k.Name] = launch{Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes}
+	}
+	return out
+}
+
 // Save writes what Target.Load opens, a CUDA model file: the signature
 // (runtime.WriteSignedFile's header), then the PTX, each kernel's launch
 // configuration and tensor IR, and the plans (gob).
@@ -250,11 +259,8 @@ func (a *Artifact) Save(path string) error {
 	if err != nil {
 		return err
 	}
-	s := saved{MCPU: a.MCPU, PTX: ptx, Kernels: map[string]launch{}, Plans: a.Plans,
+	s := saved{MCPU: a.MCPU, PTX: ptx, Kernels: a.launches(), Plans: a.Plans,
 		KernelTIR: tir.Print(a.kernels)}
-	for _, k := range a.Device.Kernels {
-		s.Kernels[k.Name] = launch{Grid: k.Grid, Block: k.Block, SharedBytes: k.SharedBytes}
-	}
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(&s); err != nil {
 		return err

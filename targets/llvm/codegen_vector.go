@@ -302,10 +302,7 @@ func (vs *vecState) normalize(e tir.Expr) tir.Expr {
 	if !vs.isVarying(e) {
 		return e
 	}
-	full := e
-	for range 4 { // lane-dependent lets and block bindings
-		full = tir.Substitute(full, vs.defs)
-	}
+	full := vs.expand(e)
 	hasLoad := false
 	tir.VisitExpr(full, func(x tir.Expr) bool {
 		if _, ok := x.(*tir.BufferLoad); ok {
@@ -322,6 +319,15 @@ func (vs *vecState) normalize(e tir.Expr) tir.Expr {
 		return e
 	}
 	return out
+}
+
+// expand substitutes the lane-dependent lets and block bindings into e
+// (nested up to 4 deep), so that e reads in terms of the loop variables.
+func (vs *vecState) expand(e tir.Expr) tir.Expr {
+	for range 4 {
+		e = tir.Substitute(e, vs.defs)
+	}
+	return e
 }
 
 func (vs *vecState) normalizeDivMod(e tir.Expr, changed *bool) tir.Expr {

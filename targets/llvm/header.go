@@ -92,7 +92,7 @@ func cType(t tir.DType) string {
 // Options.Prefix = prefix.
 func WriteHeader(w io.Writer, prefix string, sig Signature) error {
 	sym := prefix + "_" + sig.Func
-	doc, decl := HeaderParams(sig)
+	doc, decl, _ := HeaderParams(sig)
 	var b strings.Builder
 	fmt.Fprintf(&b, "/* %s runs @%s and returns 0 on success.\n%s", sym, sig.Func, doc)
 	if sig.Parallel {
@@ -126,9 +126,10 @@ func WriteHeaderFile(w io.Writer, prefix, body string) error {
 
 // HeaderParams describes sig's parameters for a C header: doc has one
 // comment line (" *   name ...") per parameter, decl its C
-// declarations. Input buffers are const pointers named in0, in1, ...;
-// output and in-out buffers out0, out1, ...; scalars keep their names.
-func HeaderParams(sig Signature) (doc string, decl []string) {
+// declarations, names their C names. Input buffers are const pointers
+// named in0, in1, ...; output and in-out buffers out0, out1, ...;
+// scalars keep their names.
+func HeaderParams(sig Signature) (doc string, decl, names []string) {
 	var b strings.Builder
 	nin, nout := 0, 0
 	for _, p := range sig.Params {
@@ -138,19 +139,22 @@ func HeaderParams(sig Signature) (doc string, decl []string) {
 			name := CIdentifier(p.Name)
 			fmt.Fprintf(&b, " *   %-8s scalar %v\n", name, p.DType)
 			decl = append(decl, fmt.Sprintf("%s %s", ct, name))
+			names = append(names, name)
 		case p.Role == tir.RoleIn:
 			name := fmt.Sprintf("in%d", nin)
 			nin++
 			fmt.Fprintf(&b, " *   %-8s %%%s: %v [%s], row-major, input\n", name, p.Name, p.DType, strings.Join(p.Shape, ", "))
 			decl = append(decl, fmt.Sprintf("const %s *%s", ct, name))
+			names = append(names, name)
 		default:
 			name := fmt.Sprintf("out%d", nout)
 			nout++
 			fmt.Fprintf(&b, " *   %-8s %%%s: %v [%s], row-major, %s\n", name, p.Name, p.DType, strings.Join(p.Shape, ", "), map[tir.Role]string{tir.RoleOut: "output", tir.RoleInOut: "input and output"}[p.Role])
 			decl = append(decl, fmt.Sprintf("%s *%s", ct, name))
+			names = append(names, name)
 		}
 	}
-	return b.String(), decl
+	return b.String(), decl, names
 }
 
 // CIdentifier makes s a C identifier: letters, digits (not first) and '_'

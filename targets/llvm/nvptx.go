@@ -268,11 +268,7 @@ func (g *fgen) vectorAlign(a *access, elem ir.Align) ir.Align {
 	if !g.m.device || bytes > DeviceBufferAlign || bytes&(bytes-1) != 0 {
 		return elem
 	}
-	lane0 := a.flat
-	for range 4 { // lane-dependent lets and block bindings, then the loop variable
-		lane0 = tir.Substitute(lane0, g.vec.defs)
-	}
-	lane0 = tir.Substitute(lane0, map[*tir.Var]tir.Expr{g.vec.v: g.vec.min})
+	lane0 := tir.Substitute(g.vec.expand(a.flat), map[*tir.Var]tir.Expr{g.vec.v: g.vec.min})
 	if multipleOf(tir.Simplify(lane0, nil), lanes) {
 		return ir.Align(bytes)
 	}

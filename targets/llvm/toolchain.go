@@ -50,36 +50,16 @@ func (r *Result) WriteLLVM(path string) error {
 // runs llc-16 -O3 -mcpu=<mcpu> -fp-contract=fast|off (Options.StrictFP)
 // -relocation-model=pic -filetype=<ft>.
 func (r *Result) codegen(out, filetype string) error {
-	llc, err := findTool("llc-16", "llvm-16")
-	if err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "tessera-cpu-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	in := filepath.Join(dir, "module.ll")
-	if err := r.WriteLLVM(in); err != nil {
-		return err
-	}
 	mcpu := "-mcpu=" + r.opts.mcpu()
+	var opt []string
 	if r.opts.OptLevel >= 0 {
-		optTool, err := findTool("opt-16", "llvm-16")
-		if err != nil {
-			return err
-		}
 		level := r.opts.OptLevel
 		if level == 0 || level > 3 {
 			level = 3
 		}
-		bc := filepath.Join(dir, "module.bc")
-		if err := runTool(optTool, fmt.Sprintf("-O%d", level), mcpu, in, "-o", bc); err != nil {
-			return err
-		}
-		in = bc
+		opt = []string{fmt.Sprintf("-O%d", level), mcpu}
 	}
-	return runTool(llc, "-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype="+filetype, in, "-o", out)
+	return compileText(r.LLVM(), out, opt, "-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype="+filetype)
 }
 
 // CompileObject compiles LLVM 16 assembly text (a module for
@@ -87,11 +67,18 @@ func (r *Result) codegen(out, filetype string) error {
 // -relocation-model=pic. Errors: the toolchain's (a missing llc-16 names
 // its Debian package).
 func CompileObject(text, path string) error {
+	return compileText(text, path, nil, "-O2", "-relocation-model=pic", "-filetype=obj")
+}
+
+// compileText writes LLVM assembly text to a temporary file, runs opt-16
+// with optArgs on it unless optArgs is nil, and llc-16 with llcArgs to
+// out.
+func compileText(text, out string, optArgs []string, llcArgs ...string) error {
 	llc, err := findTool("llc-16", "llvm-16")
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp("", "tessera-obj-")
+	dir, err := os.MkdirTemp("", "tessera-llc-")
 	if err != nil {
 		return err
 	}
@@ -100,7 +87,18 @@ func CompileObject(text, path string) error {
 	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
 		return err
 	}
-	return runTool(llc, "-O2", "-relocation-model=pic", "-filetype=obj", in, "-o", path)
+	if optArgs != nil {
+		optTool, err := findTool("opt-16", "llvm-16")
+		if err != nil {
+			return err
+		}
+		bc := filepath.Join(dir, "module.bc")
+		if err := runTool(optTool, append(optArgs, in, "-o", bc)...); err != nil {
+			return err
+		}
+		in = bc
+	}
+	return runTool(llc, append(llcArgs, in, "-o", out)...)
 }
 
 // WriteObject compiles the module to a relocatable ELF object at path. A
