@@ -42,6 +42,7 @@ type layoutRule struct {
 var layoutRules = []layoutRule{
 	{folder: "internal/syntax", tree: 2, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
 	{folder: "internal/registry", tree: 2, stdOnly: true, allowed: "std"},
+	{folder: "internal/traceevent", tree: 2, stdOnly: true, allowed: "std"},
 	{folder: "internal/fp", tree: 2, stdOnly: true, external: []string{"github.com/x448/float16"}, allowed: "std, float16"},
 	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry", "internal/fp"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry, internal/fp"},
 	{folder: "dialects", tree: 2, internal: []string{"graphir"}, allowed: "graphir"},
@@ -59,10 +60,10 @@ var layoutRules = []layoutRule{
 	// Targets may share code among themselves, never with the graph levels:
 	// the target interface (targets/) and each target (targets/cpu/) use
 	// the schedule rules, tensor IR and the runtime that loads their code.
-	{folder: "targets", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry"}, allowed: "tensorir, schedule, runtime, internal/registry (and other targets)"},
+	{folder: "targets", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry", "internal/traceevent"}, allowed: "tensorir, schedule, runtime, internal/registry, internal/traceevent (and other targets)"},
 	// The NPU target's assembler reports its errors as MLIR-style
 	// diagnostics (internal/syntax).
-	{folder: "targets/npu", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry", "internal/syntax"}, allowed: "tensorir, schedule, runtime, internal/registry, internal/syntax (and other targets)"},
+	{folder: "targets/npu", tree: 2, internal: []string{"tensorir", "schedule", "runtime", "targets", "internal/registry", "internal/syntax", "internal/traceevent"}, allowed: "tensorir, schedule, runtime, internal/registry, internal/syntax, internal/traceevent (and other targets)"},
 	// The one ordered compilation table: every level's steps, the tuning
 	// database (autotune) for apply-tuning-records, and the targets.
 	{folder: "pipeline", tree: 1, internal: []string{"graphir", "dialects", "lowering", "tensorir", "schedule", "autotune", "targets", "internal/registry"}, allowed: "graphir, dialects/..., lowering, tensorir, schedule, autotune, targets, internal/registry"},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tessera-ml/tessera/internal/registry"
+	"github.com/tessera-ml/tessera/internal/traceevent"
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/schedule"
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -126,6 +127,23 @@ type KernelTimer interface {
 	// timing every kernel call, and returns each call's median, in plan
 	// order. The outputs hold the last run's results.
 	KernelTimes(inputs, outputs []*rt.Tensor, repeats int) ([]KernelTime, error)
+}
+
+// Profiler is implemented by entries that record a timeline of their
+// calls (`tessera run|bench --profile`). Profile calls the entry runs
+// times and returns the timeline in the Trace Event Format. Its slices
+// follow one convention, which the CLI's per-kernel table reads:
+//   - cat "run": one slice per call of the entry, end to end;
+//   - cat "kernel": one slice per kernel call, named by the kernel, with
+//     args "flops" (the kernel's floating-point operations, a number)
+//     and "schedule" (how it was scheduled: "default", "tuned", "traced");
+//   - other categories (a simulator's instructions) are the target's own.
+//
+// OtherData may hold "probe_overhead_us", the measured cost of the
+// instrumentation per kernel call. The outputs hold the last call's
+// results. Errors: the calls'.
+type Profiler interface {
+	Profile(inputs, outputs []*rt.Tensor, runs int) (*traceevent.Trace, error)
 }
 
 // KernelTime is the median time of one kernel call of a plan, in seconds.
