@@ -95,7 +95,7 @@ func ExtractTasks(funcs []*tir.PrimFunc, ts string) []*Task {
 			t.Constants = intersect(t.Constants, consts[f.Name])
 			continue
 		}
-		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: f, Key: key, Weight: 1, Constants: consts[f.Name], FLOPs: EstimateFLOPs(f)}
+		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: f, Key: key, Weight: 1, Constants: consts[f.Name], FLOPs: tir.EstimateFLOPs(f)}
 		byKey[key] = t
 		tasks = append(tasks, t)
 	}
@@ -114,48 +114,4 @@ func intersect(a, b []int) []int {
 		}
 	}
 	return out
-}
-
-// EstimateFLOPs counts the floating-point operations of one run of f:
-// for every store of a float value, the arithmetic operations of its
-// value times the product of the constant extents of the loops around it
-// (a non-constant extent counts as 1).
-func EstimateFLOPs(f *tir.PrimFunc) float64 {
-	total := 0.0
-	var walk func(s tir.Stmt, trips float64)
-	walk = func(s tir.Stmt, trips float64) {
-		tir.VisitStmt(s, func(st tir.Stmt) bool {
-			switch x := st.(type) {
-			case *tir.For:
-				t := trips
-				if e, ok := x.Extent.(*tir.IntImm); ok && e.Value > 0 {
-					t *= float64(e.Value)
-				}
-				walk(x.Body, t)
-				return false
-			case *tir.BufferStore:
-				if x.Buffer.DType.IsFloat() {
-					total += trips * float64(floatOps(x.Value))
-				}
-			}
-			return true
-		})
-	}
-	walk(f.Body, 1)
-	return total
-}
-
-// floatOps counts the float-valued arithmetic nodes of e.
-func floatOps(e tir.Expr) int {
-	n := 0
-	tir.VisitExpr(e, func(x tir.Expr) bool {
-		switch x.(type) {
-		case *tir.Binary, *tir.Call:
-			if x.DType().IsFloat() {
-				n++
-			}
-		}
-		return true
-	})
-	return n
 }

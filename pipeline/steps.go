@@ -29,6 +29,7 @@ var targetOptionDocs = map[string]string{
 	"threads":   "worker threads of parallel code (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)",
 	"strict-fp": "true: no floating-point contraction (results bit-identical to the interpreter)",
 	"config":    "target configuration file (npu: the NPU configuration JSON; default: the target's default)",
+	"profile":   "true: instrument the kernel calls with timestamp probes (--profile)",
 }
 
 // withTargetOptions adds the target options to a step's option docs.
@@ -54,6 +55,9 @@ func TargetOptions(t targets.Target) map[string]string {
 	if o.StrictFP {
 		m["strict-fp"] = "true"
 	}
+	if o.Profile {
+		m["profile"] = "true"
+	}
 	if o.Config != "" {
 		m["config"] = o.Config
 	}
@@ -76,12 +80,14 @@ func targetFrom(opts map[string]string) (targets.Target, error) {
 		}
 		o.Threads = n
 	}
-	if v := opts["strict-fp"]; v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return nil, fmt.Errorf("strict-fp must be true or false, got %q", v)
+	for key, dst := range map[string]*bool{"strict-fp": &o.StrictFP, "profile": &o.Profile} {
+		if v := opts[key]; v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s must be true or false, got %q", key, v)
+			}
+			*dst = b
 		}
-		o.StrictFP = b
 	}
 	return targets.New(name, o)
 }

@@ -32,6 +32,10 @@ type Options struct {
 	// add stays two roundings): results are then bit-identical to the
 	// tensor IR interpreter's.
 	StrictFP bool
+	// Profile asks for an instrumented build whose entries implement
+	// Profiler (--profile): the CPU target puts timestamp probes around
+	// every kernel call. Kernels are unchanged, so it is not part of Key.
+	Profile bool
 	// Config is a target configuration file ("": the target's default);
 	// the NPU target reads its configuration JSON from it (--npu-config).
 	Config string

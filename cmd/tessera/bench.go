@@ -16,7 +16,7 @@ func newBenchCmd(stdout, stderr io.Writer) *cobra.Command {
 	var inputs []string
 	var threads, warmup, repeats int
 	var minTime time.Duration
-	var report string
+	var report, profile string
 	cmd := &cobra.Command{
 		Use:   "bench MODEL.mlir|MODEL.onnx|MODEL.so|MODEL.cuda [--input X.npy ...]",
 		Short: "compile a model (or load a compiled .so or .cuda) and report its median latency (--target npu: simulated)",
@@ -34,11 +34,15 @@ per kernel.`,
 			if err := checkThreads(cmd, threads); err != nil {
 				return fail(stderr, err)
 			}
+			o.profile = profile != ""
 			l, err := openModel(cmd, args[0], o, threads)
 			if err != nil {
 				return fail(stderr, err)
 			}
 			defer l.Close()
+			if err := checkProfile(l.entry, args[0], profile); err != nil {
+				return fail(stderr, err)
+			}
 			ins, err := benchInputs(l, inputs)
 			if err != nil {
 				return fail(stderr, err)
@@ -63,6 +67,11 @@ per kernel.`,
 			if err := printNPUReport(l.entry, report, stdout); err != nil {
 				return fail(stderr, err)
 			}
+			if profile != "" {
+				if err := profileModel(l.entry, ins, outs, max(repeats, 1), profile, stderr); err != nil {
+					return fail(stderr, err)
+				}
+			}
 			return nil
 		},
 	}
@@ -72,6 +81,7 @@ per kernel.`,
 	cmd.Flags().IntVar(&warmup, "warmup", 3, "untimed warm-up runs")
 	cmd.Flags().IntVar(&repeats, "repeats", 10, "minimum timed runs")
 	cmd.Flags().DurationVar(&minTime, "min-time", time.Second, "minimum total timed duration")
+	cmd.Flags().StringVar(&profile, "profile", "", "after timing, profile --repeats more runs: write their timeline (Trace Event Format JSON for Perfetto or chrome://tracing) here and print a per-kernel table to stderr")
 	cmd.Flags().StringVar(&report, "report", "", "--target npu: write the simulator's figures as JSON here")
 	return cmd
 }

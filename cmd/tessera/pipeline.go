@@ -35,6 +35,9 @@ type compileOptions struct {
 	strictFP bool
 	// keepLayouts skips the rewrite-layout step.
 	keepLayouts bool
+	// profile asks for an instrumented build (targets.Options.Profile;
+	// run and bench set it for --profile).
+	profile bool
 	// printIRAfter, printIRAfterAll and timing observe the pipeline's
 	// steps (pipeline.Runner).
 	printIRAfter    []string
@@ -104,7 +107,7 @@ func loadModel(path string) (*graphir.Module, error) {
 // newTarget makes the target instance the flags select. Errors: an
 // unknown target, naming the known ones.
 func (o compileOptions) newTarget() (targets.Target, error) {
-	t, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, StrictFP: o.strictFP, Config: o.npuConfig})
+	t, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, StrictFP: o.strictFP, Config: o.npuConfig, Profile: o.profile})
 	if err != nil {
 		return nil, fmt.Errorf("--target: %v", err)
 	}

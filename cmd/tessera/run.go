@@ -159,6 +159,8 @@ type runFlags struct {
 	threads         int
 	// npuReport is where --report writes the NPU figures (JSON).
 	npuReport string
+	// profile is where --profile writes the trace (Trace Event Format).
+	profile string
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -215,6 +217,7 @@ are printed, per kernel, and --report writes them as JSON
 	cmd.Flags().StringVar(&f.reference, "reference", "", "reference .npy for the first output: print max |Δ|")
 	cmd.Flags().StringVar(&f.labels, "labels", "", "integer labels .npy: print the accuracy of the first output's argmax")
 	cmd.Flags().IntVar(&f.threads, "threads", 0, "threads for parallel loops (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
+	cmd.Flags().StringVar(&f.profile, "profile", "", "write a timeline of the run (every kernel call; Trace Event Format JSON for Perfetto or chrome://tracing) here, and print a per-kernel table (cpu: an instrumented build; npu: the simulator's instructions too)")
 	cmd.Flags().StringVar(&f.npuReport, "report", "", "--target npu: write the simulator's figures (cycles, utilization, DRAM traffic, per kernel) as JSON here")
 	return cmd
 }
@@ -246,11 +249,15 @@ func printNPUReport(e any, path string, stdout io.Writer) error {
 }
 
 func runModel(cmd *cobra.Command, model string, o compileOptions, f runFlags, stdout io.Writer) error {
+	o.profile = f.profile != ""
 	l, err := openModel(cmd, model, o, f.threads)
 	if err != nil {
 		return err
 	}
 	defer l.Close()
+	if err := checkProfile(l.entry, model, f.profile); err != nil {
+		return err
+	}
 	if n := len(f.outputs); n != 0 && n != len(l.outputs) {
 		var missing []string
 		for _, s := range l.outputs[min(n, len(l.outputs)):] {
@@ -273,7 +280,12 @@ func runModel(cmd *cobra.Command, model string, o compileOptions, f runFlags, st
 		return err
 	}
 	start := time.Now()
-	if err := l.entry.Call(ins, outs); err != nil {
+	if f.profile != "" {
+		err = profileModel(l.entry, ins, outs, 1, f.profile, stdout)
+	} else {
+		err = l.entry.Call(ins, outs)
+	}
+	if err != nil {
 		return err
 	}
 	if _, ok := l.entry.(npuReporter); ok {

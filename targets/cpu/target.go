@@ -104,8 +104,11 @@ func (t *Target) PostSchedule() []string { return []string{"compact-buffer-alloc
 // shared object written from it runs with nothing else (tessera run
 // MODEL.so). Errors: llvm.Compile's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
-	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP})
+	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP, Profile: t.opts.Profile})
 	if err != nil {
+		return nil, err
+	}
+	if err := embedProfileSites(res, m, prefix); err != nil {
 		return nil, err
 	}
 	data, err := rt.EncodeSignature(t.signature(res, prefix))
@@ -139,20 +142,36 @@ func (t *Target) signature(res *llvm.Result, prefix string) rt.Signature {
 	return sig
 }
 
-// Load opens a shared object written by Artifact.Save.
+// Load opens a shared object written by Artifact.Save. Its entries
+// implement targets.Profiler when it was compiled with Options.Profile.
 func (t *Target) Load(path string) (targets.Module, error) {
 	lib, err := rt.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	return library{lib}, nil
+	probes, err := openProbes(lib, path)
+	if err != nil {
+		lib.Close()
+		return nil, err
+	}
+	return library{lib, probes}, nil
 }
 
 // library adapts runtime.Library to targets.Module.
-type library struct{ *rt.Library }
+type library struct {
+	*rt.Library
+	probes *probes // nil: not instrumented
+}
 
 func (l library) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.Entry, error) {
-	return l.Func(symbol, inputs, outputs)
+	e, err := l.Func(symbol, inputs, outputs)
+	switch {
+	case err != nil:
+		return nil, err
+	case l.probes == nil:
+		return e, nil
+	}
+	return &profiledEntry{Entry: e, probes: l.probes}, nil
 }
 
 // Emits are the kinds llvm.Result.Emit writes: an ELF object and a shared

@@ -18,9 +18,11 @@ type fgen struct {
 	m     *mgen
 	f     *ir.Func
 	entry *ir.Block // holds the allocas; branches to the body at finish
-	cur   *ir.Block
-	vars  map[*tir.Var]value.Value
-	bufs  map[*tir.Buffer]value.Value
+	// profTS is the timespec the profiling probes read the clock into.
+	profTS value.Value
+	cur    *ir.Block
+	vars   map[*tir.Var]value.Value
+	bufs   map[*tir.Buffer]value.Value
 	// vec is non-nil while widening the body of a vectorized loop.
 	vec *vecState
 	// lane0 makes variable references inside a widened body evaluate lane

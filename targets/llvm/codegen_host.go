@@ -41,7 +41,7 @@ func (g *fgen) callKernel(x *tir.CallKernel) error {
 		}
 		args[i] = p
 	}
-	g.cur.NewCall(k, args...)
+	g.profiledCall(x.Callee, func() { g.cur.NewCall(k, args...) })
 	return nil
 }
 

@@ -27,6 +27,9 @@ type Result struct {
 	Module       *ir.Module
 	Entries      []Entry
 	UsesParallel bool
+	// ProfileSites names the callee of each probed tir.call, by site
+	// number (Options.Profile; empty otherwise).
+	ProfileSites []string
 	opts         Options
 }
 
@@ -56,6 +59,8 @@ type mgen struct {
 	launch        map[string]int64
 	shared        int64
 	sharedGlobals map[*tir.Buffer]*ir.Global
+	// prof is the probe state of a module compiled with Options.Profile.
+	prof *profiler
 }
 
 // Compile lowers every PrimFunc of mod to an LLVM function and exports
@@ -94,6 +99,9 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	}
 	g := newMgen(opts, TargetTriple, DataLayout, false)
 	res := &Result{Module: g.m, opts: opts}
+	if opts.Profile {
+		g.prof = newProfiler(g.m, opts.Prefix)
+	}
 	// Declare every kernel first so that functions may call each other.
 	aliased := aliasedCallees(mod)
 	for _, pf := range mod.Funcs {
@@ -129,6 +137,7 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	}
 	sort.Slice(res.Entries, func(i, j int) bool { return res.Entries[i].Symbol < res.Entries[j].Symbol })
 	res.UsesParallel = g.usesParallel
+	res.ProfileSites = g.profileSites()
 	return res, nil
 }
 

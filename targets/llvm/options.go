@@ -42,6 +42,9 @@ type Options struct {
 	// the compiled code performs the interpreter's f32 operations in its
 	// order and the results are bit-identical.
 	StrictFP bool
+	// Profile instruments every tir.call of a host function with
+	// timestamp probes (profile.go; --profile). It changes no kernel.
+	Profile bool
 }
 
 // fpContract is llc-16's -fp-contract flag for these options.
