@@ -12,16 +12,24 @@ import (
 // parameters (args, one f32 slice per kernel parameter) into the DRAM
 // image in the NPU's blocked layouts (bf16 input and weight entries, f32
 // accumulator entries, zero padding to whole entries), runs the program
-// and unpacks the output parameter.
-func (gp *gemmProgram) run(args [][]float32) (*sim.Stats, error) {
+// and unpacks the output parameter. With record it also returns the
+// simulator's timeline (sim.RunTimeline), else a nil one.
+func (gp *gemmProgram) run(args [][]float32, record bool) (*sim.Stats, *sim.Timeline, error) {
 	dram := make([]byte, gp.dramBytes)
 	gp.pack(dram, args)
-	st, err := sim.Run(gp.cfg, gp.prog, dram)
+	var st *sim.Stats
+	var tl *sim.Timeline
+	var err error
+	if record {
+		st, tl, err = sim.RunTimeline(gp.cfg, gp.prog, dram)
+	} else {
+		st, err = sim.Run(gp.cfg, gp.prog, dram)
+	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	gp.unpack(dram, args[gp.g.Out])
-	return st, nil
+	return st, tl, nil
 }
 
 func (gp *gemmProgram) pack(dram []byte, args [][]float32) {

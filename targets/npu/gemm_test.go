@@ -60,7 +60,7 @@ func checkGEMM(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *gemmPr
 	requireRoundTrip(t, gp.prog)
 	arrays, args := bf16Args(f, rand.New(rand.NewSource(7)))
 	require.NoError(t, tir.Run(f, arrays))
-	_, err = gp.run(args)
+	_, _, err = gp.run(args, false)
 	require.NoError(t, err)
 	want := arrays[f.Params[g.Out].Name()].Floats
 	for i, w := range want {

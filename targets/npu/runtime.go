@@ -76,7 +76,7 @@ func (m *module) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.
 	if plan == nil {
 		return nil, fmt.Errorf("npu: no entry point %s (the artifact has %s)", symbol, strings.Join(slices.Sorted(maps.Keys(m.s.Plans)), ", "))
 	}
-	e := &Entry{m: m, plan: plan, inputs: inputs, outputs: outputs}
+	e := &Entry{m: m, symbol: symbol, plan: plan, inputs: inputs, outputs: outputs}
 	for _, c := range plan.Calls {
 		info := m.s.Kernels[c.Kernel]
 		if info.NPU || m.hostEntries[c.Kernel] != nil {
@@ -103,16 +103,19 @@ func (m *module) Entry(symbol string, inputs, outputs []rt.TensorSpec) (targets.
 // the host's compiled code, intermediates in host memory between them.
 type Entry struct {
 	m               *module
+	symbol          string
 	plan            *Plan
 	inputs, outputs []rt.TensorSpec
 	bufs            []*rt.Tensor
 	last            *sim.Report
+	// maxEvents bounds Profile's events (0: maxProfileEvents).
+	maxEvents int
 }
 
 // Call runs the model once on tensors matching the entry's specs; Report
 // then describes the run.
 func (e *Entry) Call(inputs, outputs []*rt.Tensor) error {
-	_, err := e.run(inputs, outputs)
+	_, err := e.run(inputs, outputs, nil)
 	return err
 }
 
@@ -126,7 +129,7 @@ func (e *Entry) BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, 
 		if before != nil {
 			before()
 		}
-		s, err := e.run(inputs, outputs)
+		s, err := e.run(inputs, outputs, nil)
 		if err != nil {
 			return t, err
 		}
@@ -140,8 +143,8 @@ func (e *Entry) BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, 
 func (e *Entry) Report() *sim.Report { return e.last }
 
 // run executes the plan and returns the NPU's simulated seconds plus the
-// host kernels' measured seconds.
-func (e *Entry) run(inputs, outputs []*rt.Tensor) (float64, error) {
+// host kernels' measured seconds. A profile (nil: none) records the calls.
+func (e *Entry) run(inputs, outputs []*rt.Tensor, prof *profile) (float64, error) {
 	p := e.plan
 	if err := e.bind(inputs, outputs); err != nil {
 		return 0, err
@@ -158,18 +161,21 @@ func (e *Entry) run(inputs, outputs []*rt.Tensor) (float64, error) {
 			for i, a := range args {
 				views[i], _ = a.Float32s()
 			}
-			st, err := gp.run(views)
+			st, tl, err := gp.run(views, prof.wantsTimeline())
 			if err != nil {
 				return 0, fmt.Errorf("npu: kernel @%s: %v", c.Kernel, err)
 			}
 			rep.add(c.Kernel, st)
+			prof.npuCall(c.Kernel, e.m.s.Kernels[c.Kernel], st, tl)
 			continue
 		}
 		start := time.Now()
 		if err := e.callHost(c.Kernel, args); err != nil {
 			return 0, err
 		}
-		hostSeconds += time.Since(start).Seconds()
+		s := time.Since(start).Seconds()
+		hostSeconds += s
+		prof.hostCall(c.Kernel, e.m.s.Kernels[c.Kernel], s)
 	}
 	e.last = rep.finish(hostSeconds)
 	return e.last.Seconds + hostSeconds, nil

@@ -149,19 +149,25 @@ func kernelPlan(f *tir.PrimFunc) (*Plan, error) {
 func hostPrefix(prefix string) string { return prefix + "_host" }
 
 // kernelInfo is a kernel's partition: on the NPU (with its shape and
-// tiling) or on the host (with the reason), and its MACs.
+// tiling) or on the host (with the reason), and its MACs. Schedule is
+// the kernel's tensorir.AttrSchedule ("default", "tuned", ...; "" when
+// it has none).
 type kernelInfo struct {
-	NPU    bool
-	Reason string
-	Tiling Tiling
-	MACs   int64
-	Params []tir.Role
-	Specs  []rt.TensorSpec
+	NPU      bool
+	Reason   string
+	Tiling   Tiling
+	MACs     int64
+	Params   []tir.Role
+	Specs    []rt.TensorSpec
+	Schedule string
 }
 
 // compileKernel compiles f for the NPU, or adds it to the host module.
 func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 	info := kernelInfo{MACs: kernelMACs(f)}
+	if s, ok := f.Attrs[tir.AttrSchedule].(tir.StringAttr); ok {
+		info.Schedule = string(s)
+	}
 	for _, p := range f.Params {
 		info.Params = append(info.Params, p.Role)
 		spec, err := targets.SpecOf(p)

@@ -181,6 +181,15 @@ func (p *Program) String() string {
 	return b.String()
 }
 
+// Text is in's line of the text assembly form, without indentation, in
+// a program of datapath dp (which spells ALU immediates): "load.inp
+// sram=0 dram=4096 y=16 x=4 stride=32 dtype=bf16 push_next".
+func (in *Inst) Text(dp Datapath) string {
+	var b strings.Builder
+	writeInst(&b, dp, in)
+	return b.String()
+}
+
 // writeInst appends the text of in (a program of datapath dp) to b.
 func writeInst(b *strings.Builder, dp Datapath, in *Inst) {
 	b.WriteString(in.Name())

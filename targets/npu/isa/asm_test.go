@@ -76,6 +76,16 @@ func TestAssembleExample(t *testing.T) {
 	require.NoError(t, p.Validate(DefaultConfig()))
 }
 
+// TestInstText: each instruction's Text is its line of the program's text.
+func TestInstText(t *testing.T) {
+	p := exampleProgram()
+	text := p.String()
+	for i := range p.Insts {
+		assert.Contains(t, text, "\n  "+p.Insts[i].Text(p.Datapath)+"\n")
+	}
+	assert.Equal(t, "store.acc sram=0 dram=8192 y=16 x=1 stride=1 dtype=f32 pop_prev push_prev", p.Insts[len(p.Insts)-2].Text(p.Datapath))
+}
+
 // TestAsmKeysMatchFields: every key of the text form names fields of the
 // encoding tables, and together the keys and flags cover every field.
 func TestAsmKeysMatchFields(t *testing.T) {

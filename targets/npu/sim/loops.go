@@ -229,10 +229,15 @@ func aluFloat(op isa.ALUOp, d, v float32) float32 {
 	return v // mov
 }
 
-// cost returns the cycle instruction in (of module mod) ends when it
+// span is where an instruction ran: busy from begin (its start, or for a
+// LOAD or STORE the cycle the DRAM channel was granted) to end; a LOAD or
+// STORE moved bytes, holding the channel for transfer cycles from begin.
+type span struct{ begin, transfer, end, bytes int64 }
+
+// cost returns the cycles instruction in (of module mod) runs when it
 // starts at start, and accounts its busy and DRAM-stall cycles (ISA.md,
 // "Cycle model").
-func (m *machine) cost(mod isa.Module, in *isa.Inst, start int64) int64 {
+func (m *machine) cost(mod isa.Module, in *isa.Inst, start int64) span {
 	ms := &m.stats.Modules[mod]
 	c := &m.cfg
 	switch in.Op {
@@ -247,7 +252,7 @@ func (m *machine) cost(mod isa.Module, in *isa.Inst, start int64) int64 {
 		end := begin + transfer + int64(c.DRAMLatencyCycles)
 		ms.StallDRAM += begin - start
 		ms.Busy += end - begin
-		return end
+		return span{begin, transfer, end, bytes}
 	}
 	var d int64
 	switch in.Op {
@@ -257,5 +262,5 @@ func (m *machine) cost(mod isa.Module, in *isa.Inst, start int64) int64 {
 		d = in.Iterations()*int64(c.ALUCyclesPerIter) + int64(c.ALULatencyCycles)
 	}
 	ms.Busy += d
-	return start + d
+	return span{begin: start, end: start + d}
 }

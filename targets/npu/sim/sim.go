@@ -8,6 +8,8 @@
 // module while another module's access to it is not ordered by tokens (a
 // missing dependency), an address out of range, an uninitialized read and
 // a deadlock are *Errors naming the instructions, never panics.
+// RunTimeline also records the schedule, instruction by instruction
+// (Timeline), and converts it to trace events (Timeline.AppendTrace).
 package sim
 
 import (
@@ -91,21 +93,41 @@ func (e *Error) Error() string {
 // out-of-range address, an uninitialized or unordered scratchpad access,
 // a deadlock); dram may then be partly written.
 func Run(cfg isa.Config, p *isa.Program, dram []byte) (*Stats, error) {
-	if err := p.Validate(cfg); err != nil {
-		return nil, err
-	}
-	m := newMachine(cfg, p, dram)
-	if err := m.run(); err != nil {
-		return nil, err
-	}
-	return &m.stats, nil
+	st, _, err := run(cfg, p, dram, false)
+	return st, err
 }
 
-// token is one dependency token: when it becomes available and the
-// vector clock of the instruction that pushed it.
+// RunTimeline is Run that also records the schedule: one InstRecord per
+// executed instruction (timeline.go). Run records nothing and costs
+// nothing more; the timeline costs about one record (~150 bytes) per
+// instruction. Errors: Run's (no timeline is returned then).
+func RunTimeline(cfg isa.Config, p *isa.Program, dram []byte) (*Stats, *Timeline, error) {
+	return run(cfg, p, dram, true)
+}
+
+func run(cfg isa.Config, p *isa.Program, dram []byte, record bool) (*Stats, *Timeline, error) {
+	if err := p.Validate(cfg); err != nil {
+		return nil, nil, err
+	}
+	m := newMachine(cfg, p, dram)
+	if record {
+		m.tl = &Timeline{Program: p, ClockMHz: cfg.ClockMHz}
+	}
+	if err := m.run(); err != nil {
+		return nil, nil, err
+	}
+	if m.tl != nil {
+		m.tl.Cycles = m.stats.Cycles
+	}
+	return &m.stats, m.tl, nil
+}
+
+// token is one dependency token: when it becomes available, the vector
+// clock of the instruction that pushed it and that instruction's index.
 type token struct {
 	time int64
 	vc   vclock
+	from int32
 }
 
 // vclock counts, per module, the instructions of that module that happen
@@ -144,6 +166,7 @@ type machine struct {
 	stats       Stats
 	mem         memories
 	hb          happensBefore
+	tl          *Timeline // nil unless recording
 }
 
 func newMachine(cfg isa.Config, p *isa.Program, dram []byte) *machine {
@@ -243,28 +266,37 @@ func (m *machine) step(mod isa.Module, start int64) error {
 	md := &m.mods[mod]
 	i := md.insts[md.pos]
 	in := &m.p.Insts[i]
+	var popped [2]token
+	n := 0
 	if in.PopPrev {
-		md.vc.join(m.prev[mod].pop().vc)
+		popped[n] = m.prev[mod].pop()
+		md.vc.join(popped[n].vc)
+		n++
 	}
 	if in.PopNext {
-		md.vc.join(m.next[mod].pop().vc)
+		popped[n] = m.next[mod].pop()
+		md.vc.join(popped[n].vc)
+		n++
 	}
 	md.vc[mod]++
 	m.hb.record(i, mod, md.vc)
 	if err := m.exec(i, in); err != nil {
 		return err
 	}
-	end := m.cost(mod, in, start)
+	sp := m.cost(mod, in, start)
+	if m.tl != nil {
+		m.tl.add(i, in, md.free, start, sp, popped[:n])
+	}
 	ms := &m.stats.Modules[mod]
 	ms.StallToken += start - md.free
 	ms.Insts++
-	md.free = end
+	md.free = sp.end
 	md.pos++
 	if in.PushPrev {
-		m.pushTarget(mod, false).push(token{end, md.vc})
+		m.pushTarget(mod, false).push(token{sp.end, md.vc, int32(i)})
 	}
 	if in.PushNext {
-		m.pushTarget(mod, true).push(token{end, md.vc})
+		m.pushTarget(mod, true).push(token{sp.end, md.vc, int32(i)})
 	}
 	return nil
 }
