@@ -95,3 +95,40 @@ func TestProfileRunAndRefusals(t *testing.T) {
 	assert.Contains(t, errs, "was compiled without probes; profile the .mlir or .onnx model")
 	assert.NoFileExists(t, bad)
 }
+
+// TestProfileNPU profiles a convolution on the NPU simulator: the trace
+// passes the format check and has the load, compute and store tracks with
+// the program's instructions, a kernel slice per call inside each run,
+// and the DRAM counter.
+func TestProfileNPU(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "npu.json")
+	_, errs, code := tessera("bench", "testdata/npu_conv.mlir", "--target", "npu", "--repeats", "2", "--profile", path)
+	require.Equal(t, 0, code, errs)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	tr, err := traceevent.Validate(data)
+	require.NoError(t, err)
+	threads := map[int]string{}
+	count := map[string]int{}
+	insts := map[int]int{}
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "M" && ev.Name == "thread_name" {
+			threads[ev.Tid] = ev.Args["name"].(string)
+		}
+		count[ev.Ph+" "+ev.Cat]++
+		if ev.Cat == "npu.inst" {
+			insts[ev.Tid]++
+		}
+	}
+	names := map[string]int{}
+	for tid, n := range threads {
+		names[n] = insts[tid]
+	}
+	for _, m := range []string{"load", "compute", "store"} {
+		assert.Positive(t, names[m], "instructions on the %s track", m)
+	}
+	assert.Equal(t, 2, count["X run"])
+	assert.Equal(t, 2, count["X kernel"], "one NPU kernel per run")
+	assert.Positive(t, count["C "], "the DRAM bandwidth counter")
+	assert.Contains(t, errs, "fused_0")
+}

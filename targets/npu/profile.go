@@ -32,8 +32,8 @@ var moduleTracks = sim.Tracks{Pid: profilePid, Tids: [isa.NumModules]int{2, 3, 4
 //   - the thread "kernels": per run a slice cat "run" named by the entry
 //     point (args "run": its number from 0), and within it per kernel call
 //     a slice cat "kernel" named by the kernel, with args "flops" (NPU
-//     kernels: 2 × the kernel's MACs; host kernels: 0, as this package
-//     may not import the tuner's estimate), "schedule" ("npu"; for host
+//     kernels: 2 × the kernel's MACs; host kernels: tensorir's
+//     EstimateFLOPs), "schedule" ("npu"; for host
 //     kernels their tessera.schedule attribute, "unscheduled" without
 //     one), "device" ("npu" or "host") and, for NPU kernels, "cycles";
 //   - the threads "load", "compute" and "store": every NPU kernel call's
@@ -120,7 +120,7 @@ func (p *profile) hostCall(kernel string, info kernelInfo, seconds float64) {
 	if sched == "" {
 		sched = "unscheduled"
 	}
-	p.kernel(kernel, seconds*1e6, map[string]any{"flops": 0.0, "schedule": sched, "device": "host"})
+	p.kernel(kernel, seconds*1e6, map[string]any{"flops": info.FLOPs, "schedule": sched, "device": "host"})
 }
 
 // kernel appends a kernel slice of dur µs at the current time and moves

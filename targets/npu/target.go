@@ -160,11 +160,14 @@ type kernelInfo struct {
 	Params   []tir.Role
 	Specs    []rt.TensorSpec
 	Schedule string
+	// FLOPs are the kernel's floating-point operations per call
+	// (tensorir.EstimateFLOPs), for the profile's GFLOP/s.
+	FLOPs float64
 }
 
 // compileKernel compiles f for the NPU, or adds it to the host module.
 func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
-	info := kernelInfo{MACs: kernelMACs(f)}
+	info := kernelInfo{MACs: kernelMACs(f), FLOPs: tir.EstimateFLOPs(f)}
 	if s, ok := f.Attrs[tir.AttrSchedule].(tir.StringAttr); ok {
 		info.Schedule = string(s)
 	}
