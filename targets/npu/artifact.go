@@ -68,7 +68,7 @@ func (a *Artifact) asm() string {
 	var b strings.Builder
 	for _, n := range a.npuNames() {
 		gp := a.npu[n]
-		fmt.Fprintf(&b, "; kernel @%s: %d×%d×%d (M×N×K), tiling %d,%d,%d entries\n", n, gp.g.M, gp.g.N, gp.g.K, gp.t.Mt, gp.t.Nt, gp.t.Kt)
+		fmt.Fprintf(&b, "; kernel @%s: %d×%d×%d (M×N×K), tiling %v entries\n", n, gp.g.M, gp.g.N, gp.g.K, gp.t)
 		b.WriteString(gp.prog.String())
 		b.WriteString("\n")
 	}
@@ -114,7 +114,7 @@ func (a *Artifact) Partition() string {
 		if info.NPU {
 			gp := a.npu[c.Kernel]
 			npuMACs += info.MACs
-			fmt.Fprintf(&b, "@%s: npu (%d×%d×%d, tiling %d,%d,%d)\n", c.Kernel, gp.g.M, gp.g.N, gp.g.K, gp.t.Mt, gp.t.Nt, gp.t.Kt)
+			fmt.Fprintf(&b, "@%s: npu (%d×%d×%d, tiling %v)\n", c.Kernel, gp.g.M, gp.g.N, gp.g.K, gp.t)
 		} else {
 			fmt.Fprintf(&b, "@%s: host (%s)\n", c.Kernel, info.Reason)
 		}

@@ -34,6 +34,9 @@ type gemmKernel struct {
 	GroupN, GroupK int
 	ParamShapes    [][]int64
 	ParamRoles     []tir.Role
+	// Win is set when X is a convolution's image that the window layout
+	// can fetch (a Tiling with Window set uses it).
+	Win *Window
 }
 
 // operandKind is where an epilogue step's second operand comes from.
@@ -247,6 +250,10 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 	if kb < ka || (kb == ka && volume(sa) < volume(sb)) {
 		x, w, mv, nv = lb, la, sb, sa
 	}
+	if win, wx, ww, order, nvars, ok := g.window(cfg, f, la, lb, sa, sb, reduce); ok {
+		x, w, mv, nv = wx, ww, order, nvars
+		g.Win = win
+	}
 	g.X, g.W = paramIndex(f, x.load.Buffer), paramIndex(f, w.load.Buffer)
 	if g.X < 0 || g.W < 0 {
 		return nil, refuse("an operand is a local buffer")
@@ -256,6 +263,30 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 	g.WIdx = tabulate(w, g.ParamShapes[g.W], nv, reduce)
 	c := &contractionInfo{spatial: allSpatial, mVars: mv, nVars: nv, store: st0}
 	return c, nil
+}
+
+// window offers the window layout (Window) when one operand is a
+// convolution's image (tried first, then the other) and the matrix unit
+// takes one pixel per entry (Batch 1). It returns the window with its
+// weight table, the image and weight operands and M's and N's variables.
+func (g *gemmKernel) window(cfg isa.Config, f *tir.PrimFunc, la, lb gather, sa, sb, reduce []*tir.IterVar) (*Window, gather, gather, []*tir.IterVar, []*tir.IterVar, bool) {
+	if cfg.Batch != 1 {
+		return nil, gather{}, gather{}, nil, nil, false
+	}
+	for _, c := range []struct {
+		x, w   gather
+		mv, nv []*tir.IterVar
+	}{{la, lb, sa, sb}, {lb, la, sb, sa}} {
+		xi, wi := paramIndex(f, c.x.load.Buffer), paramIndex(f, c.w.load.Buffer)
+		if xi < 0 || wi < 0 {
+			continue
+		}
+		if win, order, kOrder, ok := windowOf(c.x, g.ParamShapes[xi], c.mv, reduce); ok {
+			win.WgtIdx = tabulate(c.w, g.ParamShapes[wi], c.nv, kOrder)
+			return win, c.x, c.w, order, c.nv, true
+		}
+	}
+	return nil, gather{}, gather{}, nil, nil, false
 }
 
 // grouped maps a contraction whose operands share one spatial variable s

@@ -7,12 +7,45 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// Tiling is a gemmKernel's schedule on the NPU, in scratchpad entries: Mt
-// input-entry rows (of Batch rows each), Nt weight blocks (of BlockOut
-// outputs) and Kt reduction blocks (of BlockIn) per tile. Inputs and
-// weights are double-buffered per reduction step, accumulators per
+// Tiling is a gemmKernel's schedule on the NPU, in scratchpad entries.
+// On the gather layout (Window false): Mt input-entry rows (of Batch rows
+// each), Nt weight blocks (of BlockOut outputs) and Kt reduction blocks
+// (of BlockIn) per tile. On the window layout (a convolution whose image
+// the LOADs fetch with its halo, Window): Mt output rows (full width),
+// Nt weight blocks and Kt channel blocks per reduction step (Kt divides
+// the channel blocks; each step covers the whole KH × KW kernel). Inputs
+// and weights are double-buffered per reduction step, accumulators per
 // output tile (VTA's virtual threads).
-type Tiling struct{ Mt, Nt, Kt int }
+type Tiling struct {
+	Mt, Nt, Kt int
+	Window     bool
+}
+
+// String is the tiling as --emit partition and npu-asm print it.
+func (t Tiling) String() string {
+	if t.Window {
+		return fmt.Sprintf("window %d,%d,%d", t.Mt, t.Nt, t.Kt)
+	}
+	return fmt.Sprintf("%d,%d,%d", t.Mt, t.Nt, t.Kt)
+}
+
+// mEntries is the accumulator entries (M rows of Batch) of a full tile.
+func (g *gemmKernel) mEntries(t Tiling) int {
+	if t.Window {
+		return t.Mt * g.Win.OW
+	}
+	return t.Mt
+}
+
+// uopRun is the micro-ops of one reduction step's GEMM: a block per
+// reduction block, or on the window layout per (N block, channel block,
+// kernel row, kernel column).
+func (g *gemmKernel) uopRun(t Tiling) int {
+	if t.Window {
+		return t.Nt * t.Kt * g.Win.KH * g.Win.KW
+	}
+	return t.Kt
+}
 
 // gemmProgram is a gemmKernel compiled for one configuration: the program
 // and where each operand lies in the kernel's DRAM image.
@@ -42,7 +75,7 @@ type accLayout struct {
 }
 
 func planAcc(g *gemmKernel, t Tiling) accLayout {
-	l := accLayout{half: t.Mt * t.Nt}
+	l := accLayout{half: g.mEntries(t) * t.Nt}
 	next := 0
 	for _, s := range g.Epilogue {
 		l.region = append(l.region, -1)
@@ -53,7 +86,7 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 			l.half += t.Nt
 		case s.Kind == opTile:
 			l.region[len(l.region)-1] = l.half
-			l.half += t.Mt * t.Nt
+			l.half += g.mEntries(t) * t.Nt
 		case isa.RoundBF16(s.Value) != s.Value:
 			l.consts[len(l.consts)-1] = next
 			next++
@@ -75,11 +108,33 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	if t.Mt < 1 || t.Nt < 1 || t.Kt < 1 {
 		return false
 	}
-	uops := 4*t.Kt + 2 + 2*len(g.Epilogue)
+	if t.Window {
+		return fitsWindow(cfg, g, t)
+	}
+	uops := 4*g.uopRun(t) + 2 + 2*len(g.Epilogue)
 	return t.Mt*t.Kt <= cfg.Depth(isa.MemInp, dp)/2 && t.Nt*t.Kt <= cfg.Depth(isa.MemWgt, dp)/2 &&
 		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
 		t.Nt <= int(isa.FieldMax(isa.OpGEMM, "dst_factor_out")) && t.Kt <= int(isa.FieldMax(isa.OpGEMM, "src_factor_out")) &&
 		t.Kt <= int(isa.FieldMax(isa.OpGEMM, "wgt_factor_in"))
+}
+
+// fitsWindow is fits for the window layout: the halo tile of Kt channel
+// blocks in half the input buffer, Nt·Kt·KH·KW weight entries in half the
+// weight buffer, the GEMM's strides in its fields, and LOADs that can
+// fetch every tile (rowSpan).
+func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
+	w, dp := g.Win, isa.DPBF16
+	if w == nil || w.CB(cfg)%t.Kt != 0 || t.Mt > w.OH {
+		return false
+	}
+	max := func(op isa.Opcode, f string) int { return int(isa.FieldMax(op, f)) }
+	kk := w.KH * w.KW
+	uops := 4*g.uopRun(t) + 2 + 2*len(g.Epilogue)
+	return t.Kt*w.inRows(t.Mt)*w.inCols() <= cfg.Depth(isa.MemInp, dp)/2 && t.Nt*t.Kt*kk <= cfg.Depth(isa.MemWgt, dp)/2 &&
+		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
+		w.OW*t.Nt <= max(isa.OpGEMM, "dst_factor_out") && t.Nt <= max(isa.OpALU, "dst_factor_out") &&
+		w.SH*w.inCols() <= max(isa.OpGEMM, "src_factor_out") && w.SW <= max(isa.OpGEMM, "src_factor_in") &&
+		w.W <= max(isa.OpLoad, "x_stride") && w.CB(cfg)*kk <= max(isa.OpLoad, "x_stride") && w.loadable(t.Mt)
 }
 
 // kRange is the reduction blocks [lo, hi) an N tile of nt blocks from
@@ -96,44 +151,97 @@ func kRange(cfg isa.Config, g *gemmKernel, n0, nt int) (int, int) {
 
 // estimate is the cycle model's closed form for a tiling (ISA.md, "Cycle
 // model"): per reduction step the slower of the matrix unit and the load
-// module's two DMAs, plus the epilogue per tile.
-func estimate(cfg isa.Config, g *gemmKernel, t Tiling) float64 {
+// module's DMAs, plus the epilogue per tile; and the DRAM bytes the
+// program moves.
+func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 	mb, nb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut)
-	eI, eW := cfg.EntryBytes(isa.MemInp, isa.DPBF16), cfg.EntryBytes(isa.MemWgt, isa.DPBF16)
+	eI, eW, eA := cfg.EntryBytes(isa.MemInp, isa.DPBF16), cfg.EntryBytes(isa.MemWgt, isa.DPBF16), cfg.EntryBytes(isa.MemAcc, isa.DPBF16)
 	bw, lat := float64(cfg.DRAMBytesPerCycle), float64(cfg.DRAMLatencyCycles)
+	mt := g.mEntries(t)
 	comp := float64(t.Mt*t.Nt*t.Kt + cfg.GEMMLatencyCycles)
-	dma := float64(t.Mt*t.Kt*eI+t.Nt*t.Kt*eW)/bw + 2*lat
-	epi := float64(len(g.Epilogue)+1) * float64(t.Mt*t.Nt*cfg.ALUCyclesPerIter+cfg.ALULatencyCycles)
-	total := 0.0
-	for n0 := 0; n0 < nb; n0 += t.Nt {
-		lo, hi := kRange(cfg, g, n0, min(t.Nt, nb-n0))
-		total += float64(ceilDiv(hi-lo, t.Kt))*max(comp, dma) + epi
+	stepBytes, dmas := float64(t.Mt*t.Kt*eI+t.Nt*t.Kt*eW), 2.0
+	mTiles := ceilDiv(mb, t.Mt)
+	if t.Window {
+		w := g.Win
+		comp = float64(t.Mt*w.OW*g.uopRun(t) + cfg.GEMMLatencyCycles)
+		stepBytes, dmas = float64(t.Kt*w.inRows(t.Mt)*w.inCols()*eI+g.uopRun(t)*eW), float64(t.Kt+1)
+		mTiles = w.Imgs * ceilDiv(w.OH, t.Mt)
 	}
-	return float64(ceilDiv(mb, t.Mt)) * total
+	dma := stepBytes/bw + dmas*lat
+	epi := float64(len(g.Epilogue)+1) * float64(mt*t.Nt*cfg.ALUCyclesPerIter+cfg.ALULatencyCycles)
+	epiBytes := float64((1 + len(g.Epilogue)) * mt * t.Nt * eA)
+	total, moved := 0.0, 0.0
+	for n0 := 0; n0 < nb; n0 += t.Nt {
+		lo, hi := g.stepRange(cfg, t, n0, min(t.Nt, nb-n0))
+		steps := float64(ceilDiv(hi-lo, t.Kt))
+		total += steps*max(comp, dma) + epi
+		moved += steps*stepBytes + epiBytes
+	}
+	return float64(mTiles) * total, float64(mTiles) * moved
 }
 
-// defaultTiling picks the tiling with the lowest estimate among powers of
-// two (and the full extents) that fit.
-func defaultTiling(cfg isa.Config, g *gemmKernel) (Tiling, error) {
+// stepRange is the reduction blocks [lo, hi) a tile visits: kRange's, or
+// the channel blocks on the window layout.
+func (g *gemmKernel) stepRange(cfg isa.Config, t Tiling, n0, nt int) (int, int) {
+	if t.Window {
+		return 0, g.Win.CB(cfg)
+	}
+	return kRange(cfg, g, n0, nt)
+}
+
+// tilings are the candidate tilings that fit: powers of two and the full
+// extents of each tile dimension, on the gather layout and, for a
+// convolution, the window layout (Kt among the divisors of the channel
+// blocks).
+func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 	mb, nb, kb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut), ceilDiv(g.K, cfg.BlockIn)
-	best, bestCost := Tiling{}, 0.0
-	for _, mt := range candidates(mb) {
-		for _, nt := range candidates(nb) {
-			for _, kt := range candidates(kb) {
-				t := Tiling{mt, nt, kt}
-				if !fits(cfg, g, t) {
-					continue
-				}
-				if c := estimate(cfg, g, t); best.Mt == 0 || c < bestCost {
-					best, bestCost = t, c
+	var out []Tiling
+	add := func(ms, ks []int, window bool) {
+		for _, mt := range ms {
+			for _, nt := range candidates(nb) {
+				for _, kt := range ks {
+					if t := (Tiling{mt, nt, kt, window}); fits(cfg, g, t) {
+						out = append(out, t)
+					}
 				}
 			}
 		}
 	}
-	if best.Mt == 0 {
-		return best, refuse("no tiling of %d×%d×%d fits the scratchpads", g.M, g.N, g.K)
+	add(candidates(mb), candidates(kb), false)
+	if g.Win != nil {
+		var divs []int
+		for d := 1; d <= g.Win.CB(cfg); d++ {
+			if g.Win.CB(cfg)%d == 0 {
+				divs = append(divs, d)
+			}
+		}
+		add(candidates(g.Win.OH), divs, true)
 	}
-	return best, nil
+	return out
+}
+
+// defaultTiling picks, among the tilings whose estimated cycles are within
+// 2% of the lowest, the one that moves the fewest DRAM bytes.
+func defaultTiling(cfg isa.Config, g *gemmKernel) (Tiling, error) {
+	ts := tilings(cfg, g)
+	if len(ts) == 0 {
+		return Tiling{}, refuse("no tiling of %d×%d×%d fits the scratchpads", g.M, g.N, g.K)
+	}
+	cycles, bytes := make([]float64, len(ts)), make([]float64, len(ts))
+	lowest := 0
+	for i, t := range ts {
+		cycles[i], bytes[i] = estimate(cfg, g, t)
+		if cycles[i] < cycles[lowest] {
+			lowest = i
+		}
+	}
+	best := -1
+	for i := range ts {
+		if cycles[i] <= 1.02*cycles[lowest] && (best < 0 || bytes[i] < bytes[best]) {
+			best = i
+		}
+	}
+	return ts[best], nil
 }
 
 // candidates are the powers of two below n, and n.
@@ -176,8 +284,14 @@ func (gp *gemmProgram) layoutDRAM() {
 		off = (off + n + 63) &^ 63
 		return at
 	}
-	gp.xOff = place(gp.mb * gp.kb * gp.eInp)
-	gp.wOff = place(gp.nb * gp.kb * gp.eWgt)
+	if w := gp.g.Win; gp.t.Window {
+		cb := w.CB(gp.cfg)
+		gp.xOff = place(w.Imgs * cb * w.H * w.W * gp.eInp)
+		gp.wOff = place(gp.nb * cb * w.KH * w.KW * gp.eWgt)
+	} else {
+		gp.xOff = place(gp.mb * gp.kb * gp.eInp)
+		gp.wOff = place(gp.nb * gp.kb * gp.eWgt)
+	}
 	for _, s := range gp.g.Epilogue {
 		switch {
 		case s.Kind == opVector:
@@ -196,25 +310,120 @@ func (gp *gemmProgram) layoutDRAM() {
 
 var aluOps = map[string]isa.ALUOp{"add": isa.ALUAdd, "sub": isa.ALUSub, "mul": isa.ALUMul, "max": isa.ALUMax, "min": isa.ALUMin}
 
-// emit generates the program: for each output tile (row-major over M, N
-// tiles), reset its accumulator half, stream the reduction steps through
-// alternating input/weight halves, apply the epilogue, store. Tokens:
-// load waits for compute before reusing a half (pop_next from step 2),
-// compute waits for load (pop_prev) and, before reusing an accumulator
-// half, for the store two tiles back (pop_next); store waits for compute.
+// outTile is an output tile: M entries [m0, m0+mt) and N blocks [n0,
+// n0+nt); on the window layout also its image and output rows.
+type outTile struct{ m0, mt, n0, nt, img, row0, rows int }
+
+// tiles lists the output tiles, row-major over M and N tiles.
+func (gp *gemmProgram) tiles() []outTile {
+	t := gp.t
+	var out []outTile
+	addRow := func(m0, mt, img, row0, rows int) {
+		for n0 := 0; n0 < gp.nb; n0 += t.Nt {
+			out = append(out, outTile{m0: m0, mt: mt, n0: n0, nt: min(t.Nt, gp.nb-n0), img: img, row0: row0, rows: rows})
+		}
+	}
+	if w := gp.g.Win; t.Window {
+		for img := 0; img < w.Imgs; img++ {
+			for r0 := 0; r0 < w.OH; r0 += t.Mt {
+				rows := min(t.Mt, w.OH-r0)
+				addRow((img*w.OH+r0)*w.OW, rows*w.OW, img, r0, rows)
+			}
+		}
+		return out
+	}
+	for m0 := 0; m0 < gp.mb; m0 += t.Mt {
+		addRow(m0, min(t.Mt, gp.mb-m0), 0, 0, 0)
+	}
+	return out
+}
+
+// gemmUops appends the micro-ops of the GEMM run that reads input and
+// weight half h into accumulator half ah.
+func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
+	cfg, t := gp.cfg, gp.t
+	inp, wgt := h*cfg.Depth(isa.MemInp, isa.DPBF16)/2, h*cfg.Depth(isa.MemWgt, isa.DPBF16)/2
+	if !t.Window {
+		for k := 0; k < t.Kt; k++ {
+			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * accHalf), Inp: uint32(inp + k), Wgt: uint32(wgt + k)})
+		}
+		return
+	}
+	w := gp.g.Win
+	cols, plane := w.inCols(), w.inRows(t.Mt)*w.inCols()
+	for nb := 0; nb < t.Nt; nb++ {
+		for cb := 0; cb < t.Kt; cb++ {
+			for kh := 0; kh < w.KH; kh++ {
+				for kw := 0; kw < w.KW; kw++ {
+					p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah*accHalf + nb),
+						Inp: uint32(inp + cb*plane + kh*w.DH*cols + kw*w.DW),
+						Wgt: uint32(wgt + ((nb*t.Kt+cb)*w.KH+kh)*w.KW + kw)})
+				}
+			}
+		}
+	}
+}
+
+// stepLoads emits a reduction step's LOADs (k0: first reduction or
+// channel block, kt blocks) into input and weight half h; the first pops
+// popNext, the last pushes next.
+func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h int, popNext bool) {
+	cfg, t := gp.cfg, gp.t
+	inpHalf, wgtHalf := cfg.Depth(isa.MemInp, isa.DPBF16)/2, cfg.Depth(isa.MemWgt, isa.DPBF16)/2
+	if !t.Window {
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: isa.DTBF16, SRAMBase: uint32(h * inpHalf),
+			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb),
+			Deps: isa.Deps{PopNext: popNext}})
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: isa.DTBF16, SRAMBase: uint32(h * wgtHalf),
+			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb),
+			Deps: isa.Deps{PushNext: true}})
+		return
+	}
+	w := gp.g.Win
+	cb, kk := w.CB(cfg), w.KH*w.KW
+	plane := w.inRows(t.Mt) * w.inCols()
+	pt, y0, ny, pb, _ := rowSpan(o.row0*w.SH+w.PH, w.inRows(o.rows), w.H)
+	pl, x0, nx, pr, _ := rowSpan(w.PW, w.inCols(), w.W)
+	for c := 0; c < kt; c++ {
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: isa.DTBF16, SRAMBase: uint32(h*inpHalf + c*plane),
+			DRAMBase: uint32(gp.xOff + (((o.img*cb+k0+c)*w.H+y0)*w.W+x0)*gp.eInp), YSize: uint32(ny), XSize: uint32(nx), XStride: uint32(w.W),
+			PadTop: uint32(pt), PadBottom: uint32(pb), PadLeft: uint32(pl), PadRight: uint32(pr),
+			Deps: isa.Deps{PopNext: popNext && c == 0}})
+	}
+	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: isa.DTBF16, SRAMBase: uint32(h * wgtHalf),
+		DRAMBase: uint32(gp.wOff + (o.n0*cb+k0)*kk*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt * kk), XStride: uint32(cb * kk),
+		Deps: isa.Deps{PushNext: true}})
+}
+
+// stepGEMM is a reduction step's GEMM over the micro-op run at run.
+func (gp *gemmProgram) stepGEMM(o outTile, kt int, run uint32) isa.Inst {
+	if !gp.t.Window {
+		return isa.Inst{Op: isa.OpGEMM, UopBegin: run, UopEnd: run + uint32(kt), IterOut: uint32(o.mt), IterIn: uint32(o.nt),
+			DstFactor: [2]uint32{uint32(o.nt), 1}, SrcFactor: [2]uint32{uint32(kt), 0}, WgtFactor: [2]uint32{0, uint32(kt)}}
+	}
+	w := gp.g.Win
+	n := uint32(o.nt * kt * w.KH * w.KW)
+	return isa.Inst{Op: isa.OpGEMM, UopBegin: run, UopEnd: run + n, IterOut: uint32(o.rows), IterIn: uint32(w.OW),
+		DstFactor: [2]uint32{uint32(w.OW * o.nt), uint32(o.nt)}, SrcFactor: [2]uint32{uint32(w.SH * w.inCols()), uint32(w.SW)}}
+}
+
+// emit generates the program: for each output tile, reset its
+// accumulator half, stream the reduction steps through alternating
+// input/weight halves, apply the epilogue, store. Tokens: load waits for
+// compute before reusing a half (pop_next from step 2), compute waits for
+// load (pop_prev) and, before reusing an accumulator half, for the store
+// two tiles back (pop_next); store waits for compute.
 func (gp *gemmProgram) emit() {
 	cfg, g, t := gp.cfg, gp.g, gp.t
-	dp := isa.DPBF16
-	inpHalf, wgtHalf := cfg.Depth(isa.MemInp, dp)/2, cfg.Depth(isa.MemWgt, dp)/2
 	acc := planAcc(g, t)
-	p := &isa.Program{Datapath: dp}
-	// micro-ops: GEMM runs (h, ah) at (2h+ah)·Kt; resets at 4Kt+ah; the
-	// epilogue's ALU micro-ops (dst tile, src operand) at 4Kt+2+2i+ah.
+	run := g.uopRun(t)
+	p := &isa.Program{Datapath: isa.DPBF16}
+	// micro-ops: GEMM runs (h, ah) at (2h+ah)·run; resets at 4·run+ah;
+	// the epilogue's ALU micro-ops (dst tile, src operand) at
+	// 4·run+2+2i+ah.
 	for h := 0; h < 2; h++ {
 		for ah := 0; ah < 2; ah++ {
-			for k := 0; k < t.Kt; k++ {
-				p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.half), Inp: uint32(h*inpHalf + k), Wgt: uint32(h*wgtHalf + k)})
-			}
+			gp.gemmUops(p, h, ah, acc.half)
 		}
 	}
 	p.Uops = append(p.Uops, isa.Uop{}, isa.Uop{Acc: uint32(acc.half)})
@@ -238,44 +447,33 @@ func (gp *gemmProgram) emit() {
 				DRAMBase: uint32(gp.stepOff[i]), YSize: 1, XSize: 1, XStride: 1})
 		}
 	}
-	mTiles, nTiles := ceilDiv(gp.mb, t.Mt), ceilDiv(gp.nb, t.Nt)
-	tiles, steps := mTiles*nTiles, 0
-	for ni := 0; ni < nTiles; ni++ {
-		lo, hi := kRange(cfg, g, ni*t.Nt, min(t.Nt, gp.nb-ni*t.Nt))
-		steps += mTiles * ceilDiv(hi-lo, t.Kt)
+	tiles := gp.tiles()
+	steps := 0
+	for _, o := range tiles {
+		lo, hi := g.stepRange(cfg, t, o.n0, o.nt)
+		steps += ceilDiv(hi-lo, t.Kt)
 	}
-	tile, step := 0, 0
-	for mi := 0; mi < mTiles; mi++ {
-		m0, mt := mi*t.Mt, min(t.Mt, gp.mb-mi*t.Mt)
-		for ni := 0; ni < nTiles; ni++ {
-			n0, nt := ni*t.Nt, min(t.Nt, gp.nb-ni*t.Nt)
-			ah := tile % 2
-			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*t.Kt + ah), UopEnd: uint32(4*t.Kt + ah + 1),
-				IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}, Deps: isa.Deps{PopNext: tile >= 2}})
-			last := 0
-			kLo, kHi := kRange(cfg, g, n0, nt)
-			for k0 := kLo; k0 < kHi; k0 += t.Kt {
-				kt := min(t.Kt, kHi-k0)
-				h := step % 2
-				emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: isa.DTBF16, SRAMBase: uint32(h * inpHalf),
-					DRAMBase: uint32(gp.xOff + (m0*gp.kb+k0)*gp.eInp), YSize: uint32(mt), XSize: uint32(kt), XStride: uint32(gp.kb),
-					Deps: isa.Deps{PopNext: step >= 2}})
-				emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: isa.DTBF16, SRAMBase: uint32(h * wgtHalf),
-					DRAMBase: uint32(gp.wOff + (n0*gp.kb+k0)*gp.eWgt), YSize: uint32(nt), XSize: uint32(kt), XStride: uint32(gp.kb),
-					Deps: isa.Deps{PushNext: true}})
-				run := uint32((2*h + ah) * t.Kt)
-				last = emit(isa.Inst{Op: isa.OpGEMM, UopBegin: run, UopEnd: run + uint32(kt), IterOut: uint32(mt), IterIn: uint32(nt),
-					DstFactor: [2]uint32{uint32(nt), 1}, SrcFactor: [2]uint32{uint32(kt), 0}, WgtFactor: [2]uint32{0, uint32(kt)},
-					Deps: isa.Deps{PopPrev: true, PushPrev: step+2 < steps}})
-				step++
-			}
-			last = gp.emitEpilogue(emit, acc, ah, m0, mt, n0, nt, last)
-			p.Insts[last].PushNext = true
-			emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: uint32(ah * acc.half),
-				DRAMBase: uint32(gp.outOff + (m0*gp.nb+n0)*gp.eAcc), YSize: uint32(mt), XSize: uint32(nt), XStride: uint32(gp.nb),
-				Deps: isa.Deps{PopPrev: true, PushPrev: tile+2 < tiles}})
-			tile++
+	step := 0
+	for tile, o := range tiles {
+		ah := tile % 2
+		emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*run + ah), UopEnd: uint32(4*run + ah + 1),
+			IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}, Deps: isa.Deps{PopNext: tile >= 2}})
+		last := 0
+		kLo, kHi := g.stepRange(cfg, t, o.n0, o.nt)
+		for k0 := kLo; k0 < kHi; k0 += t.Kt {
+			kt := min(t.Kt, kHi-k0)
+			h := step % 2
+			gp.stepLoads(emit, o, k0, kt, h, step >= 2)
+			in := gp.stepGEMM(o, kt, uint32((2*h+ah)*run))
+			in.Deps = isa.Deps{PopPrev: true, PushPrev: step+2 < steps}
+			last = emit(in)
+			step++
 		}
+		last = gp.emitEpilogue(emit, acc, ah, o.m0, o.mt, o.n0, o.nt, last)
+		p.Insts[last].PushNext = true
+		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: uint32(ah * acc.half),
+			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eAcc), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb),
+			Deps: isa.Deps{PopPrev: true, PushPrev: tile+2 < len(tiles)}})
 	}
 	emit(isa.Inst{Op: isa.OpFinish})
 	gp.prog = p
@@ -295,7 +493,8 @@ func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, 
 			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: base,
 				DRAMBase: uint32(gp.stepOff[i] + (m0*gp.nb+n0)*gp.eAcc), YSize: uint32(mt), XSize: uint32(nt), XStride: uint32(gp.nb)})
 		}
-		in := isa.Inst{Op: isa.OpALU, ALU: aluOps[s.Op], UopBegin: uint32(4*t.Kt + 2 + 2*i + ah), UopEnd: uint32(4*t.Kt + 3 + 2*i + ah),
+		ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
+		in := isa.Inst{Op: isa.OpALU, ALU: aluOps[s.Op], UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
 			IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}}
 		switch {
 		case s.Kind == opVector:

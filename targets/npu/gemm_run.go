@@ -34,13 +34,64 @@ func (gp *gemmProgram) run(args [][]float32, record bool) (*sim.Stats, *sim.Time
 
 func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 	g, c := gp.g, gp.cfg
-	// X entry (mb, kb) holds rows mb·Batch+r, columns kb·BlockIn+i; W
-	// entry (nb, kb) outputs nb·BlockOut+o (rows) × the same columns.
-	gp.packBlocks(dram[gp.xOff:], gp.eInp, gp.mb, c.Batch, g.M, args[g.X], g.XIdx)
-	gp.packBlocks(dram[gp.wOff:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx)
+	if gp.t.Window {
+		gp.packWindow(dram, args)
+	} else {
+		// X entry (mb, kb) holds rows mb·Batch+r, columns kb·BlockIn+i; W
+		// entry (nb, kb) outputs nb·BlockOut+o (rows) × the same columns.
+		gp.packBlocks(dram[gp.xOff:], gp.eInp, gp.mb, c.Batch, g.M, args[g.X], g.XIdx)
+		gp.packBlocks(dram[gp.wOff:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx)
+	}
 	for i, s := range g.Epilogue {
 		if gp.stepOff[i] >= 0 {
 			gp.packOperand(dram[gp.stepOff[i]:], s, args)
+		}
+	}
+}
+
+// packWindow writes the window layout's operands (Window): the image as
+// [image][channel block][H][W] entries of BlockIn channels, the weights
+// as [N block][channel block][KH][KW] entries of BlockOut × BlockIn, bf16,
+// zero beyond the last channel and output.
+func (gp *gemmProgram) packWindow(dram []byte, args [][]float32) {
+	w, g := gp.g.Win, gp.g
+	bi, bo, cb := gp.cfg.BlockIn, gp.cfg.BlockOut, w.CB(gp.cfg)
+	x, wt := args[g.X], args[g.W]
+	put := func(dst []byte, i int, v float32) { binary.LittleEndian.PutUint16(dst[2*i:], tir.Float32ToBF16(v)) }
+	dst, e := dram[gp.xOff:], 0
+	for img := 0; img < w.Imgs; img++ {
+		for b := 0; b < cb; b++ {
+			for h := 0; h < w.H; h++ {
+				for col := 0; col < w.W; col++ {
+					for i := 0; i < bi; i++ {
+						var v float32
+						if c := b*bi + i; c < w.C {
+							v = x[w.ImgBase[img]+int64(c)*w.StrideC+int64(h)*w.StrideH+int64(col)*w.StrideW]
+						}
+						put(dst[e*gp.eInp:], i, v)
+					}
+					e++
+				}
+			}
+		}
+	}
+	dst, e = dram[gp.wOff:], 0
+	for nb := 0; nb < gp.nb; nb++ {
+		for b := 0; b < cb; b++ {
+			for kh := 0; kh < w.KH; kh++ {
+				for kw := 0; kw < w.KW; kw++ {
+					for o := 0; o < bo; o++ {
+						for i := 0; i < bi; i++ {
+							var v float32
+							if n, c := nb*bo+o, b*bi+i; n < g.N && c < w.C {
+								v = at(wt, w.WgtIdx[((n*w.C+c)*w.KH+kh)*w.KW+kw])
+							}
+							put(dst[e*gp.eWgt:], o*bi+i, v)
+						}
+					}
+					e++
+				}
+			}
 		}
 	}
 }

@@ -49,24 +49,35 @@ func bf16Args(f *tir.PrimFunc, r *rand.Rand) (map[string]*tir.Array, [][]float32
 // simulator and compares with the interpreter.
 func checkGEMM(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *gemmProgram {
 	t.Helper()
+	return checkTilings(t, cfg, f, []Tiling{tl})[0]
+}
+
+// checkTilings is checkGEMM for several tilings, interpreting f once.
+func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) []*gemmProgram {
+	t.Helper()
 	g, err := analyzeGEMM(isa.DefaultConfig(), f)
 	require.NoError(t, err)
-	if tl == (Tiling{}) {
-		tl, err = defaultTiling(cfg, g)
-		require.NoError(t, err)
-	}
-	gp, err := compileGEMM(cfg, g, tl)
-	require.NoError(t, err)
-	requireRoundTrip(t, gp.prog)
 	arrays, args := bf16Args(f, rand.New(rand.NewSource(7)))
 	require.NoError(t, tir.Run(f, arrays))
-	_, _, err = gp.run(args, false)
-	require.NoError(t, err)
 	want := arrays[f.Params[g.Out].Name()].Floats
-	for i, w := range want {
-		require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)
+	var out []*gemmProgram
+	for _, tl := range tls {
+		if tl == (Tiling{}) {
+			tl, err = defaultTiling(cfg, g)
+			require.NoError(t, err)
+		}
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		requireRoundTrip(t, gp.prog)
+		clear(args[g.Out])
+		_, _, err = gp.run(args, false)
+		require.NoError(t, err)
+		for i, w := range want {
+			require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)
+		}
+		out = append(out, gp)
 	}
-	return gp
+	return out
 }
 
 func TestDenseOnNPU(t *testing.T) {
@@ -74,14 +85,14 @@ func TestDenseOnNPU(t *testing.T) {
 	cfg := isa.DefaultConfig()
 	checkGEMM(t, cfg, f, Tiling{})
 	// every tail: tiles that do not divide M, N or K
-	for _, tl := range []Tiling{{1, 1, 1}, {2, 2, 1}, {3, 1, 2}, {5, 3, 2}} {
+	for _, tl := range []Tiling{{1, 1, 1, false}, {2, 2, 1, false}, {3, 1, 2, false}, {5, 3, 2, false}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 	big := cfg
 	big.Batch, big.BlockIn, big.BlockOut = 2, 8, 8
 	require.NoError(t, big.Validate())
 	checkGEMM(t, big, f, Tiling{})
-	checkGEMM(t, big, f, Tiling{2, 3, 2})
+	checkGEMM(t, big, f, Tiling{2, 3, 2, false})
 }
 
 func TestEpilogueOperands(t *testing.T) {
@@ -96,7 +107,7 @@ func TestEpilogueOperands(t *testing.T) {
 	require.Equal(t, []string{"add", "mul", "max", "min", "sub"}, ops)
 	require.Equal(t, []operandKind{opTile, opConst, opConst, opConst, opVector}, kinds)
 	cfg := isa.DefaultConfig()
-	for _, tl := range []Tiling{{}, {4, 1, 1}, {7, 2, 3}} {
+	for _, tl := range []Tiling{{}, {4, 1, 1, false}, {7, 2, 3, false}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 }
@@ -193,7 +204,7 @@ func TestRulesAnnotateSampleAndCheck(t *testing.T) {
 	}
 	require.Greater(t, len(seen), 3, "sampling explores several tilings")
 	// a tiling that does not fit is refused by Check
-	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096})
+	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false})
 	require.ErrorContains(t, r.Check(bad.Func()), "does not fit the scratchpads")
 }
 

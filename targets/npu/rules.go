@@ -14,8 +14,8 @@ import (
 const AttrHostReason = "npu.host"
 
 // AttrTile is the contraction block's annotation holding its NPU tiling,
-// [Mt, Nt, Kt] in scratchpad entries (Tiling). Kernels without it get
-// defaultTiling.
+// [Mt, Nt, Kt] in scratchpad entries on the gather layout, [Mt, Nt, Kt, 1]
+// on the window layout (Tiling). Kernels without it get defaultTiling.
 const AttrTile = "npu.tile"
 
 // Rules are the NPU target's schedule rules. A kernel the matrix unit
@@ -84,17 +84,7 @@ func (r Rules) Sample(f *tir.PrimFunc, seed int64) (*schedule.Schedule, error) {
 		s, herr := r.Host.Sample(f, seed)
 		return hostReason(s, f, err), herr
 	}
-	var fit []Tiling
-	mb, nb, kb := ceilDiv(g.M, r.Config.Batch), ceilDiv(g.N, r.Config.BlockOut), ceilDiv(g.K, r.Config.BlockIn)
-	for _, mt := range candidates(mb) {
-		for _, nt := range candidates(nb) {
-			for _, kt := range candidates(kb) {
-				if t := (Tiling{mt, nt, kt}); fits(r.Config, g, t) {
-					fit = append(fit, t)
-				}
-			}
-		}
-	}
+	fit := tilings(r.Config, g)
 	if len(fit) == 0 {
 		s, herr := r.Host.Sample(f, seed)
 		return hostReason(s, f, refuse("no tiling fits the scratchpads")), herr
@@ -126,6 +116,9 @@ func annotateTiling(s *schedule.Schedule, g *gemmKernel, t Tiling) (*schedule.Sc
 		return nil, err
 	}
 	v := tir.ArrayAttr{tir.IntAttr(t.Mt), tir.IntAttr(t.Nt), tir.IntAttr(t.Kt)}
+	if t.Window {
+		v = append(v, tir.IntAttr(1))
+	}
 	return s, s.Annotate(b, AttrTile, v)
 }
 
@@ -142,16 +135,20 @@ func tilingOf(f *tir.PrimFunc, g *gemmKernel) (Tiling, bool, error) {
 			return Tiling{}, false, nil
 		}
 		arr, ok := a.(tir.ArrayAttr)
-		var v [3]int
-		for i := 0; ok && i < 3 && len(arr) == 3; i++ {
+		ok = ok && (len(arr) == 3 || len(arr) == 4)
+		var v [4]int
+		for i := 0; ok && i < len(arr); i++ {
 			n, isInt := arr[i].(tir.IntAttr)
-			ok = isInt && n > 0 && n < 1<<20
+			ok = isInt && n > 0 && n < 1<<20 && (i < 3 || n == 1)
 			v[i] = int(n)
 		}
-		if !ok || len(arr) != 3 {
-			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt], positive integers", g.Block, AttrTile)
+		if !ok {
+			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt] (gather layout) or [Mt, Nt, Kt, 1] (window layout), positive integers", g.Block, AttrTile)
 		}
-		return Tiling{v[0], v[1], v[2]}, true, nil
+		if v[3] == 1 && g.Win == nil {
+			return Tiling{}, false, fmt.Errorf("npu: block %q: %s asks for the window layout, but the kernel is not a convolution the window layout fetches", g.Block, AttrTile)
+		}
+		return Tiling{v[0], v[1], v[2], v[3] == 1}, true, nil
 	}
 	return Tiling{}, false, nil
 }
