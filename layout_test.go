@@ -57,6 +57,9 @@ var layoutRules = []layoutRule{
 	// The runner loads and times candidates with runtime ("timing for the
 	// runner" in runtime's row), which DESIGN.md's autotune row omitted.
 	{folder: "autotune", tree: 1, internal: []string{"schedule", "tensorir", "targets", "runtime"}, allowed: "schedule, tensorir, targets, runtime"},
+	// Tuning pictures: autotune's records drawn with gonum/plot, for the
+	// CLI and the bench; autotune itself never imports it.
+	{folder: "autotune/tuneplot", tree: 2, internal: []string{"autotune"}, stdOnly: true, external: []string{"gonum.org/v1/plot"}, allowed: "std, gonum.org/v1/plot, autotune"},
 	// Targets may share code among themselves, never with the graph levels:
 	// the target interface (targets/) and each target (targets/cpu/) use
 	// the schedule rules, tensor IR and the runtime that loads their code.
@@ -195,6 +198,10 @@ func TestCheckImport(t *testing.T) {
 		{m + "targets/cpu", m + "schedule"},
 		{m + "tools/tessera-opt", m + "lowering"},
 		{m + "cmd/tessera", m + "autotune"},
+		{m + "autotune/tuneplot", m + "autotune"},
+		{m + "autotune/tuneplot", "gonum.org/v1/plot/vg/vgimg"},
+		{m + "cmd/tessera", m + "autotune/tuneplot"},
+		{m + "bench", m + "autotune/tuneplot"},
 		{m + "somefuture", m + "graphir"},
 		{m + "lit/tools/not", "os/exec"},
 	}
@@ -222,6 +229,8 @@ func TestCheckImport(t *testing.T) {
 		{m + "runtime", m + "graphir", "only std, purego, npyio"},
 		{m + "runtime", m + "targets/cpu", "only std, purego, npyio"},
 		{m + "autotune", m + "lowering", "schedule, tensorir, targets, runtime"},
+		{m + "autotune/tuneplot", m + "pipeline", "std, gonum.org/v1/plot, autotune"},
+		{m + "autotune/tuneplot", "github.com/llir/llvm/ir", "std, gonum.org/v1/plot, autotune"},
 	}
 	for _, c := range bad {
 		msg := checkImport(c.pkg, c.imp)

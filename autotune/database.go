@@ -92,63 +92,126 @@ func OpenDatabase(path string) (*Database, []string, error) {
 // load reads the whole file, fills the indexes and repairs a torn or
 // unterminated last line.
 func (d *Database) load() ([]string, error) {
-	var warnings []string
-	warnf := func(line int, format string, args ...any) {
-		warnings = append(warnings, fmt.Sprintf("%s:%d: warning: ", d.path, line)+fmt.Sprintf(format, args...))
-	}
 	if _, err := d.f.Seek(0, io.SeekStart); err != nil {
 		return nil, fmt.Errorf("tuning database: %v", err)
 	}
-	br := bufio.NewReader(d.f)
-	var off int64
+	sc, err := scanRecords(d.f, d.path, d.add)
+	if err != nil {
+		return nil, err
+	}
+	warnings := sc.warnings
+	if sc.tornLine > 0 {
+		// An interrupted append: drop it so the next one starts a clean line.
+		warnings = append(warnings, sc.tornWarning("the file is truncated to its last complete line"))
+		if err := d.f.Truncate(sc.size); err != nil {
+			return nil, fmt.Errorf("%s: truncating the torn last line: %v", d.path, err)
+		}
+		if err := d.syncFile(d.f); err != nil {
+			return nil, fmt.Errorf("%s: %v", d.path, err)
+		}
+	}
+	if sc.unterminated {
+		// A complete record whose newline is missing: add it.
+		if _, err := d.f.Write([]byte{'\n'}); err != nil {
+			return nil, fmt.Errorf("%s: terminating the last line: %v", d.path, err)
+		}
+		if err := d.syncFile(d.f); err != nil {
+			return nil, fmt.Errorf("%s: %v", d.path, err)
+		}
+		sc.size++
+	}
+	d.size = sc.size
+	return warnings, nil
+}
+
+// ReadRecords reads the records of the JSONL database at path, in file
+// order, without opening it for writing: the read-only counterpart of
+// OpenDatabase for tools that only look at a database (plots). It parses
+// the lines as OpenDatabase does and fails on the same malformed lines
+// with the same "path:line: malformed record: ..." error; a torn last line
+// is skipped with a warning but left in the file, and a record of a newer
+// version is skipped with a warning.
+//
+// Errors: a missing or unreadable file ("tuning database: open PATH: ...",
+// one line), a malformed line.
+func ReadRecords(path string) ([]*Record, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tuning database: %v", err)
+	}
+	defer f.Close()
+	var records []*Record
+	sc, err := scanRecords(f, path, func(r *Record) { records = append(records, r) })
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings := sc.warnings
+	if sc.tornLine > 0 {
+		warnings = append(warnings, sc.tornWarning("the file is left as it is"))
+	}
+	return records, warnings, nil
+}
+
+// scanned is what scanRecords found at the end of a database file.
+type scanned struct {
+	path     string
+	warnings []string
+	// size is the length in bytes of the complete lines, a complete last
+	// record without its newline included: where the next append starts.
+	size int64
+	// tornLine is the number of a torn last line (no newline and not valid
+	// JSON: an interrupted append), 0 when there is none; tornBytes is its
+	// length. It is not part of size.
+	tornLine, tornBytes int
+	// unterminated is set when the last record is complete but lacks its
+	// newline.
+	unterminated bool
+}
+
+// tornWarning is the warning about a torn last line; what says what
+// happens to it.
+func (s *scanned) tornWarning(what string) string {
+	return fmt.Sprintf("%s:%d: warning: skipping a torn last line (%d bytes without a newline: an interrupted append); %s", s.path, s.tornLine, s.tornBytes, what)
+}
+
+// scanRecords decodes the lines of a database file read from rd (named
+// path in messages) and passes each record of a version this Tessera reads
+// to add, in file order. Blank lines are ignored; a record of a newer
+// version is skipped with a warning. A malformed line is an error naming
+// path:line; a read error names the line it stopped at.
+func scanRecords(rd io.Reader, path string, add func(*Record)) (scanned, error) {
+	sc := scanned{path: path}
+	br := bufio.NewReader(rd)
 	for lineNo := 1; ; lineNo++ {
 		line, err := br.ReadBytes('\n')
 		if err != nil && err != io.EOF {
-			return nil, fmt.Errorf("%s:%d: %v", d.path, lineNo, err)
+			return sc, fmt.Errorf("%s:%d: %v", path, lineNo, err)
 		}
 		if len(line) == 0 {
-			break // clean end of file
+			return sc, nil // clean end of file
 		}
-		start := off
-		off += int64(len(line))
 		terminated := line[len(line)-1] == '\n'
 		if !terminated && !json.Valid(line) {
-			// An interrupted append: drop it so the next one starts a clean line.
-			warnf(lineNo, "skipping a torn last line (%d bytes without a newline: an interrupted append); the file is truncated to its last complete line", len(line))
-			if err := d.f.Truncate(start); err != nil {
-				return nil, fmt.Errorf("%s: truncating the torn last line: %v", d.path, err)
-			}
-			if err := d.syncFile(d.f); err != nil {
-				return nil, fmt.Errorf("%s: %v", d.path, err)
-			}
-			off = start
-			break
+			sc.tornLine, sc.tornBytes = lineNo, len(line)
+			return sc, nil
 		}
+		sc.size += int64(len(line))
 		if len(bytes.TrimSpace(line)) > 0 {
 			r, future, err := decodeRecord(line)
 			switch {
 			case err != nil:
-				return nil, fmt.Errorf("%s:%d: malformed record: %v", d.path, lineNo, err)
+				return sc, fmt.Errorf("%s:%d: malformed record: %v", path, lineNo, err)
 			case future > 0:
-				warnf(lineNo, "skipping a record of version %d (this Tessera reads versions up to %d)", future, RecordVersion)
+				sc.warnings = append(sc.warnings, fmt.Sprintf("%s:%d: warning: skipping a record of version %d (this Tessera reads versions up to %d)", path, lineNo, future, RecordVersion))
 			default:
-				d.add(r)
+				add(r)
 			}
 		}
 		if !terminated {
-			// A complete record whose newline is missing: add it.
-			if _, err := d.f.Write([]byte{'\n'}); err != nil {
-				return nil, fmt.Errorf("%s: terminating the last line: %v", d.path, err)
-			}
-			if err := d.syncFile(d.f); err != nil {
-				return nil, fmt.Errorf("%s: %v", d.path, err)
-			}
-			off++
-			break
+			sc.unterminated = true
+			return sc, nil
 		}
 	}
-	d.size = off
-	return warnings, nil
 }
 
 // add indexes a record (the caller holds the write lock or owns d).

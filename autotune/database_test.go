@@ -493,6 +493,44 @@ func TestDatabaseOpenErrors(t *testing.T) {
 	assert.Error(t, err, "a directory")
 }
 
+// ReadRecords reads what OpenDatabase reads, fails with OpenDatabase's
+// located error on a malformed line, and never writes: a missing file is
+// not created and a torn last line stays in the file.
+func TestReadRecords(t *testing.T) {
+	good1 := dbLine(t, dbRec("w", "cpu", "c1", 1))
+	good2 := dbLine(t, dbRec("v", "cpu", "c2", 2))
+	future := fmt.Sprintf(`{"version":%d,"workload":"w","target":"cpu"}`, RecordVersion+1) + "\n"
+	path := dbPath(t)
+	content := good1 + "\n" + future + good2 + `{"version":1,"wor`
+	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
+	rs, warns, err := ReadRecords(path)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"c1", "c2"}, dbCandidates(rs))
+	require.Len(t, warns, 2)
+	assert.True(t, strings.HasPrefix(warns[0], path+":3: warning: "), warns[0])
+	assert.True(t, strings.HasPrefix(warns[1], path+":5: warning: skipping a torn last line"), warns[1])
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, content, string(data), "ReadRecords leaves the file alone")
+
+	bad := dbPath(t)
+	require.NoError(t, os.WriteFile(bad, []byte(good1+"hello\n"+good2), 0o644))
+	_, _, rerr := ReadRecords(bad)
+	require.Error(t, rerr)
+	_, _, oerr := OpenDatabase(bad)
+	require.Error(t, oerr)
+	assert.Equal(t, oerr.Error(), rerr.Error())
+	assert.True(t, strings.HasPrefix(rerr.Error(), bad+":2: malformed record: "), rerr.Error())
+
+	missing := filepath.Join(t.TempDir(), "none.jsonl")
+	_, _, err = ReadRecords(missing)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "\n")
+	assert.Contains(t, err.Error(), "no such file")
+	_, statErr := os.Stat(missing)
+	assert.True(t, os.IsNotExist(statErr), "ReadRecords created the file")
+}
+
 func TestDatabaseFsync(t *testing.T) {
 	path := dbPath(t)
 	d := dbOpen(t, path)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tessera-ml/tessera/autotune"
+	"github.com/tessera-ml/tessera/autotune/tuneplot"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
@@ -22,6 +23,8 @@ import (
 // evolutionary search (each on its own tuning database in --out, resumed
 // when rerun) and prints both best-so-far curves, and the trial at which
 // the guided search first reaches the best latency random search found.
+// --plot FILE (.png or .svg) also draws every run's curves against trials
+// and wall time (tuneplot.CompareFigure, as `tessera db plot` draws).
 func runCurves(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("tune-curves", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -32,9 +35,17 @@ func runCurves(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "tune-curves", "directory of the tuning databases (one per workload and strategy)")
 	seed := fs.Int64("seed", 1, "search seed")
 	batch := fs.Int("batch", 16, "candidates per measurement round")
+	plotFile := fs.String("plot", "", "also draw the curves into this picture (.png or .svg)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if *plotFile != "" {
+		if _, err := tuneplot.Format(*plotFile); err != nil {
+			fmt.Fprintf(stderr, "--plot: %v\n", err)
+			return 2
+		}
+	}
+	var runs []tuneplot.Run
 	if err := rt.SetNumThreads(*threads); err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -60,16 +71,52 @@ func runCurves(args []string, stdout, stderr io.Writer) int {
 			trials   int
 		}{{autotune.StrategyRandom, *randomTrials}, {autotune.StrategyEvolutionary, *modelTrials}} {
 			path := filepath.Join(*out, fmt.Sprintf("%s-%s.jsonl", name, st.strategy))
-			c, err := tuneCurve(task, path, st.strategy, st.trials, *threads, *seed, *batch, stderr)
+			rs, err := tuneCurve(task, path, st.strategy, st.trials, *threads, *seed, *batch, stderr)
 			if err != nil {
 				fmt.Fprintf(stderr, "%s %s: %v\n", w.Name, st.strategy, err)
 				return 1
 			}
-			curves[st.strategy] = c
+			curves[st.strategy] = bestSoFar(rs)
+			runs = append(runs, tuneplot.Run{Name: name + " " + strategyName(st.strategy), Records: rs})
 		}
 		printCurves(stdout, w, task, curves)
 	}
+	if *plotFile != "" {
+		if err := plotCurves(*plotFile, runs, *threads); err != nil {
+			fmt.Fprintf(stderr, "--plot: %v\n", err)
+			return 1
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", *plotFile)
+	}
 	return 0
+}
+
+// plotCurves draws the runs' best-so-far curves into the picture path.
+func plotCurves(path string, runs []tuneplot.Run, threads int) error {
+	fig, err := tuneplot.CompareFigure(fmt.Sprintf("tune-curves: random against cost-model search (%d threads)", threads), runs)
+	if err != nil {
+		return err
+	}
+	return tuneplot.Write(path, fig)
+}
+
+// strategyName is a strategy as the tables and the legend name it.
+func strategyName(strategy string) string {
+	if strategy == autotune.StrategyEvolutionary {
+		return "cost model"
+	}
+	return strategy
+}
+
+// bestSoFar is the best median latency in seconds after each record.
+func bestSoFar(rs []*autotune.Record) []float64 {
+	var curve []float64
+	best := math.Inf(1)
+	for _, r := range rs {
+		best = math.Min(best, r.Median())
+		curve = append(curve, best)
+	}
+	return curve
 }
 
 // curveWorkload parses gemmN / convH.
@@ -138,9 +185,9 @@ func (c *curveRecorder) Trial(s *autotune.Status, _ int, r *autotune.Record) {
 
 func (c *curveRecorder) End(*autotune.Status) {}
 
-// tuneCurve runs (or resumes) one strategy's job and returns the best
-// latency after each trial, read back from the database in trial order.
-func tuneCurve(task *autotune.Task, path, strategy string, trials, threads int, seed int64, batch int, log io.Writer) ([]float64, error) {
+// tuneCurve runs (or resumes) one strategy's job and returns the task's
+// records, read back from the database in trial order.
+func tuneCurve(task *autotune.Task, path, strategy string, trials, threads int, seed int64, batch int, log io.Writer) ([]*autotune.Record, error) {
 	db, warns, err := autotune.OpenDatabase(path)
 	if err != nil {
 		return nil, err
@@ -162,13 +209,7 @@ func tuneCurve(task *autotune.Task, path, strategy string, trials, threads int, 
 		return nil, err
 	}
 	fmt.Fprintf(log, "%s: %v\n", filepath.Base(path), time.Since(start).Round(time.Second))
-	var curve []float64
-	best := math.Inf(1)
-	for _, r := range db.Records(task.Key, target.Key()) {
-		best = math.Min(best, r.Median())
-		curve = append(curve, best)
-	}
-	return curve, nil
+	return db.Records(task.Key, target.Key()), nil
 }
 
 // printCurves prints both curves at fixed trial counts and when the

@@ -6,6 +6,7 @@
 //	tessera run model.mlir --input x.npy --output y.npy
 //	tessera bench model.mlir
 //	tessera tune model.mlir --trials 1000 --db tune.jsonl
+//	tessera db plot tune.jsonl -o curves.png     # search curves (PNG or SVG)
 //
 // Exit status: 0 on success, 1 for bad input or a failed check (with a
 // file:line:col: error: diagnostic when it concerns the model text), 2 for
@@ -67,7 +68,7 @@ the hlo fusion level and the tensor IR to x86-64 object code, and runs them.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr), newNPUCmd(stdout, stderr))
+	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr), newNPUCmd(stdout, stderr), newDBCmd(stdout, stderr))
 	return root
 }
 

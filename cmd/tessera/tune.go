@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tessera-ml/tessera/autotune"
+	"github.com/tessera-ml/tessera/autotune/tuneplot"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
@@ -25,7 +26,7 @@ import (
 
 type tuneOptions struct {
 	target, db, mcpu, strategy, scheduler string
-	npuConfig                             string
+	npuConfig, plot                       string
 	tasks                                 []string
 	trials, batch, threads, builders      int
 	timeout, buildTimeout                 time.Duration
@@ -53,7 +54,10 @@ remaining trials, and no recorded candidate is measured again. Candidates
 are built by parallel worker processes and timed one at a time in a
 separate runner process; a candidate that crashes, hangs (--timeout) or
 computes a wrong result (checked against the interpreter) is recorded as
-such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
+such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.
+--plot curves.png (or .svg) then draws the tuned tasks' search curves from
+the database, as tessera db plot does (the model estimate weighted by each
+task's number of kernels).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkThreads(cmd, o.threads); err != nil {
@@ -80,6 +84,7 @@ such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.`,
 	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
 	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON for --target npu (default: the built-in default NPU)")
 	f.BoolVar(&o.noDefaultSeed, "no-default-seed", false, "do not measure each task's default-rules schedule first (by default a tuned kernel is never slower than the untuned one, as measured)")
+	f.StringVar(&o.plot, "plot", "", "after the job (also when interrupted), draw the tuned tasks' search curves from --db into this picture (.png or .svg; see tessera db plot)")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
 }
@@ -90,6 +95,11 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	}
 	if o.trials <= 0 {
 		return fail(stderr, fmt.Errorf("--trials must be positive, got %d", o.trials))
+	}
+	if o.plot != "" {
+		if _, err := tuneplot.Format(o.plot); err != nil {
+			return fail(stderr, fmt.Errorf("--plot: %v", err))
+		}
 	}
 	if o.threads > 0 {
 		if err := rt.SetNumThreads(o.threads); err != nil {
@@ -153,7 +163,30 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	case st.Exhausted:
 		fmt.Fprintf(stdout, "every task's design space is measured (%d trials); the budget of %d is not spent\n", st.Done, st.Total)
 	}
+	if o.plot != "" {
+		if err := plotTuned(o.db, o.plot, tasks, target.Key()); err != nil {
+			return fail(stderr, fmt.Errorf("--plot: %v", err))
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", o.plot)
+	}
 	return nil
+}
+
+// plotTuned draws the records of the tuned tasks on the target (key) from
+// the database at db into the picture out (tessera db plot's figure, the
+// model estimate weighted by each task's number of kernels). The
+// database's warnings were printed when the job opened it. Errors are
+// plotDatabase's.
+func plotTuned(db, out string, tasks []*autotune.Task, key string) error {
+	weights := map[string]int{}
+	for _, t := range tasks {
+		weights[t.Key] = t.Weight
+	}
+	keep := func(r *autotune.Record) bool {
+		_, ok := weights[r.Workload]
+		return ok && r.Target == key
+	}
+	return plotDatabase(db, out, keep, weights, io.Discard)
 }
 
 // warnUntunedTasks warns, for a job starting from an empty database,

@@ -158,15 +158,16 @@ func TestTuneSurvivesSIGKILL(t *testing.T) {
 }
 
 // Ctrl-C (SIGINT) finishes the trial in flight, keeps every record and
-// exits 0 with a resume hint; `compile --tuning-db` then uses the
-// records, with one summary line.
+// exits 0 with a resume hint (and the --plot picture); `compile
+// --tuning-db` then uses the records, with one summary line.
 func TestTuneInterruptAndApply(t *testing.T) {
 	needLLVMTools(t)
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.mlir")
 	require.NoError(t, os.WriteFile(model, []byte(tuneModel), 0o644))
 	db := filepath.Join(dir, "tune.jsonl")
-	cmd := tuneCmd(t, model, "--trials", "400", "--db", db, "--batch", "4", "--repeats", "2", "--min-repeat-time", "2ms")
+	picture := filepath.Join(dir, "curves.png")
+	cmd := tuneCmd(t, model, "--trials", "400", "--db", db, "--batch", "4", "--repeats", "2", "--min-repeat-time", "2ms", "--plot", picture)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
@@ -174,6 +175,8 @@ func TestTuneInterruptAndApply(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "%s", out.String())
 	require.Contains(t, out.String(), "rerun the same command to resume")
+	require.Contains(t, out.String(), "wrote "+picture, "--plot draws after an interrupted job too")
+	require.FileExists(t, picture)
 	lines := dbLines(t, db)
 	require.Less(t, len(lines), 400)
 	data, err := os.ReadFile(db)
