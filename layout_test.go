@@ -42,7 +42,7 @@ type layoutRule struct {
 var layoutRules = []layoutRule{
 	{folder: "internal/syntax", tree: 2, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2"}, allowed: "std, participle"},
 	{folder: "internal/registry", tree: 2, stdOnly: true, allowed: "std"},
-	{folder: "internal/traceevent", tree: 2, stdOnly: true, allowed: "std"},
+	{folder: "internal/traceevent", tree: 2, stdOnly: true, external: []string{"github.com/google/renameio/v2"}, allowed: "std, renameio"},
 	{folder: "internal/fp", tree: 2, stdOnly: true, external: []string{"github.com/x448/float16"}, allowed: "std, float16"},
 	{folder: "graphir", tree: 1, internal: []string{"internal/syntax", "internal/registry", "internal/fp"}, stdOnly: true, external: []string{"github.com/alecthomas/participle/v2", "github.com/x448/float16"}, allowed: "std, participle, float16, internal/syntax, internal/registry, internal/fp"},
 	{folder: "dialects", tree: 2, internal: []string{"graphir"}, allowed: "graphir"},
@@ -59,7 +59,7 @@ var layoutRules = []layoutRule{
 	{folder: "autotune", tree: 1, internal: []string{"schedule", "tensorir", "targets", "runtime"}, allowed: "schedule, tensorir, targets, runtime"},
 	// Tuning pictures: autotune's records drawn with gonum/plot, for the
 	// CLI and the bench; autotune itself never imports it.
-	{folder: "autotune/tuneplot", tree: 2, internal: []string{"autotune"}, stdOnly: true, external: []string{"gonum.org/v1/plot"}, allowed: "std, gonum.org/v1/plot, autotune"},
+	{folder: "autotune/tuneplot", tree: 2, internal: []string{"autotune"}, stdOnly: true, external: []string{"gonum.org/v1/plot", "github.com/google/renameio/v2"}, allowed: "std, gonum.org/v1/plot, renameio, autotune"},
 	// Targets may share code among themselves, never with the graph levels:
 	// the target interface (targets/) and each target (targets/cpu/) use
 	// the schedule rules, tensor IR and the runtime that loads their code.
@@ -229,8 +229,8 @@ func TestCheckImport(t *testing.T) {
 		{m + "runtime", m + "graphir", "only std, purego, npyio"},
 		{m + "runtime", m + "targets/cpu", "only std, purego, npyio"},
 		{m + "autotune", m + "lowering", "schedule, tensorir, targets, runtime"},
-		{m + "autotune/tuneplot", m + "pipeline", "std, gonum.org/v1/plot, autotune"},
-		{m + "autotune/tuneplot", "github.com/llir/llvm/ir", "std, gonum.org/v1/plot, autotune"},
+		{m + "autotune/tuneplot", m + "pipeline", "std, gonum.org/v1/plot, renameio, autotune"},
+		{m + "autotune/tuneplot", "github.com/llir/llvm/ir", "std, gonum.org/v1/plot, renameio, autotune"},
 	}
 	for _, c := range bad {
 		msg := checkImport(c.pkg, c.imp)

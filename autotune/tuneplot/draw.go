@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/renameio/v2"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -442,31 +443,14 @@ func (l *legendBox) draw(c draw.Canvas) {
 	}
 }
 
-// writeAtomic writes data to path through a temporary file in the same
-// folder, renamed into place (mode 0644). On error the temporary file is
-// removed and path is untouched; the error names path.
-func writeAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+// writeAtomic writes data to path through a temporary file renamed into
+// place (renameio; mode 0644). On error path is untouched; the error
+// names path.
+func writeAtomic(path string, data []byte) error {
+	if err := renameio.WriteFile(path, data, 0o644); err != nil {
 		return fmt.Errorf("writing %s: %v", path, bareError(err))
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("writing %s: %v", path, bareError(err))
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // bareError drops the path of a file-system error (the temporary file's

@@ -12,8 +12,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
+
+	"github.com/google/renameio/v2"
 )
 
 // Event is one trace event. Ts and Dur are microseconds; Dur is written
@@ -79,30 +79,15 @@ func (t *Trace) Marshal() ([]byte, error) {
 	return json.Marshal(t)
 }
 
-// WriteFile writes the trace to path atomically: a temporary file in the
-// same folder renamed over path, so a failure leaves nothing partial.
-// Errors: the file system's.
+// WriteFile writes the trace to path atomically (renameio: a temporary
+// file renamed over path), so a failure leaves nothing partial. Errors:
+// the file system's.
 func (t *Trace) WriteFile(path string) error {
 	data, err := t.Marshal()
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(data)
-	cerr := f.Close()
-	if werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(f.Name(), path)
-	}
-	if werr != nil {
-		os.Remove(f.Name())
-	}
-	return werr
+	return renameio.WriteFile(path, data, 0o644)
 }
 
 // Validate checks data against the trace event format as Tessera writes
