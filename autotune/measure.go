@@ -2,6 +2,7 @@ package autotune
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -122,7 +123,13 @@ func (w *worker) died() error {
 	if st := w.cmd.ProcessState; st != nil {
 		msg = st.String() // "signal: segmentation fault", "exit status 2"
 	}
-	if tail := w.stderr.signalLine(); tail != "" {
+	tail := w.stderr.signalLine()
+	if strings.Contains(tail, "SIGSEGV") && !strings.Contains(msg, "segmentation fault") {
+		// a fault on the Go thread (a kernel running serially there): the
+		// runtime catches it and exits with status 2
+		msg = "segmentation fault, " + msg
+	}
+	if tail != "" {
 		msg += ": " + tail
 	}
 	w.cmd = nil
@@ -155,21 +162,46 @@ func (w *worker) close() {
 	w.cmd = nil
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the last max bytes written to it, and the first line
+// naming a signal (the Go runtime's "[signal SIGSEGV: segmentation
+// violation ...]", which a long goroutine dump would push out of the
+// tail).
 type tailBuffer struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu     sync.Mutex
+	max    int
+	b      []byte
+	signal string
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.b = append(t.b, p...)
+	if t.signal == "" {
+		t.signal = firstSignalLine(t.b)
+	}
 	if len(t.b) > t.max {
 		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
 	}
 	return len(p), nil
+}
+
+// firstSignalLine is the first complete line of b that names a signal:
+// the Go runtime's "SIGSEGV: segmentation violation" (a fault in foreign
+// code on a Go thread) or "[signal SIGSEGV: ...]"; "" when none.
+func firstSignalLine(b []byte) string {
+	for len(b) > 0 {
+		j := bytes.IndexByte(b, '\n')
+		if j < 0 {
+			return ""
+		}
+		l := strings.Trim(string(b[:j]), "[] \t")
+		if strings.HasPrefix(l, "SIG") || strings.HasPrefix(l, "signal SIG") {
+			return l
+		}
+		b = b[j+1:]
+	}
+	return ""
 }
 
 // signalLine is the Go runtime's "signal SIGSEGV: ..." line, or the last
@@ -177,6 +209,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 func (t *tailBuffer) signalLine() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.signal != "" {
+		return t.signal
+	}
 	last := ""
 	for _, l := range strings.Split(string(t.b), "\n") {
 		l = strings.TrimSpace(l)

@@ -24,12 +24,13 @@ const LowerToTIRName = "lower-to-tir"
 
 // targetOptionDocs documents the options that select a target instance.
 var targetOptionDocs = map[string]string{
-	"target":    "code generation target (default cpu)",
-	"mcpu":      "processor (default native: this machine)",
-	"threads":   "worker threads of parallel code (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)",
-	"strict-fp": "true: no floating-point contraction (results bit-identical to the interpreter)",
-	"config":    "target configuration file (npu: the NPU configuration JSON; default: the target's default)",
-	"profile":   "true: instrument the kernel calls with timestamp probes (--profile)",
+	"target":            "code generation target (default cpu)",
+	"mcpu":              "processor (default native: this machine)",
+	"threads":           "worker threads of parallel code (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)",
+	"strict-fp":         "true: no floating-point contraction (results bit-identical to the interpreter)",
+	"config":            "target configuration file (npu: the NPU configuration JSON; default: the target's default)",
+	"profile":           "true: instrument the kernel calls with timestamp probes (--profile)",
+	"min-parallel-work": "cpu: the parallelism cost rule's threshold in scalar operations (default: the target's; 0 parallelizes every kernel)",
 }
 
 // withTargetOptions adds the target options to a step's option docs.
@@ -57,6 +58,9 @@ func TargetOptions(t targets.Target) map[string]string {
 	}
 	if o.Profile {
 		m["profile"] = "true"
+	}
+	if o.MinParallelWork != nil {
+		m["min-parallel-work"] = strconv.FormatFloat(*o.MinParallelWork, 'g', -1, 64)
 	}
 	if o.Config != "" {
 		m["config"] = o.Config
@@ -88,6 +92,13 @@ func targetFrom(opts map[string]string) (targets.Target, error) {
 			}
 			*dst = b
 		}
+	}
+	if v := opts["min-parallel-work"]; v != "" {
+		w, err := strconv.ParseFloat(v, 64)
+		if err != nil || w < 0 {
+			return nil, fmt.Errorf("min-parallel-work must be a number ≥ 0, got %q", v)
+		}
+		o.MinParallelWork = &w
 	}
 	return targets.New(name, o)
 }

@@ -67,7 +67,8 @@ func TestTableLevels(t *testing.T) {
 // steps with the same options (what tessera-opt --pass-pipeline gets
 // from tessera compile --print-pipeline).
 func TestTableTextRoundTrips(t *testing.T) {
-	tg, err := targets.New("cpu", targets.Options{Threads: 3, MCPU: "x86-64-v4", StrictFP: true})
+	zero := 0.0
+	tg, err := targets.New("cpu", targets.Options{Threads: 3, MCPU: "x86-64-v4", StrictFP: true, Profile: true, MinParallelWork: &zero})
 	require.NoError(t, err)
 	rows := Table(Config{Target: tg, TuningDB: "x.jsonl", Prefix: "p"})
 	items, err := registry.ParsePipeline(Text(rows))
@@ -80,7 +81,13 @@ func TestTableTextRoundTrips(t *testing.T) {
 			assert.Equal(t, v, items[i].Options[k], "%s option %s", rows[i].Name, k)
 		}
 	}
-	assert.Contains(t, Text(rows), "default-schedule{mcpu=x86-64-v4 strict-fp=true target=cpu threads=3}")
+	assert.Contains(t, Text(rows), "default-schedule{mcpu=x86-64-v4 min-parallel-work=0 profile=true strict-fp=true target=cpu threads=3}")
+	back, err := targetFrom(items[len(items)-1].Options)
+	require.NoError(t, err)
+	assert.Equal(t, tg.Key(), back.Key())
+	assert.True(t, back.Options().Profile)
+	_, err = targetFrom(map[string]string{"min-parallel-work": "-1"})
+	assert.ErrorContains(t, err, "min-parallel-work must be a number ≥ 0")
 }
 
 // TestStepNamesUnique: no name is registered at two levels, so every flag

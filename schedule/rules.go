@@ -41,6 +41,24 @@ type CPURules struct {
 	// every loop. The schedule package does not import the targets, so
 	// the target supplies it.
 	CanVectorize func(*tir.For) error
+	// MinParallelWork is the parallelism cost rule's threshold: a kernel
+	// whose work (tensorir.EstimateWork, scalar operations) is below it
+	// gets no parallel loop and runs in the calling thread, because
+	// starting a parallel region would cost more than the second thread
+	// saves (targets/cpu sets it from the measured region cost). The
+	// sampled rules draw parallel or serial for kernels within a factor
+	// of 4 of it, so the tuner decides per kernel. 0: every kernel is
+	// parallelized.
+	MinParallelWork float64
+	// serial is the cost rule's verdict for the kernel being scheduled.
+	serial bool
+}
+
+// forKernel is r with the cost rule's verdict for f.
+func (r CPURules) forKernel(f *tir.PrimFunc) CPURules {
+	r = r.withDefaults()
+	r.serial = r.MinParallelWork > 0 && tir.EstimateWork(f) < r.MinParallelWork
+	return r
 }
 
 // Default is ApplyDefaultRules.
@@ -55,7 +73,7 @@ func (r CPURules) Sample(f *tir.PrimFunc, seed int64) (*Schedule, error) {
 // loop, parallelize the outermost) to every block the primitives accept,
 // and leaves the others serial.
 func (r CPURules) Fallback(f *tir.PrimFunc) *Schedule {
-	r = r.withDefaults()
+	r = r.forKernel(f)
 	s := New(f)
 	for _, name := range ruleBlocks(s) {
 		saved := snapshot(s)
@@ -120,7 +138,7 @@ func (r CPURules) Check(f *tir.PrimFunc) error {
 // A loop is vectorized only when targets/cpu can widen it
 // (CPURules.CanVectorize); otherwise it stays serial. f is not modified.
 func ApplyDefaultRules(f *tir.PrimFunc, target CPURules) (*Schedule, error) {
-	target = target.withDefaults()
+	target = target.forKernel(f)
 	s := New(f)
 	autoInline(s)
 	if err := tileAll(s, f, func(name string) error { return multiLevelTile(s, name, target) }); err != nil {
@@ -342,8 +360,12 @@ func simpleRule(s *Schedule, name string, target CPURules) error {
 		}
 		break
 	}
-	// Parallel: the outermost loop with extent > 1 that accepts it.
+	// Parallel: the outermost loop with extent > 1 that accepts it
+	// (none when the cost rule keeps the kernel serial).
 	for _, l := range loops {
+		if target.serial {
+			break
+		}
 		f, err := s.FindLoop(l)
 		if err != nil || f.Kind != tir.Serial {
 			continue

@@ -39,8 +39,11 @@ const sampledMaxReduceInner = 1024
 // same design space; a decision the primitives refuse fails the replay.
 // Errors: as ApplyDefaultRules.
 func ApplySampledRules(f *tir.PrimFunc, target CPURules, seed int64) (*Schedule, error) {
-	target = target.withDefaults()
+	target = target.forKernel(f)
 	s := NewWithSeed(f, seed)
+	if err := sampleSerial(s, f, &target); err != nil {
+		return nil, err
+	}
 	autoInline(s)
 	if err := tileAll(s, f, func(name string) error { return sampledTile(s, name, target) }); err != nil {
 		return nil, err
@@ -59,6 +62,22 @@ func ApplySampledRules(f *tir.PrimFunc, target CPURules, seed int64) (*Schedule,
 		return nil, err
 	}
 	return s, nil
+}
+
+// sampleSerial lets the tuner decide the cost rule for a kernel near its
+// threshold: within a factor of 4 of MinParallelWork either way, a
+// sample_categorical draws serial (0) or parallel (1).
+func sampleSerial(s *Schedule, f *tir.PrimFunc, target *CPURules) error {
+	if target.MinParallelWork <= 0 {
+		return nil
+	}
+	w := tir.EstimateWork(f)
+	if w < target.MinParallelWork/4 || w >= 4*target.MinParallelWork {
+		return nil
+	}
+	v, err := s.SampleCategorical([]int64{0, 1}, []float64{1, 1})
+	target.serial = v == 0
+	return err
 }
 
 // autoUnrollSteps are the unroll budgets sampled per loop nest

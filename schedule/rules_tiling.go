@@ -461,8 +461,11 @@ func (p *tilePlan) finishTile(s *Schedule, target CPURules, writeBack int64) err
 	// reduction tail, it stays in the block).
 	_, _ = s.DecomposeReduction(b, p.levels.r0[0])
 	// Parallel outer tiles (refused only when a cache would be shared;
-	// the nest then stays serial).
-	_ = s.Parallel(p.levels.outer)
+	// the nest then stays serial), unless the cost rule keeps the kernel
+	// serial.
+	if !target.serial {
+		_ = s.Parallel(p.levels.outer)
+	}
 	if p.channel {
 		return p.packChannel(s)
 	}

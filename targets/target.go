@@ -36,6 +36,10 @@ type Options struct {
 	// Profiler (--profile): the CPU target puts timestamp probes around
 	// every kernel call. Kernels are unchanged, so it is not part of Key.
 	Profile bool
+	// MinParallelWork overrides the CPU target's parallelism cost
+	// threshold (schedule.CPURules.MinParallelWork; nil: the target's
+	// default, 0: parallelize every kernel).
+	MinParallelWork *float64
 	// Config is a target configuration file ("": the target's default);
 	// the NPU target reads its configuration JSON from it (--npu-config).
 	Config string

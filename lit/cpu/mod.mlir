@@ -21,9 +21,9 @@
 // TIR: tir.for %i1 = 0 to 8 vectorized {
 // TIR: %out0[%v0, %v1] = fmod(%in0[%v0, %v1], %in1[%v0, %v1])
 
-// LLVM-LABEL: define internal void @fused_0.kernel.par0.loop
+// LLVM-LABEL: define internal void @fused_0.kernel(
 // LLVM: srem <8 x i32>
-// LLVM-LABEL: define internal void @fused_1.kernel.par{{[0-9]+}}.loop
+// LLVM-LABEL: define internal void @fused_1.kernel(
 // LLVM: frem <8 x float>
 func.func @main(%a: tensor<4x8xi32>, %b: tensor<8xi32>, %x: tensor<4x8xf32>, %y: tensor<4x8xf32>) -> (tensor<4x8xi32>, tensor<4x8xf32>) {
   %0 = graph.mod %a, %b : (tensor<4x8xi32>, tensor<8xi32>) -> tensor<4x8xi32>

@@ -19,7 +19,7 @@
 // TIR: tir.for %i1 = 0 to 7 vectorized {
 // TIR: %out0[%v0, %v1] = asinh(%in0[%v0, %v1])
 
-// LLVM-LABEL: define internal void @fused_0.kernel.par0.loop
+// LLVM-LABEL: define internal void @fused_0.kernel(
 // LLVM: fpext <7 x float> %{{[0-9]+}} to <7 x double>
 // LLVM: call <7 x double> @llvm.rint.v7f64
 // LLVM: fcmp ogt <7 x double> %{{[0-9]+}}, <double 1.34217728e+08
@@ -29,7 +29,7 @@
 // LLVM: call double @cos(double
 // LLVM: call double @tan(double
 // LLVM: fptrunc <7 x double> %{{[0-9]+}} to <7 x float>
-// LLVM-LABEL: define internal void @fused_1.kernel.par{{[0-9]+}}.loop
+// LLVM-LABEL: define internal void @fused_1.kernel(
 // LLVM: fpext <7 x float> %{{[0-9]+}} to <7 x double>
 // LLVM-NOT: @asinhf
 func.func @main(%x: tensor<5x7xf32>) -> (tensor<5x7xf32>, tensor<5x7xf32>) {

@@ -28,26 +28,26 @@
 // TIR: %out0[%v0, %v1] = cast<bf16>(%in0[%v0, %v1])
 // TIR: tir.func @main(%arg0: buffer<4x8xui8>, {{.*}} out %out6: buffer<4x8xf16>, out %out7: buffer<4x8xbf16>)
 
-// LLVM-LABEL: define internal void @fused_0.kernel.par0.loop
+// LLVM-LABEL: define internal void @fused_0.kernel(
 // LLVM: udiv <8 x i8>
-// LLVM-LABEL: define internal void @fused_1.kernel.par1.loop
+// LLVM-LABEL: define internal void @fused_1.kernel(
 // LLVM: urem <8 x i8>
-// LLVM-LABEL: define internal void @fused_2.kernel.par2.loop
+// LLVM-LABEL: define internal void @fused_2.kernel(
 // LLVM: icmp ult <8 x i8>
-// LLVM-LABEL: define internal void @fused_3.kernel.par3.loop
+// LLVM-LABEL: define internal void @fused_3.kernel(
 // LLVM: uitofp <8 x i32> %{{[0-9]+}} to <8 x float>
-// LLVM-LABEL: define internal void @fused_4.kernel.par4.loop
+// LLVM-LABEL: define internal void @fused_4.kernel(
 // LLVM: zext <8 x i32> %{{[0-9]+}} to <8 x i64>
-// LLVM-LABEL: define internal void @fused_5.kernel.par5.loop
+// LLVM-LABEL: define internal void @fused_5.kernel(
 // LLVM: call <8 x i16> @llvm.fptoui.sat.v8i16.v8f32
-// LLVM-LABEL: define internal void @fused_6.kernel.par6.loop
+// LLVM-LABEL: define internal void @fused_6.kernel(
 // LLVM: %[[F:[0-9]+]] = fptrunc <8 x double> %{{[0-9]+}} to <8 x float>
 // LLVM: fcmp ogt <8 x double>
 // LLVM: fcmp one <8 x double>
 // LLVM: %[[ODD:[0-9]+]] = or <8 x i32>
 // LLVM: %[[O:[0-9]+]] = bitcast <8 x i32> %[[ODD]] to <8 x float>
 // LLVM-NEXT: fptrunc <8 x float> %[[O]] to <8 x half>
-// LLVM-LABEL: define internal void @fused_7.kernel.par7.loop
+// LLVM-LABEL: define internal void @fused_7.kernel(
 // LLVM: add <8 x i32> %{{[0-9]+}}, <i32 u0x7FFF,
 // LLVM: and <8 x i32> %{{[0-9]+}}, <i32 -65536,
 // LLVM: lshr <8 x i32> %{{[0-9]+}}, <i32 16,

@@ -21,13 +21,13 @@
 // TIR: tir.block "shift_right_logical"
 // TIR-NEXT: %out0[%v0] = shr(%in0[%v0], %in1[%v0])
 
-// LLVM-LABEL: define internal void @fused_1.kernel(
-// LLVM: icmp uge <5 x i64> %{{[0-9]+}}, <i64 64,
-// LLVM: lshr <5 x i64>
-// LLVM-LABEL: define internal void @fused_0.kernel.par0.loop(
+// LLVM-LABEL: define internal void @fused_0.kernel(
 // LLVM: %[[BIG:[0-9]+]] = icmp uge <3 x i8> %{{[0-9]+}}, <i8 8,
 // LLVM: shl <3 x i8>
 // LLVM: select <3 x i1> %[[BIG]], <3 x i8> <i8 0,
+// LLVM-LABEL: define internal void @fused_1.kernel(
+// LLVM: icmp uge <5 x i64> %{{[0-9]+}}, <i64 64,
+// LLVM: lshr <5 x i64>
 func.func @main(%x: tensor<2x3xui8>, %y: tensor<3xui8>, %a: tensor<5xui64>, %b: tensor<5xui64>) -> (tensor<2x3xui8>, tensor<5xui64>) {
   %0 = graph.bit_shift %x, %y {direction = "LEFT"} : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8>
   %1 = "graph.bit_shift"(%a, %b) {direction = "RIGHT"} : (tensor<5xui64>, tensor<5xui64>) -> tensor<5xui64>

@@ -13,13 +13,13 @@
 
 // PIPE: canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,conv-kernel-layout,fuse,lower-to-tir,inline-elementwise,default-schedule{{[{][^}]*[}]}},rewrite-layout,compact-buffer-allocation,codegen{{[{][^}]*[}]}}{{$}}
 
-// CHECK-LABEL: tir.func @fused_0(%in0: buffer<64x96xf32>, %in1: buffer<96x80xf32>, out %out0: buffer<64x80xf32>) attributes {tessera.kernel, tessera.schedule = "default"} {
+// CHECK-LABEL: tir.func @fused_0(%in0: buffer<256x192xf32>, %in1: buffer<192x160xf32>, out %out0: buffer<256x160xf32>) attributes {tessera.kernel, tessera.schedule = "default"} {
 // CHECK: parallel {
 // CHECK: vectorized {
 // CHECK: tir.block "dot_general"
 // CHECK-LABEL: tir.func @main(
 // CHECK: tir.call @fused_0(
-func.func @main(%a: tensor<64x96xf32>, %b: tensor<96x80xf32>) -> tensor<64x80xf32> {
-  %0 = graph.matmul %a, %b : (tensor<64x96xf32>, tensor<96x80xf32>) -> tensor<64x80xf32>
-  func.return %0 : tensor<64x80xf32>
+func.func @main(%a: tensor<256x192xf32>, %b: tensor<192x160xf32>) -> tensor<256x160xf32> {
+  %0 = graph.matmul %a, %b : (tensor<256x192xf32>, tensor<192x160xf32>) -> tensor<256x160xf32>
+  func.return %0 : tensor<256x160xf32>
 }

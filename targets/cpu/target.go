@@ -76,20 +76,50 @@ func (t *Target) Name() string { return "cpu" }
 // Options are the instance's options.
 func (t *Target) Options() targets.Options { return t.opts }
 
-// Key is "cpu -mcpu=native -vector-bits=512 -threads=2".
+// Key is "cpu -mcpu=native -vector-bits=512 -threads=2" (with
+// " -min-parallel-work=N" when the option overrides the threshold).
 func (t *Target) Key() string {
 	mcpu := t.opts.MCPU
 	if mcpu == "" {
 		mcpu = "native"
 	}
-	return fmt.Sprintf("cpu -mcpu=%s -vector-bits=%d -threads=%d", mcpu, t.bits, t.opts.Threads)
+	key := fmt.Sprintf("cpu -mcpu=%s -vector-bits=%d -threads=%d", mcpu, t.bits, t.opts.Threads)
+	if t.opts.MinParallelWork != nil {
+		key += fmt.Sprintf(" -min-parallel-work=%g", *t.opts.MinParallelWork)
+	}
+	return key
 }
 
 // Rules are schedule.CPURules at the processor's vector width and this
-// machine's cores.
+// machine's cores, with the parallelism cost rule's threshold
+// (MinParallelWork).
 func (t *Target) Rules() schedule.Rules {
-	return schedule.CPURules{VectorBits: t.bits, Cores: goruntime.NumCPU(), MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable}
+	return schedule.CPURules{VectorBits: t.bits, Cores: goruntime.NumCPU(), MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable,
+		MinParallelWork: t.minParallelWork()}
 }
+
+// minParallelWork is the cost rule's threshold: the option's, else
+// MinParallelWork.
+func (t *Target) minParallelWork() float64 {
+	if t.opts.MinParallelWork != nil {
+		return *t.opts.MinParallelWork
+	}
+	return MinParallelWork
+}
+
+// MinParallelWork is the work (tensorir.EstimateWork, scalar operations)
+// below which a kernel runs serially: a parallel region pays when the
+// kernel's serial time T exceeds about twice the region's cost C (two
+// threads: T/2 + C < T). Measured on this project's 2-core machine with
+// `tessera bench --profile` on LeNet-5 at batch 1, at --threads 1 and 2,
+// before this rule existed (every kernel parallel): the smallest kernels
+// take 13 µs more at 2 threads (C ≈ 13 µs, the region's fork, wake-up
+// and join), so T must exceed ≈ 26 µs; small kernels ran at 4 to 530
+// work units per µs serially (memory-bound ones slowest), and the
+// threshold takes ≈ 26 µs at 150 units per µs. Kernels within a factor
+// of 4 of it are the tuner's choice (the sampled rules draw serial or
+// parallel).
+const MinParallelWork = 4e6
 
 // PostSchedule is compact-buffer-allocation: each cache moves to where it
 // is used and shrinks to the tile used there, so a cache tile under a
