@@ -60,11 +60,7 @@ func (r *Runner) Run(ir *IR, steps []Instance) error {
 		if err := CheckLevel(in.Step, ir.Level); err != nil {
 			return err
 		}
-		start := time.Now()
-		err := in.Action.Run(ir)
-		if r.Timing {
-			r.timings = append(r.timings, registry.Timing{Name: in.Step.Name, D: time.Since(start)})
-		}
+		err := r.Time(in.Step.Name, func() error { return in.Action.Run(ir) })
 		if err != nil {
 			return err
 		}
@@ -78,6 +74,18 @@ func (r *Runner) Run(ir *IR, steps []Instance) error {
 		}
 	}
 	return nil
+}
+
+// Time runs fn as the phase name of the timing report (when Timing is
+// set): every step, and the phases around the table that a compilation
+// also spends time in (parsing the model, writing the artifact).
+func (r *Runner) Time(name string, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	if r.Timing {
+		r.timings = append(r.timings, registry.Timing{Name: name, D: time.Since(start)})
+	}
+	return err
 }
 
 // CheckLevel explains a step given IR of another level (nil when have is

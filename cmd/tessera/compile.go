@@ -135,12 +135,22 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 		writeStats(stderr, c.runner)
 	}
 	switch emit {
+	case "hlo", "tir":
+		o.writeTiming(c.runner)
+	}
+	switch emit {
+	case "hlo", "tir":
+		o.writeTiming(c.runner)
+	}
+	switch emit {
 	case "hlo":
 		return writeText(output, stdout, graphir.PrintWith(c.ir.Graph, graphir.PrintOptions{ElideLargerThan: graphir.DefaultElideThreshold}))
 	case "tir":
 		return writeText(output, stdout, tensorir.Print(c.ir.TIR))
 	}
-	data, err := c.ir.Artifact.Emit(emit, output)
+	var data []byte
+	err = c.runner.Time("emit "+emit, func() (err error) { data, err = c.ir.Artifact.Emit(emit, output); return err })
+	o.writeTiming(c.runner)
 	if err != nil || output != "" {
 		return err
 	}

@@ -142,15 +142,18 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 	if err != nil {
 		return nil, err
 	}
-	m, err := loadModel(path)
-	if err != nil {
+	var m *graphir.Module
+	phase := "parse"
+	if strings.EqualFold(filepath.Ext(path), ".onnx") {
+		phase = "import"
+	}
+	if err := r.Time(phase, func() (err error) { m, err = loadModel(path); return err }); err != nil {
+		o.writeTiming(r)
 		return nil, err
 	}
 	ir, err := pipeline.Compile(m, cfg, r, stop)
-	if o.timing && o.log != nil {
-		r.WriteTiming(o.log)
-	}
 	if err != nil {
+		o.writeTiming(r)
 		return nil, err
 	}
 	c := &compiled{ir: ir, runner: r, target: cfg.Target}
@@ -158,6 +161,14 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 		c.entry = ir.TIR.Func("main")
 	}
 	return c, nil
+}
+
+// writeTiming prints the timing report (--timing): the parse, every
+// step and what the caller timed after them (writing the artifact).
+func (o compileOptions) writeTiming(r *pipeline.Runner) {
+	if o.timing && o.log != nil {
+		r.WriteTiming(o.log)
+	}
 }
 
 // prefixFor derives the ABI prefix from the output path (lenet5.o →

@@ -64,7 +64,9 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	if l.dir, err = os.MkdirTemp("", "tessera-run-"); err != nil {
 		return nil, err
 	}
-	if err := l.open(c, filepath.Join(l.dir, "model"), o.name); err != nil {
+	err = c.runner.Time("save", func() error { return l.open(c, filepath.Join(l.dir, "model"), o.name) })
+	o.writeTiming(c.runner)
+	if err != nil {
 		l.Close()
 		return nil, err
 	}
