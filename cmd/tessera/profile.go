@@ -26,7 +26,7 @@ func checkProfile(e targets.Entry, model, path string) error {
 	if isCompiledModel(model) {
 		return fmt.Errorf("--profile: %s was compiled without probes; profile the .mlir or .onnx model (run and bench compile it instrumented)", model)
 	}
-	return fmt.Errorf("--profile: this target records no profile (cpu and npu do)")
+	return fmt.Errorf("--profile: this target records no profile (cpu, npu and cuda do)")
 }
 
 // profileModel runs the entry runs times under its profiler, prints the

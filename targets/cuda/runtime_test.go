@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/internal/traceevent"
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -273,6 +274,21 @@ func TestRuntimeWithInterpreterDriver(t *testing.T) {
 	require.Len(t, kt, 2)
 	require.Equal(t, "gemm_relu", kt[0].Kernel)
 	require.Equal(t, "gemm", kt[1].Kernel)
+
+	// --profile: a run slice per run around its kernels' slices
+	tr, err := e.(targets.Profiler).Profile([]*rt.Tensor{xt}, []*rt.Tensor{yt}, 2)
+	require.NoError(t, err)
+	data, err := tr.Marshal()
+	require.NoError(t, err)
+	_, err = traceevent.Validate(data)
+	require.NoError(t, err)
+	var names []string
+	for _, ev := range tr.TraceEvents {
+		if ev.Ph == "X" {
+			names = append(names, ev.Cat+":"+ev.Name)
+		}
+	}
+	require.Equal(t, []string{"run:run", "kernel:gemm_relu", "kernel:gemm", "run:run", "kernel:gemm_relu", "kernel:gemm"}, names)
 
 	_, err = mod.Entry("nope", nil, nil)
 	require.ErrorContains(t, err, "cuda: no entry point nope (the artifact has main)")
