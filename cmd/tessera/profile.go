@@ -49,6 +49,7 @@ func profileModel(e targets.Entry, ins, outs []*rt.Tensor, runs int, path string
 type kernelRow struct {
 	name, schedule string
 	times          []float64 // µs per call
+	total          float64   // µs, the sum of times
 	flops          float64
 }
 
@@ -74,6 +75,7 @@ func printProfile(w io.Writer, tr *traceevent.Trace) {
 				rows[ev.Name] = r
 			}
 			r.times = append(r.times, *ev.Dur)
+			r.total += *ev.Dur
 			if f, ok := ev.Args["flops"].(float64); ok {
 				r.flops = f
 			}
@@ -91,15 +93,8 @@ func printProfile(w io.Writer, tr *traceevent.Trace) {
 	for _, r := range rows {
 		list = append(list, r)
 	}
-	sum := func(xs []float64) float64 {
-		s := 0.0
-		for _, x := range xs {
-			s += x
-		}
-		return s
-	}
 	sort.Slice(list, func(i, j int) bool {
-		if a, b := sum(list[i].times), sum(list[j].times); a != b {
+		if a, b := list[i].total, list[j].total; a != b {
 			return a > b
 		}
 		return list[i].name < list[j].name
@@ -107,7 +102,7 @@ func printProfile(w io.Writer, tr *traceevent.Trace) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "kernel\tcalls\ttotal ms\tmedian µs\t% of model\tGFLOP/s\tschedule\t")
 	for _, r := range list {
-		t := sum(r.times)
+		t := r.total
 		gflops := "-"
 		if r.flops > 0 && t > 0 {
 			gflops = fmt.Sprintf("%.1f", r.flops*float64(len(r.times))/(t*1e3))

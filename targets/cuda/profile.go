@@ -15,14 +15,8 @@ import (
 // they were scheduled, so those args are 0 and "". The outputs hold the
 // last run's results. Errors: the driver's.
 func (e *entry) Profile(inputs, outputs []*rt.Tensor, runs int) (*traceevent.Trace, error) {
-	all, err := e.bind(inputs, outputs)
+	all, err := e.warm(inputs, outputs)
 	if err != nil {
-		return nil, err
-	}
-	if err := e.upload(all); err != nil {
-		return nil, err
-	}
-	if err := e.launchAll(); err != nil {
 		return nil, err
 	}
 	tr := &traceevent.Trace{DisplayTimeUnit: "ms", OtherData: map[string]any{"target": "cuda", "timing": "CUDA events around each launch"}}

@@ -211,14 +211,8 @@ func (e *entry) BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, 
 // (inputs resident on the device): one untimed run, then repeats runs,
 // returning each call's median in plan order (targets.KernelTimer).
 func (e *entry) KernelTimes(inputs, outputs []*rt.Tensor, repeats int) ([]targets.KernelTime, error) {
-	all, err := e.bind(inputs, outputs)
+	all, err := e.warm(inputs, outputs)
 	if err != nil {
-		return nil, err
-	}
-	if err := e.upload(all); err != nil {
-		return nil, err
-	}
-	if err := e.launchAll(); err != nil {
 		return nil, err
 	}
 	secs := make([][]float64, len(e.plan.Calls))
@@ -236,6 +230,19 @@ func (e *entry) KernelTimes(inputs, outputs []*rt.Tensor, repeats int) ([]target
 		out[i] = targets.KernelTime{Kernel: c.Kernel, Seconds: rt.Median(secs[i])}
 	}
 	return out, e.download(all)
+}
+
+// warm binds and uploads the tensors and makes one untimed run, for the
+// per-launch timings (KernelTimes, Profile); it returns the bound tensors.
+func (e *entry) warm(inputs, outputs []*rt.Tensor) ([]*rt.Tensor, error) {
+	all, err := e.bind(inputs, outputs)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.upload(all); err != nil {
+		return nil, err
+	}
+	return all, e.launchAll()
 }
 
 // bind checks this call's tensors against the entry's parameters (inputs
