@@ -132,6 +132,10 @@ func (d *DenseElementsAttr) At(i int) float64 {
 func (d *DenseElementsAttr) Values() []float64 {
 	n := int(d.Type.NumElements())
 	out := make([]float64, n)
+	if d.Type.Elem.IsFloat() && len(d.Floats) == n {
+		copy(out, d.Floats)
+		return out
+	}
 	for i := range out {
 		out[i] = d.At(i)
 	}

@@ -46,6 +46,17 @@ func (t *Tensor) ToDense() *DenseElementsAttr {
 	return d
 }
 
+// SharedDense is ToDense without the copy of a float tensor's data: the
+// attribute and t share it, so neither may be changed afterwards (IR
+// data is never changed in place: passes build new tensors). It keeps a
+// model's weights from being copied at every level.
+func (t *Tensor) SharedDense() *DenseElementsAttr {
+	if !t.Type.Elem.IsFloat() {
+		return t.ToDense()
+	}
+	return &DenseElementsAttr{Type: t.Type, Floats: t.Data}
+}
+
 // Shape returns the tensor's dimensions.
 func (t *Tensor) Shape() []int64 { return t.Type.Shape }
 

@@ -291,6 +291,10 @@ func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType,
 	if n > maxConstElements {
 		return nil, op.Errorf("lower-to-tir: constant of %d elements is too large to embed (at most %d)", n, int64(maxConstElements))
 	}
+	if dt.IsFloat() && int64(len(d.Floats)) == n && rounded(dt, d.Floats) {
+		c.Floats = d.Floats // shared, not copied: constant data is never changed in place
+		return c, nil
+	}
 	vals := d.Values()
 	if int64(len(vals)) != n {
 		if len(vals) != 1 {
@@ -302,11 +306,11 @@ func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType,
 			vals[i] = splat
 		}
 	}
-	if dt.IsFloat() {
-		c.Floats = make([]float64, n)
+	if dt.IsFloat() { // vals is a fresh slice (Values copies): round it in place
 		for i, v := range vals {
-			c.Floats[i] = tir.RoundFloat(dt, v)
+			vals[i] = tir.RoundFloat(dt, v)
 		}
+		c.Floats = vals
 	} else {
 		c.Ints = make([]int64, n)
 		for i, v := range vals {
@@ -314,6 +318,16 @@ func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType,
 		}
 	}
 	return c, nil
+}
+
+// rounded reports whether every value is exactly representable in dt.
+func rounded(dt tir.DType, vals []float64) bool {
+	for _, v := range vals {
+		if r := tir.RoundFloat(dt, v); r != v && r == r {
+			return false
+		}
+	}
+	return true
 }
 
 // maxConstElements bounds the data of one embedded constant (1 GiB of

@@ -279,9 +279,18 @@ func transposeData(x *g.Tensor, perm []int64, rt *g.TensorType) *g.Tensor {
 	}
 	out := g.NewZeroTensor(rt)
 	idx := make([]int64, rt.Rank())
+	src := int64(0) // offset(idx, rs), kept as idx counts through rt's shape
 	for o := range out.Data {
-		unravel(int64(o), rt.Shape, idx)
-		out.Data[o] = x.Data[offset(idx, rs)]
+		out.Data[o] = x.Data[src]
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			src += rs[d]
+			if idx[d] < rt.Shape[d] {
+				break
+			}
+			src -= rs[d] * rt.Shape[d]
+			idx[d] = 0
+		}
 	}
 	return out
 }

@@ -63,8 +63,11 @@ func (g *fgen) allocateConst(x *tir.AllocateConst) error {
 		return g.errorf("constant buffer %%%s: %v", b.Name, err)
 	}
 	init := constant.NewCharArray(data)
-	glob := g.m.m.NewGlobalDef(fmt.Sprintf("%s.const.%d.%s", g.f.Name(), g.m.nConsts, b.Name), init)
+	glob := g.m.m.NewGlobalDef(symbolSafe(fmt.Sprintf("%s.const.%d.%s", g.f.Name(), g.m.nConsts, b.Name)), init)
 	g.m.nConsts++
+	if len(data) >= blobBytes {
+		g.m.blobs = append(g.m.blobs, glob)
+	}
 	glob.Linkage = enum.LinkagePrivate
 	glob.UnnamedAddr = enum.UnnamedAddrUnnamedAddr
 	glob.Immutable = true
@@ -78,7 +81,7 @@ func (g *fgen) allocateConst(x *tir.AllocateConst) error {
 
 // constBytes encodes constant data in the storage layout of dtype t.
 func constBytes(t tir.DType, floats []float64, ints []int64) ([]byte, error) {
-	var out []byte
+	out := make([]byte, 0, (len(floats)+len(ints))*max(1, t.Bits()/8))
 	switch t.Kind {
 	case tir.F32:
 		for _, v := range floats {

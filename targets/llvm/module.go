@@ -31,6 +31,11 @@ type Result struct {
 	// number (Options.Profile; empty otherwise).
 	ProfileSites []string
 	opts         Options
+	// blobs are the constants of at least blobBytes bytes (blob.go).
+	blobs []*ir.Global
+	// parts, when positive, is the number of parts code generation splits
+	// the module into instead of partCount's (split.go; for tests).
+	parts int
 }
 
 // LLVM returns the module as LLVM 16 assembly text (typed pointers).
@@ -49,6 +54,7 @@ type mgen struct {
 	gomp         *gompFns
 	byName       map[string]*tir.PrimFunc
 	nConsts      int
+	blobs        []*ir.Global
 	// aligned holds the padded strides of buffers that storage_align
 	// annotated (tir.AlignedStrides), for allocation and addressing.
 	aligned map[*tir.Buffer][]int64
@@ -138,6 +144,7 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	sort.Slice(res.Entries, func(i, j int) bool { return res.Entries[i].Symbol < res.Entries[j].Symbol })
 	res.UsesParallel = g.usesParallel
 	res.ProfileSites = g.profileSites()
+	res.blobs = g.blobs
 	return res, nil
 }
 

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // The target of the generated modules: x86-64 Linux (System V ABI).
@@ -46,12 +48,12 @@ func (r *Result) WriteLLVM(path string) error {
 	return os.WriteFile(path, []byte(r.LLVM()), 0o644)
 }
 
-// codegen writes the IR, optimises it with opt-16 (Options.OptLevel) and
-// runs llc-16 -O3 -mcpu=<mcpu> -fp-contract=fast|off (Options.StrictFP)
-// -relocation-model=pic -filetype=<ft>.
-func (r *Result) codegen(out, filetype string) error {
+// toolArgs are the opt-16 arguments (nil: no opt) and the llc-16
+// arguments for filetype: opt at Options.OptLevel, llc -O3
+// -mcpu=<mcpu> -fp-contract=fast|off (Options.StrictFP)
+// -relocation-model=pic -filetype=<filetype>.
+func (r *Result) toolArgs(filetype string) (opt, llc []string) {
 	mcpu := "-mcpu=" + r.opts.mcpu()
-	var opt []string
 	if r.opts.OptLevel >= 0 {
 		level := r.opts.OptLevel
 		if level == 0 || level > 3 {
@@ -59,7 +61,43 @@ func (r *Result) codegen(out, filetype string) error {
 		}
 		opt = []string{fmt.Sprintf("-O%d", level), mcpu}
 	}
-	return compileText(r.LLVM(), out, opt, "-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype="+filetype)
+	return opt, []string{"-O3", mcpu, r.opts.fpContract(), "-relocation-model=pic", "-filetype=" + filetype}
+}
+
+// objects compiles the module to relocatable objects in dir: one, or one
+// per part of a split module (split.go), compiled in parallel. Blobs
+// reach the objects through .incbin of files in dir (blob.go).
+func (r *Result) objects(dir string) ([]string, error) {
+	opt, llc := r.toolArgs("obj")
+	n := r.partCount()
+	if n == 1 || !canSplit() {
+		text, err := r.objectText(dir)
+		if err != nil {
+			return nil, err
+		}
+		obj := filepath.Join(dir, "module.o")
+		return []string{obj}, compileText(text, obj, opt, llc...)
+	}
+	parts, restore, err := r.splitModules(dir, n)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
+	objs := make([]string, len(parts))
+	var eg errgroup.Group
+	for p, m := range parts {
+		objs[p] = filepath.Join(dir, partName(p))
+		eg.Go(func() error { return compileText(m.String(), objs[p], opt, llc...) })
+	}
+	return objs, eg.Wait()
+}
+
+// canSplit reports whether the tools that join a split module's objects
+// (ld.lld-16, llvm-objcopy-16) are installed.
+func canSplit() bool {
+	_, lld := findTool("ld.lld-16", "lld-16")
+	_, objcopy := findTool("llvm-objcopy-16", "llvm-16")
+	return lld == nil && objcopy == nil
 }
 
 // CompileObject compiles LLVM 16 assembly text (a module for
@@ -104,10 +142,45 @@ func compileText(text, out string, optArgs []string, llcArgs ...string) error {
 // WriteObject compiles the module to a relocatable ELF object at path. A
 // program linking it needs -lm (libgomp is dlopened at start-up when the
 // module has parallel loops; linking -lgomp as well is harmless).
-func (r *Result) WriteObject(path string) error { return r.codegen(path, "obj") }
+// A split module's parts are joined with ld.lld-16 -r, and the symbols
+// the split made hidden are local again (llvm-objcopy-16
+// --localize-hidden), so the object exports what an unsplit one does.
+func (r *Result) WriteObject(path string) error {
+	dir, err := os.MkdirTemp("", "tessera-obj-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	objs, err := r.objects(dir)
+	if err != nil {
+		return err
+	}
+	if len(objs) == 1 {
+		data, err := os.ReadFile(objs[0])
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, data, 0o644)
+	}
+	lld, err := findTool("ld.lld-16", "lld-16")
+	if err != nil {
+		return err
+	}
+	if err := runTool(lld, append([]string{"-r", "-o", path}, objs...)...); err != nil {
+		return err
+	}
+	objcopy, err := findTool("llvm-objcopy-16", "llvm-16")
+	if err != nil {
+		return err
+	}
+	return runTool(objcopy, "--localize-hidden", path)
+}
 
 // WriteAsm writes the module's x86-64 assembly (AT&T syntax) to path.
-func (r *Result) WriteAsm(path string) error { return r.codegen(path, "asm") }
+func (r *Result) WriteAsm(path string) error {
+	opt, llc := r.toolArgs("asm")
+	return compileText(r.LLVM(), path, opt, llc...)
+}
 
 // WriteShared compiles the module and links it with ld.lld-16 -shared
 // (clang-16 -shared when ld.lld-16 is missing) into a shared object at
@@ -120,8 +193,8 @@ func (r *Result) WriteShared(path string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	obj := filepath.Join(dir, "module.o")
-	if err := r.WriteObject(obj); err != nil {
+	objs, err := r.objects(dir)
+	if err != nil {
 		return err
 	}
 	libs := []string{"--as-needed"}
@@ -135,14 +208,14 @@ func (r *Result) WriteShared(path string) error {
 	}
 	libs = append(libs, libm, libc)
 	if lld, err := findTool("ld.lld-16", "lld-16"); err == nil {
-		args := append([]string{"-shared", "-o", path, obj}, libs...)
+		args := append(append([]string{"-shared", "-o", path}, objs...), libs...)
 		return runTool(lld, args...)
 	}
 	clang, err := findTool("clang-16", "clang-16")
 	if err != nil {
 		return fmt.Errorf("neither ld.lld-16 nor clang-16 found: install the Debian package lld-16 (apt-get install -y lld-16)")
 	}
-	args := []string{"-shared", "-o", path, obj, "-Wl,--as-needed"}
+	args := append(append([]string{"-shared", "-o", path}, objs...), "-Wl,--as-needed")
 	args = append(args, libs[1:]...)
 	return runTool(clang, args...)
 }

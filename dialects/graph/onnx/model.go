@@ -137,13 +137,13 @@ type importer struct {
 func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
 	fileLoc := graphir.Location{File: im.file}
 	inits := map[string]bool{}
-	for _, tp := range g.GetInitializer() {
-		t, err := decodeTensor(tp)
-		if err != nil {
-			return nil, graphir.Errorf(fileLoc, "initializer: %v", err)
-		}
+	decoded, err := decodeAll(g.GetInitializer())
+	if err != nil {
+		return nil, graphir.Errorf(fileLoc, "initializer: %v", err)
+	}
+	for i, tp := range g.GetInitializer() {
 		inits[tp.GetName()] = true
-		im.values[tp.GetName()] = constValue(t, fileLoc)
+		im.values[tp.GetName()] = constValue(decoded[i], fileLoc)
 	}
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, graphir.Errorf(fileLoc, "sparse initializers are not supported")
@@ -239,7 +239,7 @@ func (im *importer) materialize(x *value, loc graphir.Location) *graphir.Value {
 		if x.loc.Known() {
 			loc = x.loc
 		}
-		op := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.c.Type}, graphir.DictAttr{}.Set("value", x.c.ToDense()), loc)
+		op := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.c.Type}, graphir.DictAttr{}.Set("value", x.c.SharedDense()), loc)
 		im.fn.Entry().Append(op)
 		x.v = op.Result(0)
 	}

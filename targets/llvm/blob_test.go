@@ -1,0 +1,116 @@
+package llvm
+
+import (
+	"debug/elf"
+	"fmt"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// blobModule is a host function with a 64x96 f32 weight (24 KiB, a
+// blob) and a small bias (not one), calling a parallel dense kernel and
+// a relu kernel.
+func blobModule(seed int64) string {
+	r := rand.New(rand.NewSource(seed))
+	vals := func(n int) string {
+		s := make([]string, n)
+		for i := range s {
+			s[i] = fmt.Sprint(float32(r.NormFloat64()))
+		}
+		return strings.Join(s, ", ")
+	}
+	return `tir.func @dense(%X: buffer<4x64xf32>, %W: buffer<64x96xf32>, %B: buffer<96xf32>, out %Y: buffer<4x96xf32>) {
+  tir.for %i = 0 to 4 parallel {
+    tir.for %j = 0 to 96 {
+      tir.for %k = 0 to 64 {
+        tir.block "Y"(%vi = spatial(0:4, %i), %vj = spatial(0:96, %j), %vk = reduce(0:64, %k)) reads(%X[%vi, %vk], %W[%vk, %vj], %B[%vj]) writes(%Y[%vi, %vj]) {
+          tir.init {
+            %Y[%vi, %vj] = %B[%vj]
+          }
+          %Y[%vi, %vj] = %Y[%vi, %vj] + %X[%vi, %vk] * %W[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+tir.func @relu(%A: buffer<4x96xf32>, out %C: buffer<4x96xf32>) {
+  tir.for %i = 0 to 4 {
+    tir.for %j = 0 to 96 {
+      %C[%i, %j] = max(%A[%i, %j], 0.0)
+    }
+  }
+}
+tir.func @main(%x: buffer<4x64xf32>, out %y: buffer<4x96xf32>) attributes {global_symbol = "main", tessera.host} {
+  tir.constant %w: buffer<64x96xf32> = dense<[` + vals(64*96) + `]> {
+    tir.constant %b: buffer<96xf32> = dense<[` + vals(96) + `]> {
+      tir.arena 1536 (%t: buffer<4x96xf32> at 0) {
+        tir.call @dense(%x, %w, %b, %t)
+        tir.call @relu(%t, %y)
+      }
+    }
+  }
+}
+`
+}
+
+// TestBlobsAndParts: a weight of at least blobBytes reaches the object
+// through .incbin and a local symbol, the IR text of --emit llvm keeps it
+// inline, and a module compiled in one part or split in two (each
+// function defined in one part, the blob in part 0, internal symbols
+// hidden) computes what the interpreter does and exports only its entry
+// point, from the shared object and from the relocatable object.
+func TestBlobsAndParts(t *testing.T) {
+	for _, parts := range []int{1, 2} {
+		t.Run(fmt.Sprintf("parts=%d", parts), func(t *testing.T) {
+			m := parseModule(t, blobModule(7))
+			res, err := Compile(m, Options{StrictFP: true})
+			require.NoError(t, err)
+			res.parts = parts
+			require.Len(t, res.blobs, 1, "the weight is a blob, the bias is not")
+			assert.Contains(t, res.LLVM(), "private unnamed_addr constant [24576 x i8] c\"")
+			dir := t.TempDir()
+			so := filepath.Join(dir, "k.so")
+			require.NoError(t, res.WriteShared(so))
+			f := m.Func("main")
+			args := randomArgs(f, rand.New(rand.NewSource(3)))
+			want := cloneArgs(args)
+			require.NoError(t, tir.RunModule(m, "main", want))
+			runShared(t, so, "main", f, args, "TESSERA_NUM_THREADS=2")
+			assertClose(t, want, args, 0)
+			assert.Equal(t, []string{"main"}, definedGlobals(t, so, true))
+
+			obj := filepath.Join(dir, "k.o")
+			require.NoError(t, res.WriteObject(obj))
+			assert.Equal(t, []string{"main"}, definedGlobals(t, obj, false))
+			assert.NotContains(t, res.LLVM(), "incbin", "the module is restored after code generation")
+		})
+	}
+}
+
+// definedGlobals are the names of the global symbols an ELF file
+// defines: its dynamic symbols (a shared object) or its symbol table.
+func definedGlobals(t *testing.T, path string, dynamic bool) []string {
+	t.Helper()
+	f, err := elf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	syms, err := f.Symbols()
+	if dynamic {
+		syms, err = f.DynamicSymbols()
+	}
+	require.NoError(t, err)
+	var out []string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF && elf.ST_BIND(s.Info) != elf.STB_LOCAL && elf.ST_TYPE(s.Info) != elf.STT_SECTION {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
