@@ -132,15 +132,19 @@ func gemvOperands(store *tir.BufferStore, nest []nestLoop, col *tir.Var) bool {
 // lanes is the vector width of the columns: the column extent N when it
 // is at most W; else W when it divides N, or W/2 when that does (200
 // outputs: 25 vectors of 8 lanes, no tail, instead of 12 of 16 and a
-// masked tail, whose accumulator code generation keeps in memory); else W
-// with a guarded tail.
+// masked tail, whose accumulator code generation keeps in memory), or the
+// largest divisor of N between W/2 and W (84: 6 vectors of 14 lanes);
+// else W with a guarded tail.
 func (p *gemvPlan) lanes() int64 {
 	n := p.nest[p.col].extent
 	switch {
-	case n <= p.w:
-		return n
-	case n%p.w != 0 && p.w >= 8 && n%(p.w/2) == 0:
+	case n <= p.w || n%p.w == 0:
+		return min(n, p.w)
+	case p.w >= 8 && n%(p.w/2) == 0:
 		return p.w / 2
+	}
+	if d := largestDivisorAtMost(n, p.w); 2*d >= p.w {
+		return d
 	}
 	return p.w
 }
@@ -222,7 +226,8 @@ func (p *gemvPlan) tile(s *Schedule, target CPURules, u int64) error {
 			return err
 		}
 	}
-	tp := &tilePlan{name: p.name, nest: p.nest, col: p.col, w: p.w,
+	// w = the lanes: the write-back is split like the columns (no tail).
+	tp := &tilePlan{name: p.name, nest: p.nest, col: p.col, w: p.lanes(),
 		levels: tileLevels{outer: fused, r0: reduce[:1]}}
 	return tp.finishTile(s, target, 0)
 }

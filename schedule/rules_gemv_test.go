@@ -133,6 +133,13 @@ func TestGEMVRuleApplies(t *testing.T) {
 	require.Contains(t, p, "tir.for %j_2 = 0 to 8 vectorized")
 	require.NotContains(t, p, "parallel")
 	require.NotContains(t, p, "\"bias_relu\"", "the epilogue is folded into the write-back")
+	// 84 outputs: 6 vectors of 14 lanes, no masked tail.
+	s, err = ApplyDefaultRules(parseFunc(t, denseOf(1, 84, 120)), target)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %j_1 = 0 to 6 unrolled", p)
+	require.Contains(t, p, "tir.for %j_2 = 0 to 14 vectorized", p)
+	require.NotContains(t, p, "< 84)", p)
 }
 
 // TestGEMVRuleNotApplied: GEMMs with more rows than gemvMaxRows keep the
