@@ -140,6 +140,14 @@ func TestGEMVRuleApplies(t *testing.T) {
 	require.Contains(t, p, "tir.for %j_1 = 0 to 6 unrolled", p)
 	require.Contains(t, p, "tir.for %j_2 = 0 to 14 vectorized", p)
 	require.NotContains(t, p, "< 84)", p)
+	// Batch 2, 200 outputs: 5 tiles of 5 vectors (10 accumulators), not
+	// 13 + a guarded 12.
+	s, err = ApplyDefaultRules(parseFunc(t, denseOf(2, 200, 784)), target)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %j_0 = 0 to 5 {", p)
+	require.Contains(t, p, "tir.for %j_1 = 0 to 5 unrolled", p)
+	require.NotContains(t, p, "< 200)", p)
 }
 
 // TestGEMVRuleNotApplied: GEMMs with more rows than gemvMaxRows keep the
