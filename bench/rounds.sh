@@ -24,5 +24,5 @@ run_rounds() {
 		ps+=("$(ms "$p")")
 	done
 	awk -v t="$(median "${ts[@]}")" -v p="$(median "${ps[@]}")" -v m="$label" -v n="$threads" -v r="$rounds" \
-		'BEGIN { printf "%s on %s threads, median of %d rounds: Tessera %.3f ms, PyTorch %.3f ms, PyTorch/Tessera = %.2f (above 1: Tessera is faster)\n", m, n, r, t, p, p / t }'
+		'BEGIN { printf "%s on %s threads, median of %d rounds: Tessera %.4f ms, PyTorch %.4f ms, PyTorch/Tessera = %.2f (above 1: Tessera is faster)\n", m, n, r, t, p, p / t }'
 }

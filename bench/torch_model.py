@@ -3,8 +3,10 @@
 
   /usr/bin/python3 bench/torch_model.py --model resnet18 --input x.npy --threads 2
 
-Builds torchvision.models.<model>(weights=None) in eval mode (latency does
-not depend on the weights' values), times it on the input (or a random
+Builds torchvision.models.<model>(weights=None) in eval mode — or, for
+--model lenet5 and mlp, the digits models of examples/train_digits.py
+(bench/small_vs_torch.sh) with their random initial weights — (latency
+does not depend on the weights' values), times it on the input (or a random
 one of --shape) in each mode that works — eager, torch.jit.freeze of the
 traced module, torch.jit.optimize_for_inference — under
 torch.inference_mode() with torch.set_num_threads(threads); every mode's
@@ -20,9 +22,55 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 import torchvision
 
 from torch_anchor import time_fastest  # bench/torch_anchor.py, beside this script
+
+
+class LeNet5(torch.nn.Module):
+    """examples/train_digits.py's LeNet5 (examples/lenet5.mlir): conv 1->6 5x5,
+    relu, maxpool 2, conv 6->16 5x5, relu, maxpool 2, fc 400->120->84->10
+    with relu between. Repeated here because train_digits.py needs
+    scikit-learn, which the timing machine may lack."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(1, 6, 5)
+        self.conv2 = torch.nn.Conv2d(6, 16, 5)
+        self.fc1 = torch.nn.Linear(400, 120)
+        self.fc2 = torch.nn.Linear(120, 84)
+        self.fc3 = torch.nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class MLP(torch.nn.Module):
+    """examples/train_digits.py's MLP (examples/mlp.mlir): flatten, fc
+    784->200, relu, fc 200->10."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(784, 200)
+        self.fc2 = torch.nn.Linear(200, 10)
+
+    def forward(self, x):
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+def build(name):
+    """The model: the digits models for "lenet5" and "mlp" (random initial
+    weights), else torchvision.models.<name>(weights=None)."""
+    digits = {"lenet5": LeNet5, "mlp": MLP}
+    if name in digits:
+        return digits[name]()
+    return getattr(torchvision.models, name)(weights=None)
 
 
 def main():
@@ -41,7 +89,7 @@ def main():
         x = torch.from_numpy(np.load(a.input).astype(np.float32))
     else:
         x = torch.rand(*[int(d) for d in a.shape.split(",")]) * 2 - 1
-    m = getattr(torchvision.models, a.model)(weights=None).eval()
+    m = build(a.model).eval()
     with torch.inference_mode():
         modes = {"eager": lambda: m(x)}
     try:
@@ -61,7 +109,7 @@ def main():
                 print(f"torch_model: mode {name} disagrees with eager; skipped", file=sys.stderr)
                 del modes[name]
         best, secs = time_fastest(modes, a.warmup, a.repeats, a.min_time)
-    print(f"pytorch {a.model}: median {statistics.median(secs) * 1e3:.3f} ms (mode {best}, "
+    print(f"pytorch {a.model}: median {statistics.median(secs) * 1e3:.4f} ms (mode {best}, "
           f"{torch.get_num_threads()} threads, {len(secs)} runs, torch {torch.__version__})")
 
 

@@ -151,7 +151,10 @@ func sampleRegisterTile(s *Schedule, ext int64, cands []int64) (int64, error) {
 	return s.SampleCategorical(ok, uniform(len(ok)))
 }
 
-// sampledTile is multiLevelTile with sampled tile sizes. When the
+// sampledTile is multiLevelTile with sampled tile sizes: a block the GEMV
+// rule matches takes its sketch in half of the draws (unrecorded, like the
+// channel sketch below), with U drawn by sample_categorical from
+// gemvPlan.vectorCandidates. When the
 // register tile's columns would waste vector lanes and the block has a
 // channel-vectorized plan (rules_channel.go), the sketch is chosen at
 // random (from s's generator, not recorded: each sketch is its own trace
@@ -159,11 +162,18 @@ func sampleRegisterTile(s *Schedule, ext int64, cands []int64) (int64, error) {
 // sketch); a channel tiling the primitives refuse falls back to the
 // other.
 func sampledTile(s *Schedule, name string, target CPURules) error {
-	p, err := planTiling(s, name, target)
-	if err != nil {
-		return err
-	}
-	return tileSketch(s, name, target, p, func() bool { return s.rng.Intn(2) == 0 }, func(p *tilePlan) error { return p.sampledTileWith(s, target) })
+	return gemvSketch(s, name, target, func() bool { return s.rng.Intn(2) == 0 },
+		func(p *gemvPlan) (int64, error) {
+			cands := p.vectorCandidates(target)
+			return s.SampleCategorical(cands, uniform(len(cands)))
+		},
+		func() error {
+			p, err := planTiling(s, name, target)
+			if err != nil {
+				return err
+			}
+			return tileSketch(s, name, target, p, func() bool { return s.rng.Intn(2) == 0 }, func(p *tilePlan) error { return p.sampledTileWith(s, target) })
+		})
 }
 
 // sampledTileWith tiles plan p with sampled tile sizes.
