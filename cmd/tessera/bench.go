@@ -62,7 +62,7 @@ per kernel.`,
 			for _, s := range tm.Seconds {
 				lo, hi = min(lo, s), max(hi, s)
 			}
-			fmt.Fprintf(stdout, "%s: median %.4f ms over %d runs (min %.4f, max %.3f) on %d threads\n",
+			fmt.Fprintf(stdout, "%s: median %.4f ms over %d runs (min %.4f, max %.4f) on %d threads\n",
 				args[0], tm.Median*1e3, len(tm.Seconds), lo*1e3, hi*1e3, rt.NumThreads())
 			if err := printNPUReport(l.entry, report, stdout); err != nil {
 				return fail(stderr, err)

@@ -15,8 +15,10 @@ import (
 )
 
 // blobModule is a host function with a 64x96 f32 weight (24 KiB, a
-// blob) and a small bias (not one), calling a parallel dense kernel and
-// a relu kernel.
+// blob) and a small bias (not one), calling a parallel dense kernel,
+// whose 160 KB scratch buffer is a kept block (thread_local globals,
+// which part 0 defines and the kernel's part declares), and a relu
+// kernel.
 func blobModule(seed int64) string {
 	r := rand.New(rand.NewSource(seed))
 	vals := func(n int) string {
@@ -36,6 +38,18 @@ func blobModule(seed int64) string {
           }
           %Y[%vi, %vj] = %Y[%vi, %vj] + %X[%vi, %vk] * %W[%vk, %vj]
         }
+      }
+    }
+  }
+  tir.allocate %T: buffer<40000xf32> {
+    tir.for %i = 0 to 4 {
+      tir.for %j = 0 to 96 {
+        %T[%i * 96 + %j] = %Y[%i, %j]
+      }
+    }
+    tir.for %i = 0 to 4 {
+      tir.for %j = 0 to 96 {
+        %Y[%i, %j] = %T[%i * 96 + %j]
       }
     }
   }
@@ -75,6 +89,7 @@ func TestBlobsAndParts(t *testing.T) {
 			res.parts = parts
 			require.Len(t, res.blobs, 1, "the weight is a blob, the bias is not")
 			assert.Contains(t, res.LLVM(), "private unnamed_addr constant [24576 x i8] c\"")
+			assert.Contains(t, res.LLVM(), "thread_local global i64 0")
 			dir := t.TempDir()
 			so := filepath.Join(dir, "k.so")
 			require.NoError(t, res.WriteShared(so))

@@ -121,29 +121,26 @@ func constBytes(t tir.DType, floats []float64, ints []int64) ([]byte, error) {
 	return out, nil
 }
 
-// arenaAlloc reserves one arena of x.Size bytes per execution of the
-// statement (per call of the function: it is not shared between calls or
-// threads) and places each buffer at its byte offset. An arena of at most
-// maxStackGlobal bytes is an alloca in the entry block; a larger one is
-// aligned_alloc(64, size rounded up to 64) and freed at the end of the
-// statement. Buffers placed at overlapping bytes alias exactly as
-// planned.
+// arenaAlloc reserves one arena of x.Size bytes for the execution of the
+// statement (not shared between threads: concurrent calls from two
+// threads use two arenas) and places each buffer at its byte offset. An
+// arena of at most maxStackGlobal bytes is an alloca in the entry block;
+// a larger one is the block the statement keeps for the calling thread
+// (keptBlock: allocated on the thread's first call, 64-byte aligned).
+// Buffers placed at overlapping bytes alias exactly as planned.
 func (g *fgen) arenaAlloc(x *tir.ArenaAlloc) error {
 	if len(x.Offsets) != len(x.Buffers) {
 		return g.errorf("tir.arena: %d buffers but %d offsets", len(x.Buffers), len(x.Offsets))
 	}
 	size := max(x.Size, 1)
 	var base value.Value
-	var raw value.Value
 	if size <= maxStackGlobal {
 		base = g.alloca(types.I8, size)
 	} else {
 		if g.vec != nil {
 			return g.errorf("tir.arena inside a vectorized loop")
 		}
-		alloc := g.m.declare("aligned_alloc", i8ptr, types.I64, types.I64)
-		raw = g.cur.NewCall(alloc, iconst(tir.ArenaAlign), iconst((size+tir.ArenaAlign-1)/tir.ArenaAlign*tir.ArenaAlign))
-		base = raw
+		base = g.keptBlock(iconst(size))
 	}
 	for i, b := range x.Buffers {
 		if _, ok := g.bufs[b]; ok {
@@ -163,9 +160,6 @@ func (g *fgen) arenaAlloc(x *tir.ArenaAlloc) error {
 	}()
 	if err := g.stmt(x.Body); err != nil {
 		return err
-	}
-	if raw != nil {
-		g.cur.NewCall(g.m.declare("free", types.Void, i8ptr), raw)
 	}
 	return nil
 }

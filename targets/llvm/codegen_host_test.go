@@ -78,8 +78,8 @@ func TestHostCallsConstantsArena(t *testing.T) {
 	assert.Equal(t, "rc=0 gomp=1 wait=unset spin="+GOMPSpinCount, report)
 }
 
-// A large arena is heap-allocated (aligned_alloc) per call; elided
-// constants are refused.
+// A large arena is a heap block kept for the calling thread (keptBlock);
+// elided constants are refused.
 func TestHostLargeArenaAndElided(t *testing.T) {
 	m := parseModule(t, `tir.func @copy(%A: buffer<20000xf32>, out %B: buffer<20000xf32>) {
   tir.for %i = 0 to 20000 {
@@ -96,6 +96,7 @@ tir.func @main(%x: buffer<20000xf32>, out %y: buffer<20000xf32>) attributes {glo
 `)
 	so, res := buildShared(t, m, Options{})
 	assert.Contains(t, res.LLVM(), "@aligned_alloc")
+	assert.Contains(t, res.LLVM(), "thread_local global i64 0")
 	f := m.Func("main")
 	args := randomArgs(f, rand.New(rand.NewSource(14)))
 	want := cloneArgs(args)

@@ -12,8 +12,8 @@ import (
 // Stack limits for Allocate: a buffer with a constant size of at most
 // this many bytes lives on the stack (an alloca in the function's entry
 // block, so loops do not grow the stack; inside a parallel body this is
-// the worker thread's stack); larger or symbolic-size buffers are
-// malloc'ed at the Allocate and freed at its end.
+// the worker thread's stack); larger or symbolic-size buffers take a
+// heap block their site keeps for the thread (keptBlock).
 const (
 	maxStackLocal  = 256 << 10 // scope "local" (and "shared", unused on CPUs)
 	maxStackGlobal = 64 << 10  // scope "global"
@@ -182,8 +182,9 @@ func (g *fgen) withMask(c value.Value, body func() error) error {
 }
 
 // allocate gives buf storage for the duration of body: on the stack when
-// its size is a constant within maxStackLocal/maxStackGlobal, else
-// malloc/free. Contents start undefined.
+// its size is a constant within maxStackLocal/maxStackGlobal, else a
+// block the site keeps for its thread (keptBlock). Contents start
+// undefined.
 func (g *fgen) allocate(buf *tir.Buffer, body func() error) error {
 	if _, ok := g.bufs[buf]; ok {
 		return g.errorf("buffer %%%s is allocated twice", buf.Name)
@@ -224,16 +225,9 @@ func (g *fgen) allocate(buf *tir.Buffer, body func() error) error {
 		return err
 	}
 	bytes := g.cur.NewMul(g.toI64(nv), iconst(eb))
-	malloc := g.m.declare("malloc", i8ptr, types.I64)
-	free := g.m.declare("free", types.Void, i8ptr)
-	raw := g.cur.NewCall(malloc, bytes)
-	g.bufs[buf] = g.cur.NewBitCast(raw, types.NewPointer(st))
+	g.bufs[buf] = g.cur.NewBitCast(g.keptBlock(bytes), types.NewPointer(st))
 	defer delete(g.bufs, buf)
-	if err := body(); err != nil {
-		return err
-	}
-	g.cur.NewCall(free, raw)
-	return nil
+	return body()
 }
 
 // zero64 is the i64 constant 0.

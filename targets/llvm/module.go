@@ -54,6 +54,7 @@ type mgen struct {
 	gomp         *gompFns
 	byName       map[string]*tir.PrimFunc
 	nConsts      int
+	nBlocks      int
 	blobs        []*ir.Global
 	// aligned holds the padded strides of buffers that storage_align
 	// annotated (tir.AlignedStrides), for allocation and addressing.

@@ -161,7 +161,7 @@ func (r *Result) partGlobals(p int) []*ir.Global {
 		case g.Linkage == enum.LinkageAppending:
 		default:
 			d := ir.NewGlobal(g.Name(), g.ContentType)
-			d.Immutable, d.Visibility, d.Align = g.Immutable, g.Visibility, g.Align
+			d.Immutable, d.Visibility, d.Align, d.TLSModel = g.Immutable, g.Visibility, g.Align, g.TLSModel
 			d.Linkage = enum.LinkageExternal
 			out = append(out, d)
 		}
