@@ -4,7 +4,7 @@
   /usr/bin/python3 bench/torch_model.py --model resnet18 --input x.npy --threads 2
 
 Builds torchvision.models.<model>(weights=None) in eval mode — or, for
---model lenet5 and mlp, the digits models of examples/train_digits.py
+--model lenet5 and mlp, the digits models of examples/digits_models.py
 (bench/small_vs_torch.sh) with their random initial weights — (latency
 does not depend on the weights' values), times it on the input (or a random
 one of --shape) in each mode that works — eager, torch.jit.freeze of the
@@ -17,51 +17,18 @@ at least --min-time seconds). Prints one line:
 """
 
 import argparse
+import os
 import statistics
 import sys
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 import torchvision
 
 from torch_anchor import time_fastest  # bench/torch_anchor.py, beside this script
 
-
-class LeNet5(torch.nn.Module):
-    """examples/train_digits.py's LeNet5 (examples/lenet5.mlir): conv 1->6 5x5,
-    relu, maxpool 2, conv 6->16 5x5, relu, maxpool 2, fc 400->120->84->10
-    with relu between. Repeated here because train_digits.py needs
-    scikit-learn, which the timing machine may lack."""
-
-    def __init__(self):
-        super().__init__()
-        self.conv1 = torch.nn.Conv2d(1, 6, 5)
-        self.conv2 = torch.nn.Conv2d(6, 16, 5)
-        self.fc1 = torch.nn.Linear(400, 120)
-        self.fc2 = torch.nn.Linear(120, 84)
-        self.fc3 = torch.nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-
-class MLP(torch.nn.Module):
-    """examples/train_digits.py's MLP (examples/mlp.mlir): flatten, fc
-    784->200, relu, fc 200->10."""
-
-    def __init__(self):
-        super().__init__()
-        self.fc1 = torch.nn.Linear(784, 200)
-        self.fc2 = torch.nn.Linear(200, 10)
-
-    def forward(self, x):
-        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+from digits_models import MLP, LeNet5  # noqa: E402  examples/digits_models.py
 
 
 def build(name):

@@ -42,6 +42,8 @@ import torch.nn.functional as F
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+from digits_models import MLP, LeNet5  # examples/digits_models.py, beside this script
+
 SPLIT_SEED = 0
 TORCH_SEED = 20261121
 EPOCHS = {"lenet5": 40, "mlp": 40}
@@ -49,35 +51,6 @@ BATCH = 64
 LR = 1e-3
 HERE = os.path.dirname(os.path.abspath(__file__))
 COMMAND = "/usr/bin/python3 examples/train_digits.py"
-
-
-class LeNet5(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 6, 5)
-        self.conv2 = nn.Conv2d(6, 16, 5)
-        self.fc1 = nn.Linear(400, 120)
-        self.fc2 = nn.Linear(120, 84)
-        self.fc3 = nn.Linear(84, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2, 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2, 2)
-        x = torch.flatten(x, 1)
-        x = F.relu(self.fc1(x))
-        x = F.relu(self.fc2(x))
-        return self.fc3(x)
-
-
-class MLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(784, 200)
-        self.fc2 = nn.Linear(200, 10)
-
-    def forward(self, x):
-        x = torch.flatten(x, 1)
-        return self.fc2(F.relu(self.fc1(x)))
 
 
 def upsample(x8, size):

@@ -146,6 +146,12 @@ func compileText(text, out string, optArgs []string, llcArgs ...string) error {
 // the split made hidden are local again (llvm-objcopy-16
 // --localize-hidden), so the object exports what an unsplit one does.
 func (r *Result) WriteObject(path string) error {
+	return r.withObjects(func(objs []string) error { return joinObjects(objs, path) })
+}
+
+// withObjects compiles the module's objects (objects) into a temporary
+// directory, calls use with their paths and removes the directory.
+func (r *Result) withObjects(use func(objs []string) error) error {
 	dir, err := os.MkdirTemp("", "tessera-obj-")
 	if err != nil {
 		return err
@@ -155,6 +161,13 @@ func (r *Result) WriteObject(path string) error {
 	if err != nil {
 		return err
 	}
+	return use(objs)
+}
+
+// joinObjects writes the one relocatable object of objs to path: a copy
+// of the only one, or the parts joined (ld.lld-16 -r) with their hidden
+// symbols made local (llvm-objcopy-16 --localize-hidden).
+func joinObjects(objs []string, path string) error {
 	if len(objs) == 1 {
 		data, err := os.ReadFile(objs[0])
 		if err != nil {
@@ -188,15 +201,11 @@ func (r *Result) WriteAsm(path string) error {
 // loads into any process (dlopen, purego); libgomp is loaded by the
 // module's constructor (libgomp.go), not linked.
 func (r *Result) WriteShared(path string) error {
-	dir, err := os.MkdirTemp("", "tessera-cpu-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	objs, err := r.objects(dir)
-	if err != nil {
-		return err
-	}
+	return r.withObjects(func(objs []string) error { return linkShared(objs, path) })
+}
+
+// linkShared links objects into a shared object at path (WriteShared).
+func linkShared(objs []string, path string) error {
 	libs := []string{"--as-needed"}
 	libm, err := findLib("libm.so.6", "libc6-dev")
 	if err != nil {
