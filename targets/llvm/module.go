@@ -55,6 +55,7 @@ type mgen struct {
 	byName       map[string]*tir.PrimFunc
 	nConsts      int
 	nBlocks      int
+	blocks       *ir.Global // the list of kept blocks (codegen_heap.go)
 	blobs        []*ir.Global
 	// aligned holds the padded strides of buffers that storage_align
 	// annotated (tir.AlignedStrides), for allocation and addressing.
