@@ -99,9 +99,6 @@ func (m *mgen) blockList() *ir.Global {
 	p.Incs = append(p.Incs, ir.NewIncoming(next, body))
 	done.NewStore(constant.NewNull(i8ptr), m.blocks)
 	done.NewRet(nil)
-	entryT := types.NewStruct(types.I32, types.NewPointer(f.Sig), i8ptr)
-	dtor := constant.NewStruct(entryT, constant.NewInt(types.I32, 65535), f, constant.NewNull(i8ptr))
-	dtors := m.m.NewGlobalDef("llvm.global_dtors", constant.NewArray(types.NewArray(1, entryT), dtor))
-	dtors.Linkage = enum.LinkageAppending
+	m.structor("llvm.global_dtors", f)
 	return m.blocks
 }

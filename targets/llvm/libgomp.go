@@ -95,10 +95,18 @@ func (m *mgen) libgomp() *gompFns {
 	found.NewBr(done)
 	done.NewRet(nil)
 
-	entryT := types.NewStruct(types.I32, types.NewPointer(f.Sig), i8ptr)
-	ctor := constant.NewStruct(entryT, constant.NewInt(types.I32, 65535), f, constant.NewNull(i8ptr))
-	ctors := m.m.NewGlobalDef("llvm.global_ctors", constant.NewArray(types.NewArray(1, entryT), ctor))
-	ctors.Linkage = enum.LinkageAppending
+	m.structor("llvm.global_ctors", f)
 	m.gomp = fns
 	return fns
+}
+
+// structor registers f in the module's constructor (llvm.global_ctors)
+// or destructor (llvm.global_dtors) list, at the default priority 65535:
+// a one-element appending array, which the linker concatenates with the
+// other objects'.
+func (m *mgen) structor(list string, f *ir.Func) {
+	entryT := types.NewStruct(types.I32, types.NewPointer(f.Sig), i8ptr)
+	entry := constant.NewStruct(entryT, constant.NewInt(types.I32, 65535), f, constant.NewNull(i8ptr))
+	g := m.m.NewGlobalDef(list, constant.NewArray(types.NewArray(1, entryT), entry))
+	g.Linkage = enum.LinkageAppending
 }
