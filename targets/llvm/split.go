@@ -82,14 +82,13 @@ func (r *Result) assignParts(n int) map[*ir.Func]int {
 		}
 		groups[g] = append(groups[g], f)
 	}
-	size := func(g string) int {
-		s := 0
-		for _, f := range groups[g] {
-			s += funcSize(f)
+	size := map[string]int{}
+	for g, fs := range groups {
+		for _, f := range fs {
+			size[g] += funcSize(f)
 		}
-		return s
 	}
-	sort.SliceStable(names, func(i, j int) bool { return size(names[i]) > size(names[j]) })
+	sort.SliceStable(names, func(i, j int) bool { return size[names[i]] > size[names[j]] })
 	for _, g := range names {
 		best := 0
 		for p := range load {
@@ -100,7 +99,7 @@ func (r *Result) assignParts(n int) map[*ir.Func]int {
 		for _, f := range groups[g] {
 			part[f] = best
 		}
-		load[best] += size(g)
+		load[best] += size[g]
 	}
 	return part
 }
