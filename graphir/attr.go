@@ -60,7 +60,30 @@ type DenseElementsAttr struct {
 	Type   *TensorType
 	Floats []float64
 	Ints   []int64
+	// Raw holds a float type's elements instead of Floats, as the
+	// little-endian bytes of its storage format (DType.Format: 2 bytes
+	// for f16/bf16, 4 for f32, 8 for f64), so that a model's weights keep
+	// their storage size from the importer to the object file (NewRawDense).
+	// At most one of Floats and Raw is set; Len, At and Values read either.
+	Raw    []byte
 	Elided bool
+}
+
+// NewRawDense returns the dense attribute of float type t whose elements
+// are raw, little-endian in t's storage format; raw is shared, not
+// copied, so neither may be changed afterwards.
+func NewRawDense(t *TensorType, raw []byte) *DenseElementsAttr {
+	return &DenseElementsAttr{Type: t, Raw: raw}
+}
+
+// FloatBytes returns a float attribute's elements as little-endian bytes
+// of its storage format: Raw itself when set (shared), else Floats
+// encoded (values are already rounded to the type, so encoding is exact).
+func (d *DenseElementsAttr) FloatBytes() []byte {
+	if d.Raw != nil {
+		return d.Raw
+	}
+	return d.Type.Elem.Format().Encode(d.Floats)
 }
 
 func (*IntegerAttr) attr()       {}
@@ -90,6 +113,9 @@ func I64Array(vs ...int64) ArrayAttr {
 
 // Len is the number of stored elements (1 for a splat).
 func (d *DenseElementsAttr) Len() int {
+	if d.Raw != nil {
+		return len(d.Raw) / d.Type.Elem.Format().Size()
+	}
 	if d.Type.Elem.IsFloat() {
 		return len(d.Floats)
 	}
@@ -108,6 +134,9 @@ func (d *DenseElementsAttr) wellFormed() bool {
 	if d.Type.Elem.IsFloat() != (d.Ints == nil) {
 		return false
 	}
+	if d.Raw != nil && (d.Floats != nil || len(d.Raw)%d.Type.Elem.Format().Size() != 0) {
+		return false
+	}
 	n := d.Len()
 	return int64(n) == d.Type.NumElements() || (n == 1 && d.Type.NumElements() > 0)
 }
@@ -122,6 +151,9 @@ func (d *DenseElementsAttr) At(i int) float64 {
 	if d.Len() == 1 {
 		i = 0
 	}
+	if d.Raw != nil {
+		return d.Type.Elem.Format().Load(d.Raw, i)
+	}
 	if d.Type.Elem.IsFloat() {
 		return d.Floats[i]
 	}
@@ -134,6 +166,10 @@ func (d *DenseElementsAttr) Values() []float64 {
 	out := make([]float64, n)
 	if d.Type.Elem.IsFloat() && len(d.Floats) == n {
 		copy(out, d.Floats)
+		return out
+	}
+	if d.Raw != nil && d.Len() == n {
+		d.Type.Elem.Format().Decode(d.Raw, out)
 		return out
 	}
 	for i := range out {

@@ -1,6 +1,7 @@
 package graphir_test
 
 import (
+	"math"
 	"os/exec"
 	"strings"
 	"testing"
@@ -60,4 +61,37 @@ func TestHexBoolsAreBitPacked(t *testing.T) {
 }`)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "one bit per element")
+}
+
+// TestRawDense checks float data held as raw bytes: hex literals parse to
+// Raw (the bytes kept, not widened), Len/At/Values read it, it prints
+// (decimal and hex) and compares equal to the same values held as
+// Floats, and the verifier refuses a length that is not whole elements.
+func TestRawDense(t *testing.T) {
+	src := `func.func @f() {
+  "x.c"() {a = dense<"0x0000C03F000000C0000080FF"> : tensor<3xf32>, b = dense<"0x0000803F"> : tensor<4xf32>} : () -> ()
+  func.return
+}`
+	m := graphLevel.MustParse(t, src)
+	op := m.Funcs[0].Entry().First()
+	a := op.Attr("a").(*graphir.DenseElementsAttr)
+	require.NotNil(t, a.Raw, "a hex literal keeps its bytes")
+	require.Nil(t, a.Floats)
+	assert.Equal(t, 3, a.Len())
+	assert.Equal(t, []float64{1.5, -2, math.Inf(-1)}, a.Values())
+	b := op.Attr("b").(*graphir.DenseElementsAttr)
+	assert.True(t, b.IsSplat(), "one raw element stands for all")
+	assert.Equal(t, []float64{1, 1, 1, 1}, b.Values())
+	floats := &graphir.DenseElementsAttr{Type: a.Type, Floats: []float64{1.5, -2, math.Inf(-1)}}
+	assert.True(t, graphir.AttrEqual(a, floats))
+	assert.Equal(t, a.Raw, floats.FloatBytes())
+	assert.Equal(t, `dense<[1.5, -2.0, 0xFF800000]> : tensor<3xf32>`, graphir.FormatAttr(a))
+	assert.Contains(t, graphir.PrintWith(m, graphir.PrintOptions{HexLargerThan: 1}), `a = dense<"0x0000C03F000000C0000080FF">`)
+
+	bad := graphir.NewRawDense(graphir.NewTensor(graphir.F32, 2), []byte{1, 2, 3, 4, 5})
+	f := graphir.NewFunc("g", &graphir.FunctionType{}, graphir.Location{})
+	f.Entry().Append(graphir.NewOp("x.c", nil, nil, graphir.DictAttr{}.Set("w", bad), graphir.Location{}))
+	f.Entry().Append(graphir.NewOp("func.return", nil, nil, nil, graphir.Location{}))
+	err := graphir.Verify(&graphir.Module{Funcs: []*graphir.Func{f}})
+	require.Error(t, err, "5 raw bytes are not whole f32 elements")
 }

@@ -64,7 +64,7 @@ func (s *denseScanner) end() (*DenseElementsAttr, error) {
 		return nil, s.fail("unexpected %q in dense literal", s.src[s.pos:])
 	}
 	// An empty literal stores an empty (not nil) slice of the right kind.
-	if s.t.Elem.IsFloat() && s.d.Floats == nil {
+	if s.t.Elem.IsFloat() && s.d.Floats == nil && s.d.Raw == nil {
 		s.d.Floats = []float64{}
 	} else if !s.t.Elem.IsFloat() && s.d.Ints == nil {
 		s.d.Ints = []int64{}
@@ -177,17 +177,13 @@ func (s *denseScanner) hexBlob() (*DenseElementsAttr, error) {
 	if len(raw)%width != 0 || (int64(n) != s.t.NumElements() && n != 1) {
 		return nil, s.fail("hex dense literal has %d bytes; %s needs %d (or one element for a splat)", len(raw), s.t, s.t.NumElements()*int64(width))
 	}
+	if el.IsFloat() {
+		s.d.Raw = raw
+		return s.end()
+	}
 	for i := 0; i < n; i++ {
 		b := raw[i*width : (i+1)*width]
 		switch el {
-		case F32:
-			s.d.Floats = append(s.d.Floats, float64(math.Float32frombits(binary.LittleEndian.Uint32(b))))
-		case F64:
-			s.d.Floats = append(s.d.Floats, math.Float64frombits(binary.LittleEndian.Uint64(b)))
-		case F16:
-			s.d.Floats = append(s.d.Floats, F16Value(binary.LittleEndian.Uint16(b)))
-		case BF16:
-			s.d.Floats = append(s.d.Floats, float64(math.Float32frombits(uint32(binary.LittleEndian.Uint16(b))<<16)))
 		case I8:
 			s.d.Ints = append(s.d.Ints, int64(int8(b[0])))
 		case UI8:
@@ -200,9 +196,7 @@ func (s *denseScanner) hexBlob() (*DenseElementsAttr, error) {
 			s.d.Ints = append(s.d.Ints, int64(int32(binary.LittleEndian.Uint32(b))))
 		case UI32:
 			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint32(b)))
-		case UI64:
-			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint64(b)))
-		case I64:
+		case UI64, I64:
 			s.d.Ints = append(s.d.Ints, int64(binary.LittleEndian.Uint64(b)))
 		}
 	}

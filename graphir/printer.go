@@ -2,7 +2,6 @@ package graphir
 
 import (
 	"encoding/binary"
-	"math"
 	"strconv"
 	"strings"
 
@@ -469,7 +468,7 @@ func writeNested(b *strings.Builder, d *DenseElementsAttr, dim int, idx *int) {
 func writeElem(b *strings.Builder, d *DenseElementsAttr, i int) {
 	switch {
 	case d.Type.Elem.IsFloat():
-		b.WriteString(formatFloat(d.Floats[i], d.Type.Elem))
+		b.WriteString(formatFloat(d.At(i), d.Type.Elem))
 	case d.Type.Elem == I1:
 		b.WriteString(strconv.FormatBool(d.Ints[i] != 0))
 	case d.Type.Elem == UI64:
@@ -487,24 +486,9 @@ func writeHexElems(b *strings.Builder, d *DenseElementsAttr) bool {
 	if el == F16 || el == BF16 || el == I1 {
 		return false
 	}
-	width := max(1, el.Bits()/8)
-	raw := make([]byte, d.Len()*width)
-	for i := 0; i < d.Len(); i++ {
-		p := raw[i*width:]
-		switch el {
-		case F32:
-			binary.LittleEndian.PutUint32(p, math.Float32bits(float32(d.Floats[i])))
-		case F64:
-			binary.LittleEndian.PutUint64(p, math.Float64bits(d.Floats[i]))
-		case I8, UI8:
-			p[0] = byte(d.Ints[i])
-		case I16, UI16:
-			binary.LittleEndian.PutUint16(p, uint16(d.Ints[i]))
-		case I32, UI32:
-			binary.LittleEndian.PutUint32(p, uint32(d.Ints[i]))
-		case I64, UI64:
-			binary.LittleEndian.PutUint64(p, uint64(d.Ints[i]))
-		}
+	raw := d.Raw
+	if raw == nil {
+		raw = elemBytes(d)
 	}
 	const digits = "0123456789ABCDEF"
 	out := make([]byte, 0, len(raw)*2+4)
@@ -514,4 +498,29 @@ func writeHexElems(b *strings.Builder, d *DenseElementsAttr) bool {
 	}
 	b.Write(append(out, '"'))
 	return true
+}
+
+// elemBytes encodes d's Floats or Ints as little-endian bytes of its
+// element type (not i1, f16 or bf16).
+func elemBytes(d *DenseElementsAttr) []byte {
+	el := d.Type.Elem
+	if el.IsFloat() {
+		return d.FloatBytes()
+	}
+	width := max(1, el.Bits()/8)
+	raw := make([]byte, len(d.Ints)*width)
+	for i, v := range d.Ints {
+		p := raw[i*width:]
+		switch width {
+		case 1:
+			p[0] = byte(v)
+		case 2:
+			binary.LittleEndian.PutUint16(p, uint16(v))
+		case 4:
+			binary.LittleEndian.PutUint32(p, uint32(v))
+		case 8:
+			binary.LittleEndian.PutUint64(p, uint64(v))
+		}
+	}
+	return raw
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/fp"
 )
 
 // DType is a scalar element type.
@@ -39,6 +41,22 @@ func (d DType) String() string {
 
 // IsFloat reports whether d is a floating-point type.
 func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d == F64 }
+
+// Format is a float type's storage format for raw element bytes
+// (DenseElementsAttr.Raw); 0 for other types.
+func (d DType) Format() fp.Format {
+	switch d {
+	case F16:
+		return fp.F16
+	case BF16:
+		return fp.BF16
+	case F32:
+		return fp.F32
+	case F64:
+		return fp.F64
+	}
+	return 0
+}
 
 // IsInt reports whether d is an integer (or boolean) type, signed or
 // unsigned.

@@ -260,12 +260,11 @@ func (k *kernel) constOperand(op *graphir.Op) error {
 	if d.Elided {
 		return op.Errorf("lower-to-tir: constant data %s", graphir.ElidedHint)
 	}
-	vals := d.Values()
-	if len(vals) == 0 && t.NumElements() > 0 {
+	if d.Len() == 0 && t.NumElements() > 0 {
 		return op.Errorf("lower-to-tir: constant has no data")
 	}
-	if d.IsSplat() || len(vals) == 1 {
-		k.vals[op.Results[0]] = &tir.Operand{Splat: tir.Imm(dt, vals[0]), Shape: t.Shape, DType: dt}
+	if d.IsSplat() || t.NumElements() == 1 {
+		k.vals[op.Results[0]] = &tir.Operand{Splat: tir.Imm(dt, d.At(0)), Shape: t.Shape, DType: dt}
 		return nil
 	}
 	c, err := constStmt(op, k.uniqueBuffer("c"), t, dt, d)
@@ -293,6 +292,10 @@ func constStmt(op *graphir.Op, name string, t *graphir.TensorType, dt tir.DType,
 	}
 	if dt.IsFloat() && int64(len(d.Floats)) == n && rounded(dt, d.Floats) {
 		c.Floats = d.Floats // shared, not copied: constant data is never changed in place
+		return c, nil
+	}
+	if d.Raw != nil && int64(d.Len()) == n && dt.Format() == d.Type.Elem.Format() {
+		c.Raw = d.Raw // shared too: the same storage bytes at both levels
 		return c, nil
 	}
 	vals := d.Values()

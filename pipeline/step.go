@@ -36,7 +36,9 @@ func (l Level) String() string { return levelNames[l] }
 // IR is a compilation in flight: the module at its current level (the
 // fields of the levels before it stay as they were when it moved on).
 type IR struct {
-	Level    Level
+	Level Level
+	// Graph is the graph-level module until lower-to-tir, which consumes
+	// it (Graph is then nil).
 	Graph    *graphir.Module
 	TIR      *tir.Module
 	Artifact targets.Artifact

@@ -144,7 +144,10 @@ func (l *lowerToTIR) Run(ir *IR) error {
 			m.Funcs[i] = sf
 		}
 	}
-	ir.TIR, l.plan = m, plan
+	// The graph module is consumed: dropped, so that the constants it
+	// holds (a model's weights before rewrite-layout repacks them) are not
+	// kept in memory beside the tensor IR's.
+	ir.TIR, ir.Graph, l.plan = m, nil, plan
 	return nil
 }
 

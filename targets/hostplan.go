@@ -109,11 +109,16 @@ func PlanOf(h *tir.PrimFunc) (*HostPlan, error) {
 	return p, walk(h.Body)
 }
 
-// ConstBytes is a constant's data as a runtime tensor's bytes (native
-// byte order). Errors: elided data, a dtype the runtime has no tensor for.
+// ConstBytes is a constant's data as a runtime tensor's bytes
+// (little-endian, the byte order of every host Tessera runs on): Raw
+// itself when the constant holds raw data (shared, not copied). Errors:
+// elided data, a dtype the runtime has no tensor for.
 func ConstBytes(c *tir.AllocateConst) ([]byte, error) {
 	if c.Elided {
 		return nil, fmt.Errorf("constant %%%s: its data %s", c.Buffer.Name, tir.ElidedHint)
+	}
+	if c.Raw != nil {
+		return c.Raw, nil
 	}
 	dt, err := rt.ParseDType(c.Buffer.DType.String())
 	if err != nil {

@@ -22,7 +22,11 @@ type CallKernel struct {
 // AllocateConst makes Buffer a read-only buffer holding constant Data for
 // the duration of Body (weights embedded in the program). The data is
 // row-major, in Floats for a float dtype and in Ints for an integer dtype,
-// each value exactly representable in the dtype. Elided data (printed as
+// each value exactly representable in the dtype; a float constant may
+// hold Raw instead of Floats: its elements as little-endian bytes of the
+// dtype's storage format (DType.Format), shared with the graph level's
+// attribute, so a model's weights are never widened to float64 on their
+// way to the object file. Elided data (printed as
 // dense_resource<__elided__> when asked to elide large constants) keeps
 // the IR printable but cannot be executed or compiled. Printed as
 //
@@ -31,9 +35,29 @@ type AllocateConst struct {
 	Buffer *Buffer
 	Floats []float64
 	Ints   []int64
+	Raw    []byte
 	Elided bool
 	Body   Stmt
 	Loc    Location
+}
+
+// Len is the number of elements held (in Floats, Ints or Raw).
+func (s *AllocateConst) Len() int {
+	if s.Raw != nil {
+		return len(s.Raw) / max(1, s.Buffer.DType.Format().Size())
+	}
+	return len(s.Floats) + len(s.Ints)
+}
+
+// FloatValues returns a float constant's elements: Floats itself (shared)
+// or Raw widened to float64 (a new slice).
+func (s *AllocateConst) FloatValues() []float64 {
+	if s.Raw == nil {
+		return s.Floats
+	}
+	out := make([]float64, s.Len())
+	s.Buffer.DType.Format().Decode(s.Raw, out)
+	return out
 }
 
 // ArenaAlloc places Buffers at byte Offsets of one arena of Size bytes for
@@ -146,6 +170,10 @@ func (v *verifier) hostStmt(s Stmt, blk *blockCtx) {
 		case b.Strides != nil || b.ElemOffset != nil:
 			v.errorf("constant buffer %%%s must have the default row-major layout", b.Name)
 		case x.Elided:
+		case x.Raw != nil:
+			if !b.DType.IsFloat() || x.Floats != nil || x.Ints != nil || int64(len(x.Raw)) != n*int64(b.DType.Format().Size()) {
+				v.errorf("constant buffer %%%s of %d elements of %s holds %d raw bytes", b.Name, n, b.DType, len(x.Raw))
+			}
 		case b.DType.IsFloat():
 			if x.Ints != nil || int64(len(x.Floats)) != n {
 				v.errorf("constant buffer %%%s of %d elements of %s holds %d float values", b.Name, n, b.DType, len(x.Floats))
@@ -301,7 +329,7 @@ func (c *compiler) hostStmt(s Stmt) stmtFn {
 		return func(fr *frame) {
 			arr := &Array{DType: x.Buffer.DType, Shape: shape}
 			if arr.DType.IsFloat() {
-				arr.Floats = append([]float64(nil), x.Floats...)
+				arr.Floats = append([]float64(nil), x.FloatValues()...)
 			} else {
 				arr.Ints = append([]int64(nil), x.Ints...)
 			}

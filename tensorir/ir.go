@@ -16,6 +16,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tessera-ml/tessera/internal/fp"
 )
 
 // ScalarKind is the element kind of a DType.
@@ -105,6 +107,22 @@ func (t DType) Bits() int {
 		return 32
 	case I64, UI64, Index, F64:
 		return 64
+	}
+	return 0
+}
+
+// Format is a float kind's storage format for raw element bytes
+// (AllocateConst.Raw); 0 for other kinds.
+func (t DType) Format() fp.Format {
+	switch t.Kind {
+	case F16:
+		return fp.F16
+	case BF16:
+		return fp.BF16
+	case F32:
+		return fp.F32
+	case F64:
+		return fp.F64
 	}
 	return 0
 }

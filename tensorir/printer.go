@@ -696,7 +696,7 @@ func addExact(t DType, a, b int64) bool {
 // (floats as the shortest decimal of their dtype, non-finite values as
 // their bit pattern in hex), or dense_resource<__elided__>.
 func (p *printer) constData(x *AllocateConst) {
-	n := len(x.Floats) + len(x.Ints)
+	n := x.Len()
 	if x.Elided || p.opts.ElideConstantsLargerThan > 0 && int64(n) > p.opts.ElideConstantsLargerThan {
 		p.b.WriteString("dense_resource<__elided__>")
 		return
@@ -706,7 +706,7 @@ func (p *printer) constData(x *AllocateConst) {
 		t = x.Buffer.DType
 	}
 	p.b.WriteString("dense<[")
-	for i, v := range x.Floats {
+	for i, v := range x.FloatValues() {
 		if i > 0 {
 			p.b.WriteString(", ")
 		}

@@ -819,7 +819,7 @@ func (h *hostRewrite) transposed(a *Buffer, plan *layoutPlan) *AllocateConst {
 		nb.Shape = append(nb.Shape, Int(d))
 	}
 	perm := plan.offsets()
-	c := &AllocateConst{Buffer: nb, Floats: permuted(src.Floats, plan.size(), perm), Ints: permuted(src.Ints, plan.size(), perm), Loc: src.Loc}
+	c := &AllocateConst{Buffer: nb, Floats: permuted(src.Floats, plan.size(), perm), Ints: permuted(src.Ints, plan.size(), perm), Raw: permutedRaw(src.Raw, a.DType.Format().Size(), plan.size(), perm), Loc: src.Loc}
 	h.made[key] = c
 	h.byOld[a] = append(h.byOld[a], c)
 	return c
@@ -834,6 +834,19 @@ func permuted[T any](src []T, n int64, perm func(int) int) []T {
 	out := make([]T, n)
 	for i, v := range src {
 		out[perm(i)] = v
+	}
+	return out
+}
+
+// permutedRaw is permuted for raw data of size bytes per element.
+func permutedRaw(src []byte, size int, n int64, perm func(int) int) []byte {
+	if src == nil {
+		return nil
+	}
+	out := make([]byte, n*int64(size))
+	for i := 0; i*size < len(src); i++ {
+		j := perm(i) * size
+		copy(out[j:j+size], src[i*size:(i+1)*size])
 	}
 	return out
 }

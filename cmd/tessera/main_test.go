@@ -219,6 +219,7 @@ func TestPipelineObservers(t *testing.T) {
 		at += i + len(name)
 	}
 	assert.Contains(t, report, "Total")
+	assert.Regexp(t, `\n  peak memory: [0-9]+\.[0-9] MB\n`, report)
 }
 
 func TestEmitLevels(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -168,6 +169,19 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 func (o compileOptions) writeTiming(r *pipeline.Runner) {
 	if o.timing && o.log != nil {
 		r.WriteTiming(o.log)
+		writePeakMemory(o.log)
+	}
+}
+
+// writePeakMemory prints the peak resident set size of this process
+// (getrusage's ru_maxrss, in MB of 2^20 bytes). The tool processes it
+// runs (opt, llc, the linker) are not counted: Linux charges a child
+// started with vfork the parent's pages until it execs, so their figure
+// says nothing of their own.
+func writePeakMemory(w io.Writer) {
+	var self syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &self) == nil {
+		fmt.Fprintf(w, "  peak memory: %.1f MB\n", float64(self.Maxrss)/1024)
 	}
 }
 

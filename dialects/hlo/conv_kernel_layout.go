@@ -31,44 +31,78 @@ func init() {
 
 // ConvKernelLayoutFunc applies conv-kernel-layout to f. The transposes
 // run concurrently, one per core at a time (they are the pass's work:
-// every weight of a CNN). Errors: a convolution or constant that does not
-// verify.
+// every weight of a CNN), and each kernel replaces its original as soon
+// as it is made, so the original becomes garbage at once: a model's
+// weights are not held twice while the pass runs. Errors: a convolution
+// or constant that does not verify (the first one, in order, when several
+// fail).
 func ConvKernelLayoutFunc(f *g.Func) error {
-	var convs []*g.Op
+	users := map[*g.Value][]*g.Op{}
+	var ws []*g.Value
 	f.Walk(func(op *g.Op) {
 		if op.Name == ConvolutionOp && !hasKernelDims(op) && constKernel(op) != nil {
-			convs = append(convs, op)
+			w := op.Operand(1)
+			if users[w] == nil {
+				ws = append(ws, w)
+			}
+			users[w] = append(users[w], op)
 		}
 	})
-	hwio, err := transposeKernels(convs)
-	if err != nil {
-		return err
+	type result struct {
+		i int
+		d *g.DenseElementsAttr
 	}
-	done := map[*g.Value]*g.Value{} // OIHW constant → its HWIO copy
-	for _, op := range convs {
-		w := op.Operand(1)
-		c := w.Def
-		hw, ok := done[w]
-		if !ok {
-			nc := ConstantFromDense(hwio[w].SharedDense(), c.Loc)
-			c.Block.InsertAfter(c, nc)
-			hw = nc.Results[0]
-			done[w] = hw
+	done := make(chan result)
+	errs := make([]error, len(ws))
+	go func() {
+		var eg errgroup.Group
+		eg.SetLimit(runtime.GOMAXPROCS(0))
+		for i, w := range ws {
+			c := w.Def
+			eg.Go(func() error {
+				d, err := transposeKernel(c)
+				if errs[i] = err; err == nil {
+					done <- result{i, d}
+				}
+				return nil
+			})
 		}
-		op.SetOperand(1, hw)
-		rank := w.Type.(*g.TensorType).Rank()
-		spatial := make([]int64, rank-2)
-		for i := range spatial {
-			spatial[i] = int64(i)
-		}
-		op.SetAttr("kernel_output_feature_dimension", g.IntAttr(int64(rank-1)))
-		op.SetAttr("kernel_input_feature_dimension", g.IntAttr(int64(rank-2)))
-		op.SetAttr("kernel_spatial_dimensions", g.I64Array(spatial...))
-		if c.IsUnused() {
-			c.Erase()
+		eg.Wait()
+		close(done)
+	}()
+	for r := range done {
+		useKernel(ws[r.i], r.d, users[ws[r.i]])
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// useKernel inserts the HWIO kernel d after the constant defining w,
+// makes the convolutions convs take it with the kernel dimension numbers
+// that say so, and erases the original constant when nothing else uses
+// it.
+func useKernel(w *g.Value, d *g.DenseElementsAttr, convs []*g.Op) {
+	c := w.Def
+	nc := ConstantFromDense(d, c.Loc)
+	c.Block.InsertAfter(c, nc)
+	rank := w.Type.(*g.TensorType).Rank()
+	spatial := make([]int64, rank-2)
+	for i := range spatial {
+		spatial[i] = int64(i)
+	}
+	for _, op := range convs {
+		op.SetOperand(1, nc.Results[0])
+		op.SetAttr("kernel_output_feature_dimension", g.IntAttr(int64(rank-1)))
+		op.SetAttr("kernel_input_feature_dimension", g.IntAttr(int64(rank-2)))
+		op.SetAttr("kernel_spatial_dimensions", g.I64Array(spatial...))
+	}
+	if c.IsUnused() {
+		c.Erase()
+	}
 }
 
 // constKernel is the hlo.constant (with its data) that convolution op
@@ -84,58 +118,24 @@ func constKernel(op *g.Op) *g.Op {
 	return c
 }
 
-// transposeKernels transposes the constant kernel of every convolution in
-// convs (each distinct constant once) to HWIO, concurrently. The error is
-// that of the first kernel, in order, that fails.
-func transposeKernels(convs []*g.Op) (map[*g.Value]*g.Tensor, error) {
-	var ws []*g.Value
-	seen := map[*g.Value]bool{}
-	for _, op := range convs {
-		if w := op.Operand(1); !seen[w] {
-			seen[w] = true
-			ws = append(ws, w)
-		}
-	}
-	out := make([]*g.Tensor, len(ws))
-	errs := make([]error, len(ws))
-	var eg errgroup.Group
-	eg.SetLimit(runtime.GOMAXPROCS(0))
-	for i, w := range ws {
-		eg.Go(func() error {
-			c := w.Def
-			wt, err := denseView(c, c.Attr("value").(*g.DenseElementsAttr))
-			if err != nil {
-				errs[i] = err
-				return nil
-			}
-			perm := hwioPermutation(wt.Type.Rank())
-			out[i] = transposeData(wt, perm, permutedType(wt.Type, perm))
-			return nil
-		})
-	}
-	eg.Wait()
-	m := make(map[*g.Value]*g.Tensor, len(ws))
-	for i, w := range ws {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		m[w] = out[i]
-	}
-	return m, nil
-}
-
-// denseView is the value of constant c, whose attribute is d, as a
-// tensor to read: d's own float data when it holds every element (no
-// copy of a model's weights), else the evaluated constant.
-func denseView(c *g.Op, d *g.DenseElementsAttr) (*g.Tensor, error) {
-	if d.Type.Elem.IsFloat() && int64(len(d.Floats)) == d.Type.NumElements() {
-		return &g.Tensor{Type: d.Type, Data: d.Floats}, nil
+// transposeKernel returns the value of constant kernel c transposed to
+// HWIO: raw bytes stay raw bytes (a model's weights are never widened to
+// float64); other data is evaluated and transposed as a tensor.
+func transposeKernel(c *g.Op) (*g.DenseElementsAttr, error) {
+	d := c.Attr("value").(*g.DenseElementsAttr)
+	perm := hwioPermutation(d.Type.Rank())
+	rt := permutedType(d.Type, perm)
+	if d.Raw != nil && int64(d.Len()) == d.Type.NumElements() {
+		size := int64(d.Type.Elem.Format().Size())
+		raw := make([]byte, len(d.Raw))
+		transposeInto(raw, d.Raw, size, d.Type.Shape, perm, rt.Shape)
+		return g.NewRawDense(rt, raw), nil
 	}
 	t, err := c.Def.Eval(c, nil)
 	if err != nil {
 		return nil, err
 	}
-	return t[0], nil
+	return transposeData(t[0], perm, rt).SharedDense(), nil
 }
 
 func hasKernelDims(op *g.Op) bool {

@@ -18,11 +18,26 @@ func TestConvKernelLayoutPreservesResults(t *testing.T) {
 	require.NoError(t, err)
 	before, err := g.ParseString("conv-kernel-layout.mlir", string(src))
 	require.NoError(t, err)
-	after, err := g.ParseString("conv-kernel-layout.mlir", string(src))
-	require.NoError(t, err)
+	for _, hex := range []bool{false, true} {
+		text := string(src)
+		if hex { // the kernels as raw bytes, the form ONNX weights take
+			text = g.PrintWith(before, g.PrintOptions{HexLargerThan: 1})
+		}
+		after, err := g.ParseString("conv-kernel-layout.mlir", text)
+		require.NoError(t, err)
+		checkConvKernelLayout(t, before, after, hex)
+	}
+}
+
+func checkConvKernelLayout(t *testing.T, before, after *g.Module, raw bool) {
 	r := rand.New(rand.NewSource(5))
 	for i, f := range after.Funcs {
 		require.NoError(t, ConvKernelLayoutFunc(f))
+		f.Walk(func(op *g.Op) {
+			if d, ok := op.Attr("value").(*g.DenseElementsAttr); ok && op.Name == ConstantOp && d.Len() > 1 {
+				require.Equal(t, raw, d.Raw != nil, "@%s: raw kernels stay raw bytes", f.Name)
+			}
+		})
 		require.NoError(t, g.Verify(after))
 		var args []*g.Tensor
 		for _, a := range f.Args() {

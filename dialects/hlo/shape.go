@@ -272,27 +272,36 @@ func evalTranspose(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 // transposeData is x transposed by perm (result dimension i is x's
 // dimension perm[i]) into a tensor of type rt.
 func transposeData(x *g.Tensor, perm []int64, rt *g.TensorType) *g.Tensor {
-	is := g.Strides(x.Type.Shape)
+	out := g.NewZeroTensor(rt)
+	transposeInto(out.Data, x.Data, 1, x.Type.Shape, perm, rt.Shape)
+	return out
+}
+
+// transposeInto writes into dst the elements of src (row-major of shape
+// in, each element size consecutive items: 1 for float64 data, the byte
+// width for raw data) in the order of the transposed shape out
+// (out[i] = in[perm[i]]). The source offset is kept as an odometer over
+// out's indices, so there is no division per element.
+func transposeInto[T any](dst, src []T, size int64, in, perm, out []int64) {
+	is := g.Strides(in)
 	rs := make([]int64, len(perm))
 	for i, p := range perm {
-		rs[i] = is[p]
+		rs[i] = is[p] * size
 	}
-	out := g.NewZeroTensor(rt)
-	idx := make([]int64, rt.Rank())
-	src := int64(0) // offset(idx, rs), kept as idx counts through rt's shape
-	for o := range out.Data {
-		out.Data[o] = x.Data[src]
+	idx := make([]int64, len(out))
+	at := int64(0) // offset(idx, rs), kept as idx counts through out
+	for o := int64(0); o < int64(len(dst)); o += size {
+		copy(dst[o:o+size], src[at:at+size])
 		for d := len(idx) - 1; d >= 0; d-- {
 			idx[d]++
-			src += rs[d]
-			if idx[d] < rt.Shape[d] {
+			at += rs[d]
+			if idx[d] < out[d] {
 				break
 			}
-			src -= rs[d] * rt.Shape[d]
+			at -= rs[d] * out[d]
 			idx[d] = 0
 		}
 	}
-	return out
 }
 
 // ---- pad

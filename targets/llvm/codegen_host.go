@@ -3,7 +3,6 @@ package llvm
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -58,7 +57,10 @@ func (g *fgen) allocateConst(x *tir.AllocateConst) error {
 	if err != nil {
 		return g.errorf("constant buffer %%%s: %v", b.Name, err)
 	}
-	data, err := constBytes(b.DType, x.Floats, x.Ints)
+	data := x.Raw // already the little-endian storage bytes, shared
+	if data == nil {
+		data, err = constBytes(b.DType, x.Floats, x.Ints)
+	}
 	if err != nil {
 		return g.errorf("constant buffer %%%s: %v", b.Name, err)
 	}
@@ -82,23 +84,10 @@ func (g *fgen) allocateConst(x *tir.AllocateConst) error {
 // constBytes encodes constant data in the storage layout of dtype t.
 func constBytes(t tir.DType, floats []float64, ints []int64) ([]byte, error) {
 	out := make([]byte, 0, (len(floats)+len(ints))*max(1, t.Bits()/8))
+	if t.IsFloat() {
+		return t.Format().Encode(floats), nil
+	}
 	switch t.Kind {
-	case tir.F32:
-		for _, v := range floats {
-			out = binary.LittleEndian.AppendUint32(out, math.Float32bits(float32(v)))
-		}
-	case tir.F64:
-		for _, v := range floats {
-			out = binary.LittleEndian.AppendUint64(out, math.Float64bits(v))
-		}
-	case tir.F16:
-		for _, v := range floats {
-			out = binary.LittleEndian.AppendUint16(out, tir.F16Bits(v))
-		}
-	case tir.BF16:
-		for _, v := range floats {
-			out = binary.LittleEndian.AppendUint16(out, tir.BF16Bits(v))
-		}
 	case tir.Bool, tir.I8, tir.UI8:
 		for _, v := range ints {
 			out = append(out, byte(v))

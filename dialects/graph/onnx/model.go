@@ -2,8 +2,10 @@ package onnx
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"syscall"
 
 	"google.golang.org/protobuf/proto"
 
@@ -25,11 +27,7 @@ const (
 // module with one function @main. Locations and diagnostics name the file
 // by path, as given.
 func Import(path string) (*graphir.Module, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, graphir.Errorf(graphir.Location{File: path}, "cannot read model: %v", err)
-	}
-	return ImportBytes(path, data)
+	return ImportWith(path, Options{})
 }
 
 // Options adjust an import.
@@ -45,11 +43,34 @@ type Options struct {
 
 // ImportWith is Import with options.
 func ImportWith(path string, opts Options) (*graphir.Module, error) {
-	data, err := os.ReadFile(path)
+	data, unmap, err := mapFile(path)
 	if err != nil {
 		return nil, graphir.Errorf(graphir.Location{File: path}, "cannot read model: %v", err)
 	}
+	defer unmap()
 	return ImportBytesWith(path, data, opts)
+}
+
+// mapFile maps the file at path read-only (or reads it, when it cannot be
+// mapped: a pipe, an empty file) and returns its bytes and the function
+// that releases them. The message decoded from the bytes copies what it
+// keeps, so a model's file is not held in memory beside its weights after
+// the import: unmapping returns its pages at once, where a read buffer
+// would wait for the garbage collector.
+func mapFile(path string) ([]byte, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil && st.Mode().IsRegular() && st.Size() > 0 && st.Size() == int64(int(st.Size())) {
+		if data, err := syscall.Mmap(int(f.Fd()), 0, int(st.Size()), syscall.PROT_READ, syscall.MAP_PRIVATE); err == nil {
+			return data, func() { _ = syscall.Munmap(data) }, nil
+		}
+	}
+	data, err := io.ReadAll(f)
+	return data, func() {}, err
 }
 
 // ImportBytes translates a serialized ModelProto; name is the file name
@@ -110,15 +131,45 @@ func defaultOpset(m *onnxpb.ModelProto) (int64, error) {
 type value struct {
 	v *graphir.Value
 	c *graphir.Tensor
+	// raw is a float initializer's data as its raw_data bytes; c is
+	// materialized from it only when an op folds the constant at import
+	// time (a reshape of a shape tensor), so weights feeding convolutions
+	// and matrix products are never widened to float64.
+	raw *graphir.DenseElementsAttr
 	// loc is where a constant was produced, for its graph.constant op.
 	loc graphir.Location
 }
 
 func (x *value) typ() *graphir.TensorType {
-	if x.c != nil {
+	switch {
+	case x.c != nil:
 		return x.c.Type
+	case x.raw != nil:
+		return x.raw.Type
 	}
 	return graphir.AsTensor(x.v.Type)
+}
+
+// isConst reports whether x is a compile-time constant.
+func (x *value) isConst() bool { return x.c != nil || x.raw != nil }
+
+// tensor returns constant x's elements as a reference tensor,
+// materializing (once) those of a raw initializer; nil when x is not
+// constant.
+func (x *value) tensor() *graphir.Tensor {
+	if x.c == nil && x.raw != nil {
+		x.c, _ = graphir.TensorFromDense(x.raw) // never elided: fails only on elided data
+	}
+	return x.c
+}
+
+// dense is constant x's value attribute: the raw initializer's own, or
+// the tensor's data shared with it.
+func (x *value) dense() *graphir.DenseElementsAttr {
+	if x.raw != nil {
+		return x.raw
+	}
+	return x.c.SharedDense()
 }
 
 func constValue(t *graphir.Tensor, loc graphir.Location) *value { return &value{c: t, loc: loc} }
@@ -137,13 +188,13 @@ type importer struct {
 func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
 	fileLoc := graphir.Location{File: im.file}
 	inits := map[string]bool{}
-	decoded, err := decodeAll(g.GetInitializer())
+	decoded, err := decodeAll(g.GetInitializer(), fileLoc)
 	if err != nil {
 		return nil, graphir.Errorf(fileLoc, "initializer: %v", err)
 	}
 	for i, tp := range g.GetInitializer() {
 		inits[tp.GetName()] = true
-		im.values[tp.GetName()] = constValue(decoded[i], fileLoc)
+		im.values[tp.GetName()] = decoded[i]
 	}
 	if len(g.GetSparseInitializer()) > 0 {
 		return nil, graphir.Errorf(fileLoc, "sparse initializers are not supported")
@@ -239,7 +290,7 @@ func (im *importer) materialize(x *value, loc graphir.Location) *graphir.Value {
 		if x.loc.Known() {
 			loc = x.loc
 		}
-		op := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.c.Type}, graphir.DictAttr{}.Set("value", x.c.SharedDense()), loc)
+		op := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.typ()}, graphir.DictAttr{}.Set("value", x.dense()), loc)
 		im.fn.Entry().Append(op)
 		x.v = op.Result(0)
 	}

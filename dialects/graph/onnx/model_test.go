@@ -103,6 +103,16 @@ func TestTensorDecoding(t *testing.T) {
 				return
 			}
 			require.Equal(t, c.want.Data, got.Data)
+			// An initializer decodes to the same values; float raw_data is
+			// kept as it is (shared with the message, not widened).
+			x, err := decodeInitializer(c.tp, graphir.Location{})
+			require.NoError(t, err)
+			require.Equal(t, c.want.Type.String(), x.typ().String())
+			require.Equal(t, c.want.Data, x.tensor().Data)
+			if c.tp.RawData != nil && c.want.Type.Elem.IsFloat() {
+				require.NotNil(t, x.raw)
+				require.Same(t, &c.tp.RawData[0], &x.raw.Raw[0])
+			}
 		})
 	}
 	bad := []struct {
@@ -125,6 +135,9 @@ func TestTensorDecoding(t *testing.T) {
 			_, err := decodeTensor(c.tp)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.msg)
+			_, err = decodeInitializer(c.tp, graphir.Location{})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), "tensor '"+c.tp.GetName()+"'")
 		})
 	}
 }

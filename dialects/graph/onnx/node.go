@@ -131,14 +131,14 @@ func (n *node) constInput(i int, what string) (*graphir.Tensor, error) {
 	if x == nil {
 		return nil, n.errorf("input #%d (%s) is required", i, what)
 	}
-	if x.c == nil {
+	if !x.isConst() {
 		hint := ""
 		if name, ok := n.im.argNames[x.v]; ok {
 			hint = fmt.Sprintf("; it is the graph input '%s': give it a value with tessera import --bind-input %s=FILE.npy", name, name)
 		}
 		return nil, n.errorf("unsupported: input #%d (%s) must be a constant (an initializer or computable at import time)%s", i, what, hint)
 	}
-	return x.c, nil
+	return x.tensor(), nil
 }
 
 // constInts returns constant input i as integers.
@@ -188,7 +188,7 @@ func (n *node) emitTyped(name string, ins []*value, attrs graphir.DictAttr, type
 	attrs = dropDefaults(name, attrs)
 	allConst := len(ins) > 0
 	for _, x := range ins {
-		if x.c == nil {
+		if !x.isConst() {
 			allConst = false
 		}
 	}
@@ -196,7 +196,7 @@ func (n *node) emitTyped(name string, ins []*value, attrs graphir.DictAttr, type
 	for i, x := range ins {
 		if allConst {
 			// detached constants: the op is only evaluated, never inserted
-			c := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.c.Type}, graphir.DictAttr{}.Set("value", x.c.ToDense()), n.loc)
+			c := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{x.typ()}, graphir.DictAttr{}.Set("value", x.tensor().ToDense()), n.loc)
 			operands[i] = c.Result(0)
 		} else {
 			operands[i] = n.im.materialize(x, n.loc)
@@ -221,7 +221,7 @@ func (n *node) emitTyped(name string, ins []*value, attrs graphir.DictAttr, type
 	if allConst && op.Def.Eval != nil {
 		args := make([]*graphir.Tensor, len(ins))
 		for i, x := range ins {
-			args[i] = x.c
+			args[i] = x.tensor()
 		}
 		res, err := op.Def.Eval(op, args)
 		op.SetOperands(nil)

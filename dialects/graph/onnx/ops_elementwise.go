@@ -25,7 +25,7 @@ func init() {
 
 func allConst(xs ...*value) bool {
 	for _, x := range xs {
-		if x == nil || x.c == nil {
+		if x == nil || !x.isConst() {
 			return false
 		}
 	}
@@ -64,8 +64,8 @@ func (n *node) convertPow(a, b *value) ([]*value, error) {
 		if x.typ().Elem == dt {
 			return x, nil
 		}
-		if x.c != nil {
-			return constValue(foldCast(x.c, dt), n.loc), nil
+		if x.isConst() {
+			return constValue(foldCast(x.tensor(), dt), n.loc), nil
 		}
 		out, err := n.emitTyped("graph.cast", list(x), nil, []graphir.Type{graphir.NewTensor(dt, x.typ().Shape...)})
 		if err != nil {
@@ -187,8 +187,8 @@ func convertCast(n *node) ([]*value, error) {
 		}
 	}
 	x := n.in(0)
-	if x.c != nil {
-		return list(constValue(foldCast(x.c, dt), n.loc)), nil
+	if x.isConst() {
+		return list(constValue(foldCast(x.tensor(), dt), n.loc)), nil
 	}
 	if x.typ().Elem == dt {
 		return list(x), nil

@@ -106,8 +106,8 @@ func (n *node) reshapeTo(x *value, shape []int64) ([]*value, error) {
 	if graphir.NewTensor(x.typ().Elem, shape...).NumElements() != x.typ().NumElements() {
 		return nil, n.errorf("cannot reshape %s to %v", x.typ(), shape)
 	}
-	if x.c != nil {
-		return list(constValue(foldReshape(x.c, shape), n.loc)), nil
+	if x.isConst() {
+		return list(constValue(foldReshape(x.tensor(), shape), n.loc)), nil
 	}
 	return n.emit("graph.reshape", list(x), attrs("shape", graphir.I64Array(shape...)))
 }
@@ -171,7 +171,7 @@ func convertFlatten(n *node) ([]*value, error) {
 			cols *= v
 		}
 	}
-	if x.c != nil {
+	if x.isConst() {
 		return n.reshapeTo(x, []int64{rows, cols})
 	}
 	return n.emit("graph.flatten", list(x), attrs("axis", graphir.IntAttr(axis)))
@@ -282,8 +282,8 @@ func convertTranspose(n *node) ([]*value, error) {
 		}
 		seen[p] = true
 	}
-	if x.c != nil {
-		return list(constValue(foldTranspose(x.c, perm), n.loc)), nil
+	if x.isConst() {
+		return list(constValue(foldTranspose(x.tensor(), perm), n.loc)), nil
 	}
 	return n.emit("graph.transpose", list(x), attrs("perm", graphir.I64Array(perm...)))
 }
@@ -307,7 +307,7 @@ func convertConcat(n *node) ([]*value, error) {
 			return nil, n.errorf("input #%d is required", i)
 		}
 		ins = append(ins, x)
-		ts = append(ts, x.c)
+		ts = append(ts, x.tensor())
 	}
 	if allConst(ins...) {
 		d, err := n.normAxis(axis, ts[0].Type.Rank())
@@ -368,7 +368,7 @@ func convertSplit(n *node) ([]*value, error) {
 	if total != dim || int64(len(sizes)) != outs {
 		return nil, n.errorf("split sizes %v must sum to %d and give %d outputs", sizes, dim, outs)
 	}
-	if x.c != nil {
+	if x.isConst() {
 		var res []*value
 		start := int64(0)
 		for _, s := range sizes {
@@ -376,7 +376,7 @@ func convertSplit(n *node) ([]*value, error) {
 			if err != nil {
 				return nil, n.errorf("%v", err)
 			}
-			res = append(res, constValue(foldSlice(x.c, rs), n.loc))
+			res = append(res, constValue(foldSlice(x.tensor(), rs), n.loc))
 			start += s
 		}
 		return res, nil
@@ -430,8 +430,8 @@ func convertSlice(n *node) ([]*value, error) {
 	if err != nil {
 		return nil, n.errorf("%v", err)
 	}
-	if x.c != nil {
-		return list(constValue(foldSlice(x.c, rs), n.loc)), nil
+	if x.isConst() {
+		return list(constValue(foldSlice(x.tensor(), rs), n.loc)), nil
 	}
 	var s, e, a, st []int64
 	for d, r := range rs {
@@ -469,22 +469,22 @@ func convertGather(n *node) ([]*value, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n.in(1).c == nil {
+	if !n.in(1).isConst() {
 		return n.emit(graph.GatherOp, list(x, n.in(1)), attrs("axis", graphir.IntAttr(int64(d))))
 	}
 	idx, err := n.constInts(1, "indices")
 	if err != nil {
 		return nil, err
 	}
-	it := n.in(1).c
+	it := n.in(1).tensor()
 	dim := x.typ().Shape[d]
 	for _, j := range idx {
 		if j < -dim || j >= dim {
 			return nil, n.errorf("index %d is out of range for dimension %d of size %d", j, d, dim)
 		}
 	}
-	if x.c != nil {
-		t, err := foldGather(x.c, d, idx, it.Shape())
+	if x.isConst() {
+		t, err := foldGather(x.tensor(), d, idx, it.Shape())
 		if err != nil {
 			return nil, n.errorf("%v", err)
 		}
@@ -555,12 +555,12 @@ func convertExpand(n *node) ([]*value, error) {
 	if !ok {
 		return nil, n.errorf("cannot expand %s to %v", x.typ(), shape)
 	}
-	if x.c != nil {
+	if x.isConst() {
 		if err := checkFoldSize(out); err != nil {
 			return nil, n.errorf("%v", err)
 		}
-		ones := &graphir.Tensor{Type: graphir.NewTensor(x.c.Type.Elem, out...), Data: make([]float64, graphir.NewTensor(graphir.F32, out...).NumElements())}
-		t, err := foldElementwise([]*graphir.Tensor{x.c, ones}, x.c.Type.Elem, func(xs []float64) (float64, error) { return xs[0], nil })
+		ones := &graphir.Tensor{Type: graphir.NewTensor(x.typ().Elem, out...), Data: make([]float64, graphir.NewTensor(graphir.F32, out...).NumElements())}
+		t, err := foldElementwise([]*graphir.Tensor{x.tensor(), ones}, x.typ().Elem, func(xs []float64) (float64, error) { return xs[0], nil })
 		if err != nil {
 			return nil, n.errorf("%v", err)
 		}
@@ -587,8 +587,8 @@ func convertTile(n *node) ([]*value, error) {
 			return nil, n.errorf("repeats %v must not be negative", reps)
 		}
 	}
-	if x.c != nil {
-		t, err := foldTile(x.c, reps)
+	if x.isConst() {
+		t, err := foldTile(x.tensor(), reps)
 		if err != nil {
 			return nil, n.errorf("%v", err)
 		}
@@ -718,7 +718,7 @@ func convertRange(n *node) ([]*value, error) {
 		}
 		v[i] = t.Data[0]
 	}
-	dt := n.in(0).c.Type.Elem
+	dt := n.in(0).typ().Elem
 	if dt.IsInt() && (math.Abs(v[0]) > 1<<53 || math.Abs(v[1]) > 1<<53) {
 		return nil, n.errorf("range bounds are too large")
 	}

@@ -68,17 +68,17 @@ func dataTypeName(dt int32) string {
 // cannot ask for an absurd allocation.
 const maxConstantElements = 1 << 28
 
-// decodeAll decodes the tensors concurrently, one per core at a time (a
-// model's weights are its bulk: ResNet-18's 11.7M elements). The error is
-// that of the first tensor, in order, that fails.
-func decodeAll(tps []*onnxpb.TensorProto) ([]*graphir.Tensor, error) {
-	out := make([]*graphir.Tensor, len(tps))
+// decodeAll decodes the initializers concurrently, one per core at a time
+// (a model's weights are its bulk: ResNet-18's 11.7M elements). The error
+// is that of the first tensor, in order, that fails.
+func decodeAll(tps []*onnxpb.TensorProto, loc graphir.Location) ([]*value, error) {
+	out := make([]*value, len(tps))
 	errs := make([]error, len(tps))
 	var eg errgroup.Group
 	eg.SetLimit(runtime.GOMAXPROCS(0))
 	for i, tp := range tps {
 		eg.Go(func() error {
-			out[i], errs[i] = decodeTensor(tp)
+			out[i], errs[i] = decodeInitializer(tp, loc)
 			return nil
 		})
 	}
@@ -91,31 +91,64 @@ func decodeAll(tps []*onnxpb.TensorProto) ([]*graphir.Tensor, error) {
 	return out, nil
 }
 
-// decodeTensor decodes a TensorProto (typed fields or raw_data,
-// little-endian) into a reference tensor. External data is refused.
-func decodeTensor(tp *onnxpb.TensorProto) (*graphir.Tensor, error) {
+// decodeInitializer decodes an initializer: a float tensor given as
+// raw_data keeps those bytes as its elements (graphir.NewRawDense,
+// shared with the message, not widened to float64), so the weights are
+// held once, in their storage size; every other tensor is decoded by
+// decodeTensor.
+func decodeInitializer(tp *onnxpb.TensorProto, loc graphir.Location) (*value, error) {
+	dt, n, err := checkTensor(tp)
+	if err != nil {
+		return nil, err
+	}
+	raw := tp.GetRawData()
+	if raw == nil || !dt.IsFloat() {
+		t, err := decodeTensor(tp)
+		return constValue(t, loc), err
+	}
+	if size := dt.Format().Size(); int64(len(raw)) != n*int64(size) {
+		return nil, fmt.Errorf("tensor '%s' of shape %v has %d bytes of raw_data, want %d (%d elements of %d bytes)", tp.GetName(), tp.GetDims(), len(raw), n*int64(size), n, size)
+	}
+	t := graphir.NewTensor(dt, append([]int64{}, tp.GetDims()...)...)
+	return &value{raw: graphir.NewRawDense(t, raw), loc: loc}, nil
+}
+
+// checkTensor checks that a TensorProto can be decoded (its data inside
+// the model, not segmented, a known data type, a sane element count) and
+// returns its element type and count.
+func checkTensor(tp *onnxpb.TensorProto) (graphir.DType, int64, error) {
 	if tp.GetDataLocation() == onnxpb.TensorProto_EXTERNAL || len(tp.GetExternalData()) > 0 {
-		return nil, fmt.Errorf("tensor '%s' keeps its data in an external file, which Tessera does not read; save the model with its weights inside (onnx.save_model(..., save_as_external_data=False))", tp.GetName())
+		return 0, 0, fmt.Errorf("tensor '%s' keeps its data in an external file, which Tessera does not read; save the model with its weights inside (onnx.save_model(..., save_as_external_data=False))", tp.GetName())
 	}
 	if tp.GetSegment() != nil {
-		return nil, fmt.Errorf("tensor '%s' is segmented, which is not supported", tp.GetName())
+		return 0, 0, fmt.Errorf("tensor '%s' is segmented, which is not supported", tp.GetName())
 	}
 	dt, err := elemType(tp.GetDataType())
 	if err != nil {
-		return nil, fmt.Errorf("tensor '%s': %v", tp.GetName(), err)
+		return 0, 0, fmt.Errorf("tensor '%s': %v", tp.GetName(), err)
 	}
 	n := int64(1)
 	for _, d := range tp.GetDims() {
 		if d < 0 {
-			return nil, fmt.Errorf("tensor '%s' has negative dimension %d", tp.GetName(), d)
+			return 0, 0, fmt.Errorf("tensor '%s' has negative dimension %d", tp.GetName(), d)
 		}
 		if d > 0 && n > maxConstantElements/d {
-			return nil, fmt.Errorf("tensor '%s' is too large (dims %v)", tp.GetName(), tp.GetDims())
+			return 0, 0, fmt.Errorf("tensor '%s' is too large (dims %v)", tp.GetName(), tp.GetDims())
 		}
 		n *= d
 	}
 	if n > maxConstantElements {
-		return nil, fmt.Errorf("tensor '%s' is too large (dims %v)", tp.GetName(), tp.GetDims())
+		return 0, 0, fmt.Errorf("tensor '%s' is too large (dims %v)", tp.GetName(), tp.GetDims())
+	}
+	return dt, n, nil
+}
+
+// decodeTensor decodes a TensorProto (typed fields or raw_data,
+// little-endian) into a reference tensor. External data is refused.
+func decodeTensor(tp *onnxpb.TensorProto) (*graphir.Tensor, error) {
+	dt, n, err := checkTensor(tp)
+	if err != nil {
+		return nil, err
 	}
 	data := make([]float64, n)
 	raw := tp.GetRawData()
