@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tessera-ml/tessera/graphir"
@@ -28,6 +29,24 @@ func parseBindings(flags []string) (map[string]*graphir.Tensor, error) {
 		if out[name], err = graphTensor(t); err != nil {
 			return nil, fmt.Errorf("--bind-input %s (%s): %v", name, path, err)
 		}
+	}
+	return out, nil
+}
+
+// parseFixDims parses --fix-dim NAME=N flags (N ≥ 1): symbolic input
+// dimensions of an ONNX model pinned to a size (onnx.Options.FixDims).
+func parseFixDims(flags []string) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, f := range flags {
+		name, size, ok := strings.Cut(f, "=")
+		n, err := strconv.ParseInt(size, 10, 64)
+		if !ok || name == "" || err != nil || n < 1 {
+			return nil, fmt.Errorf("--fix-dim %q: expected NAME=N, N a positive integer", f)
+		}
+		if _, dup := out[name]; dup {
+			return nil, fmt.Errorf("--fix-dim: dimension '%s' is fixed twice", name)
+		}
+		out[name] = n
 	}
 	return out, nil
 }

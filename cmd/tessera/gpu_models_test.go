@@ -54,7 +54,7 @@ func TestGPUScheduledModels(t *testing.T) {
 			if _, err := os.Stat(path); err != nil {
 				t.Skipf("%s is absent (examples/onnx/export_models.py makes it)", path)
 			}
-			m, err := loadModel(path)
+			m, err := loadModel(path, nil)
 			require.NoError(t, err)
 			tasks, err := pipeline.Tasks(m, target)
 			require.NoError(t, err)

@@ -28,7 +28,7 @@ func gemmModel(n int) string {
 func prepareTuneReference(t *testing.T, dir string, n int) {
 	mlir := filepath.Join(t.TempDir(), "gemm.mlir")
 	require.NoError(t, os.WriteFile(mlir, []byte(gemmModel(n)), 0o644))
-	m, err := loadModel(mlir)
+	m, err := loadModel(mlir, nil)
 	require.NoError(t, err)
 	tg, err := targets.New("cuda", targets.Options{MCPU: *gpuMCPU})
 	require.NoError(t, err)

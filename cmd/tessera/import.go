@@ -14,7 +14,7 @@ func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
 	var output string
 	var locations bool
 	var hexLargerThan int64
-	var binds []string
+	var binds, fixDims []string
 	cmd := &cobra.Command{
 		Use:   "import MODEL.onnx [-o OUT.mlir]",
 		Short: "translate an ONNX model to graph-dialect text",
@@ -33,6 +33,12 @@ carries loc("MODEL.onnx":N:1), N the 1-based index of its ONNX node.
 Unsupported ops or attribute values, symbolic input dimensions and files
 that are not ONNX models are errors (exit status 1).
 
+A model exported with dynamic axes names its symbolic dimensions
+(dim_param: batch_size, seq_len, ...); pin each to a size to import it
+with static shapes:
+
+  tessera import model.onnx --fix-dim batch_size=1 -o model.mlir
+
 Tessera compiles static shapes, so inputs that decide a shape (Reshape's
 shape, Resize's scales or sizes, TopK's K, ...) must be constants. When a
 model takes one as a graph input, give it a value:
@@ -46,7 +52,11 @@ The bound input becomes a constant and leaves the model's inputs.`,
 			if err != nil {
 				return fail(stderr, err)
 			}
-			m, err := onnx.ImportWith(args[0], onnx.Options{Bind: bind})
+			fix, err := parseFixDims(fixDims)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			m, err := onnx.ImportWith(args[0], onnx.Options{Bind: bind, FixDims: fix})
 			if err != nil {
 				return fail(stderr, err)
 			}
@@ -64,6 +74,7 @@ The bound input becomes a constant and leaves the model's inputs.`,
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file (default stdout)")
 	cmd.Flags().BoolVar(&locations, "locations", true, `print each op's loc("MODEL.onnx":node:1)`)
 	cmd.Flags().StringArrayVar(&binds, "bind-input", nil, "NAME=FILE.npy: the graph input NAME becomes a constant of that value (repeatable)")
+	cmd.Flags().StringArrayVar(&fixDims, "fix-dim", nil, fixDimUsage)
 	cmd.Flags().Int64Var(&hexLargerThan, "hex-larger-than", 1024, `print constants with more elements than this as dense<"0x..."> (0: never)`)
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
+	rt "github.com/tessera-ml/tessera/runtime"
 )
 
 // writeImportModel writes a model y = Relu(Gemm(x, W, B)) with x of shape
@@ -124,5 +125,51 @@ func TestImportCLIErrors(t *testing.T) {
 		assert.True(t, strings.Count(stderr, "\n") <= 1, "one diagnostic line: %q", stderr)
 		_, err := os.Stat(out)
 		assert.True(t, os.IsNotExist(err), "%v: no output file on error", c.args)
+	}
+}
+
+// TestFixDim: a model exported with a symbolic batch imports, compiles and
+// runs once --fix-dim pins the symbol, with the results of the same model
+// exported at that batch size; a symbol the model lacks, a malformed
+// value and --fix-dim on graph-dialect text are one-line errors.
+func TestFixDim(t *testing.T) {
+	dir := t.TempDir()
+	dynamic := filepath.Join(dir, "dynamic.onnx")
+	writeImportModel(t, dynamic, "batch_size", 4, 3)
+	static := filepath.Join(dir, "static.onnx")
+	writeImportModel(t, static, 2, 4, 3)
+
+	out, stderr, code := tessera("import", dynamic, "--fix-dim", "batch_size=3")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "func.func @main(%arg0: tensor<3x4xf32>")
+
+	x, err := rt.FromSlice([]int64{2, 4}, []float32{1, -2, 3, 0.5, -1, 4, 2, -3})
+	require.NoError(t, err)
+	in := filepath.Join(dir, "x.npy")
+	require.NoError(t, rt.WriteNPY(in, x))
+	want, stderr, code := tessera("run", static, "--input", in)
+	require.Equal(t, 0, code, stderr)
+	got, stderr, code := tessera("run", dynamic, "--fix-dim", "batch_size=2", "--input", in)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, want, got)
+	assert.Contains(t, got, "tensor<2x3xf32>")
+
+	model := filepath.Join(examples, "mlp.mlir")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"import", dynamic}, "error: dynamic shape: input 'x' dimension 0 is 'batch_size'; Tessera needs static shapes: pin it with --fix-dim batch_size=N"},
+		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch=1"}, "error: cannot fix dimension 'batch': no input dimension of the model is named so (its symbolic dimensions: 'batch_size')"},
+		{[]string{"import", static, "--fix-dim", "batch=1"}, "(its symbolic dimensions: none)"},
+		{[]string{"import", dynamic, "--fix-dim", "batch_size=0"}, `--fix-dim "batch_size=0": expected NAME=N, N a positive integer`},
+		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch_size=2"}, "--fix-dim: dimension 'batch_size' is fixed twice"},
+		{[]string{"compile", dynamic, "--emit", "hlo", "--fix-dim", "batch_size"}, `--fix-dim "batch_size": expected NAME=N`},
+		{[]string{"compile", model, "--emit", "hlo", "--fix-dim", "batch=1"}, "--fix-dim applies to ONNX models; " + model + " is graph-dialect text, whose shapes are static"},
+	} {
+		_, stderr, code := tessera(c.args...)
+		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+		assert.True(t, strings.Count(stderr, "\n") <= 1, "one diagnostic line: %q", stderr)
 	}
 }

@@ -44,6 +44,8 @@ type compileOptions struct {
 	printIRAfter    []string
 	printIRAfterAll bool
 	timing          bool
+	// fixDims pins an ONNX model's symbolic dimensions (NAME=N).
+	fixDims []string
 	// log receives remarks (the tuning summary), dumps and timing.
 	log io.Writer
 }
@@ -62,6 +64,7 @@ func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
 	f.StringArrayVar(&o.printIRAfter, "print-ir-after", nil, "print the IR to stderr after the pipeline step `NAME` (repeatable; tessera compile --print-pipeline lists the steps)")
 	f.BoolVar(&o.printIRAfterAll, "print-ir-after-all", false, "print the IR to stderr after every pipeline step")
 	f.BoolVar(&o.timing, "timing", false, "print the wall-clock time of every pipeline step to stderr")
+	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
 }
 
 // compiled is a finished (or stopped) compilation.
@@ -73,21 +76,31 @@ type compiled struct {
 	entry *tensorir.PrimFunc
 }
 
+// fixDimUsage documents --fix-dim on every command that takes a model.
+const fixDimUsage = "NAME=N: an ONNX model's symbolic input dimension NAME (its dim_param) takes the size N (repeatable)"
+
 // loadModel reads, parses and verifies a graph-dialect file, or imports an
-// ONNX model (a path ending in .onnx) as `tessera import` does. Errors:
-// diagnostics, and a compiled model (isCompiledModel), which
-// only run and bench take.
-func loadModel(path string) (*graphir.Module, error) {
+// ONNX model (a path ending in .onnx) as `tessera import` does, with its
+// symbolic dimensions pinned by fixDims (--fix-dim). Errors: diagnostics,
+// --fix-dim given for a graph-dialect file, and a compiled model
+// (isCompiledModel), which only run and bench take.
+func loadModel(path string, fixDims []string) (*graphir.Module, error) {
 	if isCompiledModel(path) {
 		return nil, fmt.Errorf("%s: error: an already compiled model; tessera run and bench take it, compile and tune need the .mlir or .onnx", path)
 	}
 	var m *graphir.Module
 	if strings.EqualFold(filepath.Ext(path), ".onnx") {
-		var err error
-		if m, err = onnx.Import(path); err != nil {
+		fix, err := parseFixDims(fixDims)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = onnx.ImportWith(path, onnx.Options{FixDims: fix}); err != nil {
 			return nil, err
 		}
 	} else {
+		if len(fixDims) > 0 {
+			return nil, fmt.Errorf("--fix-dim applies to ONNX models; %s is graph-dialect text, whose shapes are static", path)
+		}
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
@@ -148,7 +161,7 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 	if strings.EqualFold(filepath.Ext(path), ".onnx") {
 		phase = "import"
 	}
-	if err := r.Time(phase, func() (err error) { m, err = loadModel(path); return err }); err != nil {
+	if err := r.Time(phase, func() (err error) { m, err = loadModel(path, o.fixDims); return err }); err != nil {
 		o.writeTiming(r)
 		return nil, err
 	}

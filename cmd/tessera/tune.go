@@ -27,7 +27,7 @@ import (
 type tuneOptions struct {
 	target, db, mcpu, strategy, scheduler string
 	npuConfig, plot                       string
-	tasks                                 []string
+	tasks, fixDims                        []string
 	trials, batch, threads, builders      int
 	timeout, buildTimeout                 time.Duration
 	seed                                  int64
@@ -77,6 +77,7 @@ task's number of kernels).`,
 	f.StringVar(&o.strategy, "strategy", autotune.StrategyEvolutionary, "search strategy: evolutionary (cost-model guided) or random")
 	f.StringVar(&o.scheduler, "scheduler", autotune.SchedulerGradient, "task scheduler: gradient or round-robin")
 	f.IntVar(&o.batch, "batch", 16, "candidates per measurement round")
+	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
 	f.IntVar(&o.threads, "threads", 0, "threads of parallel loops when measuring (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
 	f.IntVar(&o.builders, "builders", 0, "parallel builder processes (default: the number of CPUs)")
 	f.IntVar(&o.repeats, "repeats", 5, "minimum timed runs per trial")
@@ -113,7 +114,7 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	if err := targets.CheckAvailable(target); err != nil {
 		return fail(stderr, err)
 	}
-	m, err := loadModel(model)
+	m, err := loadModel(model, o.fixDims)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -39,6 +39,11 @@ type Options struct {
 	// constants, since Tessera compiles static shapes; binding them is how
 	// a model that takes them as inputs is imported.
 	Bind map[string]*graphir.Tensor
+	// FixDims pins symbolic dimensions: every input dimension whose
+	// dim_param is a key takes that value, so a model exported with
+	// dynamic axes (a symbolic batch, a sequence length) imports with
+	// static shapes. A key that no input dimension names is an error.
+	FixDims map[string]int64
 }
 
 // ImportWith is Import with options.
@@ -101,7 +106,7 @@ func ImportBytesWith(name string, data []byte, opts Options) (*graphir.Module, e
 	if err != nil {
 		return nil, graphir.Errorf(fileLoc, "%v", err)
 	}
-	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, argNames: map[*graphir.Value]string{}}
+	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, fix: opts.FixDims, fixed: map[string]bool{}, argNames: map[*graphir.Value]string{}}
 	return im.graph(m.GetGraph())
 }
 
@@ -181,6 +186,10 @@ type importer struct {
 	fn     *graphir.Func
 	values map[string]*value
 	bind   map[string]*graphir.Tensor
+	// fix pins symbolic dimensions (Options.FixDims); fixed records the
+	// ones an input used.
+	fix   map[string]int64
+	fixed map[string]bool
 	// argNames names the graph input of each function argument.
 	argNames map[*graphir.Value]string
 }
@@ -258,7 +267,7 @@ func (im *importer) inputs(g *onnxpb.GraphProto, inits map[string]bool) ([]graph
 			continue // an initializer listed as input: a constant
 		}
 		seen[in.GetName()] = true
-		t, err := inputType(in)
+		t, err := im.inputType(in)
 		if b, ok := im.bind[in.GetName()]; ok {
 			if err == nil && !b.Type.Equal(t) {
 				err = fmt.Errorf("bound value of input '%s' is %s, but the input is %s", in.GetName(), b.Type, t)
@@ -279,6 +288,9 @@ func (im *importer) inputs(g *onnxpb.GraphProto, inits map[string]bool) ([]graph
 		if !seen[name] {
 			return nil, nil, graphir.Errorf(fileLoc, "cannot bind '%s': the model has no graph input of that name", name)
 		}
+	}
+	if err := im.unusedFixes(g); err != nil {
+		return nil, nil, graphir.Errorf(fileLoc, "%v", err)
 	}
 	return types, names, nil
 }

@@ -2,6 +2,8 @@ package onnx
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
 	"github.com/tessera-ml/tessera/graphir"
@@ -13,8 +15,9 @@ import (
 // Infer), and shape-computation subgraphs (Shape, Gather, Concat, ...)
 // fold to constants in fold.go, so the module is fully static.
 
-// inputType returns the static tensor type of a graph input.
-func inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, error) {
+// inputType returns the static tensor type of a graph input, its
+// symbolic dimensions pinned by Options.FixDims.
+func (im *importer) inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, error) {
 	tt := vi.GetType().GetTensorType()
 	if tt == nil {
 		return nil, fmt.Errorf("input '%s' is not a tensor (sequence, map and optional inputs are not supported)", vi.GetName())
@@ -26,14 +29,14 @@ func inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, error) {
 	if tt.GetShape() == nil {
 		return nil, fmt.Errorf("dynamic shape: input '%s' has no shape; Tessera needs static shapes", vi.GetName())
 	}
-	shape, err := staticDims(vi.GetName(), tt.GetShape())
+	shape, err := im.staticDims(vi.GetName(), tt.GetShape())
 	if err != nil {
 		return nil, err
 	}
 	return graphir.NewTensor(dt, shape...), nil
 }
 
-func staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64, error) {
+func (im *importer) staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64, error) {
 	shape := make([]int64, len(s.GetDim()))
 	for i, d := range s.GetDim() {
 		switch v := d.GetValue().(type) {
@@ -43,12 +46,50 @@ func staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64, error) {
 			}
 			shape[i] = v.DimValue
 		case *onnxpb.TensorShapeProto_Dimension_DimParam:
-			return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is '%s'; Tessera needs static shapes", name, i, v.DimParam)
+			n, ok := im.fix[v.DimParam]
+			if !ok {
+				return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is '%s'; Tessera needs static shapes: pin it with --fix-dim %s=N", name, i, v.DimParam, v.DimParam)
+			}
+			im.fixed[v.DimParam] = true
+			shape[i] = n
 		default:
 			return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is unknown; Tessera needs static shapes", name, i)
 		}
 	}
 	return shape, nil
+}
+
+// unusedFixes refuses a pinned symbol that no graph input's dimension
+// names, listing the symbols the inputs have.
+func (im *importer) unusedFixes(g *onnxpb.GraphProto) error {
+	var unused []string
+	for name := range im.fix {
+		if !im.fixed[name] {
+			unused = append(unused, name)
+		}
+	}
+	if len(unused) == 0 {
+		return nil
+	}
+	sort.Strings(unused)
+	have := map[string]bool{}
+	for _, in := range g.GetInput() {
+		for _, d := range in.GetType().GetTensorType().GetShape().GetDim() {
+			if p := d.GetDimParam(); p != "" {
+				have[p] = true
+			}
+		}
+	}
+	names := make([]string, 0, len(have))
+	for p := range have {
+		names = append(names, "'"+p+"'")
+	}
+	sort.Strings(names)
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
+	}
+	return fmt.Errorf("cannot fix dimension '%s': no input dimension of the model is named so (its symbolic dimensions: %s)", unused[0], list)
 }
 
 // checkOutputType compares a graph output's declared type (where it
