@@ -334,6 +334,10 @@ var opCases = []opCase{
 	{"space_to_depth", []string{"tensor<1x3x6x9xf32>"}, "tensor<1x27x2x3xf32>", `%0 = graph.space_to_depth %arg0 {blocksize = 3} : (tensor<1x3x6x9xf32>) -> tensor<1x27x2x3xf32>`},
 	{"concat", []string{"tensor<2x3xf32>", "tensor<2x5xf32>"}, "tensor<2x8xf32>", `%0 = graph.concat %arg0, %arg1 {axis = -1} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>`},
 	{"softmax axis 1", []string{"tensor<3x7x5xf32>"}, "tensor<3x7x5xf32>", `%0 = graph.softmax %arg0 {axis = 1} : tensor<3x7x5xf32>`},
+	{"quantize dequantize per axis", []string{"tensor<2x3x4xf32>"}, "tensor<2x3x4xf32>", `%s = graph.constant {value = dense<[0.01, 0.5, 0.02]> : tensor<3xf32>} : tensor<3xf32>
+    %z = graph.constant {value = dense<[0, 7, 250]> : tensor<3xui8>} : tensor<3xui8>
+    %q = graph.quantize_linear %arg0, %s, %z : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3x4xui8>
+    %0 = graph.dequantize_linear %q, %s, %z : (tensor<2x3x4xui8>, tensor<3xf32>, tensor<3xui8>) -> tensor<2x3x4xf32>`},
 	{"constant", []string{"tensor<2x3xf32>"}, "tensor<2x3xf32>", `%c = graph.constant {value = dense<[[1.5, -2.0, 0.25], [3.0, 0.0, -1.0]]> : tensor<2x3xf32>} : tensor<2x3xf32>
     %0 = graph.mul %arg0, %c : tensor<2x3xf32>`},
 }

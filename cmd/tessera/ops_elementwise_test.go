@@ -57,6 +57,21 @@ func unaryOps() []string {
 	return ops
 }
 
+// quantCase quantizes a 5×37 f32 operand with scale and zero point (dense
+// literals of types st and the quantized type q, per tensor or per axis)
+// and dequantizes it back, so the compiled pair is checked against the
+// interpreter's on the edge values too (NaN quantizes to the zero point,
+// ±inf saturates).
+func quantCase(q, st, scale, zp, axis string) opCase {
+	zt := strings.Replace(st, "f32", q, 1)
+	body := fmt.Sprintf(`%%s = graph.constant {value = %s} : %s
+    %%z = graph.constant {value = %s} : %s
+    %%q = graph.quantize_linear %%arg0, %%s, %%z%s : (tensor<5x37xf32>, %s, %s) -> tensor<5x37x%s>
+    %%0 = graph.dequantize_linear %%q, %%s, %%z%s : (tensor<5x37x%s>, %s, %s) -> tensor<5x37xf32>`,
+		scale, st, zp, zt, axis, st, zt, q, axis, q, st, zt)
+	return opCase{"quantize " + q + " " + st + axis, []string{"tensor<5x37xf32>"}, "tensor<5x37xf32>", body}
+}
+
 // modCase is graph.mod {fmod} of a and b (i32 operands in [-9, 9]: zero
 // divisors included).
 func modCase(a, b, r string, fmod int) opCase {
@@ -95,6 +110,12 @@ var elementwiseOpCases = func() []opCase {
 			`%0 = graph.where %arg0, %arg1, %arg2 : (tensor<2x1x7xi1>, tensor<3x7xf32>, tensor<f32>) -> tensor<2x3x7xf32>`},
 		opCase{"where i1", []string{"tensor<33xi1>", "tensor<33xi1>", "tensor<1xi1>"}, "tensor<33xi1>",
 			`%0 = graph.where %arg0, %arg1, %arg2 : (tensor<33xi1>, tensor<33xi1>, tensor<1xi1>) -> tensor<33xi1>`},
+		quantCase("ui8", "tensor<f32>", "dense<0.04> : tensor<f32>", "dense<128> : tensor<ui8>", ""),
+		quantCase("i8", "tensor<f32>", "dense<0.03> : tensor<f32>", "dense<-5> : tensor<i8>", ""),
+		quantCase("i8", "tensor<5xf32>", "dense<[0.5, 0.02, 1.0, 0.25, 0.0078125]> : tensor<5xf32>", "dense<[0, 3, -7, 100, -128]> : tensor<5xi8>", " {axis = 0}"),
+		quantCase("ui8", "tensor<37xf32>", "dense<0.1> : tensor<37xf32>", "dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 255]> : tensor<37xui8>", " {axis = -1}"),
+		opCase{"conv2d i32", []string{"tensor<1x2x5x6xi32>", "tensor<3x2x3x3xi32>"}, "tensor<1x3x2x3xi32>",
+			`%0 = graph.conv2d %arg0, %arg1 {pads = [1, 0, 0, 1], strides = [2, 2]} : (tensor<1x2x5x6xi32>, tensor<3x2x3x3xi32>) -> tensor<1x3x2x3xi32>`},
 		opCase{"cast f32 i1", []string{"tensor<41xf32>"}, "tensor<41xi1>", `%0 = graph.cast %arg0 : (tensor<41xf32>) -> tensor<41xi1>`},
 		opCase{"cast f32 i32", []string{"tensor<41xf32>"}, "tensor<41xi32>", `%0 = graph.cast %arg0 : (tensor<41xf32>) -> tensor<41xi32>`},
 		opCase{"cast i1 f32", []string{"tensor<41xi1>"}, "tensor<41xf32>", `%0 = graph.cast %arg0 : (tensor<41xi1>) -> tensor<41xf32>`},
@@ -242,7 +263,7 @@ func TestElementwiseOpsCompiledMatchInterpreter(t *testing.T) {
 	}
 	for _, name := range append(unaryOps(), "graph.pow", "graph.max", "graph.min", "graph.mod", "graph.cast", "graph.prelu", "graph.celu", "graph.shrink",
 		"graph.equal", "graph.less", "graph.greater", "graph.less_equal", "graph.greater_equal",
-		"graph.not", "graph.and", "graph.or", "graph.where") {
+		"graph.not", "graph.and", "graph.or", "graph.where", "graph.quantize_linear", "graph.dequantize_linear") {
 		assert.True(t, covered[name], "no compiled test for %s", name)
 	}
 }

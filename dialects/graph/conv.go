@@ -19,7 +19,7 @@ const Conv2DOp = "graph.conv2d"
 func init() {
 	register(&graphir.OpDef{
 		Name:     Conv2DOp,
-		Summary:  "2-D convolution, NCHW input, OIHW weight, optional bias [O] (ONNX Conv)",
+		Summary:  "2-D convolution, NCHW input, OIHW weight, optional bias [O] (ONNX Conv); float, or i32 (ConvInteger's accumulation)",
 		Operands: graphir.Arity{Min: 2, Max: 3},
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
@@ -35,7 +35,10 @@ func init() {
 			if err != nil {
 				return err
 			}
-			return requireFloat(op, t)
+			if t.Elem != graphir.I32 {
+				return requireFloat(op, t)
+			}
+			return nil
 		},
 		Eval:   evalConv2D,
 		Pretty: true,

@@ -10,7 +10,8 @@ import (
 // Elementwise math ops (ONNX opset 13+ semantics):
 //
 //	graph.exp, graph.log, graph.sqrt, graph.erf, graph.atan, graph.reciprocal,
-//	graph.floor, graph.ceil (x float) → same type            ONNX Exp, Log, Sqrt, Erf, Atan, Reciprocal, Floor, Ceil
+//	graph.floor, graph.ceil, graph.round (x float) → same type ONNX Exp, Log, Sqrt, Erf, Atan, Reciprocal, Floor, Ceil, Round
+//	    (round: to the nearest integer, ties to even)
 //	graph.sin, graph.cos, graph.tan, graph.asin, graph.acos,
 //	graph.sinh, graph.cosh, graph.asinh, graph.acosh,
 //	graph.atanh (x float) → same type                        ONNX Sin, Cos, Tan, Asin, Acos, Sinh, Cosh, Asinh, Acosh, Atanh
@@ -37,6 +38,7 @@ const (
 	ReciprocalOp = "graph.reciprocal"
 	FloorOp      = "graph.floor"
 	CeilOp       = "graph.ceil"
+	RoundOp      = "graph.round"
 	SignOp       = "graph.sign"
 	PowOp        = "graph.pow"
 	MaxOp        = "graph.max"
@@ -75,6 +77,7 @@ func init() {
 		{name: ReciprocalOp, summary: "1 / x (ONNX Reciprocal; 1/±0 = ±inf); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return 1 / x }, legalize: legalizeReciprocal, onnx: "Reciprocal"},
 		{name: FloorOp, summary: "largest integer ≤ x (ONNX Floor; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Floor(x) }, hlo: hlo.FloorOp, onnx: "Floor"},
 		{name: CeilOp, summary: "smallest integer ≥ x (ONNX Ceil; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.Ceil(x) }, hlo: hlo.CeilOp, onnx: "Ceil"},
+		{name: RoundOp, summary: "nearest integer, ties to even (ONNX Round; ±0, ±inf, NaN unchanged); float element types", kind: floatElem, fn: func(x float64, _ []float64) float64 { return math.RoundToEven(x) }, hlo: hlo.RoundNearestEvenOp, onnx: "Round"},
 		{name: NegOp, summary: "-x (ONNX Neg); signed integer or float element types", kind: negElem, fn: func(x float64, _ []float64) float64 { return -x }, hlo: hlo.NegateOp, onnx: "Neg"},
 		{name: AbsOp, summary: "|x| (ONNX Abs); integer (unsigned: the identity) or float element types, not i1", kind: signedElem, fn: func(x float64, _ []float64) float64 { return math.Abs(x) }, hlo: hlo.AbsOp, onnx: "Abs"},
 		{name: SignOp, summary: "-1, 0 or 1 by the sign of x (ONNX Sign; NaN → NaN); integer or float element types, not i1", kind: signedElem, fn: func(x float64, _ []float64) float64 { return hlo.Sign(x) }, hlo: hlo.SignOp, onnx: "Sign"},

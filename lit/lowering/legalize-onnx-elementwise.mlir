@@ -15,18 +15,20 @@ func.func @exp(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // -----
 
-// CHECK-LABEL: func.func @erf_floor_ceil_sign
+// CHECK-LABEL: func.func @erf_floor_ceil_round_sign
 // CHECK-NEXT: %0 = hlo.erf %arg0 : tensor<4xf32>
 // CHECK-NEXT: %1 = hlo.floor %0 : tensor<4xf32>
 // CHECK-NEXT: %2 = hlo.ceil %1 : tensor<4xf32>
-// CHECK-NEXT: %3 = hlo.sign %2 : tensor<4xf32>
-// CHECK-NEXT: func.return %3 : tensor<4xf32>
-func.func @erf_floor_ceil_sign(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT: %3 = hlo.round_nearest_even %2 : tensor<4xf32>
+// CHECK-NEXT: %4 = hlo.sign %3 : tensor<4xf32>
+// CHECK-NEXT: func.return %4 : tensor<4xf32>
+func.func @erf_floor_ceil_round_sign(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = graph.erf %x : tensor<4xf32>
   %1 = graph.floor %0 : tensor<4xf32>
   %2 = graph.ceil %1 : tensor<4xf32>
-  %3 = graph.sign %2 : tensor<4xf32>
-  func.return %3 : tensor<4xf32>
+  %3 = graph.round %2 : tensor<4xf32>
+  %4 = graph.sign %3 : tensor<4xf32>
+  func.return %4 : tensor<4xf32>
 }
 
 // -----

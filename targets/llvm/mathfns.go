@@ -56,11 +56,12 @@ type mathImpl struct {
 
 // mathImpls holds the CPU implementation of every float intrinsic.
 var mathImpls = map[string]mathImpl{
-	"abs":   {any: llvmMath("llvm.fabs")},
-	"sqrt":  {any: llvmMath("llvm.sqrt")},
-	"fma":   {any: llvmMath("llvm.fma")},
-	"floor": {any: llvmMath("llvm.floor")},
-	"ceil":  {any: llvmMath("llvm.ceil")},
+	"abs":       {any: llvmMath("llvm.fabs")},
+	"sqrt":      {any: llvmMath("llvm.sqrt")},
+	"fma":       {any: llvmMath("llvm.fma")},
+	"floor":     {any: llvmMath("llvm.floor")},
+	"ceil":      {any: llvmMath("llvm.ceil")},
+	"roundeven": {any: llvmMath("llvm.roundeven")},
 	"rsqrt": {any: func(g *fgen, a []value.Value) value.Value {
 		return g.cur.NewFDiv(fk(a[0], 1), g.callIntrinsic("llvm.sqrt", a[0]))
 	}},

@@ -186,14 +186,24 @@ func convertCast(n *node) ([]*value, error) {
 			return nil, n.errorf("unsupported target type %s", dataTypeName(int32(to)))
 		}
 	}
-	x := n.in(0)
+	y, err := n.castTo(n.in(0), dt)
+	return list(y), err
+}
+
+// castTo converts x to element type dt: folded when x is constant, x
+// itself when it has that type already, else a graph.cast.
+func (n *node) castTo(x *value, dt graphir.DType) (*value, error) {
 	if x.isConst() {
-		return list(constValue(foldCast(x.tensor(), dt), n.loc)), nil
+		return constValue(foldCast(x.tensor(), dt), n.loc), nil
 	}
 	if x.typ().Elem == dt {
-		return list(x), nil
+		return x, nil
 	}
-	return n.emitTyped("graph.cast", list(x), nil, []graphir.Type{graphir.NewTensor(dt, x.typ().Shape...)})
+	ys, err := n.emitTyped("graph.cast", list(x), nil, []graphir.Type{graphir.NewTensor(dt, x.typ().Shape...)})
+	if err != nil {
+		return nil, err
+	}
+	return ys[0], nil
 }
 
 // convertThresholdedRelu is where(x > alpha, x, 0), alpha default 1.

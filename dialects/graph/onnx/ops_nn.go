@@ -83,7 +83,12 @@ func convertConv(n *node) ([]*value, error) {
 	if err := n.need(2, 3); err != nil {
 		return nil, err
 	}
-	x, w := n.in(0), n.in(1)
+	return n.convWith(n.in(0), n.in(1), n.in(2))
+}
+
+// convWith is Conv of x, w and the optional bias b, with the node's
+// attributes (Conv, ConvInteger and QLinearConv share them).
+func (n *node) convWith(x, w, b *value) ([]*value, error) {
 	if err := n.spatialRank(x); err != nil {
 		return nil, err
 	}
@@ -105,7 +110,7 @@ func convertConv(n *node) ([]*value, error) {
 		return nil, err
 	}
 	ins := list(x, w)
-	if b := n.in(2); b != nil {
+	if b != nil {
 		ins = append(ins, b)
 	}
 	return n.emit("graph.conv2d", ins, attrs("strides", graphir.I64Array(strides...), "pads", graphir.I64Array(pads...),
