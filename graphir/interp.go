@@ -7,15 +7,28 @@ import "fmt"
 // Errors: argument count or type mismatch, an op without an evaluator, and
 // any evaluator error, each located at the offending op.
 func Interpret(f *Func, args []*Tensor) ([]*Tensor, error) {
+	return InterpretObserved(f, args, nil)
+}
+
+// InterpretObserved is Interpret calling observe with every op result of
+// f's body as it is computed (calibration collects activation ranges this
+// way; nil observes nothing). observe must not change the tensor.
+func InterpretObserved(f *Func, args []*Tensor, observe func(*Value, *Tensor)) ([]*Tensor, error) {
 	if len(args) != len(f.Type.Inputs) {
 		return nil, Errorf(f.Loc, "@%s expects %d arguments, got %d", f.Name, len(f.Type.Inputs), len(args))
 	}
-	for i, a := range args {
-		if !a.Type.Equal(f.Type.Inputs[i]) {
-			return nil, Errorf(f.Loc, "@%s argument #%d: expected %s, got %s", f.Name, i, f.Type.Inputs[i], a.Type)
+	b := f.Entry()
+	env := make(map[*Value]*Tensor, b.Len()+len(args))
+	for i, a := range b.Args {
+		if !args[i].Type.Equal(f.Type.Inputs[i]) {
+			return nil, Errorf(f.Loc, "@%s argument #%d: expected %s, got %s", f.Name, i, f.Type.Inputs[i], args[i].Type)
+		}
+		env[a] = args[i]
+		if observe != nil {
+			observe(a, args[i])
 		}
 	}
-	return EvalBlock(f.Entry(), args)
+	return evalOpsObserved(b, env, observe)
 }
 
 // EvalBlock evaluates the ops of b with its arguments bound to args and
@@ -30,6 +43,10 @@ func EvalBlock(b *Block, args []*Tensor) ([]*Tensor, error) {
 }
 
 func evalOps(b *Block, env map[*Value]*Tensor) ([]*Tensor, error) {
+	return evalOpsObserved(b, env, nil)
+}
+
+func evalOpsObserved(b *Block, env map[*Value]*Tensor, observe func(*Value, *Tensor)) ([]*Tensor, error) {
 	for op := b.First(); op != nil; op = op.Next() {
 		ins := make([]*Tensor, op.NumOperands())
 		for i, v := range op.Operands() {
@@ -57,6 +74,9 @@ func evalOps(b *Block, env map[*Value]*Tensor) ([]*Tensor, error) {
 		}
 		for i, r := range op.Results {
 			env[r] = outs[i]
+			if observe != nil {
+				observe(r, outs[i])
+			}
 		}
 	}
 	return nil, fmt.Errorf("block has no terminator")

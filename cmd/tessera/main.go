@@ -69,7 +69,7 @@ the hlo fusion level and the tensor IR to x86-64 object code, and runs them.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	(&profileFlags{}).add(root)
-	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr), newNPUCmd(stdout, stderr), newDBCmd(stdout, stderr))
+	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr), newNPUCmd(stdout, stderr), newDBCmd(stdout, stderr), newQuantizeCmd(stdout, stderr))
 	return root
 }
 

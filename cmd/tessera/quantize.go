@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/graphir"
+	rt "github.com/tessera-ml/tessera/runtime"
+)
+
+type quantizeOptions struct {
+	calibrate  []string
+	method     string
+	percentile float64
+	output     string
+	fixDims    []string
+}
+
+func newQuantizeCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o quantizeOptions
+	cmd := &cobra.Command{
+		Use:   "quantize MODEL --calibrate X.npy [--calibrate ...] [-o OUT.mlir]",
+		Short: "post-training static quantization: write the model in QDQ form with calibrated int8 ranges",
+		Long: `quantize runs the f32 model on calibration batches in the reference
+interpreter, collects the range of every activation that a convolution or
+matrix product reads, and writes the model with those activations read
+through graph.quantize_linear/graph.dequantize_linear pairs (ui8,
+asymmetric, per tensor) and its constant weights as int8 constants
+dequantized per output channel (symmetric), ONNX Runtime's default QDQ
+scheme:
+
+  tessera quantize examples/lenet5.mlir --calibrate calib.npy -o lenet5.int8.mlir
+  tessera run lenet5.int8.mlir --input x.npy
+
+Each --calibrate is one batch: a .npy of the model's input type, or
+A.npy,B.npy for a model of several inputs. --method picks how a range is
+read from the values seen: minmax (smallest to largest), percentile
+(--percentile, default 99.99, of the values; clips outliers) or entropy
+(TensorRT's KL-divergence threshold on |x|). Biases stay float.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runQuantize(args[0], o, stdout, stderr); err != nil {
+				return fail(stderr, err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&o.calibrate, "calibrate", nil, "calibration batch: a .npy of the model's input (A.npy,B.npy for several inputs; repeatable)")
+	f.StringVar(&o.method, "method", graph.CalibrateMinMax, "calibration method: "+strings.Join(graph.CalibrationMethods, ", "))
+	f.Float64Var(&o.percentile, "percentile", 99.99, "percent of the values the percentile method keeps")
+	f.StringVarP(&o.output, "output", "o", "", "output file (default stdout)")
+	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
+	return cmd
+}
+
+func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) error {
+	if len(o.calibrate) == 0 {
+		return fmt.Errorf("--calibrate: give at least one calibration batch (.npy of the model's input)")
+	}
+	m, err := loadModel(model, o.fixDims)
+	if err != nil {
+		return err
+	}
+	f := m.Lookup("main")
+	batches, err := readCalibration(f, o.calibrate)
+	if err != nil {
+		return err
+	}
+	values := graph.QuantizedInputs(f)
+	bar := newCalibrationBar(stderr)
+	ranges, err := graph.Calibrate(f, batches, values, graph.CalibrateOptions{Method: o.method, Percentile: o.percentile, Progress: bar})
+	if err != nil {
+		return fmt.Errorf("calibration: %v", err)
+	}
+	if err := graph.QuantizeStatic(f, ranges); err != nil {
+		return err
+	}
+	if err := graphir.Verify(m); err != nil {
+		return err
+	}
+	text := graphir.PrintWith(m, graphir.PrintOptions{DebugInfo: true, HexLargerThan: 1024})
+	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches)\n", len(values), o.method, len(batches))
+	if o.output == "" {
+		_, err = io.WriteString(stdout, text)
+		return err
+	}
+	return os.WriteFile(o.output, []byte(text), 0o644)
+}
+
+// readCalibration reads the --calibrate batches, checking each against
+// f's inputs. Errors name the argument.
+func readCalibration(f *graphir.Func, flags []string) ([][]*graphir.Tensor, error) {
+	var batches [][]*graphir.Tensor
+	for _, flag := range flags {
+		var batch []*graphir.Tensor
+		for _, path := range strings.Split(flag, ",") {
+			t, err := rt.ReadNPY(path)
+			if err != nil {
+				return nil, fmt.Errorf("--calibrate %s: %v", flag, err)
+			}
+			g, err := graphTensor(t)
+			if err != nil {
+				return nil, fmt.Errorf("--calibrate %s: %v", path, err)
+			}
+			batch = append(batch, g)
+		}
+		if err := graph.CheckCalibrationBatch(f, batch); err != nil {
+			return nil, fmt.Errorf("--calibrate %s: %v", flag, err)
+		}
+		batches = append(batches, batch)
+	}
+	return batches, nil
+}
+
+// newCalibrationBar is a progress bar over the calibration batches on a
+// terminal, nothing otherwise.
+func newCalibrationBar(w io.Writer) func(done, total int) {
+	if f, ok := w.(*os.File); !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	return func(done, total int) {
+		if bar == nil {
+			bar = progressbar.NewOptions(total, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("calibrating"),
+				progressbar.OptionShowCount(), progressbar.OptionSetElapsedTime(true), progressbar.OptionOnCompletion(func() { fmt.Fprintln(w) }))
+		}
+		_ = bar.Set(done)
+	}
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	rt "github.com/tessera-ml/tessera/runtime"
+)
+
+// digitsAccuracy runs a model on the held-out digits and returns the
+// printed accuracy.
+func digitsAccuracy(t *testing.T, model, input string) float64 {
+	t.Helper()
+	out, stderr, code := tessera("run", model, "--input", input, "--labels", filepath.Join(examples, "digits_y.npy"))
+	require.Equal(t, 0, code, stderr)
+	a, _ := accuracyOf(t, out)
+	return a
+}
+
+// TestQuantizeDigits: LeNet-5 and the MLP quantized post-training (360
+// training images as calibration data, written by
+// examples/quantize_digits.py) keep their held-out accuracy within half a
+// point of f32 with every calibration method, and the output is QDQ text
+// whose weights are int8 constants.
+func TestQuantizeDigits(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ model, input, calib string }{{"lenet5.mlir", "digits_x.npy", "digits_calib_x.npy"}, {"mlp.mlir", "digits28_x.npy", "digits28_calib_x.npy"}} {
+		model, input := filepath.Join(examples, c.model), filepath.Join(examples, c.input)
+		f32 := digitsAccuracy(t, model, input)
+		for _, method := range []string{"minmax", "percentile", "entropy"} {
+			out := filepath.Join(dir, method+"_"+c.model)
+			_, stderr, code := tessera("quantize", model, "--calibrate", filepath.Join(examples, c.calib), "--method", method, "-o", out)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stderr, "("+method+" calibration over 1 batches)")
+			text, err := os.ReadFile(out)
+			require.NoError(t, err)
+			assert.Contains(t, string(text), "graph.quantize_linear")
+			assert.Regexp(t, `graph.dequantize_linear %[0-9]+, %[0-9]+, %[0-9]+ \{axis = [01]\} : \(tensor<[0-9x]+xi8>`, string(text))
+			int8 := digitsAccuracy(t, out, input)
+			t.Logf("%s %s: f32 %.4f, int8 %.4f", c.model, method, f32, int8)
+			assert.InDelta(t, f32, int8, 0.005, "%s %s", c.model, method)
+		}
+	}
+}
+
+// TestQuantizeErrors: bad calibration data is one clear line naming the
+// argument, and nothing is written.
+func TestQuantizeErrors(t *testing.T) {
+	dir := t.TempDir()
+	lenet := filepath.Join(examples, "lenet5.mlir")
+	digits28 := filepath.Join(examples, "digits28_x.npy")
+	ints, err := rt.FromSlice([]int64{360, 1, 32, 32}, make([]int32, 360*32*32))
+	require.NoError(t, err)
+	intPath := filepath.Join(dir, "ints.npy")
+	require.NoError(t, rt.WriteNPY(intPath, ints))
+	out := filepath.Join(dir, "q.mlir")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"quantize", lenet}, "--calibrate: give at least one calibration batch"},
+		{[]string{"quantize", lenet, "--calibrate", digits28}, "--calibrate " + digits28 + ": input #0 is tensor<360x1x32x32xf32>, the calibration data is tensor<360x1x28x28xf32>"},
+		{[]string{"quantize", lenet, "--calibrate", intPath}, "the calibration data is tensor<360x1x32x32xi32>"},
+		{[]string{"quantize", lenet, "--calibrate", filepath.Join(dir, "missing.npy")}, "--calibrate " + filepath.Join(dir, "missing.npy") + ": "},
+		{[]string{"quantize", lenet, "--calibrate", digits28 + "," + digits28}, "the model has 1 inputs, the batch gives 2"},
+		{[]string{"quantize", lenet, "--calibrate", filepath.Join(examples, "digits_x.npy"), "--method", "kl"}, "calibration: unknown calibration method 'kl'"},
+	} {
+		_, stderr, code := tessera(append(c.args, "-o", out)...)
+		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+		_, err := os.Stat(out)
+		assert.True(t, os.IsNotExist(err), "%v: no output on error", c.args)
+	}
+}
