@@ -36,13 +36,11 @@ import tempfile
 import numpy as np
 import torch
 import torch.ao.quantization as tq
-from sklearn.datasets import load_digits
-from sklearn.model_selection import train_test_split
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from digits_models import MLP, LeNet5  # noqa: E402
-from train_digits import EPOCHS, SPLIT_SEED, TORCH_SEED, train, upsample  # noqa: E402
+from train_digits import EPOCHS, TORCH_SEED, digits_split, train, upsample  # noqa: E402
 
 TESSERA = os.path.join(HERE, "..", "bin", "tessera")
 CALIBRATION = 360  # training images in the calibration batch (the model's batch)
@@ -97,10 +95,7 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
 
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32)
-    y = digits.target.astype(np.int64)
-    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.2, stratify=y, random_state=SPLIT_SEED)
+    xtr, xte, ytr, yte = digits_split()
     y_path = os.path.join(HERE, "digits_y.npy")
     assert (np.load(y_path) == yte).all(), "the held-out labels differ from examples/digits_y.npy"
 

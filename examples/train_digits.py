@@ -60,6 +60,15 @@ def upsample(x8, size):
     return up.numpy().astype(np.float32)
 
 
+def digits_split():
+    """The digits scaled to [0, 1] and split 80/20, stratified, with the
+    fixed seed: (x_train, x_test, y_train, y_test), images as N x 64."""
+    digits = load_digits()
+    x = (digits.data / 16.0).astype(np.float32)
+    y = digits.target.astype(np.int64)
+    return train_test_split(x, y, test_size=0.2, stratify=y, random_state=SPLIT_SEED)
+
+
 def train(model, x, y, epochs):
     g = torch.Generator().manual_seed(TORCH_SEED + 1)
     opt = torch.optim.Adam(model.parameters(), lr=LR)
@@ -226,10 +235,7 @@ def main():
     torch.use_deterministic_algorithms(True)
     torch.set_num_threads(1)
 
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32)
-    y = digits.target.astype(np.int64)
-    xtr, xte, ytr, yte = train_test_split(x, y, test_size=0.2, stratify=y, random_state=SPLIT_SEED)
+    xtr, xte, ytr, yte = digits_split()
     n = len(yte)
     assert n == 360, n
 

@@ -44,19 +44,7 @@ func (d DType) IsFloat() bool { return d == F32 || d == F16 || d == BF16 || d ==
 
 // Format is a float type's storage format for raw element bytes
 // (DenseElementsAttr.Raw); 0 for other types.
-func (d DType) Format() fp.Format {
-	switch d {
-	case F16:
-		return fp.F16
-	case BF16:
-		return fp.BF16
-	case F32:
-		return fp.F32
-	case F64:
-		return fp.F64
-	}
-	return 0
-}
+func (d DType) Format() fp.Format { return fp.FormatOf(d.String()) }
 
 // IsInt reports whether d is an integer (or boolean) type, signed or
 // unsigned.

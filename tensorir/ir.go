@@ -113,19 +113,7 @@ func (t DType) Bits() int {
 
 // Format is a float kind's storage format for raw element bytes
 // (AllocateConst.Raw); 0 for other kinds.
-func (t DType) Format() fp.Format {
-	switch t.Kind {
-	case F16:
-		return fp.F16
-	case BF16:
-		return fp.BF16
-	case F32:
-		return fp.F32
-	case F64:
-		return fp.F64
-	}
-	return 0
-}
+func (t DType) Format() fp.Format { return fp.FormatOf(t.Element().String()) }
 
 // Element returns the scalar type of one lane.
 func (t DType) Element() DType { return DType{t.Kind, 1} }

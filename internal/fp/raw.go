@@ -20,6 +20,22 @@ const (
 	F64
 )
 
+// FormatOf is the format of the float dtype named name (MLIR's f16, bf16,
+// f32, f64; both IR levels spell their dtypes so), 0 for any other name.
+func FormatOf(name string) Format {
+	switch name {
+	case "f16":
+		return F16
+	case "bf16":
+		return BF16
+	case "f32":
+		return F32
+	case "f64":
+		return F64
+	}
+	return 0
+}
+
 // Size is the bytes per element (0 for the zero Format).
 func (f Format) Size() int {
 	switch f {
