@@ -21,6 +21,9 @@ type quantizeOptions struct {
 	percentile float64
 	output     string
 	fixDims    []string
+	// on is where the calibration batches run: "cpu" (compiled) or
+	// "interpreter".
+	on string
 }
 
 func newQuantizeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -28,8 +31,10 @@ func newQuantizeCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "quantize MODEL --calibrate X.npy [--calibrate ...] [-o OUT.mlir]",
 		Short: "post-training static quantization: write the model in QDQ form with calibrated int8 ranges",
-		Long: `quantize runs the f32 model on calibration batches in the reference
-interpreter, collects the range of every activation that a convolution or
+		Long: `quantize runs the f32 model on calibration batches — compiled for the
+CPU with the activations as extra results (--calibrate-on cpu, the
+default), or in the reference interpreter (--calibrate-on interpreter) —
+collects the range of every activation that a convolution or
 matrix product reads, and writes the model with those activations read
 through graph.quantize_linear/graph.dequantize_linear pairs (ui8,
 asymmetric, per tensor) and its constant weights as int8 constants
@@ -58,6 +63,7 @@ read from the values seen: minmax (smallest to largest), percentile
 	f.Float64Var(&o.percentile, "percentile", 99.99, "percent of the values the percentile method keeps")
 	f.StringVarP(&o.output, "output", "o", "", "output file (default stdout)")
 	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
+	f.StringVar(&o.on, "calibrate-on", "cpu", "where the calibration batches run: cpu (the model compiled, with the activations as extra results) or interpreter (the reference interpreter)")
 	return cmd
 }
 
@@ -75,8 +81,22 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 		return err
 	}
 	values := graph.QuantizedInputs(f)
+	var eval graph.Evaluator
+	switch o.on {
+	case "interpreter":
+		eval = graph.InterpreterEvaluator(f, values)
+	case "cpu":
+		probe, err := compiledEvaluator(model, o.fixDims, len(values))
+		if err != nil {
+			return fmt.Errorf("--calibrate-on cpu: %v", err)
+		}
+		defer probe.Close()
+		eval = probe.eval
+	default:
+		return fmt.Errorf("--calibrate-on %q: expected cpu or interpreter", o.on)
+	}
 	bar := newCalibrationBar(stderr)
-	ranges, err := graph.Calibrate(f, batches, values, graph.CalibrateOptions{Method: o.method, Percentile: o.percentile, Progress: bar})
+	ranges, err := graph.Calibrate(eval, batches, values, graph.CalibrateOptions{Method: o.method, Percentile: o.percentile, Progress: bar})
 	if err != nil {
 		return fmt.Errorf("calibration: %v", err)
 	}
@@ -87,7 +107,7 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 		return err
 	}
 	text := graphir.PrintWith(m, graphir.PrintOptions{DebugInfo: true, HexLargerThan: 1024})
-	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches)\n", len(values), o.method, len(batches))
+	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches on the %s)\n", len(values), o.method, len(batches), o.on)
 	if o.output == "" {
 		_, err = io.WriteString(stdout, text)
 		return err
@@ -134,4 +154,88 @@ func newCalibrationBar(w io.Writer) func(done, total int) {
 		}
 		_ = bar.Set(done)
 	}
+}
+
+// calibrationProbe is the model compiled for the CPU with the activations
+// being calibrated as extra results, loaded into this process.
+type calibrationProbe struct {
+	l    *loaded
+	file string
+	n    int // the calibrated values, the last n results
+}
+
+func (p *calibrationProbe) Close() {
+	p.l.Close()
+	os.Remove(p.file)
+}
+
+// compiledEvaluator compiles model (loaded again: the probe's @main also
+// returns the n values graph.QuantizedInputs lists, in that order) and
+// loads it.
+func compiledEvaluator(model string, fixDims []string, n int) (*calibrationProbe, error) {
+	m, err := loadModel(model, fixDims)
+	if err != nil {
+		return nil, err
+	}
+	f := m.Lookup("main")
+	values := graph.QuantizedInputs(f)
+	if len(values) != n {
+		return nil, fmt.Errorf("the model's activations changed between two loads (%d, %d)", n, len(values))
+	}
+	ret := f.Entry().Last()
+	ret.SetOperands(append(ret.Operands(), values...))
+	for _, v := range values {
+		f.Type.Results = append(f.Type.Results, v.Type)
+	}
+	if err := graphir.Verify(m); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp("", "tessera-calibrate-*.mlir")
+	if err != nil {
+		return nil, err
+	}
+	p := &calibrationProbe{file: tmp.Name(), n: n}
+	_, err = io.WriteString(tmp, graphir.PrintWith(m, graphir.PrintOptions{HexLargerThan: 1024}))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		p.l, err = loadCompiled(p.file, compileOptions{target: "cpu", mcpu: "native", log: io.Discard}, 0)
+	}
+	if err != nil {
+		os.Remove(p.file)
+		return nil, err
+	}
+	return p, nil
+}
+
+// eval runs one batch and returns the calibrated values (the results after
+// the model's own).
+func (p *calibrationProbe) eval(batch []*graphir.Tensor) ([]*graphir.Tensor, error) {
+	ins := make([]*rt.Tensor, len(batch))
+	for i, g := range batch {
+		t, err := rt.NewTensor(p.l.inputs[i].DType, p.l.inputs[i].Shape)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.SetFloat64Values(g.Data); err != nil {
+			return nil, err
+		}
+		ins[i] = t
+	}
+	outs, err := p.l.newOutputs()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.l.entry.Call(ins, outs); err != nil {
+		return nil, err
+	}
+	values := outs[len(outs)-p.n:]
+	res := make([]*graphir.Tensor, len(values))
+	for i, t := range values {
+		if res[i], err = graphTensor(t); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }

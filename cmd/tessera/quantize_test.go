@@ -32,17 +32,18 @@ func TestQuantizeDigits(t *testing.T) {
 	for _, c := range []struct{ model, input, calib string }{{"lenet5.mlir", "digits_x.npy", "digits_calib_x.npy"}, {"mlp.mlir", "digits28_x.npy", "digits28_calib_x.npy"}} {
 		model, input := filepath.Join(examples, c.model), filepath.Join(examples, c.input)
 		f32 := digitsAccuracy(t, model, input)
-		for _, method := range []string{"minmax", "percentile", "entropy"} {
-			out := filepath.Join(dir, method+"_"+c.model)
-			_, stderr, code := tessera("quantize", model, "--calibrate", filepath.Join(examples, c.calib), "--method", method, "-o", out)
+		for _, run := range []struct{ method, on string }{{"minmax", "cpu"}, {"minmax", "interpreter"}, {"percentile", "cpu"}, {"entropy", "cpu"}} {
+			method := run.method
+			out := filepath.Join(dir, method+"_"+run.on+"_"+c.model)
+			_, stderr, code := tessera("quantize", model, "--calibrate", filepath.Join(examples, c.calib), "--method", method, "--calibrate-on", run.on, "-o", out)
 			require.Equal(t, 0, code, stderr)
-			assert.Contains(t, stderr, "("+method+" calibration over 1 batches)")
+			assert.Contains(t, stderr, "("+method+" calibration over 1 batches on the "+run.on+")")
 			text, err := os.ReadFile(out)
 			require.NoError(t, err)
 			assert.Contains(t, string(text), "graph.quantize_linear")
 			assert.Regexp(t, `graph.dequantize_linear %[0-9]+, %[0-9]+, %[0-9]+ \{axis = [01]\} : \(tensor<[0-9x]+xi8>`, string(text))
 			int8 := digitsAccuracy(t, out, input)
-			t.Logf("%s %s: f32 %.4f, int8 %.4f", c.model, method, f32, int8)
+			t.Logf("%s %s on the %s: f32 %.4f, int8 %.4f", c.model, method, run.on, f32, int8)
 			assert.InDelta(t, f32, int8, 0.005, "%s %s", c.model, method)
 		}
 	}
@@ -69,6 +70,7 @@ func TestQuantizeErrors(t *testing.T) {
 		{[]string{"quantize", lenet, "--calibrate", filepath.Join(dir, "missing.npy")}, "--calibrate " + filepath.Join(dir, "missing.npy") + ": "},
 		{[]string{"quantize", lenet, "--calibrate", digits28 + "," + digits28}, "the model has 1 inputs, the batch gives 2"},
 		{[]string{"quantize", lenet, "--calibrate", filepath.Join(examples, "digits_x.npy"), "--method", "kl"}, "calibration: unknown calibration method 'kl'"},
+		{[]string{"quantize", lenet, "--calibrate", filepath.Join(examples, "digits_x.npy"), "--calibrate-on", "gpu"}, `--calibrate-on "gpu": expected cpu or interpreter`},
 	} {
 		_, stderr, code := tessera(append(c.args, "-o", out)...)
 		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)

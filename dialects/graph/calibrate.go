@@ -9,7 +9,8 @@ import (
 )
 
 // Calibration for post-training static quantization: the f32 model runs
-// on calibration batches in the reference interpreter, and the activations
+// on calibration batches (an Evaluator: the reference interpreter, or
+// compiled code returning the activations as extra results), and the activations
 // that quantized ops read get a range [lo, hi] by one of three methods:
 //
 //	minmax      the smallest and largest value seen
@@ -57,10 +58,33 @@ type valueStats struct {
 	hist   []float64 // values over [lo, hi] (percentile) or |x| over [0, max|lo|, |hi|] (entropy)
 }
 
-// Calibrate runs f on every batch (one tensor per argument) and returns the
-// range of each value in values. Errors: an unknown method, an argument
-// that does not match f's inputs, the interpreter's.
-func Calibrate(f *graphir.Func, batches [][]*graphir.Tensor, values []*graphir.Value, o CalibrateOptions) (map[*graphir.Value]Range, error) {
+// Evaluator runs the model on one calibration batch (a tensor per
+// argument) and returns the tensors of the values being calibrated, in
+// their order.
+type Evaluator func(batch []*graphir.Tensor) ([]*graphir.Tensor, error)
+
+// InterpreterEvaluator evaluates values of f with the reference
+// interpreter.
+func InterpreterEvaluator(f *graphir.Func, values []*graphir.Value) Evaluator {
+	index := make(map[*graphir.Value]int, len(values))
+	for i, v := range values {
+		index[v] = i
+	}
+	return func(batch []*graphir.Tensor) ([]*graphir.Tensor, error) {
+		out := make([]*graphir.Tensor, len(values))
+		_, err := graphir.InterpretObserved(f, batch, func(v *graphir.Value, t *graphir.Tensor) {
+			if i, ok := index[v]; ok {
+				out[i] = t
+			}
+		})
+		return out, err
+	}
+}
+
+// Calibrate runs eval on every batch and returns the range of each of
+// values (the values eval returns, in order). Errors: an unknown method or
+// percentile, eval's.
+func Calibrate(eval Evaluator, batches [][]*graphir.Tensor, values []*graphir.Value, o CalibrateOptions) (map[*graphir.Value]Range, error) {
 	if o.Method == "" {
 		o.Method = CalibrateMinMax
 	}
@@ -73,10 +97,7 @@ func Calibrate(f *graphir.Func, batches [][]*graphir.Tensor, values []*graphir.V
 	if !(o.Percentile > 50 && o.Percentile <= 100) {
 		return nil, fmt.Errorf("percentile %g must be in (50, 100]", o.Percentile)
 	}
-	stats := map[*graphir.Value]*valueStats{}
-	for _, v := range values {
-		stats[v] = &valueStats{}
-	}
+	stats := make([]valueStats, len(values))
 	passes := 1
 	if o.Method != CalibrateMinMax {
 		passes = 2
@@ -84,13 +105,12 @@ func Calibrate(f *graphir.Func, batches [][]*graphir.Tensor, values []*graphir.V
 	done := 0
 	for pass := 0; pass < passes; pass++ {
 		for _, args := range batches {
-			_, err := graphir.InterpretObserved(f, args, func(v *graphir.Value, t *graphir.Tensor) {
-				if s := stats[v]; s != nil {
-					s.add(t.Data, pass, o.Method)
-				}
-			})
+			ts, err := eval(args)
 			if err != nil {
 				return nil, err
+			}
+			for i, t := range ts {
+				stats[i].add(t.Data, pass, o.Method)
 			}
 			done++
 			if o.Progress != nil {
@@ -98,9 +118,9 @@ func Calibrate(f *graphir.Func, batches [][]*graphir.Tensor, values []*graphir.V
 			}
 		}
 	}
-	out := make(map[*graphir.Value]Range, len(stats))
-	for v, s := range stats {
-		out[v] = s.rangeOf(o)
+	out := make(map[*graphir.Value]Range, len(values))
+	for i, v := range values {
+		out[v] = stats[i].rangeOf(o)
 	}
 	return out, nil
 }

@@ -47,7 +47,7 @@ func TestCalibrationMethods(t *testing.T) {
 		batches = append(batches, batchOf(vals...))
 	}
 	get := func(o CalibrateOptions) Range {
-		r, err := Calibrate(f, batches, values, o)
+		r, err := Calibrate(InterpreterEvaluator(f, values), batches, values, o)
 		require.NoError(t, err)
 		return r[values[0]]
 	}
@@ -60,15 +60,15 @@ func TestCalibrationMethods(t *testing.T) {
 	assert.Equal(t, 0.0, e.Lo)
 	assert.Less(t, e.Hi, 100.0, "entropy clips the tail: %v", e)
 	calls := 0
-	_, err := Calibrate(f, batches, values, CalibrateOptions{Method: CalibrateEntropy, Progress: func(done, total int) {
+	_, err := Calibrate(InterpreterEvaluator(f, values), batches, values, CalibrateOptions{Method: CalibrateEntropy, Progress: func(done, total int) {
 		calls++
 		assert.Equal(t, 80, total, "two passes")
 	}})
 	require.NoError(t, err)
 	assert.Equal(t, 80, calls)
-	_, err = Calibrate(f, batches, values, CalibrateOptions{Method: "kl"})
+	_, err = Calibrate(InterpreterEvaluator(f, values), batches, values, CalibrateOptions{Method: "kl"})
 	assert.ErrorContains(t, err, "unknown calibration method 'kl'")
-	_, err = Calibrate(f, batches, values, CalibrateOptions{Method: CalibratePercentile, Percentile: 20})
+	_, err = Calibrate(InterpreterEvaluator(f, values), batches, values, CalibrateOptions{Method: CalibratePercentile, Percentile: 20})
 	assert.ErrorContains(t, err, "percentile 20 must be in (50, 100]")
 }
 
@@ -82,7 +82,7 @@ func TestQuantizeStatic(t *testing.T) {
 	x := batchOf(0.3, -1, 0.7, 0.05, 0.9, 0.45, -0.2, 0.6)
 	want, err := graphir.Interpret(f, x)
 	require.NoError(t, err)
-	ranges, err := Calibrate(f, [][]*graphir.Tensor{x}, QuantizedInputs(f), CalibrateOptions{})
+	ranges, err := Calibrate(InterpreterEvaluator(f, QuantizedInputs(f)), [][]*graphir.Tensor{x}, QuantizedInputs(f), CalibrateOptions{})
 	require.NoError(t, err)
 	require.NoError(t, QuantizeStatic(f, ranges))
 	require.NoError(t, graphir.Verify(m))
