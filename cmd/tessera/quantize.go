@@ -157,11 +157,11 @@ func newCalibrationBar(w io.Writer) func(done, total int) {
 }
 
 // calibrationProbe is the model compiled for the CPU with the activations
-// being calibrated as extra results, loaded into this process.
+// being calibrated as one extra result, loaded into this process.
 type calibrationProbe struct {
-	l    *loaded
-	file string
-	n    int // the calibrated values, the last n results
+	l      *loaded
+	file   string
+	shapes []*graphir.TensorType // the calibrated values, flattened and concatenated in the last result
 }
 
 func (p *calibrationProbe) Close() {
@@ -170,8 +170,9 @@ func (p *calibrationProbe) Close() {
 }
 
 // compiledEvaluator compiles model (loaded again: the probe's @main also
-// returns the n values graph.QuantizedInputs lists, in that order) and
-// loads it.
+// returns the n values graph.QuantizedInputs lists, flattened and
+// concatenated in that order into one f32 vector, so that any number of
+// them passes the entry point's argument limit) and loads it.
 func compiledEvaluator(model string, fixDims []string, n int) (*calibrationProbe, error) {
 	m, err := loadModel(model, fixDims)
 	if err != nil {
@@ -182,10 +183,8 @@ func compiledEvaluator(model string, fixDims []string, n int) (*calibrationProbe
 	if len(values) != n {
 		return nil, fmt.Errorf("the model's activations changed between two loads (%d, %d)", n, len(values))
 	}
-	ret := f.Entry().Last()
-	ret.SetOperands(append(ret.Operands(), values...))
-	for _, v := range values {
-		f.Type.Results = append(f.Type.Results, v.Type)
+	if err := returnFlattened(f, values); err != nil {
+		return nil, err
 	}
 	if err := graphir.Verify(m); err != nil {
 		return nil, err
@@ -194,7 +193,10 @@ func compiledEvaluator(model string, fixDims []string, n int) (*calibrationProbe
 	if err != nil {
 		return nil, err
 	}
-	p := &calibrationProbe{file: tmp.Name(), n: n}
+	p := &calibrationProbe{file: tmp.Name()}
+	for _, v := range values {
+		p.shapes = append(p.shapes, graphir.AsTensor(v.Type))
+	}
 	_, err = io.WriteString(tmp, graphir.PrintWith(m, graphir.PrintOptions{HexLargerThan: 1024}))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -230,12 +232,44 @@ func (p *calibrationProbe) eval(batch []*graphir.Tensor) ([]*graphir.Tensor, err
 	if err := p.l.entry.Call(ins, outs); err != nil {
 		return nil, err
 	}
-	values := outs[len(outs)-p.n:]
-	res := make([]*graphir.Tensor, len(values))
-	for i, t := range values {
-		if res[i], err = graphTensor(t); err != nil {
-			return nil, err
+	flat, err := outs[len(outs)-1].Float32s()
+	if err != nil {
+		return nil, err
+	}
+	res := make([]*graphir.Tensor, len(p.shapes))
+	for i, t := range p.shapes {
+		n := int(t.NumElements())
+		res[i] = &graphir.Tensor{Type: t, Data: make([]float64, n)}
+		for k, x := range flat[:n] {
+			res[i].Data[k] = float64(x)
 		}
+		flat = flat[n:]
 	}
 	return res, nil
+}
+
+// returnFlattened makes f also return values, each reshaped to 1-D, as one
+// concatenated vector (the last result).
+func returnFlattened(f *graphir.Func, values []*graphir.Value) error {
+	ret := f.Entry().Last()
+	var flats []*graphir.Value
+	total := int64(0)
+	for _, v := range values {
+		n := graphir.AsTensor(v.Type).NumElements()
+		op, err := graphir.Build(graph.ReshapeOp, []*graphir.Value{v}, graphir.DictAttr{}.Set("shape", graphir.I64Array(n)), ret.Loc)
+		if err != nil {
+			return err
+		}
+		f.Entry().InsertBefore(ret, op)
+		flats = append(flats, op.Results[0])
+		total += n
+	}
+	cat, err := graphir.Build(graph.ConcatOp, flats, graphir.DictAttr{}.Set("axis", graphir.IntAttr(0)), ret.Loc)
+	if err != nil {
+		return err
+	}
+	f.Entry().InsertBefore(ret, cat)
+	ret.SetOperands(append(ret.Operands(), cat.Results[0]))
+	f.Type.Results = append(f.Type.Results, cat.Results[0].Type)
+	return nil
 }
