@@ -124,3 +124,48 @@ func TestActivationParams(t *testing.T) {
 	assert.Equal(t, 255.0, z)
 	assert.False(t, math.IsNaN(s))
 }
+
+// TestQuantizeStaticShapes covers the other contractions: a grouped,
+// strided convolution (per output channel weights along axis 0), a gemm
+// with transB (axis 0), a matmul with a 3-D constant (per tensor) and a
+// matmul of two activations (both quantized); the quantized model stays
+// close to the float one.
+func TestQuantizeStaticShapes(t *testing.T) {
+	src := `func.func @main(%x: tensor<1x4x6x6xf32>, %a: tensor<2x3x5xf32>) -> (tensor<1x3xf32>, tensor<2x3x2xf32>, tensor<2x3x3xf32>) {
+  %w = graph.constant {value = dense<0.5> : tensor<6x2x3x3xf32>} : tensor<6x2x3x3xf32>
+  %c = graph.conv2d %x, %w {groups = 2, strides = [2, 2], pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x3x3xf32>
+  %f = graph.flatten %c {axis = 1} : (tensor<1x6x3x3xf32>) -> tensor<1x54xf32>
+  %g = graph.constant {value = dense<0.25> : tensor<3x54xf32>} : tensor<3x54xf32>
+  %y = graph.gemm %f, %g {transB = true} : (tensor<1x54xf32>, tensor<3x54xf32>) -> tensor<1x3xf32>
+  %m = graph.constant {value = dense<-0.75> : tensor<2x5x2xf32>} : tensor<2x5x2xf32>
+  %z = graph.matmul %a, %m : (tensor<2x3x5xf32>, tensor<2x5x2xf32>) -> tensor<2x3x2xf32>
+  %at = graph.transpose %a {perm = [0, 2, 1]} : (tensor<2x3x5xf32>) -> tensor<2x5x3xf32>
+  %s = graph.matmul %a, %at : (tensor<2x3x5xf32>, tensor<2x5x3xf32>) -> tensor<2x3x3xf32>
+  func.return %y, %z, %s : tensor<1x3xf32>, tensor<2x3x2xf32>, tensor<2x3x3xf32>
+}`
+	m := parseModule(t, src)
+	f := m.Funcs[0]
+	rng := newRNG(3)
+	args := []*graphir.Tensor{randTensor(rng, 1, 4, 6, 6), randTensor(rng, 2, 3, 5)}
+	want, err := graphir.Interpret(f, args)
+	require.NoError(t, err)
+	values := QuantizedInputs(f)
+	require.Len(t, values, 4, "x, the flattened conv, a, a transposed")
+	ranges, err := Calibrate(InterpreterEvaluator(f, values), [][]*graphir.Tensor{args}, values, CalibrateOptions{})
+	require.NoError(t, err)
+	require.NoError(t, QuantizeStatic(f, ranges))
+	require.NoError(t, graphir.Verify(m))
+	assert.Equal(t, 4, countOps(m, QuantizeLinearOp))
+	assert.Equal(t, 7, countOps(m, DequantizeLinearOp), "4 activations, 3 weights")
+	got, err := graphir.Interpret(f, args)
+	require.NoError(t, err)
+	for r := range want {
+		scale := 0.0
+		for _, v := range want[r].Data {
+			scale = math.Max(scale, math.Abs(v))
+		}
+		for i := range want[r].Data {
+			assert.InDelta(t, want[r].Data[i], got[r].Data[i], 0.03*scale, "result %d element %d", r, i)
+		}
+	}
+}
