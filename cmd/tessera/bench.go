@@ -35,6 +35,7 @@ per kernel.`,
 				return fail(stderr, err)
 			}
 			o.profile = profile != ""
+			o.inputFiles = inputs
 			l, err := openModel(cmd, args[0], o, threads)
 			if err != nil {
 				return fail(stderr, err)

@@ -153,6 +153,10 @@ func TestFixDim(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, want, got)
 	assert.Contains(t, got, "tensor<2x3xf32>")
+	// Without --fix-dim, run takes the symbol's size from the input file.
+	got, stderr, code = tessera("run", dynamic, "--input", in)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, want, got)
 
 	model := filepath.Join(examples, "mlp.mlir")
 	for _, c := range []struct {
@@ -172,4 +176,47 @@ func TestFixDim(t *testing.T) {
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 		assert.True(t, strings.Count(stderr, "\n") <= 1, "one diagnostic line: %q", stderr)
 	}
+}
+
+// TestSymbolsFromInputs: run and bench take an ONNX model's symbolic
+// dimensions from the input files; two inputs that give one symbol
+// different sizes are one error naming the symbol and both inputs.
+func TestSymbolsFromInputs(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "add.onnx")
+	info := func(name string) *pb.ValueInfoProto {
+		dims := []*pb.TensorShapeProto_Dimension{{Value: &pb.TensorShapeProto_Dimension_DimParam{DimParam: "batch"}},
+			{Value: &pb.TensorShapeProto_Dimension_DimValue{DimValue: 2}}}
+		return &pb.ValueInfoProto{Name: proto.String(name), Type: &pb.TypeProto{Value: &pb.TypeProto_TensorType{TensorType: &pb.TypeProto_Tensor{
+			ElemType: proto.Int32(int32(pb.TensorProto_FLOAT)), Shape: &pb.TensorShapeProto{Dim: dims}}}}}
+	}
+	m := &pb.ModelProto{IrVersion: proto.Int64(8), OpsetImport: []*pb.OperatorSetIdProto{{Version: proto.Int64(13)}},
+		Graph: &pb.GraphProto{Name: proto.String("add"),
+			Node:   []*pb.NodeProto{{OpType: proto.String("Add"), Input: []string{"a", "b"}, Output: []string{"y"}}},
+			Input:  []*pb.ValueInfoProto{info("a"), info("b")},
+			Output: []*pb.ValueInfoProto{{Name: proto.String("y")}}}}
+	data, err := proto.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(model, data, 0o644))
+	write := func(name string, rows int) string {
+		vals := make([]float32, rows*2)
+		for i := range vals {
+			vals[i] = float32(i)
+		}
+		x, err := rt.FromSlice([]int64{int64(rows), 2}, vals)
+		require.NoError(t, err)
+		p := filepath.Join(dir, name)
+		require.NoError(t, rt.WriteNPY(p, x))
+		return p
+	}
+	a3, b3, b4 := write("a3.npy", 3), write("b3.npy", 3), write("b4.npy", 4)
+	out, stderr, code := tessera("run", model, "--input", a3, "--input", b3)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "result #0: tensor<3x2xf32> min 0 max 10")
+	_, stderr, code = tessera("bench", model, "--input", a3, "--input", b3, "--warmup", "0", "--repeats", "1", "--min-time", "1ms")
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = tessera("run", model, "--input", a3, "--input", b4)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "inconsistent inputs: symbolic dimension 'batch' is 3 in input 'a' ("+a3+") but 4 in input 'b' ("+b4+")")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 }

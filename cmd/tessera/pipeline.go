@@ -13,6 +13,7 @@ import (
 	"github.com/tessera-ml/tessera/dialects/graph/onnx"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
+	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
 	"github.com/tessera-ml/tessera/targets/llvm"
 	"github.com/tessera-ml/tessera/tensorir"
@@ -44,8 +45,11 @@ type compileOptions struct {
 	printIRAfter    []string
 	printIRAfterAll bool
 	timing          bool
-	// fixDims pins an ONNX model's symbolic dimensions (NAME=N).
-	fixDims []string
+	// fixDims pins an ONNX model's symbolic dimensions (NAME=N);
+	// inputFiles are the .npy files run and bench will feed it, whose
+	// shapes pin the symbols fixDims leaves free.
+	fixDims    []string
+	inputFiles []string
 	// log receives remarks (the tuning summary), dumps and timing.
 	log io.Writer
 }
@@ -85,6 +89,15 @@ const fixDimUsage = "NAME=N: an ONNX model's symbolic input dimension NAME (its 
 // --fix-dim given for a graph-dialect file, and a compiled model
 // (isCompiledModel), which only run and bench take.
 func loadModel(path string, fixDims []string) (*graphir.Module, error) {
+	return loadModelFor(path, fixDims, nil)
+}
+
+// loadModelFor is loadModel for running on the .npy files inputs (run,
+// bench): an ONNX model's symbolic dimensions that --fix-dim leaves free
+// take their sizes from those files' shapes (onnx.Options.InputShapes),
+// and two files that disagree on a symbol are an error naming it and
+// both. Errors: loadModel's, an unreadable input file.
+func loadModelFor(path string, fixDims, inputs []string) (*graphir.Module, error) {
 	if isCompiledModel(path) {
 		return nil, fmt.Errorf("%s: error: an already compiled model; tessera run and bench take it, compile and tune need the .mlir or .onnx", path)
 	}
@@ -94,7 +107,11 @@ func loadModel(path string, fixDims []string) (*graphir.Module, error) {
 		if err != nil {
 			return nil, err
 		}
-		if m, err = onnx.ImportWith(path, onnx.Options{FixDims: fix}); err != nil {
+		shapes, err := npyShapes(inputs)
+		if err != nil {
+			return nil, err
+		}
+		if m, err = onnx.ImportWith(path, onnx.Options{FixDims: fix, InputShapes: shapes, InputNames: inputs}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -161,7 +178,7 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 	if strings.EqualFold(filepath.Ext(path), ".onnx") {
 		phase = "import"
 	}
-	if err := r.Time(phase, func() (err error) { m, err = loadModel(path, o.fixDims); return err }); err != nil {
+	if err := r.Time(phase, func() (err error) { m, err = loadModelFor(path, o.fixDims, o.inputFiles); return err }); err != nil {
 		o.writeTiming(r)
 		return nil, err
 	}
@@ -224,4 +241,17 @@ func checkThreads(cmd *cobra.Command, n int) error {
 		return fmt.Errorf("--threads must be at least 1, got %d (leave it out for the default)", n)
 	}
 	return nil
+}
+
+// npyShapes reads the shape of each .npy file (nil for none).
+func npyShapes(paths []string) ([][]int64, error) {
+	var shapes [][]int64
+	for _, p := range paths {
+		t, err := rt.ReadNPY(p)
+		if err != nil {
+			return nil, err
+		}
+		shapes = append(shapes, t.Shape())
+	}
+	return shapes, nil
 }

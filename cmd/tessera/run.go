@@ -252,6 +252,7 @@ func printNPUReport(e any, path string, stdout io.Writer) error {
 
 func runModel(cmd *cobra.Command, model string, o compileOptions, f runFlags, stdout io.Writer) error {
 	o.profile = f.profile != ""
+	o.inputFiles = f.inputs
 	l, err := openModel(cmd, model, o, f.threads)
 	if err != nil {
 		return err

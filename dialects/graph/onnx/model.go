@@ -44,6 +44,15 @@ type Options struct {
 	// dynamic axes (a symbolic batch, a sequence length) imports with
 	// static shapes. A key that no input dimension names is an error.
 	FixDims map[string]int64
+	// InputShapes, when set, gives the shapes of the values the model will
+	// run on, one per graph input that is not an initializer, in order
+	// (InputNames names them in diagnostics): a symbolic dimension that
+	// FixDims leaves free takes its size from them. Two inputs that give
+	// one symbol different sizes are an error naming the symbol and both
+	// inputs. An input whose rank differs is skipped (the caller's own
+	// shape check reports it).
+	InputShapes [][]int64
+	InputNames  []string
 }
 
 // ImportWith is Import with options.
@@ -106,7 +115,7 @@ func ImportBytesWith(name string, data []byte, opts Options) (*graphir.Module, e
 	if err != nil {
 		return nil, graphir.Errorf(fileLoc, "%v", err)
 	}
-	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, fix: opts.FixDims, fixed: map[string]bool{}, argNames: map[*graphir.Value]string{}}
+	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, fix: opts.FixDims, fixed: map[string]bool{}, shapes: opts.InputShapes, shapeNames: opts.InputNames, fromInput: map[string]symbolSource{}, argNames: map[*graphir.Value]string{}}
 	return im.graph(m.GetGraph())
 }
 
@@ -190,6 +199,14 @@ type importer struct {
 	// ones an input used.
 	fix   map[string]int64
 	fixed map[string]bool
+	// shapes and shapeNames are Options.InputShapes and InputNames;
+	// fromInput records which input dimension bound a symbol; curInput is
+	// the position among the function's arguments of the graph input
+	// being read (−1 for one bound to a constant).
+	shapes     [][]int64
+	shapeNames []string
+	fromInput  map[string]symbolSource
+	curInput   int
 	// argNames names the graph input of each function argument.
 	argNames map[*graphir.Value]string
 }
@@ -267,6 +284,10 @@ func (im *importer) inputs(g *onnxpb.GraphProto, inits map[string]bool) ([]graph
 			continue // an initializer listed as input: a constant
 		}
 		seen[in.GetName()] = true
+		im.curInput = -1 // a bound input takes no shape from InputShapes
+		if _, bound := im.bind[in.GetName()]; !bound {
+			im.curInput = len(names)
+		}
 		t, err := im.inputType(in)
 		if b, ok := im.bind[in.GetName()]; ok {
 			if err == nil && !b.Type.Equal(t) {

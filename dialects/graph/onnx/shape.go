@@ -48,6 +48,12 @@ func (im *importer) staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64
 		case *onnxpb.TensorShapeProto_Dimension_DimParam:
 			n, ok := im.fix[v.DimParam]
 			if !ok {
+				var err error
+				if n, ok, err = im.symbolFromInput(name, v.DimParam, i, len(s.GetDim())); err != nil {
+					return nil, err
+				}
+			}
+			if !ok {
 				return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is '%s'; Tessera needs static shapes: pin it with --fix-dim %s=N", name, i, v.DimParam, v.DimParam)
 			}
 			im.fixed[v.DimParam] = true
@@ -57,6 +63,41 @@ func (im *importer) staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64
 		}
 	}
 	return shape, nil
+}
+
+// symbolFromInput reads symbol sym at dimension dim of the current graph
+// input (of rank rank) from Options.InputShapes: ok false when no shape
+// of that rank is given for it; an error naming both inputs when an
+// earlier input gave sym another size.
+func (im *importer) symbolFromInput(name, sym string, dim, rank int) (int64, bool, error) {
+	k := im.curInput
+	if k < 0 || k >= len(im.shapes) || len(im.shapes[k]) != rank {
+		return 0, false, nil
+	}
+	n := im.shapes[k][dim]
+	if j, seen := im.fromInput[sym]; seen {
+		if m := im.shapes[j.index][j.dim]; m != n {
+			return 0, false, fmt.Errorf("inconsistent inputs: symbolic dimension '%s' is %d in %s but %d in %s", sym, m, im.inputLabel(j.index, j.name), n, im.inputLabel(k, name))
+		}
+		return n, true, nil
+	}
+	im.fromInput[sym] = symbolSource{index: k, dim: dim, name: name}
+	return n, true, nil
+}
+
+// symbolSource is the input dimension a symbol took its size from.
+type symbolSource struct {
+	index, dim int
+	name       string
+}
+
+// inputLabel names graph input k (ONNX name name) in a diagnostic, with
+// the file its shape came from when the caller said.
+func (im *importer) inputLabel(k int, name string) string {
+	if k < len(im.shapeNames) && im.shapeNames[k] != "" {
+		return fmt.Sprintf("input '%s' (%s)", name, im.shapeNames[k])
+	}
+	return fmt.Sprintf("input '%s'", name)
 }
 
 // unusedFixes refuses a pinned symbol that no graph input's dimension
