@@ -157,6 +157,11 @@ func TestFixDim(t *testing.T) {
 	got, stderr, code = tessera("run", dynamic, "--input", in)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, want, got)
+	// So does quantize, from the first calibration batch.
+	out, stderr, code = tessera("quantize", dynamic, "--calibrate", in)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "graph.quantize_linear %arg0")
+	assert.Contains(t, out, "tensor<2x4xf32>")
 
 	model := filepath.Join(examples, "mlp.mlir")
 	for _, c := range []struct {

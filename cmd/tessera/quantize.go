@@ -71,7 +71,8 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 	if len(o.calibrate) == 0 {
 		return fmt.Errorf("--calibrate: give at least one calibration batch (.npy of the model's input)")
 	}
-	m, err := loadModel(model, o.fixDims)
+	first := strings.Split(o.calibrate[0], ",") // an ONNX model's free symbols take the first batch's sizes
+	m, err := loadModelFor(model, o.fixDims, first)
 	if err != nil {
 		return err
 	}
@@ -86,7 +87,7 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 	case "interpreter":
 		eval = graph.InterpreterEvaluator(f, values)
 	case "cpu":
-		probe, err := compiledEvaluator(model, o.fixDims, len(values))
+		probe, err := compiledEvaluator(model, o.fixDims, first, len(values))
 		if err != nil {
 			return fmt.Errorf("--calibrate-on cpu: %v", err)
 		}
@@ -173,8 +174,8 @@ func (p *calibrationProbe) Close() {
 // returns the n values graph.QuantizedInputs lists, flattened and
 // concatenated in that order into one f32 vector, so that any number of
 // them passes the entry point's argument limit) and loads it.
-func compiledEvaluator(model string, fixDims []string, n int) (*calibrationProbe, error) {
-	m, err := loadModel(model, fixDims)
+func compiledEvaluator(model string, fixDims, first []string, n int) (*calibrationProbe, error) {
+	m, err := loadModelFor(model, fixDims, first)
 	if err != nil {
 		return nil, err
 	}
