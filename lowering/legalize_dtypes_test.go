@@ -130,3 +130,35 @@ func dtypeAgreeCases() []ewCase {
 		}})
 	return cs
 }
+
+// quantDraw draws a quantize/dequantize case's operands: x with edge
+// values (input 0, wide integers when quantized), scales in (0.005, 1.005)
+// (input 1) and zero points over their type's range (input 2).
+func quantDraw(r *rand.Rand, i int, dt graphir.DType) float64 {
+	switch {
+	case i == 1:
+		return 0.005 + r.Float64()
+	case dt == graphir.I32:
+		return float64(r.IntN(2001) - 1000)
+	default:
+		return wideDraw(false)(r, i, dt)
+	}
+}
+
+// quantAgreeCases are quantize_linear and dequantize_linear per tensor
+// and per axis, ui8, i8 and i32.
+func quantAgreeCases() []ewCase {
+	t := func(dt graphir.DType, shape ...int64) *graphir.TensorType { return graphir.NewTensor(dt, shape...) }
+	var cs []ewCase
+	for _, q := range []graphir.DType{graphir.UI8, graphir.I8} {
+		cs = append(cs,
+			ewCase{name: "quantize_linear/" + q.String(), op: "graph.quantize_linear", inputs: []*graphir.TensorType{f32t(3, 7), f32t(), t(q)}, draw: quantDraw},
+			ewCase{name: "quantize_linear/axis/" + q.String(), op: "graph.quantize_linear", inputs: []*graphir.TensorType{f32t(3, 7), f32t(7), t(q, 7)}, attrs: attrs("axis", -1), draw: quantDraw},
+			ewCase{name: "dequantize_linear/" + q.String(), op: "graph.dequantize_linear", inputs: []*graphir.TensorType{t(q, 3, 7), f32t(1), t(q, 1)}, draw: quantDraw},
+			ewCase{name: "dequantize_linear/axis/" + q.String(), op: "graph.dequantize_linear", inputs: []*graphir.TensorType{t(q, 3, 7), f32t(3), t(q, 3)}, attrs: attrs("axis", 0), draw: quantDraw},
+		)
+	}
+	return append(cs,
+		ewCase{name: "quantize_linear/i32", op: "graph.quantize_linear", inputs: []*graphir.TensorType{t(graphir.I32, 11), f32t(), t(graphir.I8)}, draw: quantDraw},
+		ewCase{name: "dequantize_linear/i32", op: "graph.dequantize_linear", inputs: []*graphir.TensorType{t(graphir.I32, 11), f32t(), t(graphir.I32)}, draw: quantDraw})
+}

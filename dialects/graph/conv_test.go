@@ -135,7 +135,7 @@ func TestConvErrors(t *testing.T) {
 		{[]*graphir.TensorType{tt(1, 3, 8, 8), tt(2, 3, 3, 3)}, attrs("strides", []int64{1, 1, 1}), "attribute 'strides' must have 2 elements, got 3"},
 		{[]*graphir.TensorType{tt(1, 3, 8, 8), tt(2, 3, 3, 3)}, attrs("pads", []int64{1, 1}), "attribute 'pads' must have 4 elements, got 2"},
 		{[]*graphir.TensorType{tt(1, 3, 8, 8), tt(2, 3, 3, 3)}, attrs("strides", graphir.StringAttr("x")), "attribute 'strides' must be an integer array"},
-		{[]*graphir.TensorType{graphir.NewTensor(graphir.I32, 1, 3, 8, 8), graphir.NewTensor(graphir.I32, 2, 3, 3, 3)}, nil, "requires a floating-point element type"},
+		{[]*graphir.TensorType{graphir.NewTensor(graphir.I64, 1, 3, 8, 8), graphir.NewTensor(graphir.I64, 2, 3, 3, 3)}, nil, "requires a floating-point element type"},
 		{[]*graphir.TensorType{tt(1, 3, 8, 8), graphir.NewTensor(graphir.F16, 2, 3, 3, 3)}, nil, "operand #1 has element type f16, but operand #0 has f32"},
 	}
 	for _, c := range cases {

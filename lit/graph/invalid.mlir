@@ -82,10 +82,10 @@ func.func @f9(%x: tensor<1x3x8x8xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x2x7x
 
 // -----
 
-func.func @f10(%x: tensor<1x3x8x8xi32>, %w: tensor<2x3x3x3xi32>) -> tensor<1x2x6x6xi32> {
-  // expected-error@+1 {{'graph.conv2d' op requires a floating-point element type, got tensor<1x3x8x8xi32>}}
-  %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xi32>, tensor<2x3x3x3xi32>) -> tensor<1x2x6x6xi32>
-  func.return %0 : tensor<1x2x6x6xi32>
+func.func @f10(%x: tensor<1x3x8x8xi64>, %w: tensor<2x3x3x3xi64>) -> tensor<1x2x6x6xi64> {
+  // expected-error@+1 {{'graph.conv2d' op requires a floating-point element type, got tensor<1x3x8x8xi64>}}
+  %0 = graph.conv2d %x, %w : (tensor<1x3x8x8xi64>, tensor<2x3x3x3xi64>) -> tensor<1x2x6x6xi64>
+  func.return %0 : tensor<1x2x6x6xi64>
 }
 
 // -----
