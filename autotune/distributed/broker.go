@@ -119,6 +119,9 @@ type Embedded struct {
 // host:port (port 0: a free one), storing its streams under dir. Errors:
 // the port is taken, the server does not come up in 10 s.
 func StartEmbedded(host string, port int, dir string) (*Embedded, error) {
+	if port == 0 {
+		port = server.RANDOM_PORT // the server's 0 is its default port
+	}
 	srv, err := server.NewServer(&server.Options{Host: host, Port: port, JetStream: true, StoreDir: dir, NoSigs: true, MaxPayload: maxMessageSize})
 	if err != nil {
 		return nil, fmt.Errorf("embedded broker: %v", err)

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/autotune/distributed"
+)
+
+// distModel has two NPU kernels (a padded 3×3 and a 1×1 convolution),
+// whose measurements are deterministic simulated cycles.
+const distModel = `module {
+  func.func @main(%x: tensor<1x32x14x14xf32>, %w: tensor<32x32x3x3xf32>, %b: tensor<32xf32>, %w2: tensor<16x32x1x1xf32>, %b2: tensor<16xf32>) -> tensor<1x16x14x14xf32> {
+    %0 = graph.conv2d %x, %w, %b {pads = [1, 1, 1, 1]} : (tensor<1x32x14x14xf32>, tensor<32x32x3x3xf32>, tensor<32xf32>) -> tensor<1x32x14x14xf32>
+    %1 = graph.relu %0 : tensor<1x32x14x14xf32>
+    %2 = graph.conv2d %1, %w2, %b2 : (tensor<1x32x14x14xf32>, tensor<16x32x1x1xf32>, tensor<16xf32>) -> tensor<1x16x14x14xf32>
+    func.return %2 : tensor<1x16x14x14xf32>
+  }
+}
+`
+
+// cliCmd is `tessera ARGS` run by the test binary.
+func cliCmd(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "TESSERA_NUM_THREADS=2")
+	return cmd
+}
+
+// lineLog collects a process's output and signals the first line
+// containing a word.
+type lineLog struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	word  string
+	found chan struct{}
+	once  sync.Once
+}
+
+func newLineLog(word string) *lineLog { return &lineLog{word: word, found: make(chan struct{})} }
+
+func (l *lineLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if l.word != "" && strings.Contains(l.buf.String(), l.word) {
+		l.once.Do(func() { close(l.found) })
+	}
+	return len(p), nil
+}
+
+func (l *lineLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// startCLIWorker starts `tessera worker` on the broker; it is stopped
+// with SIGTERM (and must exit 0) when the test ends unless killed.
+func startCLIWorker(t *testing.T, url, name string, log io.Writer, extra ...string) *exec.Cmd {
+	t.Helper()
+	cmd := cliCmd(t, append([]string{"worker", "--broker", url, "--target", "npu", "--name", name, "--ack-wait", "2s"}, extra...)...)
+	cmd.Stdout, cmd.Stderr = log, log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		if cmd.ProcessState != nil {
+			return
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); ok && ee.Sys().(syscall.WaitStatus).Signaled() {
+			return // SIGKILLed by the test
+		}
+		assert.NoError(t, err, "worker %s did not exit cleanly on SIGTERM", name)
+	})
+	return cmd
+}
+
+// distRecord is what the test reads of a record.
+type distRecord struct {
+	Workload, Candidate, Host, Error string
+	Seconds                          []float64
+}
+
+func readDistRecords(t *testing.T, path string) []distRecord {
+	t.Helper()
+	var out []distRecord
+	for _, l := range dbLines(t, path) {
+		var r distRecord
+		require.NoError(t, json.Unmarshal([]byte(l), &r))
+		out = append(out, r)
+	}
+	return out
+}
+
+// distSummary checks the records of a finished job — n records, no
+// candidate twice, every one measured on a worker — and returns the
+// candidates in record order and the best latency per workload.
+func distSummary(t *testing.T, path string, n int) ([]string, map[string]float64) {
+	t.Helper()
+	recs := readDistRecords(t, path)
+	require.Len(t, recs, n)
+	seen := map[string]bool{}
+	var cands []string
+	best := map[string]float64{}
+	for _, r := range recs {
+		require.False(t, seen[r.Candidate], "candidate %s recorded twice", r.Candidate)
+		seen[r.Candidate] = true
+		require.Empty(t, r.Error)
+		require.Contains(t, r.Host, `target="npu `)
+		cands = append(cands, r.Candidate)
+		if b, ok := best[r.Workload]; !ok || r.Seconds[0] < b {
+			best[r.Workload] = r.Seconds[0]
+		}
+	}
+	return cands, best
+}
+
+// distTune runs `tessera tune --broker` on distModel: 16 trials in
+// batches of 4, seed 1.
+func distTune(t *testing.T, url, db string) string {
+	t.Helper()
+	model := filepath.Join(t.TempDir(), "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	cmd := cliCmd(t, "tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "16 of 16 trials recorded")
+	return string(out)
+}
+
+// checkDistributed is the Must-show scenario on the brokers newBroker
+// starts (one per job, so no job reuses another's results): two workers
+// complete a 2-task job; then, with one worker SIGKILLed while it holds
+// a job, that job is redelivered after the ack wait and measured once by
+// the other worker, no record is lost or duplicated, and the job records
+// the same candidates and the same best latencies as the job without the
+// kill.
+func checkDistributed(t *testing.T, newBroker func() string) {
+	dir := t.TempDir()
+	url := newBroker()
+	var logs [2]*lineLog
+	for i := range logs {
+		logs[i] = newLineLog("")
+		startCLIWorker(t, url, fmt.Sprintf("w%d", i), logs[i])
+	}
+	clean := filepath.Join(dir, "clean.jsonl")
+	distTune(t, url, clean)
+	cands, best := distSummary(t, clean, 16)
+	for i, l := range logs {
+		assert.Contains(t, l.String(), "measuring task", "worker %d took no job", i)
+	}
+
+	url = newBroker()
+	victimLog, survivorLog := newLineLog("measuring task"), newLineLog("")
+	victim := startCLIWorker(t, url, "victim", victimLog, "--hold", "30s")
+	startCLIWorker(t, url, "survivor", survivorLog)
+	killed := make(chan string, 1)
+	go func() {
+		<-victimLog.found
+		_ = victim.Process.Signal(syscall.SIGKILL)
+		_ = victim.Wait()
+		killed <- victimLog.String()
+	}()
+	killedDB := filepath.Join(dir, "killed.jsonl")
+	out := distTune(t, url, killedDB)
+	var vlog string
+	select {
+	case vlog = <-killed:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the victim never took a job: %s", victimLog.String())
+	}
+	k := strings.Index(vlog, "candidate ")
+	require.GreaterOrEqual(t, k, 0, vlog)
+	lost := strings.Fields(vlog[k+len("candidate "):])[0]
+	slog := survivorLog.String()
+	assert.Equal(t, 1, strings.Count(slog, "candidate "+lost+" (delivery 2)"), "the killed worker's job is redelivered and measured once: %s", slog)
+	assert.Equal(t, 1, strings.Count(slog, "candidate "+lost), slog)
+	assert.Contains(t, out, "redelivered 1")
+	kcands, kbest := distSummary(t, killedDB, 16)
+	assert.Equal(t, cands, kcands, "the same trials as without the kill")
+	assert.Equal(t, best, kbest, "the same best latencies as without the kill")
+}
+
+// The Must-show test on an embedded JetStream server (one per job).
+func TestDistributedWorkersEmbedded(t *testing.T) {
+	checkDistributed(t, func() string {
+		e, err := distributed.StartEmbedded("127.0.0.1", 0, t.TempDir())
+		require.NoError(t, err)
+		t.Cleanup(e.Shutdown)
+		return e.URL()
+	})
+}
+
+// The Must-show test on Debian's nats-server -js, started by the test.
+func TestDistributedWorkersNATSServer(t *testing.T) {
+	bin, err := exec.LookPath("nats-server")
+	if err != nil {
+		t.Skip("nats-server not installed")
+	}
+	checkDistributed(t, func() string { return startNATSServer(t, bin) })
+}
+
+// startNATSServer starts `nats-server -js` on a free port with its store
+// in a temporary folder, stopped when the test ends, and returns its URL.
+func startNATSServer(t *testing.T, bin string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	cmd := exec.Command(bin, "-js", "-a", "127.0.0.1", "-p", fmt.Sprint(port), "-sd", t.TempDir())
+	var log lineLog
+	cmd.Stdout, cmd.Stderr = &log, &log
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	require.Eventually(t, func() bool {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 20*time.Millisecond, "nats-server did not listen: %s", log.String())
+	return "nats://" + addr
+}
+
+// A tuner pointed at no broker fails with one line naming it; a worker
+// without --broker says it is required.
+func TestDistributedBadBroker(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	var out, errs bytes.Buffer
+	code := run([]string{"tune", model, "--target", "npu", "--trials", "4", "--batch", "2", "--db", filepath.Join(dir, "t.jsonl"), "--broker", "nats://127.0.0.1:1"}, &out, &errs)
+	assert.Equal(t, 1, code)
+	assert.Regexp(t, `^--broker: broker nats://127.0.0.1:1: .*\n$`, errs.String())
+	errs.Reset()
+	code = run([]string{"worker", "--target", "npu"}, &out, &errs)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs.String(), "--broker is required")
+	errs.Reset()
+	code = run([]string{"tune", model, "--trials", "4", "--db", filepath.Join(dir, "t.jsonl"), "--broker", "embedded:x"}, &out, &errs)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errs.String(), "not a number")
+}
