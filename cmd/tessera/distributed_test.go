@@ -210,11 +210,22 @@ func TestDistributedWorkersEmbedded(t *testing.T) {
 
 // The Must-show test on Debian's nats-server -js, started by the test.
 func TestDistributedWorkersNATSServer(t *testing.T) {
-	bin, err := exec.LookPath("nats-server")
-	if err != nil {
+	bin := natsServerBinary()
+	if bin == "" {
 		t.Skip("nats-server not installed")
 	}
 	checkDistributed(t, func() string { return startNATSServer(t, bin) })
+}
+
+// natsServerBinary is the nats-server executable: on PATH, else Debian's
+// /usr/sbin/nats-server (not on a normal user's PATH); "" when absent.
+func natsServerBinary() string {
+	for _, name := range []string{"nats-server", "/usr/sbin/nats-server"} {
+		if bin, err := exec.LookPath(name); err == nil {
+			return bin
+		}
+	}
+	return ""
 }
 
 // startNATSServer starts `nats-server -js` on a free port with its store
