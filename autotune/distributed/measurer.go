@@ -41,7 +41,10 @@ type Measurer struct {
 	key   string
 	token string
 	spec  MeasureSpec
-	cc    jetstream.ConsumeContext
+	// specHash distinguishes the jobs of different measurement options
+	// in the broker's duplicate window.
+	specHash string
+	cc       jetstream.ConsumeContext
 
 	mu      sync.Mutex
 	host    string                // pinned host fingerprint
@@ -66,7 +69,8 @@ func NewMeasurer(ctx context.Context, b *Broker, opts MeasurerOptions) (*Measure
 		opts.NoWorkerWarning = 10 * time.Second
 	}
 	key := opts.Measure.Target.Key()
-	m := &Measurer{b: b, opts: opts, key: key, token: TargetToken(key), spec: specOf(opts.Measure), host: opts.Host,
+	spec := specOf(opts.Measure)
+	m := &Measurer{b: b, opts: opts, key: key, token: TargetToken(key), spec: spec, specHash: TargetToken(fmt.Sprintf("%+v", spec)), host: opts.Host,
 		pending: map[string]bool{}, arrived: map[string]*JobResult{}, notify: make(chan struct{}, 1), kernels: map[string]string{}}
 	cons, err := b.JS.OrderedConsumer(ctx, ResultsStream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{resultsPrefix + m.token + ".>"}, DeliverPolicy: jetstream.DeliverNewPolicy})
 	if err != nil {
@@ -237,6 +241,10 @@ func (m *Measurer) acceptLocked(r *JobResult) bool {
 	if r.Host == "" {
 		return true // a job the tuner could not encode: its own failure
 	}
+	if r.Measure != m.spec {
+		m.logf("not using the result of candidate %s from worker %s: it was measured with other options (%+v, this job's are %+v); the trial is measured again", short(r.Candidate), r.Worker, r.Measure, m.spec)
+		return false
+	}
 	if m.host == "" {
 		m.host = r.Host
 	}
@@ -285,11 +293,11 @@ func (m *Measurer) publish(t *autotune.Task, c *autotune.Candidate, id string, s
 	data, err := m.job(t, c, id)
 	if err != nil {
 		m.mu.Lock()
-		m.arrived[id] = &JobResult{Version: MessageVersion, ID: id, Candidate: c.Key, Error: autotune.ErrBuild, Msg: err.Error(), Host: m.host}
+		m.arrived[id] = &JobResult{Version: MessageVersion, ID: id, Candidate: c.Key, Error: autotune.ErrBuild, Msg: err.Error(), Measure: m.spec}
 		m.mu.Unlock()
 		return
 	}
-	msgID := id
+	msgID := id + "@" + m.specHash
 	if h := m.Host(); h != "" {
 		msgID += "@" + TargetToken(h)
 	}

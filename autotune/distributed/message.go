@@ -111,6 +111,9 @@ type JobResult struct {
 	// Deliveries is how many times the broker had delivered the job when
 	// this worker measured it (1: first delivery).
 	Deliveries uint64 `json:"deliveries,omitempty"`
+	// Measure echoes the job's measurement options: a tuner uses a kept
+	// result only when they are its own.
+	Measure MeasureSpec `json:"measure"`
 }
 
 var (

@@ -182,13 +182,14 @@ func (w *Worker) handle(msg jetstream.Msg) {
 	time.Sleep(w.opts.Hold)
 	res := w.measure(task, cand, job.Measure)
 	stop()
-	r := &JobResult{Version: MessageVersion, ID: job.ID, Workload: job.Workload, Candidate: job.Candidate, Seconds: res.Seconds, Error: res.Error, Msg: res.Msg, Worker: w.opts.Name, Host: w.host, Deliveries: deliveries}
+	r := &JobResult{Version: MessageVersion, ID: job.ID, Workload: job.Workload, Candidate: job.Candidate, Seconds: res.Seconds, Error: res.Error, Msg: res.Msg, Worker: w.opts.Name, Host: w.host, Deliveries: deliveries, Measure: job.Measure}
+	w.served.Add(1) // before the tuner can see the result
 	if err := w.publish(r); err != nil {
+		w.served.Add(-1)
 		w.logf("publishing the result of %s: %v (nak'ed: it will be measured again)", short(job.Candidate), err)
 		_ = msg.Nak()
 		return
 	}
-	w.served.Add(1)
 	actx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := msg.DoubleAck(actx); err != nil {
@@ -210,7 +211,7 @@ func (w *Worker) term(msg jetstream.Msg, job *Job, reason error) {
 	if job == nil || job.ID != JobID(job.Target, job.Candidate) || !hexKey.MatchString(job.Candidate) {
 		return
 	}
-	r := &JobResult{Version: MessageVersion, ID: job.ID, Workload: job.Workload, Candidate: job.Candidate, Error: autotune.ErrBuild, Msg: "rejected by worker: " + reason.Error(), Worker: w.opts.Name, Host: w.host}
+	r := &JobResult{Version: MessageVersion, ID: job.ID, Workload: job.Workload, Candidate: job.Candidate, Error: autotune.ErrBuild, Msg: "rejected by worker: " + reason.Error(), Worker: w.opts.Name, Host: w.host, Measure: job.Measure}
 	if err := w.publish(r); err != nil {
 		w.logf("publishing the rejection of %s: %v", short(job.Candidate), err)
 	}

@@ -274,3 +274,55 @@ func TestDistributedBadBroker(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs.String(), "not a number")
 }
+
+// A tuner SIGKILLed mid-job and restarted on the same database and
+// broker continues: no candidate is measured twice by the workers (the
+// restarted tuner uses the results of the killed run's jobs, or waits for
+// those still queued, instead of publishing them again), and none is
+// recorded twice.
+func TestDistributedTunerRestart(t *testing.T) {
+	e, err := distributed.StartEmbedded("127.0.0.1", 0, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(e.Shutdown)
+	url := e.URL()
+	log := newLineLog("")
+	startCLIWorker(t, url, "w", log, "--hold", "300ms")
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	db := filepath.Join(dir, "t.jsonl")
+	args := []string{"tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--strategy", "random", "--db", db, "--broker", url}
+	first := cliCmd(t, args...)
+	var out1 bytes.Buffer
+	first.Stdout, first.Stderr = &out1, &out1
+	require.NoError(t, first.Start())
+	waitLines(t, db, 5, time.Minute)
+	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
+	_ = first.Wait()
+	before := dbLines(t, db)
+	require.Less(t, len(before), 16, "the job finished before the kill")
+
+	out2, err := cliCmd(t, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out2)
+	after := dbLines(t, db)
+	if !strings.Contains(string(out2), "16 of 16 trials recorded") {
+		// the random search ran out of fresh samples of the small spaces
+		require.Contains(t, string(out2), fmt.Sprintf("every task's design space is measured (%d trials)", len(after)))
+	}
+	require.Equal(t, before, after[:len(before)], "a finished record changed or was lost")
+	cands, _ := distSummary(t, db, len(after))
+	measured := map[string]int{}
+	for _, l := range strings.Split(log.String(), "\n") {
+		if i := strings.Index(l, "measuring task"); i >= 0 {
+			f := strings.Fields(l[i:])
+			measured[f[4]]++
+		}
+	}
+	for c, n := range measured {
+		assert.Equal(t, 1, n, "candidate %s measured %d times: %s", c, n, log.String())
+	}
+	for _, c := range cands {
+		assert.Contains(t, measured, c[:12], "recorded but never measured")
+	}
+	t.Logf("%d records before the kill, %d candidates measured by the worker for %d records", len(before), len(measured), len(after))
+}
