@@ -305,3 +305,31 @@ func TestHostFingerprintRefused(t *testing.T) {
 	_, err = b.Jobs.GetLastMsgForSubject(ctx, jobSubject(other.ID))
 	assert.NoError(t, err, "the job stays queued for a matching host")
 }
+
+// With no live worker for its target, the tuner says so, naming the
+// workers of other target strings, and stop ends the wait.
+func TestNoWorkerWarning(t *testing.T) {
+	tasks, target := npuTasks(t)
+	url := startBroker(t)
+	other, err := targets.New("npu", targets.Options{Threads: 1})
+	require.NoError(t, err)
+	require.NotEqual(t, target.Key(), other.Key())
+	var wlog syncBuffer
+	startWorker(t, url, WorkerOptions{Name: "elsewhere", Target: other, Log: &wlog})
+	b := connect(t, url, "tuner")
+	var log syncBuffer
+	m, err := NewMeasurer(context.Background(), b, MeasurerOptions{Measure: autotune.MeasureOptions{Target: target}, Log: &log, NoWorkerWarning: 200 * time.Millisecond})
+	require.NoError(t, err)
+	defer m.Close()
+	c, err := autotune.SampleCandidate(tasks[1], target.Rules(), 1)
+	require.NoError(t, err)
+	start := time.Now()
+	n := 0
+	m.Measure(tasks[1], []*autotune.Candidate{c}, func() bool { return time.Since(start) > 1500*time.Millisecond }, func(int, autotune.Result) { n++ })
+	assert.Equal(t, 0, n)
+	assert.Equal(t, 0, m.Fleet().Workers)
+	assert.Contains(t, log.String(), `no live worker for target "`+target.Key()+`"`)
+	assert.Contains(t, log.String(), "live workers of other targets (a worker serves only its exact target string): elsewhere ("+other.Key()+")")
+	_, err = b.Jobs.GetLastMsgForSubject(context.Background(), jobSubject(JobID(target.Key(), c.Key)))
+	assert.NoError(t, err, "the job stays queued")
+}

@@ -224,9 +224,37 @@ func (m *Measurer) await(t *autotune.Task, cands []*autotune.Candidate, ids []st
 		if time.Since(idle) > m.opts.NoWorkerWarning && time.Since(warned) > 30*time.Second && m.Fleet().Workers == 0 {
 			warned = time.Now()
 			name, _, _ := strings.Cut(m.key, " ")
-			m.logf("waiting for results: no live worker for target %q (start one: tessera worker --broker URL --target %s)", m.key, name)
+			m.logf("waiting for results: no live worker for target %q (start one: tessera worker --broker URL --target %s)%s", m.key, name, m.otherWorkers())
 		}
 	}
+}
+
+// otherWorkers describes the live workers of other target strings, whose
+// jobs are not this job's (a worker started with other --threads, say):
+// "; live workers of other targets: w1 (npu -config=…)"; "" when none.
+func (m *Measurer) otherWorkers() string {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	kl, err := m.b.Workers.ListKeys(ctx)
+	if err != nil {
+		return ""
+	}
+	var others []string
+	for k := range kl.Keys() {
+		if strings.HasPrefix(k, m.token+".") {
+			continue
+		}
+		e, err := m.b.Workers.Get(ctx, k)
+		var info workerInfo
+		if err != nil || json.Unmarshal(e.Value(), &info) != nil {
+			continue
+		}
+		others = append(others, fmt.Sprintf("%s (%s)", info.Name, info.Target))
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	return "; live workers of other targets (a worker serves only its exact target string): " + strings.Join(others, ", ")
 }
 
 // accept pins the host on the first result and refuses a result from

@@ -326,3 +326,62 @@ func TestDistributedTunerRestart(t *testing.T) {
 	}
 	t.Logf("%d records before the kill, %d candidates measured by the worker for %d records", len(before), len(measured), len(after))
 }
+
+// SIGTERM while a worker holds a job: it finishes that job (the tuner
+// records it with no redelivery) and exits 0; a second worker finishes
+// the job.
+func TestDistributedWorkerSIGTERM(t *testing.T) {
+	e, err := distributed.StartEmbedded("127.0.0.1", 0, t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(e.Shutdown)
+	url := e.URL()
+	log := newLineLog("measuring task")
+	w := startCLIWorker(t, url, "w", log, "--hold", "1s")
+	go func() {
+		<-log.found
+		_ = w.Process.Signal(syscall.SIGTERM)
+	}()
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	db := filepath.Join(dir, "t.jsonl")
+	tune := cliCmd(t, "tune", model, "--target", "npu", "--trials", "4", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
+	var out bytes.Buffer
+	tune.Stdout, tune.Stderr = &out, &out
+	require.NoError(t, tune.Start())
+	require.NoError(t, w.Wait(), "the worker exits 0 on SIGTERM: %s", log.String())
+	assert.Contains(t, log.String(), "stopping after the job in hand")
+	assert.Contains(t, log.String(), "stopped after 1 jobs")
+	startCLIWorker(t, url, "w2", newLineLog(""))
+	require.NoError(t, tune.Wait(), out.String())
+	distSummary(t, db, 4)
+	assert.Contains(t, out.String(), "redelivered 0 | ETA 0s\n", "the job in hand was finished, not redelivered")
+}
+
+// --broker embedded runs the broker in the tuner and prints how to start
+// a worker on it.
+func TestDistributedEmbeddedBroker(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	db := filepath.Join(dir, "t.jsonl")
+	tune := cliCmd(t, "tune", model, "--target", "npu", "--trials", "4", "--batch", "2", "--seed", "1", "--db", db, "--broker", fmt.Sprintf("embedded:%d", port))
+	out := newLineLog("--target npu\n")
+	tune.Stdout, tune.Stderr = out, out
+	require.NoError(t, tune.Start())
+	select {
+	case <-out.found:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no worker hint: %s", out.String())
+	}
+	url := fmt.Sprintf("nats://127.0.0.1:%d", port)
+	assert.Contains(t, out.String(), "tessera worker --broker "+url+" --target npu\n")
+	startCLIWorker(t, url, "w", newLineLog(""))
+	require.NoError(t, tune.Wait(), out.String())
+	distSummary(t, db, 4)
+	assert.DirExists(t, db+".jetstream")
+}

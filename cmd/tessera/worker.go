@@ -69,6 +69,22 @@ to its kernel) is terminated with a logged reason.`,
 	return cmd
 }
 
+// stopOnSignal calls cancel on the first SIGTERM or Ctrl-C (the worker
+// finishes the job in hand) and exits 130 on the second (the job in hand
+// is redelivered after its ack wait).
+func stopOnSignal(name string, cancel func(), stderr io.Writer) {
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sigs
+		fmt.Fprintf(stderr, "tessera worker %s: stopping after the job in hand (signal again to quit at once)\n", name)
+		cancel()
+		<-sigs
+		fmt.Fprintf(stderr, "tessera worker %s: second signal, exiting now (the job in hand is redelivered after its ack wait)\n", name)
+		os.Exit(130)
+	}()
+}
+
 // runWorker serves jobs until SIGTERM or Ctrl-C.
 func runWorker(o workerOptions, stderr io.Writer) error {
 	if o.broker == "" {
@@ -93,8 +109,9 @@ func runWorker(o workerOptions, stderr io.Writer) error {
 		host, _ := os.Hostname()
 		o.name = fmt.Sprintf("%s-%d", host, os.Getpid())
 	}
-	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	stopOnSignal(o.name, cancel, stderr)
 	b, err := distributed.Connect(ctx, o.broker, o.creds, "tessera worker "+o.name)
 	if err != nil {
 		return fail(stderr, err)
