@@ -56,14 +56,17 @@ func Connect(ctx context.Context, url, creds, name string) (*Broker, error) {
 	return b, nil
 }
 
-// setup creates or updates the streams and the worker registry.
+// setup creates the streams and the worker registry where they are
+// missing; existing ones are used as they are (an update of a stream
+// while another client creates a consumer on it races inside
+// nats-server 2.15's file store, and the configuration never changes).
 func setup(ctx context.Context, nc *nats.Conn) (*Broker, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
 	}
 	b := &Broker{NC: nc, JS: js}
-	b.Jobs, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	b.Jobs, err = ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        JobsStream,
 		Description: "Tessera tuning jobs: one build-and-measure job per candidate, by target",
 		Subjects:    []string{jobsPrefix + ">"},
@@ -79,7 +82,7 @@ func setup(ctx context.Context, nc *nats.Conn) (*Broker, error) {
 		}
 		return nil, fmt.Errorf("stream %s: %v", JobsStream, err)
 	}
-	b.Results, err = js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	b.Results, err = ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:              ResultsStream,
 		Description:       "Tessera tuning results: the last result per candidate",
 		Subjects:          []string{resultsPrefix + ">"},
@@ -94,11 +97,31 @@ func setup(ctx context.Context, nc *nats.Conn) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %v", ResultsStream, err)
 	}
-	b.Workers, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, Description: "live Tessera workers", TTL: WorkerTTL, Storage: jetstream.MemoryStorage})
+	b.Workers, err = js.KeyValue(ctx, WorkersBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		b.Workers, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, Description: "live Tessera workers", TTL: WorkerTTL, Storage: jetstream.MemoryStorage})
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			b.Workers, err = js.KeyValue(ctx, WorkersBucket)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("worker registry %s: %v", WorkersBucket, err)
 	}
 	return b, nil
+}
+
+// ensureStream returns the stream cfg names, created with cfg when it
+// does not exist (by this client or, concurrently, another).
+func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	s, err := js.Stream(ctx, cfg.Name)
+	if !errors.Is(err, jetstream.ErrStreamNotFound) {
+		return s, err
+	}
+	s, err = js.CreateStream(ctx, cfg)
+	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+		return js.Stream(ctx, cfg.Name)
+	}
+	return s, err
 }
 
 // Close drains and closes the connection.

@@ -101,7 +101,7 @@ func startWorker(t *testing.T, url string, opts WorkerOptions) (*Worker, func())
 	return w, stop
 }
 
-// tune runs a 12-trial job (batches of 4, seed 1) on the tasks with the
+// tune runs an 8-trial job (batches of 4, seed 1) on the tasks with the
 // given measurer factory (nil: local) and returns the database's
 // candidates in record order and the best latency per task.
 func tune(t *testing.T, tasks []*autotune.Task, target targets.Target, measurer func(autotune.MeasureOptions) (autotune.BatchMeasurer, error)) ([]string, []float64, *autotune.Status) {
@@ -109,7 +109,7 @@ func tune(t *testing.T, tasks []*autotune.Task, target targets.Target, measurer 
 	db, _, err := autotune.OpenDatabase(filepath.Join(t.TempDir(), "t.jsonl"))
 	require.NoError(t, err)
 	defer db.Close()
-	st, err := autotune.Tune(tasks, db, autotune.Options{Target: target, Trials: 12, BatchSize: 4, Seed: 1, SeedDefault: true, Measurer: measurer, Measure: autotune.MeasureOptions{Builders: 1}})
+	st, err := autotune.Tune(tasks, db, autotune.Options{Target: target, Trials: 8, BatchSize: 4, Seed: 1, SeedDefault: true, Measurer: measurer, Measure: autotune.MeasureOptions{Builders: 1}})
 	require.NoError(t, err)
 	var cands []string
 	for _, task := range tasks {
@@ -145,7 +145,7 @@ func TestDistributedTuneMatchesLocal(t *testing.T) {
 	assert.Equal(t, localBest, best)
 	require.NotNil(t, st.Fleet)
 	assert.Equal(t, 0, st.Fleet.InFlight)
-	assert.Equal(t, 12, w1.Served()+w2.Served(), "every trial measured once: %s", log.String())
+	assert.Equal(t, 8, w1.Served()+w2.Served(), "every trial measured once: %s", log.String())
 	assert.Empty(t, tunerLog.String())
 }
 

@@ -100,17 +100,13 @@ type workerInfo struct {
 // worker), leaves the registry and returns nil. Errors: the jobs
 // consumer cannot be created.
 func (w *Worker) Run(ctx context.Context) error {
-	cons, err := w.b.JS.CreateOrUpdateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
-		Durable:       workerDurable + w.token,
-		Description:   "Tessera workers for " + w.key,
-		FilterSubject: jobsPrefix + w.token + ".>",
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       w.opts.AckWait,
-		MaxDeliver:    -1,
-		MaxAckPending: 10000,
-	})
+	cons, err := w.consumer(ctx)
 	if err != nil {
 		return fmt.Errorf("worker: jobs consumer: %v", err)
+	}
+	if aw := cons.CachedInfo().Config.AckWait; aw > 0 && aw != w.opts.AckWait {
+		w.logf("the jobs consumer's ack wait is %v (set by the first worker of this target), not %v", aw, w.opts.AckWait)
+		w.opts.AckWait = aw // heartbeat within the consumer's ack wait
 	}
 	regKey := w.token + "." + w.opts.Name
 	register := func() {
@@ -149,6 +145,29 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// consumer is the target's shared durable jobs consumer, created with
+// this worker's ack wait when it does not exist yet.
+func (w *Worker) consumer(ctx context.Context) (jetstream.Consumer, error) {
+	name := workerDurable + w.token
+	c, err := w.b.JS.Consumer(ctx, JobsStream, name)
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return c, err
+	}
+	c, err = w.b.JS.CreateConsumer(ctx, JobsStream, jetstream.ConsumerConfig{
+		Durable:       name,
+		Description:   "Tessera workers for " + w.key,
+		FilterSubject: jobsPrefix + w.token + ".>",
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       w.opts.AckWait,
+		MaxDeliver:    -1,
+		MaxAckPending: 10000,
+	})
+	if errors.Is(err, jetstream.ErrConsumerExists) {
+		return w.b.JS.Consumer(ctx, JobsStream, name)
+	}
+	return c, err
 }
 
 // handle serves one job message: a poison message is terminated with a

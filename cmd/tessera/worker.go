@@ -63,7 +63,7 @@ to its kernel) is terminated with a logged reason.`,
 	f.StringVar(&o.name, "name", "", "worker name in the registry and the results (default: host name and process id)")
 	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
 	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON for --target npu (default: the built-in default NPU)")
-	f.DurationVar(&o.ackWait, "ack-wait", 30*time.Second, "how long the broker waits for this worker's heartbeat before redelivering its job elsewhere")
+	f.DurationVar(&o.ackWait, "ack-wait", 30*time.Second, "how long the broker waits for a worker's heartbeat before redelivering its job elsewhere (set by the first worker of a target on a broker; later workers follow it)")
 	f.DurationVar(&o.hold, "hold", 0, "wait this long (heartbeating) before measuring each job (for tests)")
 	_ = f.MarkHidden("hold")
 	return cmd
