@@ -2,7 +2,7 @@
 # Distributed tuning throughput: trials per minute of `tessera tune
 # --broker` with 1 and with 2 `tessera worker` processes on this machine.
 #
-#   bench/distributed.sh [TRIALS] [MODEL]
+#   bench/distributed.sh [TRIALS] [MODEL] [ROUNDS]
 #
 # MODEL (default cmd/tessera/testdata/npu_gemm512.mlir, one GEMM 512³ task)
 # is tuned for the NPU target, whose measurement is deterministic
@@ -10,11 +10,15 @@
 # seed 1, once per worker count, each on a fresh nats-server -js (so no
 # run reuses another's results). A local one-trial job first fills the
 # reference cache (the interpreter's outputs), which both runs then share.
-# Prints the wall time and trials per minute of each run and their ratio.
+# With ROUNDS > 1 (default 1) the two runs alternate ROUNDS times (the
+# machine's other load drifts) and the medians are compared. Prints the
+# wall time and trials per minute of each run and the ratio of the
+# medians.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 trials=${1:-24}
 model=${2:-cmd/tessera/testdata/npu_gemm512.mlir}
+rounds=${3:-1}
 nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 [ -x "$nats" ] || { echo "bench/distributed.sh: nats-server is not installed (make deps, or apt-get install nats-server)" >&2; exit 1; }
 go build -o bin/tessera ./cmd/tessera
@@ -28,9 +32,9 @@ cleanup() {
 trap cleanup EXIT
 bin/tessera tune "$model" --target npu --trials 1 --db "$work/warm.jsonl" >/dev/null
 
-# run W: trials per minute with W workers on a fresh broker.
+# run W R: seconds and trials per minute with W workers on a fresh broker.
 run() {
-	local w=$1 port=$((14400 + $1)) dir="$work/w$1"
+	local w=$1 port=$((14400 + $1)) dir="$work/w$1-r$2"
 	mkdir -p "$dir"
 	"$nats" -js -a 127.0.0.1 -p "$port" -sd "$dir/js" >"$dir/nats.log" 2>&1 &
 	local broker=$!
@@ -53,11 +57,17 @@ run() {
 	python3 -c "import sys; s=float(sys.argv[2])-float(sys.argv[1]); print(f'{s:.1f} {int(sys.argv[3])/s*60:.1f}')" "$start" "$end" "$trials"
 }
 
-run 1 >"$work/r1"
-run 2 >"$work/r2"
-read -r s1 tpm1 <"$work/r1"
-read -r s2 tpm2 <"$work/r2"
-echo "$(basename "$model"), $trials trials on the NPU target (simulated cycles), $(nproc) cores:"
-printf '  1 worker : %6.1f s  %6.1f trials/min\n' "$s1" "$tpm1"
-printf '  2 workers: %6.1f s  %6.1f trials/min\n' "$s2" "$tpm2"
-python3 -c "import sys; print(f'  speed-up : {float(sys.argv[2])/float(sys.argv[1]):.2f}x')" "$tpm1" "$tpm2"
+echo "$(basename "$model"), $trials trials on the NPU target (simulated cycles), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg):"
+for r in $(seq "$rounds"); do
+	for w in 1 2; do
+		run "$w" "$r" >"$work/r$w-$r"
+		read -r s tpm <"$work/r$w-$r"
+		printf '  round %d, %d worker(s): %6.1f s  %6.1f trials/min\n' "$r" "$w" "$s" "$tpm"
+	done
+done
+python3 - "$work" "$rounds" <<'PY'
+import statistics, sys
+work, rounds = sys.argv[1], int(sys.argv[2])
+tpm = {w: statistics.median(float(open(f"{work}/r{w}-{r}").read().split()[1]) for r in range(1, rounds + 1)) for w in (1, 2)}
+print(f"  median: 1 worker {tpm[1]:.1f}, 2 workers {tpm[2]:.1f} trials/min; speed-up {tpm[2] / tpm[1]:.2f}x")
+PY
