@@ -221,12 +221,28 @@ func (m *Measurer) await(t *autotune.Task, cands []*autotune.Candidate, ids []st
 		case <-m.notify:
 		case <-tick.C:
 		}
-		if time.Since(idle) > m.opts.NoWorkerWarning && time.Since(warned) > 30*time.Second && m.Fleet().Workers == 0 {
-			warned = time.Now()
-			name, _, _ := strings.Cut(m.key, " ")
-			m.logf("waiting for results: no live worker for target %q (start one: tessera worker --broker URL --target %s)%s", m.key, name, m.otherWorkers())
+		if wait := time.Since(idle); wait > m.opts.NoWorkerWarning && time.Since(warned) > 30*time.Second {
+			warned = m.warnWaiting(wait)
 		}
 	}
+}
+
+// warnWaiting says why no result came for wait, when it can tell: no
+// live worker for the target, or (after 6 × NoWorkerWarning) live
+// workers that may be on another host than the accepted one. It returns
+// when it warned (the zero time when it did not).
+func (m *Measurer) warnWaiting(wait time.Duration) time.Time {
+	n := m.Fleet().Workers
+	switch host := m.Host(); {
+	case n == 0:
+		name, _, _ := strings.Cut(m.key, " ")
+		m.logf("waiting for results: no live worker for target %q (start one: tessera worker --broker URL --target %s)%s", m.key, name, m.otherWorkers())
+	case host != "" && wait > 6*m.opts.NoWorkerWarning:
+		m.logf("waiting for results: none for %v from the %d live workers; this job accepts measurements from host %s only (a worker on another host leaves the job's trials to others and says so in its log)", wait.Round(time.Second), n, host)
+	default:
+		return time.Time{}
+	}
+	return time.Now()
 }
 
 // otherWorkers describes the live workers of other target strings, whose
