@@ -56,9 +56,10 @@ type Worker struct {
 	served, terminated atomic.Int64
 }
 
-// Served is the number of jobs answered with a measurement so far;
-// Terminated the number of messages rejected as poison.
-func (w *Worker) Served() int     { return int(w.served.Load()) }
+// Served is the number of jobs answered with a measurement so far.
+func (w *Worker) Served() int { return int(w.served.Load()) }
+
+// Terminated is the number of messages rejected as poison so far.
 func (w *Worker) Terminated() int { return int(w.terminated.Load()) }
 
 var nameRE = regexp.MustCompile(`[^A-Za-z0-9_-]`)

@@ -60,7 +60,7 @@ to its kernel) is terminated with a logged reason.`,
 	f.StringVar(&o.creds, "broker-creds", "", "NATS credentials file (JWT and NKey seed) for the broker")
 	f.StringVar(&o.target, "target", "cpu", "target to measure for ("+strings.Join(targets.Names(), ", ")+")")
 	f.IntVar(&o.threads, "threads", 0, "threads of parallel loops when measuring (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores); part of the target string")
-	f.StringVar(&o.name, "name", "", "worker name in the registry and the results (default: host name and process id)")
+	f.StringVar(&o.name, "name", "", "worker name in the registry and the results, unique per broker (default: host name and process id)")
 	f.StringVar(&o.mcpu, "mcpu", "native", "CPU for llc-16 -mcpu")
 	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON for --target npu (default: the built-in default NPU)")
 	f.DurationVar(&o.ackWait, "ack-wait", 30*time.Second, "how long the broker waits for a worker's heartbeat before redelivering its job elsewhere (set by the first worker of a target on a broker; later workers follow it)")
