@@ -333,3 +333,46 @@ func TestNoWorkerWarning(t *testing.T) {
 	_, err = b.Jobs.GetLastMsgForSubject(context.Background(), jobSubject(JobID(target.Key(), c.Key)))
 	assert.NoError(t, err, "the job stays queued")
 }
+
+// Results published twice (a redelivered job measured again, a
+// duplicate) and out of order reach the job once each, in candidate
+// order.
+func TestDuplicateResultsOnce(t *testing.T) {
+	tasks, target := npuTasks(t)
+	url := startBroker(t)
+	b := connect(t, url, "tuner")
+	ctx := context.Background()
+	m, err := NewMeasurer(ctx, b, MeasurerOptions{Measure: autotune.MeasureOptions{Target: target}})
+	require.NoError(t, err)
+	defer m.Close()
+	var cands []*autotune.Candidate
+	for seed := int64(1); len(cands) < 2; seed++ {
+		c, err := autotune.SampleCandidate(tasks[0], target.Rules(), seed)
+		require.NoError(t, err)
+		if len(cands) == 0 || cands[0].Key != c.Key {
+			cands = append(cands, c)
+		}
+	}
+	go func() {
+		for _, k := range []int{1, 1, 0, 0} {
+			id := JobID(target.Key(), cands[k].Key)
+			for {
+				if _, err := b.Jobs.GetLastMsgForSubject(ctx, jobSubject(id)); err == nil {
+					break
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			data, _ := json.Marshal(JobResult{Version: MessageVersion, ID: id, Candidate: cands[k].Key, Seconds: []float64{float64(k+1) * 1e-6}, Worker: "w", Host: "h"})
+			_, _ = b.JS.Publish(ctx, resultSubject(id), data) // no message id: not deduplicated by the broker
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	var got []int
+	m.Measure(tasks[0], cands, nil, func(i int, r autotune.Result) {
+		got = append(got, i)
+		assert.Equal(t, float64(i+1)*1e-6, r.Seconds[0])
+	})
+	time.Sleep(200 * time.Millisecond) // the late duplicate of candidate 0
+	assert.Equal(t, []int{0, 1}, got)
+	assert.Equal(t, 0, m.Fleet().InFlight)
+}
