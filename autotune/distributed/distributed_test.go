@@ -327,7 +327,7 @@ func TestNoWorkerWarning(t *testing.T) {
 	n := 0
 	m.Measure(tasks[1], []*autotune.Candidate{c}, func() bool { return time.Since(start) > 1500*time.Millisecond }, func(int, autotune.Result) { n++ })
 	assert.Equal(t, 0, n)
-	assert.Equal(t, 0, m.Fleet().Workers)
+	assert.Equal(t, autotune.Fleet{}, m.Fleet(), "no worker, nothing in flight after the stop")
 	assert.Contains(t, log.String(), `no live worker for target "`+target.Key()+`"`)
 	assert.Contains(t, log.String(), "live workers of other targets (a worker serves only its exact target string): elsewhere ("+other.Key()+")")
 	_, err = b.Jobs.GetLastMsgForSubject(context.Background(), jobSubject(JobID(target.Key(), c.Key)))

@@ -157,17 +157,6 @@ func (m *Measurer) Measure(t *autotune.Task, cands []*autotune.Candidate, stop f
 	}
 	m.fleet.InFlight += len(cands)
 	m.mu.Unlock()
-	defer func() {
-		m.mu.Lock()
-		for i, id := range ids {
-			delete(m.pending, id)
-			delete(m.arrived, id)
-			if got[i] == nil {
-				m.fleet.InFlight--
-			}
-		}
-		m.mu.Unlock()
-	}()
 	for i, c := range cands {
 		if r := m.stored(ids[i]); r != nil && m.accept(r) {
 			got[i] = r
@@ -177,11 +166,19 @@ func (m *Measurer) Measure(t *autotune.Task, cands []*autotune.Candidate, stop f
 			m.publish(t, c, ids[i], stop)
 		}
 	}
-	m.await(t, cands, ids, got, stop, onResult)
+	delivered := m.await(t, cands, ids, got, stop, onResult)
+	m.mu.Lock()
+	for _, id := range ids {
+		delete(m.pending, id)
+		delete(m.arrived, id)
+	}
+	m.fleet.InFlight -= len(ids) - delivered
+	m.mu.Unlock()
 }
 
-// await delivers the results in order as they arrive.
-func (m *Measurer) await(t *autotune.Task, cands []*autotune.Candidate, ids []string, got []*JobResult, stop func() bool, onResult func(i int, r autotune.Result)) {
+// await delivers the results in order as they arrive, until all are
+// delivered or stop says so, and returns how many it delivered.
+func (m *Measurer) await(t *autotune.Task, cands []*autotune.Candidate, ids []string, got []*JobResult, stop func() bool, onResult func(i int, r autotune.Result)) int {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	next, idle, warned := 0, time.Now(), time.Time{}
@@ -215,7 +212,7 @@ func (m *Measurer) await(t *autotune.Task, cands []*autotune.Candidate, ids []st
 			idle = time.Now()
 		}
 		if next == len(ids) || (stop != nil && stop()) {
-			return
+			return next
 		}
 		select {
 		case <-m.notify:
