@@ -240,7 +240,13 @@ func (w *Worker) term(msg jetstream.Msg, job *Job, reason error) {
 // prepare rebuilds the job's task from its kernel (checking its
 // workload key against the target string key) and replays its trace,
 // checking the candidate key. Errors say which check failed.
-func prepare(job *Job, key string) (*autotune.Task, *autotune.Candidate, error) {
+func prepare(job *Job, key string) (task *autotune.Task, cand *autotune.Candidate, err error) {
+	defer func() {
+		// a job that crashed the worker would be redelivered forever
+		if r := recover(); r != nil {
+			task, cand, err = nil, nil, fmt.Errorf("internal error while preparing the job (a bug in Tessera): %v", r)
+		}
+	}()
 	m, err := tir.Parse("job.tir", []byte(job.Kernel))
 	if err != nil {
 		return nil, nil, fmt.Errorf("the job's kernel does not parse: %v", err)
@@ -252,7 +258,7 @@ func prepare(job *Job, key string) (*autotune.Task, *autotune.Candidate, error) 
 	if wk := autotune.WorkloadKey(f, key); wk != job.Workload {
 		return nil, nil, fmt.Errorf("the job's kernel has workload key %s, not the job's %s", short(wk), short(job.Workload))
 	}
-	task := &autotune.Task{Name: job.Task, Kernels: []string{job.Task}, Func: f, Key: job.Workload, Weight: 1, Constants: job.Constants}
+	task = &autotune.Task{Name: job.Task, Kernels: []string{job.Task}, Func: f, Key: job.Workload, Weight: 1, Constants: job.Constants}
 	tr, err := schedule.ParseTrace(job.Trace)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the job's trace: %v", err)
@@ -269,7 +275,14 @@ func prepare(job *Job, key string) (*autotune.Task, *autotune.Candidate, error) 
 
 // measure builds and measures one candidate with the local measurer for
 // the job's options (made on first use, kept for later jobs).
-func (w *Worker) measure(task *autotune.Task, c *autotune.Candidate, spec MeasureSpec) autotune.Result {
+func (w *Worker) measure(task *autotune.Task, c *autotune.Candidate, spec MeasureSpec) (res autotune.Result) {
+	defer func() {
+		// the interpreter's reference run is in this process: a job that
+		// crashed it would be redelivered forever
+		if r := recover(); r != nil {
+			res = autotune.Result{Error: autotune.ErrRun, Msg: fmt.Sprintf("internal error while measuring (a bug in Tessera): %v", r)}
+		}
+	}()
 	m := w.meas[spec]
 	if m == nil {
 		o := spec.options()
@@ -280,7 +293,7 @@ func (w *Worker) measure(task *autotune.Task, c *autotune.Candidate, spec Measur
 		}
 		w.meas[spec] = m
 	}
-	res := autotune.Result{Error: autotune.ErrRun, Msg: "no result from the measurer"}
+	res = autotune.Result{Error: autotune.ErrRun, Msg: "no result from the measurer"}
 	m.Measure(task, []*autotune.Candidate{c}, nil, func(_ int, r autotune.Result) { res = r })
 	return res
 }
