@@ -385,3 +385,37 @@ func TestDistributedEmbeddedBroker(t *testing.T) {
 	distSummary(t, db, 4)
 	assert.DirExists(t, db+".jetstream")
 }
+
+// A broker restarted mid-job (same port, same JetStream store): tuner and
+// worker reconnect, the job completes, and no trial is lost or recorded
+// twice.
+func TestDistributedBrokerRestart(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	store := t.TempDir()
+	e, err := distributed.StartEmbedded("127.0.0.1", port, store)
+	require.NoError(t, err)
+	url := e.URL()
+	log := newLineLog("")
+	startCLIWorker(t, url, "w", log, "--hold", "100ms")
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	db := filepath.Join(dir, "t.jsonl")
+	tune := cliCmd(t, "tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
+	var out bytes.Buffer
+	tune.Stdout, tune.Stderr = &out, &out
+	require.NoError(t, tune.Start())
+	waitLines(t, db, 5, time.Minute)
+	e.Shutdown()
+	time.Sleep(300 * time.Millisecond)
+	e, err = distributed.StartEmbedded("127.0.0.1", port, store)
+	require.NoError(t, err)
+	t.Cleanup(e.Shutdown)
+	require.NoError(t, tune.Wait(), out.String())
+	distSummary(t, db, 16)
+	assert.Contains(t, out.String(), "16 of 16 trials recorded")
+	t.Logf("%d measurements for 16 records", strings.Count(log.String(), "measuring task"))
+}
