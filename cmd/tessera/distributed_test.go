@@ -18,7 +18,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/autotune/distributed"
+	"github.com/tessera-ml/tessera/pipeline"
+	"github.com/tessera-ml/tessera/targets"
 )
 
 // distModel has two NPU kernels (a padded 3×3 and a 1×1 convolution),
@@ -418,4 +421,30 @@ func TestDistributedBrokerRestart(t *testing.T) {
 	distSummary(t, db, 16)
 	assert.Contains(t, out.String(), "16 of 16 trials recorded")
 	t.Logf("%d measurements for 16 records", strings.Count(log.String(), "measuring task"))
+}
+
+// A resumed distributed job accepts the host of the database's earlier
+// distributed records.
+func TestRecordedHost(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	m, err := loadModel(model)
+	require.NoError(t, err)
+	target, err := targets.New("npu", targets.Options{Threads: 2})
+	require.NoError(t, err)
+	tasks, err := pipeline.Tasks(m, target)
+	require.NoError(t, err)
+	db, _, err := autotune.OpenDatabase(filepath.Join(dir, "t.jsonl"))
+	require.NoError(t, err)
+	defer db.Close()
+	assert.Equal(t, "", recordedHost(tasks, db, target.Key()))
+	c, err := autotune.SampleCandidate(tasks[1], target.Rules(), 1)
+	require.NoError(t, err)
+	require.NoError(t, db.Append(&autotune.Record{Workload: tasks[1].Key, Target: target.Key(), Candidate: c.Key, Trace: c.Trace, Seconds: []float64{1e-6}}))
+	assert.Equal(t, "", recordedHost(tasks, db, target.Key()), "a local record pins nothing")
+	c2, err := autotune.SampleCandidate(tasks[1], target.Rules(), 2)
+	require.NoError(t, err)
+	require.NoError(t, db.Append(&autotune.Record{Workload: tasks[1].Key, Target: target.Key(), Candidate: c2.Key, Trace: c2.Trace, Seconds: []float64{1e-6}, Host: "h1"}))
+	assert.Equal(t, "h1", recordedHost(tasks, db, target.Key()))
 }
