@@ -124,12 +124,16 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	return s, err
 }
 
-// Close drains and closes the connection.
+// Close drains and closes the connection (closes it at once while the
+// broker is unreachable).
 func (b *Broker) Close() {
-	if b != nil && b.NC != nil {
-		_ = b.NC.Drain()
-		b.NC.Close()
+	if b == nil || b.NC == nil {
+		return
 	}
+	if b.NC.IsConnected() {
+		_ = b.NC.Drain()
+	}
+	b.NC.Close()
 }
 
 // Embedded is a NATS server with JetStream run inside this process

@@ -120,9 +120,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	stopBeat := every(WorkerTTL/3, register)
 	defer func() {
 		stopBeat()
-		dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		_ = w.b.Workers.Delete(dctx, regKey)
+		if w.b.NC.IsConnected() {
+			dctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = w.b.Workers.Delete(dctx, regKey)
+		}
 		for _, m := range w.meas {
 			m.Close()
 		}
