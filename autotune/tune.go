@@ -284,12 +284,22 @@ func (j *job) newMeasurer() (BatchMeasurer, error) {
 // batchSize is the round's batch: BatchSize, sized to the live workers
 // of a FleetMeasurer.
 func (j *job) batchSize(m BatchMeasurer) int {
-	if f, ok := m.(FleetMeasurer); ok {
-		fl := f.Fleet()
-		j.status.Fleet = &fl
+	if fl := j.updateFleet(m); fl != nil {
 		return fleetBatch(j.opts.BatchSize, fl.Workers)
 	}
 	return j.opts.BatchSize
+}
+
+// updateFleet refreshes Status.Fleet from a FleetMeasurer and returns it
+// (nil for another measurer).
+func (j *job) updateFleet(m BatchMeasurer) *Fleet {
+	f, ok := m.(FleetMeasurer)
+	if !ok {
+		return nil
+	}
+	fl := f.Fleet()
+	j.status.Fleet = &fl
+	return &fl
 }
 
 // unrecorded drops candidates the database already holds.
@@ -325,10 +335,7 @@ func (j *job) measure(m BatchMeasurer, i int, cands []*Candidate) error {
 		ts.Best = math.Min(ts.Best, sec)
 		j.search[i].addMeasured(c, sec)
 		j.data = append(j.data, sample{task: i, feats: ExtractFeatures(c.Func), seconds: sec})
-		if f, ok := m.(FleetMeasurer); ok {
-			fl := f.Fleet()
-			j.status.Fleet = &fl
-		}
+		j.updateFleet(m)
 		if j.opts.Progress != nil {
 			j.opts.Progress.Trial(j.status, i, rec)
 		}
