@@ -74,6 +74,22 @@ func (l *lineLog) String() string {
 	return l.buf.String()
 }
 
+// waitFound waits (at most 30 s) until l has seen its word.
+func waitFound(t *testing.T, l *lineLog) {
+	t.Helper()
+	select {
+	case <-l.found:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no %q in: %s", l.word, l.String())
+	}
+}
+
+// waitFor waits (at most 30 s) until l holds text.
+func waitFor(t *testing.T, l *lineLog, text string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return strings.Contains(l.String(), text) }, 30*time.Second, 10*time.Millisecond, "no %q", text)
+}
+
 // startCLIWorker starts `tessera worker` on the broker; it is stopped
 // with SIGTERM (and must exit 0) when the test ends unless killed.
 func startCLIWorker(t *testing.T, url, name string, log io.Writer, extra ...string) *exec.Cmd {
@@ -160,8 +176,11 @@ func checkDistributed(t *testing.T, newBroker func() string) {
 	url := newBroker()
 	var logs [2]*lineLog
 	for i := range logs {
-		logs[i] = newLineLog("")
+		logs[i] = newLineLog(": serving ")
 		startCLIWorker(t, url, fmt.Sprintf("w%d", i), logs[i])
+	}
+	for _, l := range logs {
+		waitFound(t, l)
 	}
 	clean := filepath.Join(dir, "clean.jsonl")
 	distTune(t, url, clean)
@@ -171,9 +190,11 @@ func checkDistributed(t *testing.T, newBroker func() string) {
 	}
 
 	url = newBroker()
-	victimLog, survivorLog := newLineLog("measuring task"), newLineLog("")
+	victimLog, survivorLog := newLineLog("measuring task"), newLineLog(": serving ")
 	victim := startCLIWorker(t, url, "victim", victimLog, "--hold", "30s")
+	waitFor(t, victimLog, ": serving ")
 	startCLIWorker(t, url, "survivor", survivorLog)
+	waitFound(t, survivorLog)
 	killed := make(chan string, 1)
 	go func() {
 		<-victimLog.found
