@@ -8,7 +8,7 @@
 #   make lit     the lit suite only (go test ./lit/...)
 #   make fuzz    a short run of every parser fuzz target
 #   make deps    install LLVM 16 (llc-16, FileCheck-16, mlir-opt-16, ld.lld-16,
-#                clang-16) when missing
+#                clang-16) and nats-server (distributed tuning tests) when missing
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
@@ -17,6 +17,10 @@ GO ?= go
 # Debian packages that provide llc-16/opt-16, FileCheck-16, mlir-opt-16,
 # ld.lld-16 (linking shared objects) and clang-16 (the C ABI test).
 LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools lld-16 clang-16
+
+# Debian's NATS server (nats-server -js): the broker of distributed tuning,
+# which cmd/tessera's TestDistributedWorkersNATSServer starts.
+NATS_PKGS := nats-server
 
 # Fuzz targets as package:FuzzName, found by name (every func FuzzXxx in a
 # _test.go file) so a new target joins `make fuzz` by being written;
@@ -43,25 +47,27 @@ demo: deps build
 		--reference examples/mlp_logits.npy --labels examples/digits_y.npy
 
 # deps installs LLVM 16, libonnx-testdata (the ONNX node tests of
-# cmd/tessera's TestONNXConformance) and OpenBLAS (the bench/ anchor) only
+# cmd/tessera's TestONNXConformance), OpenBLAS (the bench/ anchor) and
+# nats-server (the distributed tuning test against a real broker) only
 # when one of them is missing; as root it
 # runs apt-get, otherwise through sudo when available, else it stops and
 # prints the command to run.
 deps:
 	@have() { command -v "$$1" >/dev/null 2>&1 || [ -x "/usr/lib/llvm-16/bin/$$2" ]; }; \
 	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.lld-16 ld.lld && have clang-16 clang \
-		&& [ -d /usr/share/libonnx-testdata/data/node ] && [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ]; then \
+		&& [ -d /usr/share/libonnx-testdata/data/node ] && [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] \
+		&& { command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ]; }; then \
 		exit 0; \
 	fi; \
-	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS) libonnx-testdata libopenblas0-pthread"; \
+	cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y $(LLVM_PKGS) libonnx-testdata libopenblas0-pthread $(NATS_PKGS)"; \
 	if [ "$$(id -u)" = 0 ]; then \
-		echo "installing LLVM 16 and the ONNX test data: $$cmd"; \
+		echo "installing LLVM 16, the ONNX test data and nats-server: $$cmd"; \
 		bash -c "$$cmd"; \
 	elif command -v sudo >/dev/null 2>&1; then \
-		echo "installing LLVM 16 and the ONNX test data: sudo sh -c '$$cmd'"; \
+		echo "installing LLVM 16, the ONNX test data and nats-server: sudo sh -c '$$cmd'"; \
 		sudo sh -c "$$cmd"; \
 	else \
-		echo "LLVM 16 tools (llc-16, FileCheck-16, mlir-opt-16) or libonnx-testdata are missing and this user cannot install them." >&2; \
+		echo "LLVM 16 tools (llc-16, FileCheck-16, mlir-opt-16), libonnx-testdata or nats-server are missing and this user cannot install them." >&2; \
 		echo "Run as root:  $$cmd" >&2; \
 		exit 1; \
 	fi

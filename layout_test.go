@@ -60,6 +60,9 @@ var layoutRules = []layoutRule{
 	// Tuning pictures: autotune's records drawn with gonum/plot, for the
 	// CLI and the bench; autotune itself never imports it.
 	{folder: "autotune/tuneplot", tree: 2, internal: []string{"autotune"}, stdOnly: true, external: []string{"gonum.org/v1/plot", "github.com/google/renameio/v2"}, allowed: "std, gonum.org/v1/plot, renameio, autotune"},
+	// Distributed tuning: autotune's measurer behind a NATS JetStream
+	// broker (the client, and the server embedded for --broker embedded).
+	{folder: "autotune/distributed", tree: 2, internal: []string{"autotune", "schedule", "tensorir", "targets"}, stdOnly: true, external: []string{"github.com/nats-io/nats.go", "github.com/nats-io/nats-server/v2"}, allowed: "std, nats.go, nats-server, autotune, schedule, tensorir, targets"},
 	// Targets may share code among themselves, never with the graph levels:
 	// the target interface (targets/) and each target (targets/cpu/) use
 	// the schedule rules, tensor IR and the runtime that loads their code.

@@ -168,6 +168,9 @@ type Result struct {
 	Seconds []float64
 	Error   string // "" or ErrBuild, ErrRun, ErrTimeout, ErrWrong
 	Msg     string
+	// Host is the fingerprint of the remote host that measured the
+	// candidate ("": measured here; Record.Host).
+	Host string
 }
 
 // Measure builds cands (of task t) in parallel, then runs them one at a

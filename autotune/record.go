@@ -42,9 +42,13 @@ type Record struct {
 	// CacheFlush is set when the task's constant arguments (else those
 	// after the first) were flushed from the CPU cache before each timed
 	// call (MeasureOptions.CacheFlush).
-	CacheFlush bool   `json:"cache_flush,omitempty"`
-	Tessera    string `json:"tessera"` // Tessera version
-	Time       string `json:"time"`    // RFC 3339 UTC timestamp
+	CacheFlush bool `json:"cache_flush,omitempty"`
+	// Host is the fingerprint of the worker host that measured the trial
+	// in a distributed job (autotune/distributed: CPU model, cores and
+	// target string); empty for a trial measured by the tuner's host.
+	Host    string `json:"host,omitempty"`
+	Tessera string `json:"tessera"` // Tessera version
+	Time    string `json:"time"`    // RFC 3339 UTC timestamp
 }
 
 // OK reports whether the trial measured successfully.

@@ -34,6 +34,11 @@ type Options struct {
 	SeedDefault bool
 	Search      SearchOptions
 	Measure     MeasureOptions
+	// Measurer, when set, makes the job's measurer from Measure (its
+	// Target set) instead of NewMeasurer's local builder and runner
+	// processes: autotune/distributed's broker-backed fleet. A
+	// FleetMeasurer's batches are sized to its live workers.
+	Measurer func(MeasureOptions) (BatchMeasurer, error)
 	// Progress, when set, is told about the job's progress.
 	Progress Progress
 	// Stop is checked before each trial; true ends the job after the
@@ -75,6 +80,9 @@ type Status struct {
 	StartDone   int  // trials recorded when this run began
 	Interrupted bool // Stop ended the job before the budget was spent
 	Exhausted   bool // every task's design space was measured
+	// Fleet is the remote workers' state when the job measures on a
+	// FleetMeasurer (nil: local measurement), as of the last trial.
+	Fleet *Fleet
 }
 
 // ModelLatency estimates the model's kernel time in seconds: Σ weight ×
@@ -228,7 +236,7 @@ func (j *job) run() error {
 	if j.status.Done >= j.status.Total {
 		return nil
 	}
-	m, err := NewMeasurer(j.opts.Measure)
+	m, err := j.newMeasurer()
 	if err != nil {
 		return err
 	}
@@ -243,7 +251,7 @@ func (j *job) run() error {
 			j.status.Exhausted = true
 			return nil
 		}
-		n := min(j.opts.BatchSize, j.status.Total-j.status.Done)
+		n := min(j.batchSize(m), j.status.Total-j.status.Done)
 		var cands []*Candidate
 		if j.opts.Strategy == StrategyRandom {
 			cands = j.search[i].randomBatch(n)
@@ -264,6 +272,36 @@ func (j *job) run() error {
 	return nil
 }
 
+// newMeasurer makes the job's measurer: Options.Measurer's, else the
+// local builder and runner processes.
+func (j *job) newMeasurer() (BatchMeasurer, error) {
+	if j.opts.Measurer != nil {
+		return j.opts.Measurer(j.opts.Measure)
+	}
+	return NewMeasurer(j.opts.Measure)
+}
+
+// batchSize is the round's batch: BatchSize, sized to the live workers
+// of a FleetMeasurer.
+func (j *job) batchSize(m BatchMeasurer) int {
+	if fl := j.updateFleet(m); fl != nil {
+		return fleetBatch(j.opts.BatchSize, fl.Workers)
+	}
+	return j.opts.BatchSize
+}
+
+// updateFleet refreshes Status.Fleet from a FleetMeasurer and returns it
+// (nil for another measurer).
+func (j *job) updateFleet(m BatchMeasurer) *Fleet {
+	f, ok := m.(FleetMeasurer)
+	if !ok {
+		return nil
+	}
+	fl := f.Fleet()
+	j.status.Fleet = &fl
+	return &fl
+}
+
 // unrecorded drops candidates the database already holds.
 func (j *job) unrecorded(i int, cands []*Candidate) []*Candidate {
 	var out []*Candidate
@@ -276,12 +314,12 @@ func (j *job) unrecorded(i int, cands []*Candidate) []*Candidate {
 }
 
 // measure measures a batch of task i and records every trial.
-func (j *job) measure(m *Measurer, i int, cands []*Candidate) error {
+func (j *job) measure(m BatchMeasurer, i int, cands []*Candidate) error {
 	ts := j.status.Tasks[i]
 	var werr error
 	m.Measure(ts.Task, cands, func() bool { return werr != nil || j.stopped() }, func(k int, res Result) {
 		c := cands[k]
-		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush}
+		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush, Host: res.Host}
 		if err := j.db.Append(rec); err != nil {
 			werr = err
 			return
@@ -297,6 +335,7 @@ func (j *job) measure(m *Measurer, i int, cands []*Candidate) error {
 		ts.Best = math.Min(ts.Best, sec)
 		j.search[i].addMeasured(c, sec)
 		j.data = append(j.data, sample{task: i, feats: ExtractFeatures(c.Func), seconds: sec})
+		j.updateFleet(m)
 		if j.opts.Progress != nil {
 			j.opts.Progress.Trial(j.status, i, rec)
 		}

@@ -91,3 +91,43 @@ func TestTuneSeedsDefaultSchedule(t *testing.T) {
 	}
 	require.Equal(t, 1, n)
 }
+
+// fakeFleet is a FleetMeasurer with a fixed number of workers that
+// "measures" every candidate at 1 ms and remembers the batch sizes.
+type fakeFleet struct {
+	workers int
+	batches []int
+}
+
+func (f *fakeFleet) Measure(t *Task, cands []*Candidate, stop func() bool, onResult func(int, Result)) {
+	f.batches = append(f.batches, len(cands))
+	for i := range cands {
+		onResult(i, Result{Seconds: []float64{1e-3}, Host: "fake"})
+	}
+}
+
+func (f *fakeFleet) Close()       {}
+func (f *fakeFleet) Fleet() Fleet { return Fleet{Workers: f.workers} }
+
+// A FleetMeasurer's batches are rounded up to a multiple of its live
+// workers, the job's status shows the fleet, and records carry the
+// measuring host.
+func TestTuneFleetBatches(t *testing.T) {
+	g := parseTask(t, featGemmSrc(64, 48, 40))
+	db, _, err := OpenDatabase(filepath.Join(t.TempDir(), "tune.jsonl"))
+	require.NoError(t, err)
+	defer db.Close()
+	f := &fakeFleet{workers: 3}
+	st, err := Tune([]*Task{g}, db, Options{Target: testTarget(), Trials: 14, BatchSize: 4, Seed: 1, Strategy: StrategyRandom,
+		Measurer: func(MeasureOptions) (BatchMeasurer, error) { return f, nil }})
+	require.NoError(t, err)
+	require.Equal(t, 14, st.Done)
+	require.Equal(t, []int{6, 6, 2}, f.batches, "batches of 4 rounded up to 6 for 3 workers, the last one the budget's rest")
+	require.Equal(t, &Fleet{Workers: 3}, st.Fleet)
+	for _, r := range db.Records(g.Key, testTarget().Key()) {
+		require.Equal(t, "fake", r.Host)
+	}
+	require.Equal(t, 4, fleetBatch(4, 0))
+	require.Equal(t, 4, fleetBatch(4, 2))
+	require.Equal(t, 5, fleetBatch(4, 5))
+}

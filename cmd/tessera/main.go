@@ -7,6 +7,7 @@
 //	tessera bench model.mlir
 //	tessera tune model.mlir --trials 1000 --db tune.jsonl
 //	tessera db plot tune.jsonl -o curves.png     # search curves (PNG or SVG)
+//	tessera worker --broker nats://host:4222 --target cpu  # distributed tuning
 //
 // Exit status: 0 on success, 1 for bad input or a failed check (with a
 // file:line:col: error: diagnostic when it concerns the model text), 2 for
@@ -69,7 +70,7 @@ the hlo fusion level and the tensor IR to x86-64 object code, and runs them.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	(&profileFlags{}).add(root)
-	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr), newNPUCmd(stdout, stderr), newDBCmd(stdout, stderr), newQuantizeCmd(stdout, stderr))
+	root.AddCommand(newCompileCmd(stdout, stderr), newRunCmd(stdout, stderr), newBenchCmd(stdout, stderr), newImportCmd(stdout, stderr), newTuneCmd(stdout, stderr), newNPUCmd(stdout, stderr), newDBCmd(stdout, stderr), newQuantizeCmd(stdout, stderr), newWorkerCmd(stdout, stderr))
 	return root
 }
 

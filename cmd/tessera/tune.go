@@ -26,7 +26,7 @@ import (
 
 type tuneOptions struct {
 	target, db, mcpu, strategy, scheduler string
-	npuConfig, plot                       string
+	npuConfig, plot, broker, brokerCreds  string
 	tasks, fixDims                        []string
 	trials, batch, threads, builders      int
 	timeout, buildTimeout                 time.Duration
@@ -55,6 +55,12 @@ are built by parallel worker processes and timed one at a time in a
 separate runner process; a candidate that crashes, hangs (--timeout) or
 computes a wrong result (checked against the interpreter) is recorded as
 such and the job goes on. Ctrl-C finishes the trial in flight and exits 0.
+--broker nats://host:4222 measures the trials on tessera worker processes
+on other machines instead (NATS JetStream; see tessera worker): the jobs
+go to a work queue keyed by the target string, the tuner records the
+results (still the only writer of --db); --broker embedded runs the broker
+inside the tuner on 127.0.0.1:4222 (embedded:PORT for another port), its
+queue kept beside the database in TUNE.jsonl.jetstream.
 --plot curves.png (or .svg) then draws the tuned tasks' search curves from
 the database, as tessera db plot does (the model estimate weighted by each
 task's number of kernels).`,
@@ -86,6 +92,8 @@ task's number of kernels).`,
 	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON for --target npu (default: the built-in default NPU)")
 	f.BoolVar(&o.noDefaultSeed, "no-default-seed", false, "do not measure each task's default-rules schedule first (by default a tuned kernel is never slower than the untuned one, as measured)")
 	f.StringVar(&o.plot, "plot", "", "after the job (also when interrupted), draw the tuned tasks' search curves from --db into this picture (.png or .svg; see tessera db plot)")
+	f.StringVar(&o.broker, "broker", "", "measure on tessera worker processes through this NATS JetStream server: nats://host:4222, tls://host:4222, or embedded[:PORT] (a broker inside the tuner)")
+	f.StringVar(&o.brokerCreds, "broker-creds", "", "NATS credentials file (JWT and NKey seed) for --broker")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
 }
@@ -152,6 +160,13 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 		Measure:  autotune.MeasureOptions{Builders: o.builders, BuildTimeout: o.buildTimeout, RunTimeout: o.timeout, Repeats: o.repeats, MinRepeatSeconds: o.minRepeat.Seconds(), CacheFlush: o.cacheFlush},
 		Progress: newTuneProgress(stdout),
 		Stop:     stop.Load,
+	}
+	if o.broker != "" {
+		closeBroker, err := useBroker(&opts, o, tasks, db, stdout, stderr)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer closeBroker()
 	}
 	st, err := autotune.Tune(tasks, db, opts)
 	if err != nil {
@@ -289,7 +304,7 @@ func (p *tuneProgress) Trial(s *autotune.Status, task int, r *autotune.Record) {
 		model = fmt.Sprintf("model ≈ %.3f ms", sec*1e3)
 	}
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("%s best %s %s | %s", t.Task.Name, fmtSeconds(t.Best), fmtGFLOPS(t), model))
+		p.bar.Describe(fmt.Sprintf("%s best %s %s | %s%s", t.Task.Name, fmtSeconds(t.Best), fmtGFLOPS(t), model, fmtFleet(s.Fleet)))
 		_ = p.bar.Set(s.Done)
 		return
 	}
@@ -297,13 +312,21 @@ func (p *tuneProgress) Trial(s *autotune.Status, task int, r *autotune.Record) {
 	if !r.OK() {
 		res = r.Error + ": " + shortMsg(r.ErrorMsg)
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s: %s | best %s %s | %s | ETA %s\n", s.Done, s.Total, t.Task.Name, res, fmtSeconds(t.Best), fmtGFLOPS(t), model, s.ETA().Round(time.Second))
+	fmt.Fprintf(p.w, "[%d/%d] %s: %s | best %s %s | %s%s | ETA %s\n", s.Done, s.Total, t.Task.Name, res, fmtSeconds(t.Best), fmtGFLOPS(t), model, fmtFleet(s.Fleet), s.ETA().Round(time.Second))
 }
 
 func (p *tuneProgress) End(s *autotune.Status) {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
+}
+
+// fmtFleet describes a distributed job's workers ("" for a local job).
+func fmtFleet(f *autotune.Fleet) string {
+	if f == nil {
+		return ""
+	}
+	return fmt.Sprintf(" | workers %d, in flight %d, redelivered %d", f.Workers, f.InFlight, f.Redelivered)
 }
 
 func shortMsg(s string) string {
