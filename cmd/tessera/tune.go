@@ -110,16 +110,8 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 			return fail(stderr, fmt.Errorf("--plot: %v", err))
 		}
 	}
-	if o.threads > 0 {
-		if err := rt.SetNumThreads(o.threads); err != nil {
-			return fail(stderr, err)
-		}
-	}
-	target, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, Config: o.npuConfig})
+	target, err := measuringTarget(o.target, o.mcpu, o.npuConfig, o.threads)
 	if err != nil {
-		return fail(stderr, fmt.Errorf("--target: %v", err))
-	}
-	if err := targets.CheckAvailable(target); err != nil {
 		return fail(stderr, err)
 	}
 	m, err := loadModel(model, o.fixDims)
@@ -371,4 +363,21 @@ func printTuneSummary(w io.Writer, s *autotune.Status) {
 		fmt.Fprintf(w, "model kernel time estimate: %.4f ms (Σ weight × best)\n", sec*1e3)
 	}
 	fmt.Fprintf(w, "%d of %d trials recorded (%d this run) in %s\n", s.Done, s.Total, s.Done-s.StartDone, time.Since(s.Start).Round(time.Second))
+}
+
+// measuringTarget sets the threads of parallel loops (when threads > 0)
+// and makes the target that tune and worker measure on. Errors: bad
+// threads, an unknown target (prefixed --target), a target whose tools or
+// driver are missing.
+func measuringTarget(name, mcpu, npuConfig string, threads int) (targets.Target, error) {
+	if threads > 0 {
+		if err := rt.SetNumThreads(threads); err != nil {
+			return nil, err
+		}
+	}
+	target, err := targets.New(name, targets.Options{MCPU: mcpu, Threads: threads, Config: npuConfig})
+	if err != nil {
+		return nil, fmt.Errorf("--target: %v", err)
+	}
+	return target, targets.CheckAvailable(target)
 }

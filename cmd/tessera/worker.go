@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tessera-ml/tessera/autotune/distributed"
-	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
 )
 
@@ -93,16 +92,8 @@ func runWorker(o workerOptions, stderr io.Writer) error {
 	if o.ackWait < time.Second {
 		return fail(stderr, fmt.Errorf("--ack-wait must be at least 1s, got %v", o.ackWait))
 	}
-	if o.threads > 0 {
-		if err := rt.SetNumThreads(o.threads); err != nil {
-			return fail(stderr, err)
-		}
-	}
-	target, err := targets.New(o.target, targets.Options{MCPU: o.mcpu, Threads: o.threads, Config: o.npuConfig})
+	target, err := measuringTarget(o.target, o.mcpu, o.npuConfig, o.threads)
 	if err != nil {
-		return fail(stderr, fmt.Errorf("--target: %v", err))
-	}
-	if err := targets.CheckAvailable(target); err != nil {
 		return fail(stderr, err)
 	}
 	if o.name == "" {

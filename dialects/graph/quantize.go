@@ -139,10 +139,10 @@ func evalQuant(op *graphir.Op, args []*graphir.Tensor, quantize bool) ([]*graphi
 	}
 	x, scale, zp := args[0], args[1], args[2]
 	out := graphir.NewZeroTensor(op.Results[0].Type.(*graphir.TensorType))
-	chan_ := channelOf(p.x.Shape, p.axis)
+	channel := channelOf(p.x.Shape, p.axis)
 	lo, hi := lowestValue(p.zp.Elem), highestValue(p.zp.Elem)
 	for i, v := range x.Data {
-		c := chan_(i)
+		c := channel(i)
 		s, z := scale.Data[c], zp.Data[c]
 		if quantize {
 			out.Data[i] = quantizeValue(graphir.RoundTo(p.scale.Elem, v/s), z, lo, hi)
