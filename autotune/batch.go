@@ -31,6 +31,15 @@ type FleetMeasurer interface {
 	Fleet() Fleet
 }
 
+// Submitter is a BatchMeasurer that can start measuring a round before
+// Measure awaits it (Options.Lookahead): Submit queues the candidates'
+// trials on the workers at once; a later Measure of the same candidates
+// waits for their results instead of queueing them again.
+type Submitter interface {
+	BatchMeasurer
+	Submit(t *Task, cands []*Candidate)
+}
+
 // fleetBatch is the batch size for n requested candidates per round on
 // workers live workers: n rounded up to a multiple of workers (at least
 // one candidate per worker), so no worker idles while the others finish

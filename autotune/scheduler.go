@@ -19,6 +19,7 @@ const (
 type taskProgress struct {
 	weight    float64
 	trials    int       // trials spent (records in the database)
+	rounds    int       // rounds proposed (measured or ahead, Options.Lookahead)
 	history   []float64 // best latency in seconds after each round (+Inf: none yet)
 	exhausted bool      // no unmeasured candidate left
 }
@@ -31,9 +32,10 @@ func (p *taskProgress) best() float64 {
 }
 
 // pickTask returns the index of the task to tune next, or -1 when every
-// task is exhausted. Round-robin takes the task with the fewest rounds;
-// the gradient scheduler first gives every task one round, then with
-// probability 0.05 a random task, else the task whose objective
+// task is exhausted. Round-robin takes the task with the fewest rounds
+// (proposed ones included); the gradient scheduler first gives every
+// task one round, then with probability 0.05 a random task, else the
+// task whose objective
 // f = Σ weightᵢ·bestᵢ has the most negative estimated derivative with
 // respect to its trials:
 //
@@ -53,11 +55,11 @@ func pickTask(kind string, tasks []*taskProgress, rng *rand.Rand) int {
 	}
 	fewest := open[0]
 	for _, i := range open {
-		if len(tasks[i].history) < len(tasks[fewest].history) {
+		if tasks[i].rounds < tasks[fewest].rounds {
 			fewest = i
 		}
 	}
-	if kind == SchedulerRoundRobin || len(tasks[fewest].history) == 0 {
+	if kind == SchedulerRoundRobin || tasks[fewest].rounds == 0 {
 		return fewest
 	}
 	if rng.Float64() < 0.05 {

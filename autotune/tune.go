@@ -39,6 +39,17 @@ type Options struct {
 	// processes: autotune/distributed's broker-backed fleet. A
 	// FleetMeasurer's batches are sized to its live workers.
 	Measurer func(MeasureOptions) (BatchMeasurer, error)
+	// Lookahead is the number of rounds proposed ahead of the round being
+	// measured (default 0). With 1, round k+1's candidates are chosen
+	// from the results of rounds up to k−1 (with L, round k+L's) and, on
+	// a Submitter (remote workers), queued before round k is awaited, so
+	// a worker that finishes its share of round k early goes on to round
+	// k+1 instead of idling until the round's slowest trial ends (the
+	// asynchronous search of distributed tuners). The candidates depend
+	// on the seed and the measured results only, never on timing, so a
+	// job repeats with the same seed, locally or on any number of
+	// workers.
+	Lookahead int
 	// Progress, when set, is told about the job's progress.
 	Progress Progress
 	// Stop is checked before each trial; true ends the job after the
@@ -198,6 +209,7 @@ func (j *job) resume(tasks []*Task) {
 		p := &taskProgress{weight: float64(t.Weight), trials: ts.Trials}
 		if ts.Trials > 0 {
 			p.history = []float64{ts.Best}
+			p.rounds = 1
 		}
 		j.progress = append(j.progress, p)
 	}
@@ -232,6 +244,12 @@ func (j *job) stopped() bool {
 	return j.opts.Stop != nil && j.opts.Stop()
 }
 
+// round is one batch of candidates of one task.
+type round struct {
+	task  int
+	cands []*Candidate
+}
+
 func (j *job) run() error {
 	if j.status.Done >= j.status.Total {
 		return nil
@@ -241,35 +259,63 @@ func (j *job) run() error {
 		return err
 	}
 	defer m.Close()
-	for j.status.Done < j.status.Total {
+	sub, _ := m.(Submitter)
+	var queue []*round // proposed, not measured yet; the head is measured next
+	planned := j.status.Done
+	for {
 		if j.stopped() {
 			j.status.Interrupted = true
 			return nil
 		}
-		i := pickTask(j.opts.Scheduler, j.progress, j.rng)
-		if i < 0 {
-			j.status.Exhausted = true
+		for len(queue) <= max(j.opts.Lookahead, 0) && planned < j.status.Total {
+			r := j.propose(m, j.status.Total-planned)
+			if r == nil {
+				break
+			}
+			planned += len(r.cands)
+			if sub != nil && j.opts.Lookahead > 0 {
+				sub.Submit(j.status.Tasks[r.task].Task, r.cands)
+			}
+			queue = append(queue, r)
+		}
+		if len(queue) == 0 {
+			j.status.Exhausted = j.status.Done < j.status.Total
 			return nil
 		}
-		n := min(j.batchSize(m), j.status.Total-j.status.Done)
+		r := queue[0]
+		queue = queue[1:]
+		if err := j.measure(m, r.task, r.cands); err != nil {
+			return err
+		}
+		j.progress[r.task].history = append(j.progress[r.task].history, j.status.Tasks[r.task].Best)
+		j.retrain()
+		if j.status.Interrupted {
+			return nil
+		}
+	}
+}
+
+// propose picks a task and up to n of its unrecorded candidates for the
+// next round, nil when every task is exhausted.
+func (j *job) propose(m BatchMeasurer, n int) *round {
+	for {
+		i := pickTask(j.opts.Scheduler, j.progress, j.rng)
+		if i < 0 {
+			return nil
+		}
+		n := min(j.batchSize(m), n)
 		var cands []*Candidate
 		if j.opts.Strategy == StrategyRandom {
 			cands = j.search[i].randomBatch(n)
 		} else {
 			cands = j.search[i].evolveBatch(n)
 		}
-		cands = j.unrecorded(i, cands)
-		if len(cands) == 0 {
-			j.progress[i].exhausted = true
-			continue
+		if cands = j.unrecorded(i, cands); len(cands) > 0 {
+			j.progress[i].rounds++
+			return &round{task: i, cands: cands}
 		}
-		if err := j.measure(m, i, cands); err != nil {
-			return err
-		}
-		j.progress[i].history = append(j.progress[i].history, j.status.Tasks[i].Best)
-		j.retrain()
+		j.progress[i].exhausted = true
 	}
-	return nil
 }
 
 // newMeasurer makes the job's measurer: Options.Measurer's, else the

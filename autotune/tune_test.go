@@ -3,6 +3,7 @@ package autotune
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -130,4 +131,79 @@ func TestTuneFleetBatches(t *testing.T) {
 	require.Equal(t, 4, fleetBatch(4, 0))
 	require.Equal(t, 4, fleetBatch(4, 2))
 	require.Equal(t, 5, fleetBatch(4, 5))
+}
+
+// fakeSubmitter is a Submitter whose "latency" of a candidate is a
+// function of its key; it logs the rounds submitted and measured.
+type fakeSubmitter struct {
+	log       []string
+	submitted map[string]bool
+}
+
+func fakeSeconds(key string) float64 { return 1e-3 * (1 + float64(key[0]%16)) }
+
+func (f *fakeSubmitter) Submit(t *Task, cands []*Candidate) {
+	f.log = append(f.log, "submit "+t.Name)
+	for _, c := range cands {
+		f.submitted[c.Key] = true
+	}
+}
+
+func (f *fakeSubmitter) Measure(t *Task, cands []*Candidate, stop func() bool, onResult func(int, Result)) {
+	f.log = append(f.log, "measure "+t.Name)
+	for i, c := range cands {
+		if !f.submitted[c.Key] {
+			f.log = append(f.log, "unsubmitted "+c.Key)
+		}
+		onResult(i, Result{Seconds: []float64{fakeSeconds(c.Key)}})
+	}
+}
+
+func (f *fakeSubmitter) Close() {}
+
+// lookaheadJob tunes two tasks round-robin for 20 trials in batches of 4
+// with the given lookahead on a fakeSubmitter, and returns the recorded
+// candidates in order and the submitter's log.
+func lookaheadJob(t *testing.T, lookahead int) ([]string, []string) {
+	g1 := parseTask(t, featGemmSrc(64, 48, 40))
+	g1.Name = "a"
+	g2 := parseTask(t, featGemmSrc(32, 80, 24))
+	g2.Name = "b"
+	db, _, err := OpenDatabase(filepath.Join(t.TempDir(), "tune.jsonl"))
+	require.NoError(t, err)
+	defer db.Close()
+	f := &fakeSubmitter{submitted: map[string]bool{}}
+	st, err := Tune([]*Task{g1, g2}, db, Options{Target: testTarget(), Trials: 20, BatchSize: 4, Seed: 7, Scheduler: SchedulerRoundRobin, Lookahead: lookahead,
+		Measurer: func(MeasureOptions) (BatchMeasurer, error) { return f, nil }})
+	require.NoError(t, err)
+	require.Equal(t, 20, st.Done)
+	var cands []string
+	seen := map[string]bool{}
+	for _, task := range []*Task{g1, g2} {
+		for _, r := range db.Records(task.Key, testTarget().Key()) {
+			require.False(t, seen[r.Candidate], "candidate %s recorded twice", r.Candidate)
+			seen[r.Candidate] = true
+			cands = append(cands, r.Candidate)
+		}
+	}
+	return cands, f.log
+}
+
+// With Lookahead 1 the next round is submitted before the current one is
+// awaited, round-robin alternates the tasks over proposed rounds, the
+// budget is kept exactly, and the job repeats for its seed.
+func TestTuneLookahead(t *testing.T) {
+	cands, log := lookaheadJob(t, 1)
+	require.Equal(t, []string{"submit a", "submit b", "measure a", "submit a", "measure b", "submit b", "measure a", "submit a", "measure b", "measure a"}, log)
+	again, _ := lookaheadJob(t, 1)
+	require.Equal(t, cands, again, "the same candidates for the same seed")
+	_, log = lookaheadJob(t, 0)
+	var rounds []string
+	for _, l := range log {
+		require.False(t, strings.HasPrefix(l, "submit"), "no lookahead, nothing submitted: %v", log)
+		if strings.HasPrefix(l, "measure") {
+			rounds = append(rounds, l)
+		}
+	}
+	require.Equal(t, []string{"measure a", "measure b", "measure a", "measure b", "measure a"}, rounds)
 }

@@ -4,21 +4,22 @@
 #
 #   bench/distributed.sh [TRIALS] [MODEL] [ROUNDS]
 #
-# MODEL (default cmd/tessera/testdata/npu_gemm512.mlir, one GEMM 512³ task)
-# is tuned for the NPU target, whose measurement is deterministic
-# simulated cycles, for TRIALS trials (default 24) in batches of 16 with
-# seed 1, once per worker count, each on a fresh nats-server -js (so no
-# run reuses another's results). A local one-trial job first fills the
-# reference cache (the interpreter's outputs), which both runs then share.
-# With ROUNDS > 1 (default 1) the two runs alternate ROUNDS times (the
-# machine's other load drifts) and the medians are compared. Prints the
-# wall time and trials per minute of each run and the ratio of the
-# medians.
+# MODEL (default cmd/tessera/testdata/npu_gemm512.mlir, one GEMM 512³ task
+# whose design space has 39 tilings; npu_conv64.mlir, a ResNet-18 layer,
+# has 37) is tuned for the NPU target, whose measurement is deterministic
+# simulated cycles, for TRIALS trials (default 36) in batches of 16 with
+# seed 1 (and tune's default --lookahead 1 with --broker), once per
+# worker count, each on a fresh nats-server -js (so no run reuses
+# another's results). A local one-trial job first fills the reference
+# cache (the interpreter's outputs), which both runs then share. The two
+# runs alternate ROUNDS times (default 3: the machine's other load
+# drifts) and the medians are compared. Prints the wall time and trials
+# per minute of each run and the ratio of the medians.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-trials=${1:-24}
+trials=${1:-36}
 model=${2:-cmd/tessera/testdata/npu_gemm512.mlir}
-rounds=${3:-1}
+rounds=${3:-3}
 nats=$(command -v nats-server || echo /usr/sbin/nats-server)
 [ -x "$nats" ] || { echo "bench/distributed.sh: nats-server is not installed (make deps, or apt-get install nats-server)" >&2; exit 1; }
 go build -o bin/tessera ./cmd/tessera

@@ -117,7 +117,8 @@ type Entry interface {
 	Call(inputs, outputs []*rt.Tensor) error
 	// BenchEach makes warmup untimed calls, then at least minRepeats
 	// timed calls lasting minTime in all, calling before (when not nil)
-	// before every call, outside the timed interval.
+	// before every call, outside the timed interval. A simulated target
+	// whose time cannot vary between calls may report one repeat.
 	BenchEach(inputs, outputs []*rt.Tensor, warmup, minRepeats int, minTime time.Duration, before func()) (rt.Timings, error)
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -101,15 +102,16 @@ func startWorker(t *testing.T, url string, opts WorkerOptions) (*Worker, func())
 	return w, stop
 }
 
-// tune runs an 8-trial job (batches of 4, seed 1) on the tasks with the
-// given measurer factory (nil: local) and returns the database's
-// candidates in record order and the best latency per task.
-func tune(t *testing.T, tasks []*autotune.Task, target targets.Target, measurer func(autotune.MeasureOptions) (autotune.BatchMeasurer, error)) ([]string, []float64, *autotune.Status) {
+// tune runs an 8-trial job (batches of 4, seed 1, the given lookahead)
+// on the tasks with the given measurer factory (nil: local) and returns
+// the database's candidates in record order and the best latency per
+// task.
+func tune(t *testing.T, tasks []*autotune.Task, target targets.Target, lookahead int, measurer func(autotune.MeasureOptions) (autotune.BatchMeasurer, error)) ([]string, []float64, *autotune.Status) {
 	t.Helper()
 	db, _, err := autotune.OpenDatabase(filepath.Join(t.TempDir(), "t.jsonl"))
 	require.NoError(t, err)
 	defer db.Close()
-	st, err := autotune.Tune(tasks, db, autotune.Options{Target: target, Trials: 8, BatchSize: 4, Seed: 1, SeedDefault: true, Measurer: measurer, Measure: autotune.MeasureOptions{Builders: 1}})
+	st, err := autotune.Tune(tasks, db, autotune.Options{Target: target, Trials: 8, BatchSize: 4, Seed: 1, SeedDefault: true, Lookahead: lookahead, Measurer: measurer, Measure: autotune.MeasureOptions{Builders: 1}})
 	require.NoError(t, err)
 	var cands []string
 	for _, task := range tasks {
@@ -127,26 +129,33 @@ func tune(t *testing.T, tasks []*autotune.Task, target targets.Target, measurer 
 
 // Two workers measure a 2-task job; simulated cycles are deterministic
 // and results are recorded in candidate order, so the job records the
-// same candidates and finds the same best as a local job.
+// same candidates and finds the same best as a local job, with rounds
+// awaited one at a time and with the next round queued ahead
+// (Options.Lookahead, Measurer.Submit).
 func TestDistributedTuneMatchesLocal(t *testing.T) {
 	tasks, target := npuTasks(t)
-	localCands, localBest, _ := tune(t, tasks, target, nil)
-
-	url := startBroker(t)
-	var log syncBuffer
-	w1, _ := startWorker(t, url, WorkerOptions{Name: "w1", Target: target, Log: &log})
-	w2, _ := startWorker(t, url, WorkerOptions{Name: "w2", Target: target, Log: &log})
-	b := connect(t, url, "tuner")
-	var tunerLog syncBuffer
-	cands, best, st := tune(t, tasks, target, func(mo autotune.MeasureOptions) (autotune.BatchMeasurer, error) {
-		return NewMeasurer(context.Background(), b, MeasurerOptions{Measure: mo, Log: &tunerLog})
-	})
-	assert.Equal(t, localCands, cands, "the same candidates in the same order")
-	assert.Equal(t, localBest, best)
-	require.NotNil(t, st.Fleet)
-	assert.Equal(t, 0, st.Fleet.InFlight)
-	assert.Equal(t, 8, w1.Served()+w2.Served(), "every trial measured once: %s", log.String())
-	assert.Empty(t, tunerLog.String())
+	for _, lookahead := range []int{0, 1} {
+		t.Run(fmt.Sprintf("lookahead%d", lookahead), func(t *testing.T) {
+			url := startBroker(t) // a fresh one: no results of the other run
+			localCands, localBest, _ := tune(t, tasks, target, lookahead, nil)
+			var log syncBuffer
+			w1, stop1 := startWorker(t, url, WorkerOptions{Name: "w1", Target: target, Log: &log})
+			w2, stop2 := startWorker(t, url, WorkerOptions{Name: "w2", Target: target, Log: &log})
+			defer stop1()
+			defer stop2()
+			b := connect(t, url, "tuner")
+			var tunerLog syncBuffer
+			cands, best, st := tune(t, tasks, target, lookahead, func(mo autotune.MeasureOptions) (autotune.BatchMeasurer, error) {
+				return NewMeasurer(context.Background(), b, MeasurerOptions{Measure: mo, Log: &tunerLog})
+			})
+			assert.Equal(t, localCands, cands, "the same candidates in the same order")
+			assert.Equal(t, localBest, best)
+			require.NotNil(t, st.Fleet)
+			assert.Equal(t, 0, st.Fleet.InFlight)
+			assert.Equal(t, 8, w1.Served()+w2.Served(), "every trial measured once: %s", log.String())
+			assert.Empty(t, tunerLog.String())
+		})
+	}
 }
 
 // A measurement longer than the ack wait is kept alive by in-progress

@@ -143,30 +143,18 @@ func (m *Measurer) countWorkers() int {
 }
 
 // Measure publishes a job per candidate whose result is neither in the
-// results stream (measured for an earlier, interrupted tuner) nor queued,
-// and passes the results to onResult in candidate order as they arrive.
-// stop ends the wait early: the jobs stay queued and their results are
-// kept in the results stream for a later run.
+// results stream (measured for an earlier, interrupted tuner) nor queued
+// (by Submit or an earlier tuner), and passes the results to onResult in
+// candidate order as they arrive. stop ends the wait early: the jobs stay
+// queued and their results are kept in the results stream for a later
+// run.
 func (m *Measurer) Measure(t *autotune.Task, cands []*autotune.Candidate, stop func() bool, onResult func(i int, r autotune.Result)) {
 	ids := make([]string, len(cands))
-	got := make([]*JobResult, len(cands))
-	m.mu.Lock()
 	for i, c := range cands {
 		ids[i] = JobID(m.key, c.Key)
-		m.pending[ids[i]] = true
 	}
-	m.fleet.InFlight += len(cands)
-	m.mu.Unlock()
-	for i, c := range cands {
-		if r := m.stored(ids[i]); r != nil && m.accept(r) {
-			got[i] = r
-			continue
-		}
-		if !m.queued(ids[i]) {
-			m.publish(t, c, ids[i], stop)
-		}
-	}
-	delivered := m.await(t, cands, ids, got, stop, onResult)
+	m.enqueue(t, cands, ids, stop)
+	delivered := m.await(t, cands, ids, make([]*JobResult, len(cands)), stop, onResult)
 	m.mu.Lock()
 	for _, id := range ids {
 		delete(m.pending, id)
@@ -174,6 +162,43 @@ func (m *Measurer) Measure(t *autotune.Task, cands []*autotune.Candidate, stop f
 	}
 	m.fleet.InFlight -= len(ids) - delivered
 	m.mu.Unlock()
+}
+
+// Submit queues the candidates' jobs now (autotune.Submitter); a later
+// Measure of them awaits their results.
+func (m *Measurer) Submit(t *autotune.Task, cands []*autotune.Candidate) {
+	ids := make([]string, len(cands))
+	for i, c := range cands {
+		ids[i] = JobID(m.key, c.Key)
+	}
+	m.enqueue(t, cands, ids, nil)
+}
+
+// enqueue marks jobs ids (of cands) awaited, takes the results the
+// results stream already holds and publishes the jobs that are not
+// queued yet; a job already awaited (submitted earlier) is left as it is.
+func (m *Measurer) enqueue(t *autotune.Task, cands []*autotune.Candidate, ids []string, stop func() bool) {
+	for i, c := range cands {
+		m.mu.Lock()
+		awaited := m.pending[ids[i]]
+		if !awaited {
+			m.pending[ids[i]] = true
+			m.fleet.InFlight++
+		}
+		m.mu.Unlock()
+		if awaited {
+			continue
+		}
+		if r := m.stored(ids[i]); r != nil {
+			m.mu.Lock()
+			m.arrived[ids[i]] = r
+			m.mu.Unlock()
+			continue
+		}
+		if !m.queued(ids[i]) {
+			m.publish(t, c, ids[i], stop)
+		}
+	}
 }
 
 // await delivers the results in order as they arrive, until all are

@@ -279,6 +279,7 @@ func TestCLIErrors(t *testing.T) {
 		{[]string{"run", model, "--input", filepath.Join(examples, "digits28_x.npy"), "--threads", "0"}, "--threads must be at least 1, got 0"},
 		{[]string{"bench", model, "--threads", "-2"}, "--threads must be at least 1, got -2"},
 		{[]string{"tune", model, "--threads", "0", "--trials", "1", "--db", filepath.Join(dir, "t.jsonl")}, "--threads must be at least 1, got 0"},
+		{[]string{"tune", model, "--lookahead", "-1", "--trials", "1", "--db", filepath.Join(dir, "t.jsonl")}, "--lookahead must be at least 0, got -1"},
 		{[]string{"compile", model, "-o", filepath.Join(dir, "missing", "m.o")}, "-o " + filepath.Join(dir, "missing", "m.o") + ": the folder " + filepath.Join(dir, "missing") + " does not exist"},
 	} {
 		_, stderr, code := tessera(c.args...)

@@ -29,6 +29,8 @@ type tuneOptions struct {
 	npuConfig, plot, broker, brokerCreds  string
 	tasks, fixDims                        []string
 	trials, batch, threads, builders      int
+	lookahead                             int
+	lookaheadSet                          bool
 	timeout, buildTimeout                 time.Duration
 	seed                                  int64
 	minRepeat                             time.Duration
@@ -60,7 +62,10 @@ on other machines instead (NATS JetStream; see tessera worker): the jobs
 go to a work queue keyed by the target string, the tuner records the
 results (still the only writer of --db); --broker embedded runs the broker
 inside the tuner on 127.0.0.1:4222 (embedded:PORT for another port), its
-queue kept beside the database in TUNE.jsonl.jetstream.
+queue kept beside the database in TUNE.jsonl.jetstream. With --broker the
+tuner queues the next round's trials before awaiting the current one
+(--lookahead 1: chosen from results one round older), so workers
+never idle while a round's slowest trial ends.
 --plot curves.png (or .svg) then draws the tuned tasks' search curves from
 the database, as tessera db plot does (the model estimate weighted by each
 task's number of kernels).`,
@@ -69,6 +74,10 @@ task's number of kernels).`,
 			if err := checkThreads(cmd, o.threads); err != nil {
 				return fail(stderr, err)
 			}
+			if o.lookahead < 0 {
+				return fail(stderr, fmt.Errorf("--lookahead must be at least 0, got %d", o.lookahead))
+			}
+			o.lookaheadSet = cmd.Flags().Changed("lookahead")
 			return runTune(args[0], o, stdout, stderr)
 		},
 	}
@@ -93,6 +102,7 @@ task's number of kernels).`,
 	f.BoolVar(&o.noDefaultSeed, "no-default-seed", false, "do not measure each task's default-rules schedule first (by default a tuned kernel is never slower than the untuned one, as measured)")
 	f.StringVar(&o.plot, "plot", "", "after the job (also when interrupted), draw the tuned tasks' search curves from --db into this picture (.png or .svg; see tessera db plot)")
 	f.StringVar(&o.broker, "broker", "", "measure on tessera worker processes through this NATS JetStream server: nats://host:4222, tls://host:4222, or embedded[:PORT] (a broker inside the tuner)")
+	f.IntVar(&o.lookahead, "lookahead", 0, "rounds proposed ahead of the round being measured, from results that many rounds older (default: 1 with --broker, else 0); a job repeats with the same --seed and --lookahead")
 	f.StringVar(&o.brokerCreds, "broker-creds", "", "NATS credentials file (JWT and NKey seed) for --broker")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
@@ -152,6 +162,12 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 		Measure:  autotune.MeasureOptions{Builders: o.builders, BuildTimeout: o.buildTimeout, RunTimeout: o.timeout, Repeats: o.repeats, MinRepeatSeconds: o.minRepeat.Seconds(), CacheFlush: o.cacheFlush},
 		Progress: newTuneProgress(stdout),
 		Stop:     stop.Load,
+	}
+	switch {
+	case o.lookaheadSet:
+		opts.Lookahead = o.lookahead
+	case o.broker != "":
+		opts.Lookahead = 1
 	}
 	if o.broker != "" {
 		closeBroker, err := useBroker(&opts, o, tasks, db, stdout, stderr)

@@ -222,3 +222,33 @@ func requireRoundTrip(t *testing.T, p *isa.Program) {
 	require.NoError(t, r.UnmarshalBinary(bin))
 	require.Equal(t, p.String(), r.String())
 }
+
+// NewRules remember the last kernel's analysis; switching kernels (a
+// sample's scheduled copy, another task) re-analyzes, so the memoized
+// rules sample and check exactly as the plain ones.
+func TestRulesMemo(t *testing.T) {
+	dense := parseKernel(t, "testdata/dense.tir")
+	epi := parseKernel(t, "testdata/epilogue.tir")
+	cfg := isa.DefaultConfig()
+	plain, memo := Rules{Config: cfg}, NewRules(cfg, nil)
+	for seed := int64(0); seed < 12; seed++ {
+		f := dense
+		if seed%3 == 2 {
+			f = epi
+		}
+		want, err := plain.Sample(f, seed)
+		require.NoError(t, err)
+		got, err := memo.Sample(f, seed)
+		require.NoError(t, err)
+		require.Equal(t, want.Trace().String(), got.Trace().String())
+		require.NoError(t, memo.Check(got.Func()))
+	}
+	require.Same(t, mustAnalyze(t, memo, dense), mustAnalyze(t, memo, dense), "the same kernel is analyzed once")
+}
+
+func mustAnalyze(t *testing.T, r Rules, f *tir.PrimFunc) *gemmKernel {
+	t.Helper()
+	g, err := r.analyze(f)
+	require.NoError(t, err)
+	return g
+}

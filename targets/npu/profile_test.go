@@ -43,9 +43,17 @@ tir.func @main(%x: buffer<5x1x4x5xf32>, %w: buffer<37x20xf32>, %b: buffer<37xf32
 // returns the entry with random inputs and an output.
 func profiledEntry(t *testing.T) (*Entry, []*rt.Tensor, []*rt.Tensor) {
 	t.Helper()
+	return denseEntry(t, profiledTIR)
+}
+
+// denseEntry compiles testdata/dense.tir followed by host (whose @main
+// takes dense's parameters) for the NPU, saves and loads it, and returns
+// the entry with random inputs and an output.
+func denseEntry(t *testing.T, host string) (*Entry, []*rt.Tensor, []*rt.Tensor) {
+	t.Helper()
 	dense, err := os.ReadFile("testdata/dense.tir")
 	require.NoError(t, err)
-	m, err := tir.ParseString("profiled.tir", string(dense)+profiledTIR)
+	m, err := tir.ParseString("profiled.tir", string(dense)+host)
 	require.NoError(t, err)
 	tg, err := NewTarget(targets.Options{})
 	require.NoError(t, err)

@@ -2,6 +2,7 @@ package npu
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/tessera-ml/tessera/schedule"
 	"github.com/tessera-ml/tessera/targets/npu/isa"
@@ -27,12 +28,45 @@ const AttrTile = "npu.tile"
 type Rules struct {
 	Config isa.Config
 	Host   schedule.Rules
+	// memo, when set, keeps the last kernel's analysis (NewRules).
+	memo *analysisMemo
+}
+
+// NewRules returns the rules of cfg with host's for host kernels. They
+// remember the last kernel they analyzed: the tuner samples one task's
+// kernel thousands of times, and recognizing a kernel as a GEMM
+// tabulates every index of its iteration domain.
+func NewRules(cfg isa.Config, host schedule.Rules) Rules {
+	return Rules{Config: cfg, Host: host, memo: &analysisMemo{}}
+}
+
+// analysisMemo is the last analyzed kernel (kernels are not mutated in
+// place: schedules copy them) and its analysis.
+type analysisMemo struct {
+	mu  sync.Mutex
+	f   *tir.PrimFunc
+	g   *gemmKernel
+	err error
+}
+
+// analyze is analyzeGEMM(r.Config, f), remembered for the last f.
+func (r Rules) analyze(f *tir.PrimFunc) (*gemmKernel, error) {
+	if r.memo == nil {
+		return analyzeGEMM(r.Config, f)
+	}
+	r.memo.mu.Lock()
+	defer r.memo.mu.Unlock()
+	if r.memo.f != f {
+		r.memo.g, r.memo.err = analyzeGEMM(r.Config, f)
+		r.memo.f = f
+	}
+	return r.memo.g, r.memo.err
 }
 
 // Default annotates an NPU kernel with its default tiling, or schedules a
 // host kernel with the host's rules.
 func (r Rules) Default(f *tir.PrimFunc) (*schedule.Schedule, error) {
-	g, err := analyzeGEMM(r.Config, f)
+	g, err := r.analyze(f)
 	var t Tiling
 	if err == nil {
 		t, err = defaultTiling(r.Config, g)
@@ -66,7 +100,7 @@ func hostReason(s *schedule.Schedule, f *tir.PrimFunc, why error) *schedule.Sche
 // Fallback leaves an NPU kernel unscheduled (default tiling at code
 // generation) and falls back to the host's rules for a host kernel.
 func (r Rules) Fallback(f *tir.PrimFunc) *schedule.Schedule {
-	g, err := analyzeGEMM(r.Config, f)
+	g, err := r.analyze(f)
 	if err == nil {
 		if _, err = defaultTiling(r.Config, g); err == nil {
 			return schedule.New(f)
@@ -79,7 +113,7 @@ func (r Rules) Fallback(f *tir.PrimFunc) *schedule.Schedule {
 // (powers of two and the full extents) for an NPU kernel; the host's
 // sampled rules for a host kernel.
 func (r Rules) Sample(f *tir.PrimFunc, seed int64) (*schedule.Schedule, error) {
-	g, err := analyzeGEMM(r.Config, f)
+	g, err := r.analyze(f)
 	if err != nil {
 		s, herr := r.Host.Sample(f, seed)
 		return hostReason(s, f, err), herr
@@ -96,7 +130,7 @@ func (r Rules) Sample(f *tir.PrimFunc, seed int64) (*schedule.Schedule, error) {
 // Check refuses an NPU kernel whose tiling annotation does not fit the
 // scratchpads; host kernels go to the host's check.
 func (r Rules) Check(f *tir.PrimFunc) error {
-	g, err := analyzeGEMM(r.Config, f)
+	g, err := r.analyze(f)
 	if err != nil {
 		return r.Host.Check(f)
 	}

@@ -67,7 +67,7 @@ func (t *Target) Key() string {
 }
 
 // Rules are the NPU rules (Rules) with the host's for host kernels.
-func (t *Target) Rules() schedule.Rules { return Rules{Config: t.cfg, Host: t.host.Rules()} }
+func (t *Target) Rules() schedule.Rules { return NewRules(t.cfg, t.host.Rules()) }
 
 // PostSchedule is empty: Codegen runs the host's post-schedule passes on
 // the host kernels only.
