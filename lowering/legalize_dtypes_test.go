@@ -162,3 +162,34 @@ func quantAgreeCases() []ewCase {
 		ewCase{name: "quantize_linear/i32", op: "graph.quantize_linear", inputs: []*graphir.TensorType{t(graphir.I32, 11), f32t(), t(graphir.I8)}, draw: quantDraw},
 		ewCase{name: "dequantize_linear/i32", op: "graph.dequantize_linear", inputs: []*graphir.TensorType{t(graphir.I32, 11), f32t(), t(graphir.I32)}, draw: quantDraw})
 }
+
+// requantAgreeCases are graph.requantize per tensor and per axis, to ui8
+// and i8, with and without fused bounds.
+func requantAgreeCases() []ewCase {
+	t := func(dt graphir.DType, shape ...int64) *graphir.TensorType { return graphir.NewTensor(dt, shape...) }
+	i32 := graphir.I32
+	return []ewCase{
+		{name: "requantize/ui8", op: "graph.requantize", inputs: []*graphir.TensorType{t(i32, 3, 17), t(i32), t(i32), t(graphir.UI8)}, draw: requantDraw},
+		{name: "requantize/axis/i8", op: "graph.requantize", inputs: []*graphir.TensorType{t(i32, 2, 5, 3), t(i32, 5), t(i32, 5), t(graphir.I8, 1)}, draw: requantDraw},
+		{name: "requantize/relu/ui8", op: "graph.requantize", inputs: []*graphir.TensorType{t(i32, 4, 9), t(i32, 9), t(i32, 9), t(graphir.UI8)}, attrs: attrs("axis", -1, "min", 20, "max", 200), draw: requantDraw},
+	}
+}
+
+// requantDraw draws a requantize case's operands: accumulators of every
+// magnitude up to 2^31 (input 0), multipliers in [2^30, 2^31) (input 1),
+// shifts over the accepted range (input 2) and zero points (input 3).
+func requantDraw(r *rand.Rand, i int, dt graphir.DType) float64 {
+	switch i {
+	case 0:
+		v := float64(r.Int64N(1 << r.IntN(32)))
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		return v
+	case 1:
+		return float64(1<<30 + r.IntN(1<<30))
+	case 2:
+		return float64(-14 + r.IntN(46))
+	}
+	return wideDraw(false)(r, i, dt)
+}

@@ -101,7 +101,7 @@ func ewModule(t *testing.T, c ewCase) *graphir.Module {
 
 // elementwiseExtCases gathers the cases of the three op families.
 func elementwiseExtCases() []ewCase {
-	return append(append(append(append(mathAgreeCases(), activationAgreeCases()...), compareAgreeCases()...), dtypeAgreeCases()...), quantAgreeCases()...)
+	return append(append(append(append(append(mathAgreeCases(), activationAgreeCases()...), compareAgreeCases()...), dtypeAgreeCases()...), quantAgreeCases()...), requantAgreeCases()...)
 }
 
 // unaryOps are the registered graph ops of one operand, no attributes and

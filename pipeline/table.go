@@ -27,6 +27,9 @@ type Config struct {
 	KeepLayouts bool
 	// Prefix is the exported symbol's prefix (<Prefix>_main).
 	Prefix string
+	// FoldQDQ runs fold-qdq first: quantized contractions in QDQ form
+	// become i32 contractions and graph.requantize (integer-only).
+	FoldQDQ bool
 }
 
 // graphSteps are the graph- and hlo-level steps: graph clean-ups,
@@ -35,8 +38,9 @@ type Config struct {
 var graphSteps = []string{"canonicalize", "fold-batch-norm", "constant-fold", "cse", "dce",
 	"legalize-to-hlo", "canonicalize", "cse", "conv-kernel-layout", "fuse"}
 
-// Table is the whole compilation for cfg, in order: the graph steps
-// (less those the target skips, targets.StepSkipper),
+// Table is the whole compilation for cfg, in order: fold-qdq (with
+// FoldQDQ), the graph steps (less those the target skips,
+// targets.StepSkipper),
 // lower-to-tir, inline-elementwise, the scheduling steps (apply-trace per
 // trace, apply-tuning-records with a database, default-schedule for the
 // kernels left), rewrite-layout (unless KeepLayouts), the target's
@@ -49,6 +53,9 @@ func Table(cfg Config) []registry.Item {
 		rows = append(rows, registry.Item{Name: name, Options: opts})
 	}
 	skip, _ := cfg.Target.(targets.StepSkipper)
+	if cfg.FoldQDQ {
+		add("fold-qdq", nil)
+	}
 	for _, n := range graphSteps {
 		if skip == nil || !skip.SkipsStep(n) {
 			add(n, nil)
@@ -93,6 +100,8 @@ func with(m map[string]string, k, v string) map[string]string {
 // table (checked by TestTableOrder for every target and configuration),
 // like the Go compiler's passOrder.
 var order = [][2]string{
+	{"fold-qdq", "constant-fold"},
+	{"fold-qdq", "legalize-to-hlo"},
 	{"fold-batch-norm", "legalize-to-hlo"},
 	{"legalize-to-hlo", "conv-kernel-layout"},
 	{"conv-kernel-layout", "fuse"},

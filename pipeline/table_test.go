@@ -26,7 +26,8 @@ func configs(t *testing.T) []Config {
 		out = append(out,
 			Config{Target: tg},
 			Config{Target: tg, KeepLayouts: true},
-			Config{Target: tg, Traces: []string{"a.json", "b.json"}, TuningDB: "t.jsonl", Prefix: "net"})
+			Config{Target: tg, Traces: []string{"a.json", "b.json"}, TuningDB: "t.jsonl", Prefix: "net"},
+			Config{Target: tg, FoldQDQ: true})
 	}
 	return out
 }

@@ -37,6 +37,8 @@ type compileOptions struct {
 	strictFP bool
 	// keepLayouts skips the rewrite-layout step.
 	keepLayouts bool
+	// foldQDQ runs the fold-qdq step (integer kernels for QDQ models).
+	foldQDQ bool
 	// profile asks for an instrumented build (targets.Options.Profile;
 	// run and bench set it for --profile).
 	profile bool
@@ -64,6 +66,7 @@ func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
 	f.StringVar(&o.npuConfig, "npu-config", "", "NPU configuration JSON (targets/npu/ISA.md; default: the built-in default NPU)")
 	f.BoolVar(&o.strictFP, "strict-fp", false, "no fused multiply-add contraction: f32 results bit-identical to the interpreter's (default: llc-16 -fp-contract=fast)")
 	f.BoolVar(&o.keepLayouts, "keep-layouts", false, "keep constant kernel operands (weights) row-major instead of storing each in the order its schedule reads it (the rewrite-layout step)")
+	f.BoolVar(&o.foldQDQ, "fold-qdq", false, "run a quantized (QDQ) model's convolutions and matrix products as integer kernels: i32 accumulation and fixed-point requantization (the fold-qdq pass), instead of dequantized float")
 	f.StringArrayVar(&o.traces, "trace", nil, "schedule trace (JSON, schedule/README.md) to replay on the kernel it names instead of the default schedule (repeatable)")
 	f.StringArrayVar(&o.printIRAfter, "print-ir-after", nil, "print the IR to stderr after the pipeline step `NAME` (repeatable; tessera compile --print-pipeline lists the steps)")
 	f.BoolVar(&o.printIRAfterAll, "print-ir-after-all", false, "print the IR to stderr after every pipeline step")
@@ -89,15 +92,17 @@ const fixDimUsage = "NAME=N: an ONNX model's symbolic input dimension NAME (its 
 // --fix-dim given for a graph-dialect file, and a compiled model
 // (isCompiledModel), which only run and bench take.
 func loadModel(path string, fixDims []string) (*graphir.Module, error) {
-	return loadModelFor(path, fixDims, nil)
+	return loadModelFor(path, fixDims, nil, false)
 }
 
 // loadModelFor is loadModel for running on the .npy files inputs (run,
 // bench): an ONNX model's symbolic dimensions that --fix-dim leaves free
 // take their sizes from those files' shapes (onnx.Options.InputShapes),
 // and two files that disagree on a symbol are an error naming it and
-// both. Errors: loadModel's, an unreadable input file.
-func loadModelFor(path string, fixDims, inputs []string) (*graphir.Module, error) {
+// both. keepQDQ keeps an ONNX model's dequantized constants as ops
+// (onnx.Options.KeepQDQ, for --fold-qdq). Errors: loadModel's, an
+// unreadable input file.
+func loadModelFor(path string, fixDims, inputs []string, keepQDQ bool) (*graphir.Module, error) {
 	if isCompiledModel(path) {
 		return nil, fmt.Errorf("%s: error: an already compiled model; tessera run and bench take it, compile and tune need the .mlir or .onnx", path)
 	}
@@ -111,7 +116,7 @@ func loadModelFor(path string, fixDims, inputs []string) (*graphir.Module, error
 		if err != nil {
 			return nil, err
 		}
-		if m, err = onnx.ImportWith(path, onnx.Options{FixDims: fix, InputShapes: shapes, InputNames: inputs}); err != nil {
+		if m, err = onnx.ImportWith(path, onnx.Options{FixDims: fix, InputShapes: shapes, InputNames: inputs, KeepQDQ: keepQDQ}); err != nil {
 			return nil, err
 		}
 	} else {
@@ -147,7 +152,7 @@ func (o compileOptions) newTarget() (targets.Target, error) {
 
 // config is the pipeline configuration of the flags for target t.
 func (o compileOptions) config(t targets.Target) pipeline.Config {
-	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name}
+	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name, FoldQDQ: o.foldQDQ}
 }
 
 // runner observes the steps as the flags ask.
@@ -178,7 +183,7 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 	if strings.EqualFold(filepath.Ext(path), ".onnx") {
 		phase = "import"
 	}
-	if err := r.Time(phase, func() (err error) { m, err = loadModelFor(path, o.fixDims, o.inputFiles); return err }); err != nil {
+	if err := r.Time(phase, func() (err error) { m, err = loadModelFor(path, o.fixDims, o.inputFiles, o.foldQDQ); return err }); err != nil {
 		o.writeTiming(r)
 		return nil, err
 	}

@@ -24,6 +24,8 @@ type quantizeOptions struct {
 	// on is where the calibration batches run: "cpu" (compiled) or
 	// "interpreter".
 	on string
+	// integer folds the QDQ contractions into integer kernels (fold-qdq).
+	integer bool
 }
 
 func newQuantizeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -48,7 +50,14 @@ Each --calibrate is one batch: a .npy of the model's input type, or
 A.npy,B.npy for a model of several inputs. --method picks how a range is
 read from the values seen: minmax (smallest to largest), percentile
 (--percentile, default 99.99, of the values; clips outliers) or entropy
-(TensorRT's KL-divergence threshold on |x|). Biases stay float.`,
+(TensorRT's KL-divergence threshold on |x|). Biases stay float.
+
+--integer writes the quantized convolutions and matrix products whose
+result is quantized again (by the next contraction's input, through relu,
+clip, flatten or reshape) as integer kernels instead: i32 accumulation of
+the 8-bit operands and graph.requantize (a fixed-point multiplier and
+shift per output channel, the bias in the accumulator's scale; the
+fold-qdq pass, which tessera compile --fold-qdq also runs on QDQ models).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := runQuantize(args[0], o, stdout, stderr); err != nil {
@@ -63,6 +72,7 @@ read from the values seen: minmax (smallest to largest), percentile
 	f.Float64Var(&o.percentile, "percentile", 99.99, "percent of the values the percentile method keeps")
 	f.StringVarP(&o.output, "output", "o", "", "output file (default stdout)")
 	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
+	f.BoolVar(&o.integer, "integer", false, "write the quantized contractions as integer kernels (i32 convolutions and matrix products, graph.requantize; the fold-qdq pass) instead of QDQ form")
 	f.StringVar(&o.on, "calibrate-on", "cpu", "where the calibration batches run: cpu (the model compiled, with the activations as extra results) or interpreter (the reference interpreter)")
 	return cmd
 }
@@ -72,7 +82,7 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 		return fmt.Errorf("--calibrate: give at least one calibration batch (.npy of the model's input)")
 	}
 	first := strings.Split(o.calibrate[0], ",") // an ONNX model's free symbols take the first batch's sizes
-	m, err := loadModelFor(model, o.fixDims, first)
+	m, err := loadModelFor(model, o.fixDims, first, false)
 	if err != nil {
 		return err
 	}
@@ -104,11 +114,15 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 	if err := graph.QuantizeStatic(f, ranges); err != nil {
 		return err
 	}
+	folded := ""
+	if o.integer {
+		folded = fmt.Sprintf("; %d contractions as integer kernels", graph.FoldQDQ(f))
+	}
 	if err := graphir.Verify(m); err != nil {
 		return err
 	}
 	text := graphir.PrintWith(m, graphir.PrintOptions{DebugInfo: true, HexLargerThan: 1024})
-	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches on the %s)\n", len(values), o.method, len(batches), o.on)
+	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches on the %s%s)\n", len(values), o.method, len(batches), o.on, folded)
 	if o.output == "" {
 		_, err = io.WriteString(stdout, text)
 		return err
@@ -175,7 +189,7 @@ func (p *calibrationProbe) Close() {
 // concatenated in that order into one f32 vector, so that any number of
 // them passes the entry point's argument limit) and loads it.
 func compiledEvaluator(model string, fixDims, first []string, n int) (*calibrationProbe, error) {
-	m, err := loadModelFor(model, fixDims, first)
+	m, err := loadModelFor(model, fixDims, first, false)
 	if err != nil {
 		return nil, err
 	}

@@ -23,21 +23,7 @@ func init() {
 // element type; the new conv2d keeps the conv's attributes and location.
 // Constants and convs left unused are removed. It returns the number of
 // batch_norms folded.
-func FoldBatchNorm(f *graphir.Func) int {
-	var bns []*graphir.Op
-	f.Walk(func(op *graphir.Op) {
-		if op.Name == BatchNormOp {
-			bns = append(bns, op)
-		}
-	})
-	n := 0
-	for _, bn := range bns {
-		if foldOneBatchNorm(bn) {
-			n++
-		}
-	}
-	return n
-}
+func FoldBatchNorm(f *graphir.Func) int { return rewriteEach(f, BatchNormOp, foldOneBatchNorm) }
 
 func foldOneBatchNorm(bn *graphir.Op) bool {
 	if bn.Block == nil || bn.NumOperands() != 5 {

@@ -199,7 +199,7 @@ func evalPool(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error)
 				y0, x0 := y*sh-pt, xo*sw-pl
 				acc, cnt := 0.0, 0
 				if isMax {
-					acc = math.Inf(-1)
+					acc = lowestValue(x.Type.Elem) // −inf for floats
 				}
 				for ky := int64(0); ky < kh; ky++ {
 					iy := y0 + ky*dh

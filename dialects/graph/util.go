@@ -169,3 +169,21 @@ func unravelInto(i int64, shape, idx []int64) {
 		}
 	}
 }
+
+// rewriteEach calls rewrite on every op of f named name (collected
+// first: a rewrite may erase ops) and returns how many it rewrote.
+func rewriteEach(f *graphir.Func, name string, rewrite func(*graphir.Op) bool) int {
+	var ops []*graphir.Op
+	f.Walk(func(op *graphir.Op) {
+		if op.Name == name {
+			ops = append(ops, op)
+		}
+	})
+	n := 0
+	for _, op := range ops {
+		if op.Block != nil && rewrite(op) {
+			n++
+		}
+	}
+	return n
+}

@@ -53,6 +53,9 @@ const (
 	// the second operand (StableHLO §shift_left, §shift_right_logical).
 	ShiftLeftOp         = "hlo.shift_left"
 	ShiftRightLogicalOp = "hlo.shift_right_logical"
+	// ShiftRightArithmeticOp shifts right filling with the sign bit
+	// (StableHLO §shift_right_arithmetic): floor(a / 2^b).
+	ShiftRightArithmeticOp = "hlo.shift_right_arithmetic"
 )
 
 // Elementwise ops: binary arithmetic (StableHLO §add, §subtract,
@@ -83,6 +86,8 @@ const (
 //   - shift_left and shift_right_logical take integers (not i1); the
 //     amount is read as unsigned and amounts of the bit width or more give
 //     0 (XLA's semantics; numpy's for unsigned operands);
+//     shift_right_arithmetic reads the operand as signed and gives the
+//     sign fill (−1 or 0) for such amounts;
 //   - on unsigned types (ui8 ... ui64) compare, maximum, minimum, divide
 //     and remainder are unsigned, and convert zero-extends.
 
@@ -124,6 +129,7 @@ var binaryOps = []binaryDef{
 		func(a, b float64, _ g.DType) float64 { return b2f(a != 0 || b != 0) }, logical(tir.OpOr)},
 	{ShiftLeftOp, "elementwise a << b on integers; amounts ≥ the bit width give 0", false, intsOnly, shiftLeft, shiftExpr(tir.OpShl)},
 	{ShiftRightLogicalOp, "elementwise a >> b on integers, shifting in zeros (a read as unsigned); amounts ≥ the bit width give 0", false, intsOnly, shiftRightLogical, shiftExpr(tir.OpShr)},
+	{ShiftRightArithmeticOp, "elementwise a >> b on integers, shifting in the sign bit (a read as signed): floor(a / 2^b); amounts ≥ the bit width give the sign fill, -1 or 0", false, intsOnly, shiftRightArithmetic, shiftArithmeticExpr},
 }
 
 // shiftAmount is b read as an unsigned integer of dt's width; ok is false
@@ -164,6 +170,32 @@ func shiftRightLogical(a, b float64, dt g.DType) float64 {
 	return float64(u >> n)
 }
 
+// shiftRightArithmetic is floor(a' / 2^b) for a' = a read as signed (an
+// unsigned operand's top bit is its sign), the sign fill (−1 or 0) for
+// b ≥ width; the result is read back in dt.
+func shiftRightArithmetic(a, b float64, dt g.DType) float64 {
+	bits := dt.Bits()
+	n, ok := shiftAmount(b, dt)
+	if !ok {
+		n = bits - 1
+	}
+	v := g.IntBits(dt, a) << (64 - bits) >> (64 - bits) >> n
+	if dt.IsUnsigned() && bits < 64 {
+		return float64(uint64(v) & (1<<bits - 1))
+	}
+	return g.IntValue(dt, v)
+}
+
+// shiftArithmeticExpr lowers shift_right_arithmetic: tensor IR's shr,
+// which fills with the sign on signed dtypes (an unsigned operand is
+// shifted as its signed image).
+func shiftArithmeticExpr(a, b tir.Expr, t tir.DType) tir.Expr {
+	if !t.IsInt() || t.IsBool() {
+		return nil
+	}
+	return shiftAs(tir.OpShr, a, b, t, intOfWidth(t, false))
+}
+
 // shiftExpr lowers a shift: tensor IR's shl, and shr, which is logical on
 // unsigned dtypes; a signed operand is shifted as its unsigned image.
 func shiftExpr(op tir.BinOp) func(a, b tir.Expr, t tir.DType) tir.Expr {
@@ -171,26 +203,29 @@ func shiftExpr(op tir.BinOp) func(a, b tir.Expr, t tir.DType) tir.Expr {
 		if !t.IsInt() || t.IsBool() {
 			return nil
 		}
-		if t.IsUnsigned() || op == tir.OpShl {
+		if op == tir.OpShl {
 			return tir.Bin(op, a, b)
 		}
-		u := unsignedOf(t)
-		sh := tir.Bin(op, &tir.Cast{Type: u, X: a}, &tir.Cast{Type: u, X: b})
-		return &tir.Cast{Type: t, X: sh}
+		return shiftAs(op, a, b, t, intOfWidth(t, true))
 	}
 }
 
-// unsignedOf is the unsigned dtype of t's width.
-func unsignedOf(t tir.DType) tir.DType {
-	switch t.Bits() {
-	case 8:
-		return tir.DUI8
-	case 16:
-		return tir.DUI16
-	case 32:
-		return tir.DUI32
+// shiftAs is a op b on t's operands seen as dtype as (t's width, the
+// other signedness), read back as t.
+func shiftAs(op tir.BinOp, a, b tir.Expr, t, as tir.DType) tir.Expr {
+	if t == as {
+		return tir.Bin(op, a, b)
 	}
-	return tir.DUI64
+	return &tir.Cast{Type: t, X: tir.Bin(op, &tir.Cast{Type: as, X: a}, &tir.Cast{Type: as, X: b})}
+}
+
+// intOfWidth is the unsigned or signed integer dtype of t's width.
+func intOfWidth(t tir.DType, unsigned bool) tir.DType {
+	types := map[int][2]tir.DType{8: {tir.DI8, tir.DUI8}, 16: {tir.DI16, tir.DUI16}, 32: {tir.DI32, tir.DUI32}, 64: {tir.DI64, tir.DUI64}}
+	if unsigned {
+		return types[t.Bits()][1]
+	}
+	return types[t.Bits()][0]
 }
 
 // numeric is a binary lowering for non-i1 dtypes.

@@ -53,6 +53,11 @@ type Options struct {
 	// shape check reports it).
 	InputShapes [][]int64
 	InputNames  []string
+	// KeepQDQ keeps a DequantizeLinear of constants (a quantized model's
+	// int8 weights and int32 biases) as a graph.dequantize_linear op, the
+	// form the fold-qdq pass turns into integer kernels, instead of
+	// folding it into a float constant at import.
+	KeepQDQ bool
 }
 
 // ImportWith is Import with options.
@@ -115,7 +120,7 @@ func ImportBytesWith(name string, data []byte, opts Options) (*graphir.Module, e
 	if err != nil {
 		return nil, graphir.Errorf(fileLoc, "%v", err)
 	}
-	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, fix: opts.FixDims, fixed: map[string]bool{}, shapes: opts.InputShapes, shapeNames: opts.InputNames, fromInput: map[string]symbolSource{}, argNames: map[*graphir.Value]string{}}
+	im := &importer{file: name, opset: opset, values: map[string]*value{}, bind: opts.Bind, fix: opts.FixDims, fixed: map[string]bool{}, shapes: opts.InputShapes, shapeNames: opts.InputNames, keepQDQ: opts.KeepQDQ, fromInput: map[string]symbolSource{}, argNames: map[*graphir.Value]string{}}
 	return im.graph(m.GetGraph())
 }
 
@@ -199,6 +204,8 @@ type importer struct {
 	// ones an input used.
 	fix   map[string]int64
 	fixed map[string]bool
+	// keepQDQ is Options.KeepQDQ.
+	keepQDQ bool
 	// shapes and shapeNames are Options.InputShapes and InputNames;
 	// fromInput records which input dimension bound a symbol; curInput is
 	// the position among the function's arguments of the graph input

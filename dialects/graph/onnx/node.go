@@ -174,7 +174,8 @@ func (n *node) requireOp(name string) error {
 
 // emit builds graph op name on the inputs. When every input is a constant
 // the op is evaluated with its reference evaluator and its results become
-// constants; otherwise the op is appended to @main.
+// constants (a dequantize_linear stays an op with Options.KeepQDQ);
+// otherwise the op is appended to @main.
 func (n *node) emit(name string, ins []*value, attrs graphir.DictAttr) ([]*value, error) {
 	return n.emitTyped(name, ins, attrs, nil)
 }
@@ -186,7 +187,7 @@ func (n *node) emitTyped(name string, ins []*value, attrs graphir.DictAttr, type
 		return nil, err
 	}
 	attrs = dropDefaults(name, attrs)
-	allConst := len(ins) > 0
+	allConst := len(ins) > 0 && !(name == graph.DequantizeLinearOp && n.im.keepQDQ)
 	for _, x := range ins {
 		if !x.isConst() {
 			allConst = false

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The integer kernels (fold-qdq) against the float path on the CPU.
+#
+#   bench/int8.sh [ROUNDS] [THREADS]
+#
+# Times, alternating round by round (ROUNDS, default 5; THREADS, default
+# all cores) with `tessera bench`:
+#   - GEMM 1024³: f32 (two f32 inputs) against the integer path (ui8 × i8
+#     inputs, i32 accumulation, requantization to ui8), in GOP/s;
+#   - LeNet-5 and the MLP (examples/, batch 360) quantized with
+#     `tessera quantize` on the digits: the QDQ model (float contractions)
+#     against `--integer` (integer kernels).
+# Prints every round and the medians with their ratio (above 1: the
+# integer path is faster).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+rounds=${1:-5}
+threads=${2:-$(nproc)}
+source bench/rounds.sh
+go build -o bin/tessera ./cmd/tessera
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/gemm_f32.mlir" <<'MLIR'
+func.func @main(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %0 = graph.matmul %a, %b : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  func.return %0 : tensor<1024x1024xf32>
+}
+MLIR
+cat >"$work/gemm_int8.mlir" <<'MLIR'
+func.func @main(%a: tensor<1024x1024xui8>, %b: tensor<1024x1024xi8>) -> tensor<1024x1024xui8> {
+  %ai = graph.cast %a : (tensor<1024x1024xui8>) -> tensor<1024x1024xi32>
+  %za = graph.constant {value = dense<128> : tensor<i32>} : tensor<i32>
+  %as = graph.sub %ai, %za : (tensor<1024x1024xi32>, tensor<i32>) -> tensor<1024x1024xi32>
+  %bi = graph.cast %b : (tensor<1024x1024xi8>) -> tensor<1024x1024xi32>
+  %acc = graph.matmul %as, %bi : (tensor<1024x1024xi32>, tensor<1024x1024xi32>) -> tensor<1024x1024xi32>
+  %m = graph.constant {value = dense<1518500250> : tensor<i32>} : tensor<i32>
+  %s = graph.constant {value = dense<12> : tensor<i32>} : tensor<i32>
+  %z = graph.constant {value = dense<128> : tensor<ui8>} : tensor<ui8>
+  %0 = graph.requantize %acc, %m, %s, %z : (tensor<1024x1024xi32>, tensor<i32>, tensor<i32>, tensor<ui8>) -> tensor<1024x1024xui8>
+  func.return %0 : tensor<1024x1024xui8>
+}
+MLIR
+for m in lenet5 mlp; do
+	calib=examples/digits_calib_x.npy
+	[ "$m" = mlp ] && calib=examples/digits28_calib_x.npy
+	bin/tessera quantize examples/$m.mlir --calibrate $calib -o "$work/${m}_qdq.mlir" 2>/dev/null
+	bin/tessera quantize examples/$m.mlir --calibrate $calib --integer -o "$work/${m}_int.mlir" 2>/dev/null
+done
+
+# bench_line MODEL: one `tessera bench` run, "median X ms".
+bench_line() { bin/tessera bench "$1" --threads "$threads" --warmup 2 --repeats 10 --min-time 1s 2>/dev/null | grep -o 'median [0-9.]* ms' | head -1; }
+
+# pair LABEL A B: alternating rounds of A (float) and B (integer).
+pair() {
+	local label=$1 a=$2 b=$3 as=() bs=() x y r
+	for ((r = 1; r <= rounds; r++)); do
+		x=$(bench_line "$a")
+		y=$(bench_line "$b")
+		echo "  round $r: float $x, integer $y"
+		as+=("$(ms "$x")")
+		bs+=("$(ms "$y")")
+	done
+	awk -v a="$(median "${as[@]}")" -v b="$(median "${bs[@]}")" -v l="$label" -v n="$threads" \
+		'BEGIN { printf "%s, %s threads: float %.3f ms, integer %.3f ms, float/integer = %.2f", l, n, a, b, a / b; if (l ~ /GEMM/) printf " (%.1f and %.1f GOP/s)", 2 * 1024^3 / a / 1e6, 2 * 1024^3 / b / 1e6; printf "\n" }'
+}
+
+pair "GEMM 1024^3" "$work/gemm_f32.mlir" "$work/gemm_int8.mlir"
+pair "LeNet-5 (batch 360)" "$work/lenet5_qdq.mlir" "$work/lenet5_int.mlir"
+pair "MLP (batch 360)" "$work/mlp_qdq.mlir" "$work/mlp_int.mlir"

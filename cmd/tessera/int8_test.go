@@ -1,0 +1,229 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/graphir"
+	rt "github.com/tessera-ml/tessera/runtime"
+)
+
+func init() {
+	// TestEveryGraphOpCompiledMatchesInterpreter's case for
+	// graph.requantize (f32 in and out; TestIntegerKernelsBitExact checks
+	// the integer path itself).
+	opCases = append(opCases, opCase{"requantize", []string{"tensor<3x7xf32>"}, "tensor<3x7xf32>",
+		`%c = graph.constant {value = dense<3.0e+04> : tensor<f32>} : tensor<f32>
+    %s = graph.mul %arg0, %c : (tensor<3x7xf32>, tensor<f32>) -> tensor<3x7xf32>
+    %acc = graph.cast %s : (tensor<3x7xf32>) -> tensor<3x7xi32>
+    %m = graph.constant {value = dense<[1073741824, 1500000000, 2147483647, 1200000000, 1900000000, 1073741825, 2000000000]> : tensor<7xi32>} : tensor<7xi32>
+    %sh = graph.constant {value = dense<[7, 8, 9, 6, 10, 7, 8]> : tensor<7xi32>} : tensor<7xi32>
+    %z = graph.constant {value = dense<-5> : tensor<i8>} : tensor<i8>
+    %q = graph.requantize %acc, %m, %sh, %z {axis = 1} : (tensor<3x7xi32>, tensor<7xi32>, tensor<7xi32>, tensor<i8>) -> tensor<3x7xi8>
+    %0 = graph.cast %q : (tensor<3x7xi8>) -> tensor<3x7xf32>`})
+}
+
+// intModel builds @main(x: ui8) of the integer path the fold-qdq pass
+// produces: acc = contraction(i32(x) − zx, w[, b]) in i32, then
+// requantize per output channel with random multipliers whose scale puts
+// the typical accumulator over the 8-bit range.
+type intModel struct {
+	r   *rand.Rand
+	f   *graphir.Func
+	loc graphir.Location
+}
+
+func (b *intModel) add(op *graphir.Op, err error) *graphir.Value {
+	if err != nil {
+		panic(err)
+	}
+	b.f.Entry().Append(op)
+	return op.Results[0]
+}
+
+func (b *intModel) build(name string, a graphir.DictAttr, operands ...*graphir.Value) *graphir.Value {
+	return b.add(graphir.Build(name, operands, a, b.loc))
+}
+
+// constant is a graph.constant of dt and shape with values from draw.
+func (b *intModel) constant(dt graphir.DType, shape []int64, draw func(i int) float64) *graphir.Value {
+	t := graphir.NewZeroTensor(graphir.NewTensor(dt, shape...))
+	for i := range t.Data {
+		t.Data[i] = draw(i)
+	}
+	return b.add(graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{t.Type}, graphir.DictAttr{}.Set("value", t.ToDense()), b.loc), nil)
+}
+
+// requantize appends graph.requantize of acc along axis with n channels
+// and k products per output (the accumulator's typical size is √k·73·74
+// for uniform 8-bit operands), to out (ui8 or i8), bounded by lo and hi.
+func (b *intModel) requantize(acc *graphir.Value, axis int, n, k int64, out graphir.DType, lo, hi int64) *graphir.Value {
+	typical := math.Sqrt(float64(k)) * 73 * 74
+	mult, shift := make([]float64, n), make([]float64, n)
+	for c := range mult {
+		m, s, ok := graph.QuantizedMultiplier(40 / typical * (0.5 + 1.5*b.r.Float64()))
+		if !ok {
+			panic("scale out of range")
+		}
+		mult[c], shift[c] = float64(m), float64(s)
+	}
+	mv := b.constant(graphir.I32, []int64{n}, func(i int) float64 { return mult[i] })
+	sv := b.constant(graphir.I32, []int64{n}, func(i int) float64 { return shift[i] })
+	zy := b.constant(out, nil, func(int) float64 { return float64(b.r.IntN(21) - 10 + int(max(0, lowest8(out)+128))) })
+	a := graphir.DictAttr{}.Set("axis", graphir.IntAttr(int64(axis))).Set("min", graphir.IntAttr(lo)).Set("max", graphir.IntAttr(hi))
+	return b.build(graph.RequantizeOp, a, acc, mv, sv, zy)
+}
+
+// lowest8 is the lowest value of an 8-bit type.
+func lowest8(dt graphir.DType) float64 {
+	if dt == graphir.UI8 {
+		return 0
+	}
+	return -128
+}
+
+// newIntModel starts @main(x: ui8 of shape) with xs = i32(x) − zx.
+func newIntModel(r *rand.Rand, shape []int64) (*intModel, *graphir.Value) {
+	loc := graphir.Location{File: "int8.mlir", Line: 1, Col: 1}
+	b := &intModel{r: r, loc: loc, f: graphir.NewFunc("main", &graphir.FunctionType{Inputs: []graphir.Type{graphir.NewTensor(graphir.UI8, shape...)}}, loc)}
+	x := b.f.Args()[0]
+	xi := b.add(graphir.NewOp(graph.CastOp, []*graphir.Value{x}, []graphir.Type{graphir.NewTensor(graphir.I32, shape...)}, nil, loc), nil)
+	zx := b.constant(graphir.I32, nil, func(int) float64 { return float64(100 + r.IntN(56)) })
+	return b, b.build(graph.SubOp, nil, xi, zx)
+}
+
+// module finishes @main returning y.
+func (b *intModel) module(y *graphir.Value) *graphir.Module {
+	b.f.Entry().Append(graphir.NewOp(graphir.ReturnOpName, []*graphir.Value{y}, nil, nil, b.loc))
+	b.f.Type.Results = []graphir.Type{y.Type}
+	m := &graphir.Module{}
+	m.AddFunc(b.f)
+	return m
+}
+
+// randomIntConv is a grouped, strided, padded, dilated integer
+// convolution with bias and requantization (to ui8 or i8, sometimes
+// with ReLU's bound, sometimes max-pooled).
+func randomIntConv(r *rand.Rand) *graphir.Module {
+	g := int64(1 + r.IntN(3))
+	c, o := g*int64(1+r.IntN(4)), g*int64(1+r.IntN(5))
+	kh, kw := int64(1+r.IntN(3)), int64(1+r.IntN(3))
+	shape := []int64{int64(1 + r.IntN(2)), c, int64(5 + r.IntN(6)), int64(5 + r.IntN(6))}
+	b, xs := newIntModel(r, shape)
+	w := b.constant(graphir.I32, []int64{o, c / g, kh, kw}, func(int) float64 { return float64(r.IntN(255) - 127) })
+	bias := b.constant(graphir.I32, []int64{o}, func(int) float64 { return float64(r.IntN(20001) - 10000) })
+	a := graphir.DictAttr{}.Set("groups", graphir.IntAttr(g)).
+		Set("strides", graphir.I64Array(int64(1+r.IntN(2)), int64(1+r.IntN(3)))).
+		Set("pads", graphir.I64Array(int64(r.IntN(2)), int64(r.IntN(3)), int64(r.IntN(2)), int64(r.IntN(2)))).
+		Set("dilations", graphir.I64Array(int64(1+r.IntN(2)), 1))
+	acc := b.build(graph.Conv2DOp, a, xs, w, bias)
+	out, lo, hi := graphir.UI8, int64(0), int64(255)
+	if r.IntN(2) == 0 {
+		out, lo, hi = graphir.I8, -128, 127
+	}
+	if r.IntN(2) == 0 {
+		lo += 20 // a fused ReLU's bound at a zero point of 20 above the lowest
+	}
+	y := b.requantize(acc, 1, o, c/g*kh*kw, out, lo, hi)
+	if r.IntN(2) == 0 { // max pooling of the 8-bit values, as fold-qdq leaves it
+		pa := graphir.DictAttr{}.Set("kernel", graphir.I64Array(2, 2)).Set("strides", graphir.I64Array(2, 1)).
+			Set("pads", graphir.I64Array(0, 1, 1, 0)).Set("ceil_mode", graphir.BoolAttr(true))
+		y = b.build(graph.MaxPool2DOp, pa, y)
+	}
+	return b.module(y)
+}
+
+// randomIntMatMul is an integer matmul (2-D or batched activations, a
+// K×N constant weight) plus bias, requantized per output column.
+func randomIntMatMul(r *rand.Rand) *graphir.Module {
+	k, n := int64(1+r.IntN(70)), int64(1+r.IntN(40))
+	shape := []int64{int64(1 + r.IntN(9)), k}
+	if r.IntN(2) == 0 {
+		shape = []int64{int64(1 + r.IntN(3)), int64(1 + r.IntN(5)), k}
+	}
+	b, xs := newIntModel(r, shape)
+	w := b.constant(graphir.I32, []int64{k, n}, func(int) float64 { return float64(r.IntN(255) - 127) })
+	acc := b.build(graph.MatMulOp, nil, xs, w)
+	acc = b.build(graph.AddOp, nil, acc, b.constant(graphir.I32, []int64{n}, func(int) float64 { return float64(r.IntN(2001) - 1000) }))
+	return b.module(b.requantize(acc, len(shape)-1, n, k, graphir.UI8, 0, 255))
+}
+
+// TestIntegerKernelsBitExact: compiled integer convolutions (strides,
+// padding, dilation, groups), matmuls, requantization and 8-bit max
+// pooling equal the
+// graph interpreter exactly on random inputs (a property test over
+// random shapes and attributes).
+func TestIntegerKernelsBitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(20, 26))
+	for i := range 12 {
+		m := randomIntConv(r)
+		if i%2 == 1 {
+			m = randomIntMatMul(r)
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			require.NoError(t, graphir.Verify(m))
+			src := graphir.Print(m)
+			xt := graphir.AsTensor(m.Funcs[0].Type.Inputs[0])
+			x := make([]uint8, xt.NumElements())
+			for j := range x {
+				x[j] = uint8(r.IntN(256))
+			}
+			in, err := rt.FromSlice(xt.Shape, x)
+			require.NoError(t, err)
+			want := interpret(t, src, []*rt.Tensor{in})
+			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1)
+			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
+			spread := map[float64]bool{}
+			for _, v := range want[0].Data {
+				spread[v] = true
+			}
+			require.Greater(t, len(spread), min(10, len(want[0].Data)/2), "the outputs use the 8-bit range")
+		})
+	}
+}
+
+// TestONNXFoldQDQ: an ONNX QLinearConv whose weight, scales and int32
+// bias are initializers (testdata/make_qlinearconv.py) imports in QDQ
+// form with --fold-qdq and runs as an integer convolution and
+// graph.requantize, within one quantization step of the float path and
+// equal to it on almost every element.
+func TestONNXFoldQDQ(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join("testdata", "qlinearconv.onnx")
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]uint8, 3*9*8)
+	for i := range x {
+		x[i] = uint8(r.IntN(256))
+	}
+	in, err := rt.FromSlice([]int64{1, 3, 9, 8}, x)
+	require.NoError(t, err)
+	xp := filepath.Join(dir, "x.npy")
+	require.NoError(t, rt.WriteNPY(xp, in))
+	var outs [2][]float64
+	for i, flags := range [][]string{nil, {"--fold-qdq", "--print-ir-after", "fold-qdq"}} {
+		y := filepath.Join(dir, fmt.Sprintf("y%d.npy", i))
+		_, stderr, code := tessera(append([]string{"run", model, "--input", xp, "--output", y}, flags...)...)
+		require.Equal(t, 0, code, stderr)
+		if i == 1 {
+			require.Contains(t, stderr, "graph.requantize")
+			require.Regexp(t, `graph.conv2d .*tensor<1x3x9x8xi32>`, stderr)
+		}
+		yt, err := rt.ReadNPY(y)
+		require.NoError(t, err)
+		outs[i] = yt.Float64Values()
+	}
+	same := 0
+	for i, w := range outs[0] {
+		require.InDelta(t, w, outs[1][i], 1, "element %d", i)
+		if w == outs[1][i] {
+			same++
+		}
+	}
+	require.GreaterOrEqual(t, float64(same), 0.97*float64(len(outs[0])))
+}

@@ -1,0 +1,427 @@
+package graph
+
+import (
+	"math"
+
+	"github.com/tessera-ml/tessera/graphir"
+)
+
+// FoldQDQPassName is the pass that turns QDQ contractions into integer
+// kernels.
+const FoldQDQPassName = "fold-qdq"
+
+func init() {
+	graphir.RegisterFuncPass(FoldQDQPassName, "fold quantize_linear(relu/clip(conv2d|matmul|gemm(dequantize_linear(x), dequantize_linear(w)[, bias]))) into an i32 contraction and graph.requantize (integer-only inference)", func(f *graphir.Func) error { FoldQDQ(f); return nil })
+}
+
+// FoldQDQ rewrites each quantized contraction of f in QDQ form — ONNX
+// Runtime's and TensorRT's QDQ fusion, TVM's QNN canonicalization —
+//
+//	y = quantize_linear(act(contraction(dequantize_linear(xq, sx, zx),
+//	                                    dequantize_linear(wq, sw, zw)[, b])), sy, zy)
+//
+// into integer arithmetic:
+//
+//	acc = contraction(i32(xq) − zx, i32(wq − zw)[, round(b / (sx·sw))])    (i32)
+//	y   = requantize(acc, multiplier, shift, zy) {min, max}
+//
+// with multiplier · 2^−(31+shift) ≈ sx·sw / sy per output channel
+// (QuantizedMultiplier) and act — any chain of graph.relu and graph.clip
+// with constant bounds — applied as requantize's bounds: Q is monotone,
+// so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) exactly; graph.flatten,
+// graph.reshape and graph.max_pool2d in the chain, which commute with it,
+// are applied to the 8-bit result. The
+// contraction is graph.conv2d (any strides, padding, dilation, groups;
+// padding x with 0 after subtracting zx is padding it with zx, as the
+// float path pads the dequantized x with 0), graph.matmul with a 2-D
+// weight, or graph.gemm (transA false, alpha and beta 1) as a matmul.
+//
+// It applies when x's dequantize is per tensor, the weight is a constant
+// dequantized per tensor or per output channel, the products per output
+// (and the quantized bias) stay below 2^30 in magnitude, so the i32
+// accumulator cannot overflow, the bias (if any) is a float constant, the quantize is per tensor
+// with constant parameters, every scale gives a multiplier in range, and
+// the contraction's and each activation's result has no other user (a
+// float consumer keeps the float path). The integer result differs from
+// the float QDQ result by at most one quantization step (the float path
+// rounds its products and sums; the integer path rounds the bias to the
+// accumulator's scale and the multiplier to 31 bits). Dequantizes and
+// constants left unused are removed. It returns the number of
+// contractions folded.
+func FoldQDQ(f *graphir.Func) int {
+	return rewriteEach(f, QuantizeLinearOp, func(q *graphir.Op) bool {
+		m := matchQDQ(q)
+		return m != nil && m.rewrite()
+	})
+}
+
+// qdqMatch is one foldable quantized contraction.
+type qdqMatch struct {
+	q, contraction *graphir.Op
+	acts           []*graphir.Op // between the contraction and q, q's side first
+	zy             float64       // output zero point
+	yType          graphir.DType // i8 or ui8
+	lo, hi         float64       // requantize bounds
+	sy             float64       // output scale
+	x              *dqOperand
+	w              *dqOperand
+	wAxis          int // the weight's output-channel axis
+	outAxis        int // the result's channel axis
+	bias           []float64
+}
+
+// dqOperand is a contraction operand read through dequantize_linear with
+// constant parameters; values is the quantized constant (weights only).
+type dqOperand struct {
+	dq     *graphir.Op
+	q      *graphir.Value
+	scales []float64 // one, or one per channel
+	zps    []float64
+	axis   int // the dequantize's axis (−1 per tensor)
+	values *graphir.DenseElementsAttr
+}
+
+// dqOf reads v as dequantize_linear(q, constant scale, constant zp) of
+// an 8-bit q, nil when it is not.
+func dqOf(v *graphir.Value) *dqOperand {
+	if v == nil || v.Def == nil || v.Def.Name != DequantizeLinearOp {
+		return nil
+	}
+	d := dqOfAny(v.Def)
+	if d == nil {
+		return nil
+	}
+	if e := graphir.AsTensor(d.q.Type).Elem; e != graphir.I8 && e != graphir.UI8 {
+		return nil
+	}
+	return d
+}
+
+// dqOfAny reads dequantize op dq with constant scale and zero point (q
+// of any integer type), nil when they are not constant.
+func dqOfAny(dq *graphir.Op) *dqOperand {
+	p, err := quantOperands(dq, false)
+	s, z := ConstantOf(dq.Operand(1)), ConstantOf(dq.Operand(2))
+	if err != nil || s == nil || z == nil {
+		return nil
+	}
+	return &dqOperand{dq: dq, q: dq.Operand(0), scales: s.Values(), zps: z.Values(), axis: p.axis, values: ConstantOf(dq.Operand(0))}
+}
+
+// matchQDQ matches the pattern ending at quantize op q (nil: none).
+func matchQDQ(q *graphir.Op) *qdqMatch {
+	p, err := quantOperands(q, true)
+	s, z := ConstantOf(q.Operand(1)), ConstantOf(q.Operand(2))
+	if err != nil || p.axis >= 0 || s == nil || z == nil || p.scale.Elem != graphir.F32 {
+		return nil
+	}
+	m := &qdqMatch{q: q, sy: s.Values()[0], zy: z.Values()[0], yType: p.zp.Elem}
+	m.lo, m.hi = lowestValue(m.yType), highestValue(m.yType)
+	v := q.Operand(0)
+	for v.Def != nil && len(v.Uses()) == 1 && absorbedAct(v.Def.Name) {
+		if !m.bound(v.Def) {
+			return nil
+		}
+		m.acts = append(m.acts, v.Def)
+		v = v.Def.Operand(0)
+	}
+	c := v.Def
+	if c == nil || len(v.Uses()) != 1 || !m.contractionOf(c) {
+		return nil
+	}
+	return m
+}
+
+// absorbedAct reports whether the fold absorbs an op between a contraction
+// and its quantize: relu and clip become requantize's bounds; the ops of
+// postOps commute with quantization and are applied to its result.
+func absorbedAct(name string) bool { return name == ReluOp || name == ClipOp || postOps[name] }
+
+// postOps commute with a monotone quantization: layout changes, and max
+// pooling (the largest quantized value of a window is the quantization
+// of its largest value; padding is skipped, not read).
+var postOps = map[string]bool{FlattenOp: true, ReshapeOp: true, MaxPool2DOp: true}
+
+// quantize is the output quantization of the float v, as q computes it.
+func (m *qdqMatch) quantize(v float64) float64 {
+	return quantizeValue(graphir.RoundTo(graphir.F32, v/m.sy), m.zy, lowestValue(m.yType), highestValue(m.yType))
+}
+
+// bound narrows the requantize bounds by a relu or clip (a layout op
+// leaves them).
+func (m *qdqMatch) bound(act *graphir.Op) bool {
+	if postOps[act.Name] {
+		return true
+	}
+	lo, hi := 0.0, math.Inf(1)
+	if act.Name == ClipOp {
+		var err error
+		if lo, err = act.Float("min"); err != nil {
+			return false
+		}
+		if hi, err = act.Float("max"); err != nil {
+			return false
+		}
+		if math.IsNaN(lo) {
+			lo = math.Inf(-1)
+		}
+		if math.IsNaN(hi) {
+			hi = math.Inf(1)
+		}
+	}
+	if !math.IsInf(lo, -1) {
+		m.lo = math.Max(m.lo, m.quantize(lo))
+	}
+	if !math.IsInf(hi, 1) {
+		m.hi = math.Min(m.hi, m.quantize(hi))
+	}
+	return m.lo <= m.hi
+}
+
+// contractionOf checks c and its operands and fills the match.
+func (m *qdqMatch) contractionOf(c *graphir.Op) bool {
+	m.contraction = c
+	if c.NumOperands() < 2 {
+		return false
+	}
+	m.x, m.w = dqOf(c.Operand(0)), dqOf(c.Operand(1))
+	if m.x == nil || m.w == nil || m.w.values == nil || m.x.axis >= 0 || len(m.x.scales) != 1 {
+		return false
+	}
+	wt := graphir.AsTensor(c.Operand(1).Type)
+	var bias *graphir.Value
+	switch c.Name {
+	case Conv2DOp:
+		m.wAxis, m.outAxis = 0, 1
+		bias = optionalOperand(c, 2)
+	case MatMulOp:
+		if wt.Rank() != 2 {
+			return false
+		}
+		m.wAxis, m.outAxis = 1, graphir.AsTensor(c.Results[0].Type).Rank()-1
+	case GemmOp:
+		if !m.plainGemm(c) {
+			return false
+		}
+		m.wAxis, m.outAxis = 1, 1
+		if tb, _ := c.Bool("transB"); tb {
+			m.wAxis = 0
+		}
+		bias = optionalOperand(c, 2)
+	default:
+		return false
+	}
+	if m.w.axis >= 0 && m.w.axis != m.wAxis {
+		return false
+	}
+	return m.biasOf(bias, wt.Shape[m.wAxis])
+}
+
+// plainGemm: transA false, alpha and beta 1.
+func (m *qdqMatch) plainGemm(c *graphir.Op) bool {
+	ta, _ := c.Bool("transA")
+	alpha, err1 := c.Float("alpha")
+	beta, err2 := c.Float("beta")
+	return !ta && err1 == nil && err2 == nil && alpha == 1 && beta == 1
+}
+
+// biasOf reads a constant bias of n channels (shape [n] or [1, n]): a
+// float constant, or a constant dequantized (QLinearConv's i32 bias);
+// nil b is no bias.
+func (m *qdqMatch) biasOf(b *graphir.Value, n int64) bool {
+	if b == nil {
+		return true
+	}
+	t := graphir.AsTensor(b.Type)
+	if t == nil || !t.Elem.IsFloat() || t.Rank() == 0 || t.NumElements() != n || t.Shape[t.Rank()-1] != n {
+		return false
+	}
+	if d := ConstantOf(b); d != nil {
+		m.bias = d.Values()
+		return true
+	}
+	if b.Def == nil || b.Def.Name != DequantizeLinearOp {
+		return false
+	}
+	dq := dqOfAny(b.Def)
+	if dq == nil || dq.values == nil {
+		return false
+	}
+	chanOf := channelOf(dq.values.Type.Shape, dq.axis)
+	for i, q := range dq.values.Values() {
+		c := chanOf(i)
+		m.bias = append(m.bias, (q-dq.zps[c])*dq.scales[c])
+	}
+	return true
+}
+
+// channelScale is sx · sw[c], the accumulator's scale in channel c.
+func (m *qdqMatch) channelScale(c int) float64 {
+	if len(m.w.scales) == 1 {
+		c = 0
+	}
+	return m.x.scales[0] * m.w.scales[c]
+}
+
+// rewrite builds the integer contraction and requantize before q and
+// replaces q's result; false (nothing changed) when a scale or the bias
+// is out of range.
+func (m *qdqMatch) rewrite() bool {
+	wt := graphir.AsTensor(m.contraction.Operand(1).Type)
+	channels := int(wt.Shape[m.wAxis])
+	if k := wt.NumElements() / int64(channels); float64(k)*255*255 >= 1<<30 {
+		return false // the i32 accumulator could overflow (|x − zx|, |w − zw| ≤ 255)
+	}
+	mults, shifts := make([]float64, channels), make([]float64, channels)
+	var bq []float64
+	for c := range channels {
+		mult, shift, ok := QuantizedMultiplier(m.channelScale(c) / m.sy)
+		if !ok {
+			return false
+		}
+		mults[c], shifts[c] = float64(mult), float64(shift)
+		if m.bias != nil {
+			v := math.RoundToEven(m.bias[c] / m.channelScale(c))
+			if !(math.Abs(v) < 1<<30) {
+				return false
+			}
+			bq = append(bq, v)
+		}
+	}
+	b := &rewriter{at: m.q, loc: m.contraction.Loc}
+	acc := m.integerContraction(b, bq)
+	mv, sv := b.constant(graphir.I32, []int64{int64(channels)}, mults), b.constant(graphir.I32, []int64{int64(channels)}, shifts)
+	zv := b.constant(m.yType, nil, []float64{m.zy})
+	a := graphir.DictAttr{}.Set("axis", graphir.IntAttr(int64(m.outAxis))).Set("min", graphir.IntAttr(int64(m.lo))).Set("max", graphir.IntAttr(int64(m.hi)))
+	y := b.build(RequantizeOp, a, acc, mv, sv, zv)
+	for i := len(m.acts) - 1; i >= 0; i-- {
+		if act := m.acts[i]; postOps[act.Name] {
+			y = b.build(act.Name, act.Attrs, y)
+		}
+	}
+	if b.err != nil {
+		b.undo()
+		return false
+	}
+	m.q.Results[0].ReplaceAllUsesWith(y)
+	var inputs []*graphir.Value
+	for _, op := range append(append([]*graphir.Op{m.q}, m.acts...), m.contraction) {
+		inputs = append(inputs, op.Operands()...)
+		op.Erase()
+	}
+	eraseUnusedInputs(inputs)
+	return true
+}
+
+// integerContraction builds the i32 contraction of the match's operands
+// with the quantized bias bq (nil: none).
+func (m *qdqMatch) integerContraction(b *rewriter, bq []float64) *graphir.Value {
+	x := b.cast(m.x.q, graphir.I32)
+	if zx := m.x.zps[0]; zx != 0 {
+		x = b.build(SubOp, nil, x, b.constant(graphir.I32, nil, []float64{zx}))
+	}
+	w := m.integerWeight(b)
+	c := m.contraction
+	n := int64(len(bq))
+	switch c.Name {
+	case Conv2DOp:
+		ops := []*graphir.Value{x, w}
+		if bq != nil {
+			ops = append(ops, b.constant(graphir.I32, []int64{n}, bq))
+		}
+		return b.build(Conv2DOp, c.Attrs, ops...)
+	}
+	acc := b.build(MatMulOp, nil, x, w)
+	if bq != nil {
+		acc = b.build(AddOp, nil, acc, b.constant(graphir.I32, []int64{n}, bq))
+	}
+	return acc
+}
+
+// integerWeight is the constant wq − zw in i32, K×N for a gemm with
+// transB (transposed here; matmul takes K×N).
+func (m *qdqMatch) integerWeight(b *rewriter) *graphir.Value {
+	d := m.w.values
+	vals := d.Values()
+	shape := d.Type.Shape
+	chanOf := channelOf(shape, m.w.axis)
+	out := make([]float64, len(vals))
+	for i, v := range vals {
+		out[i] = v - m.w.zps[chanOf(i)]
+	}
+	if m.contraction.Name == GemmOp && m.wAxis == 0 {
+		rows, cols := shape[0], shape[1]
+		t := make([]float64, len(out))
+		for r := range rows {
+			for c := range cols {
+				t[c*rows+r] = out[r*cols+c]
+			}
+		}
+		out, shape = t, []int64{cols, rows}
+	}
+	return b.constant(graphir.I32, shape, out)
+}
+
+// eraseUnusedInputs removes the constants and dequantizes among the
+// definitions of vs left without users, and then theirs.
+func eraseUnusedInputs(vs []*graphir.Value) {
+	for len(vs) > 0 {
+		op := vs[0].Def
+		vs = vs[1:]
+		if op == nil || op.Block == nil || !op.IsUnused() || (op.Name != ConstantOp && op.Name != DequantizeLinearOp) {
+			continue
+		}
+		vs = append(vs, op.Operands()...)
+		op.Erase()
+	}
+}
+
+// rewriter inserts built ops before at, keeping the first error.
+type rewriter struct {
+	at    *graphir.Op
+	loc   graphir.Location
+	added []*graphir.Op
+	err   error
+}
+
+func (b *rewriter) insert(op *graphir.Op) *graphir.Value {
+	b.at.Block.InsertBefore(b.at, op)
+	b.added = append(b.added, op)
+	return op.Results[0]
+}
+
+// build builds op name (result types inferred) before b.at.
+func (b *rewriter) build(name string, a graphir.DictAttr, operands ...*graphir.Value) *graphir.Value {
+	if b.err != nil {
+		return nil
+	}
+	op, err := graphir.Build(name, operands, a, b.loc)
+	if err != nil {
+		b.err = err
+		return nil
+	}
+	return b.insert(op)
+}
+
+// cast inserts graph.cast of v to dt.
+func (b *rewriter) cast(v *graphir.Value, dt graphir.DType) *graphir.Value {
+	if b.err != nil {
+		return nil
+	}
+	return b.insert(graphir.NewOp(CastOp, []*graphir.Value{v}, []graphir.Type{graphir.NewTensor(dt, graphir.AsTensor(v.Type).Shape...)}, nil, b.loc))
+}
+
+// constant inserts a graph.constant of dt and shape holding vals.
+func (b *rewriter) constant(dt graphir.DType, shape []int64, vals []float64) *graphir.Value {
+	if b.err != nil {
+		return nil
+	}
+	return b.insert(newConstant(&graphir.Tensor{Type: graphir.NewTensor(dt, shape...), Data: vals}, b.loc))
+}
+
+// undo erases what was inserted, last first.
+func (b *rewriter) undo() {
+	for i := len(b.added) - 1; i >= 0; i-- {
+		b.added[i].Erase()
+	}
+}
