@@ -9,7 +9,10 @@
 #     inputs, i32 accumulation, requantization to ui8), in GOP/s;
 #   - LeNet-5 and the MLP (examples/, batch 360) quantized with
 #     `tessera quantize` on the digits: the QDQ model (float contractions)
-#     against `--integer` (integer kernels).
+#     against `--integer` (integer kernels);
+#   - when examples/onnx/resnet18.onnx exists (export_models.py) and
+#     Debian's python3 has numpy: ResNet-18 at batch 1 quantized on 4 N(0, 1)
+#     inputs, its QDQ model and its f32 model each against `--integer`.
 # Prints every round and the medians with their ratio (above 1: the
 # integer path is faster).
 set -euo pipefail
@@ -68,3 +71,19 @@ pair() {
 pair "GEMM 1024^3" "$work/gemm_f32.mlir" "$work/gemm_int8.mlir"
 pair "LeNet-5 (batch 360)" "$work/lenet5_qdq.mlir" "$work/lenet5_int.mlir"
 pair "MLP (batch 360)" "$work/mlp_qdq.mlir" "$work/mlp_int.mlir"
+
+r18=examples/onnx/resnet18.onnx
+py=/usr/bin/python3
+[ -x $py ] || py=python3
+if [ -f "$r18" ] && $py -c 'import numpy' 2>/dev/null; then
+	$py -c 'import numpy as np, sys
+r = np.random.default_rng(2)
+for i in range(4): np.save(sys.argv[1] + "/c%d.npy" % i, r.standard_normal((1, 3, 224, 224)).astype(np.float32))' "$work"
+	calib=(--calibrate "$work/c0.npy" --calibrate "$work/c1.npy" --calibrate "$work/c2.npy" --calibrate "$work/c3.npy")
+	bin/tessera quantize "$r18" "${calib[@]}" -o "$work/r18_qdq.mlir" 2>/dev/null
+	bin/tessera quantize "$r18" "${calib[@]}" --integer -o "$work/r18_int.mlir" 2>/dev/null
+	for m in r18_qdq r18_int; do bin/tessera compile "$work/$m.mlir" -o "$work/$m.so" >/dev/null; done
+	bin/tessera compile "$r18" -o "$work/r18_f32.so" >/dev/null
+	pair "ResNet-18 QDQ (batch 1)" "$work/r18_qdq.so" "$work/r18_int.so"
+	pair "ResNet-18 f32 (batch 1)" "$work/r18_f32.so" "$work/r18_int.so"
+fi

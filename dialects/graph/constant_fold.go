@@ -37,7 +37,10 @@ func init() {
 // ConstantFold folds, in program order, every graph-dialect op with at
 // least one operand, no regions and a reference evaluator whose operands
 // are all graph.constant (with data not elided) and whose results have at
-// most maxElements elements each: the op is replaced by graph.constant ops
+// most maxElements elements each (or, for an elementwise op, a quantize or
+// a dequantize, at most as many as its largest operand stores, a splat
+// storing one): the op is
+// replaced by graph.constant ops
 // holding its evaluated results, at its location. Chains fold in one call.
 // Ops whose evaluation fails (e.g. integer division by zero) are left
 // alone. Constants left without users are removed. It returns the number
@@ -98,16 +101,32 @@ func foldable(op *graphir.Op, maxElements int64) bool {
 		op.HasTrait(graphir.ConstantLike) || !op.HasTrait(graphir.Pure) || len(op.Regions) > 0 || op.NumOperands() == 0 {
 		return false
 	}
+	limit := maxElements
 	for _, v := range op.Operands() {
-		if ConstantOf(v) == nil {
+		d := ConstantOf(v)
+		if d == nil {
 			return false
+		}
+		if elementLinear(op) {
+			limit = max(limit, int64(d.Len()))
 		}
 	}
 	for _, r := range op.Results {
 		t := graphir.AsTensor(r.Type)
-		if t == nil || t.NumElements() > maxElements {
+		if t == nil || t.NumElements() > limit {
 			return false
 		}
 	}
 	return true
+}
+
+// elementLinear reports whether op computes each result element from the
+// operand elements at its position (elementwise ops, quantize and
+// dequantize): its cost is linear in its size, and a result no larger
+// than an operand's stored data adds no more constant data than exists,
+// so it is
+// folded above the max-elements limit too (a large int8 weight's
+// dequantize, which would otherwise run on every call).
+func elementLinear(op *graphir.Op) bool {
+	return op.HasTrait(graphir.Elementwise) || op.Name == DequantizeLinearOp || op.Name == QuantizeLinearOp
 }

@@ -26,28 +26,30 @@ func init() {
 //	y   = requantize(acc, multiplier, shift, zy) {min, max}
 //
 // with multiplier · 2^−(31+shift) ≈ sx·sw / sy per output channel
-// (QuantizedMultiplier) and act — any chain of graph.relu and graph.clip
-// with constant bounds — applied as requantize's bounds: Q is monotone,
-// so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) exactly; graph.flatten,
-// graph.reshape and graph.max_pool2d in the chain, which commute with it,
-// are applied to the 8-bit result. The
-// contraction is graph.conv2d (any strides, padding, dilation, groups;
-// padding x with 0 after subtracting zx is padding it with zx, as the
-// float path pads the dequantized x with 0), graph.matmul with a 2-D
-// weight, or graph.gemm (transA false, alpha and beta 1) as a matmul.
+// (QuantizedMultiplier). act is any chain of graph.relu and graph.clip
+// with constant bounds, which become requantize's bounds (Q is monotone,
+// so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) exactly), and of
+// graph.flatten, graph.reshape and graph.max_pool2d, which commute with Q
+// and are applied to the 8-bit result. The contraction is graph.conv2d
+// (any strides, padding, dilation, groups: padding x with 0 after
+// subtracting zx is padding it with zx, as the float path pads the
+// dequantized x with 0), graph.matmul with a 2-D weight, or graph.gemm
+// (transA false, alpha and beta 1) as a matmul.
 //
-// It applies when x's dequantize is per tensor, the weight is a constant
-// dequantized per tensor or per output channel, the products per output
-// (and the quantized bias) stay below 2^30 in magnitude, so the i32
-// accumulator cannot overflow, the bias (if any) is a float constant, the quantize is per tensor
-// with constant parameters, every scale gives a multiplier in range, and
-// the contraction's and each activation's result has no other user (a
-// float consumer keeps the float path). The integer result differs from
-// the float QDQ result by at most one quantization step (the float path
-// rounds its products and sums; the integer path rounds the bias to the
-// accumulator's scale and the multiplier to 31 bits). Dequantizes and
-// constants left unused are removed. It returns the number of
-// contractions folded.
+// It applies when x's dequantize is per tensor; the weight is a constant
+// dequantized per tensor or per output channel; the bias, if any, is a
+// float constant or a dequantized constant (QLinearConv's i32 bias); the
+// products per output and the quantized bias stay below 2^30 in
+// magnitude (the i32 accumulator cannot overflow); the quantize is per
+// tensor with constant parameters; every scale gives a multiplier in
+// range; and the contraction's and each activation's result has no other
+// user (a float consumer keeps the float path). The integer result can
+// differ from the float QDQ result by a quantization step where the
+// float path's rounded products and sums, or the integer path's rounded
+// bias and 31-bit multiplier, cross a rounding boundary (TestFoldQDQ:
+// never by more than one step, on at most 3% of the elements).
+// Dequantizes and constants left unused are removed. It returns the
+// number of contractions folded.
 func FoldQDQ(f *graphir.Func) int {
 	return rewriteEach(f, QuantizeLinearOp, func(q *graphir.Op) bool {
 		m := matchQDQ(q)

@@ -91,6 +91,19 @@ func TestConstantFoldLimits(t *testing.T) {
 	require.NotNil(t, folded)
 	assert.Equal(t, []float64{2, 2, 2, 2}, folded.Values())
 
+	// A dequantize of a stored constant folds past the limit: its result
+	// stores no more elements than its operand (a large int8 weight).
+	dq := parseModule(t, `func.func @main() -> tensor<6xf32> {
+  %q = graph.constant {value = dense<[1, 2, 3, 4, 5, 6]> : tensor<6xi8>} : tensor<6xi8>
+  %s = graph.constant {value = dense<0.5> : tensor<f32>} : tensor<f32>
+  %z = graph.constant {value = dense<0> : tensor<i8>} : tensor<i8>
+  %d = graph.dequantize_linear %q, %s, %z : (tensor<6xi8>, tensor<f32>, tensor<i8>) -> tensor<6xf32>
+  func.return %d : tensor<6xf32>
+}`)
+	runPipeline(t, dq, "constant-fold{max-elements=3}")
+	assert.Equal(t, 0, countOps(dq, DequantizeLinearOp))
+	assert.Equal(t, []float64{0.5, 1, 1.5, 2, 2.5, 3}, ConstantOf(dq.Lookup("main").Entry().Last().Operand(0)).Values())
+
 	_, err := graphir.ParsePipeline("constant-fold{max-elements=-4}")
 	assert.ErrorContains(t, err, "max-elements must be a non-negative integer")
 	_, err = graphir.ParsePipeline("constant-fold{max-elements=abc}")

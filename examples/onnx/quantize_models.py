@@ -16,7 +16,9 @@ normal (torch.Generator seeds 2 and 3).
   Tessera  bin/tessera quantize MODEL.onnx --calibrate c0.npy ... c31.npy
            (minmax; per-channel symmetric int8 weights, per-tensor ui8
            activations, QDQ form), compiled once, run on the 8 held-out
-           inputs; SQNR against Tessera's f32 compile of MODEL.onnx
+           inputs; SQNR against Tessera's f32 compile of MODEL.onnx; the
+           same with --integer (the contractions whose result is
+           quantized again as integer kernels; how many is printed)
   PyTorch  torchvision.models.quantization's quantizable MODEL with the
            same weights, fuse_model(), get_default_qconfig(engine) (fbgemm,
            or onednn where this PyTorch lacks fbgemm: Debian's build),
@@ -100,12 +102,14 @@ def tessera_sqnr(name, calib, held, work):
         held_paths.append(os.path.join(work, "h%d.npy" % i))
         np.save(held_paths[-1], x.numpy())
     q_mlir = os.path.join(work, name + ".int8.mlir")
-    args = ["quantize", onnx_path, "-o", q_mlir]
+    i_mlir = os.path.join(work, name + ".integer.mlir")
+    args = ["quantize", onnx_path]
     for p in calib_paths:
         args += ["--calibrate", p]
-    tessera(*args)
+    tessera(*args, "-o", q_mlir)
+    folded = tessera(*args, "--integer", "-o", i_mlir).stderr.strip()
     outs = {}
-    for kind, model in (("f32", onnx_path), ("int8", q_mlir)):
+    for kind, model in (("f32", onnx_path), ("int8", q_mlir), ("integer", i_mlir)):
         so = os.path.join(work, "%s_%s.so" % (name, kind))
         tessera("compile", model, "-o", so)
         outs[kind] = []
@@ -113,7 +117,8 @@ def tessera_sqnr(name, calib, held, work):
             y = os.path.join(work, "y_%s_%d.npy" % (kind, i))
             tessera("run", so, "--input", h, "--output", y)
             outs[kind].append(np.load(y))
-    return sqnr(outs["f32"], outs["int8"]), max(float(np.abs(y).max()) for y in outs["f32"])
+    ymax = max(float(np.abs(y).max()) for y in outs["f32"])
+    return sqnr(outs["f32"], outs["int8"]), sqnr(outs["f32"], outs["integer"]), folded[folded.rfind("; ") + 2 : -1], ymax
 
 
 def main(argv):
@@ -121,14 +126,14 @@ def main(argv):
     names = argv or list(MODELS)
     calib, held = inputs(2, CALIBRATION), inputs(3, HELD_OUT)
     print("%d calibration and %d held-out inputs, 1x3x224x224 N(0, 1)" % (CALIBRATION, HELD_OUT))
-    print("%-14s %18s %24s %12s" % ("model", "Tessera int8 SQNR", "PyTorch int8 SQNR", "max |y f32|"))
+    print("%-14s %18s %26s %24s %12s" % ("model", "Tessera int8 SQNR", "with --integer", "PyTorch int8 SQNR", "max |y f32|"))
     for name in names:
         if not os.path.exists(os.path.join(HERE, name + ".onnx")):
             sys.exit("%s.onnx is missing: run /usr/bin/python3 examples/onnx/export_models.py %s" % (name, name))
         with tempfile.TemporaryDirectory() as work:
-            t, ymax = tessera_sqnr(name, calib, held, work)
+            t, ti, folded, ymax = tessera_sqnr(name, calib, held, work)
         p, eng = torch_sqnr(name, calib, held)
-        print("%-14s %15.1f dB %15.1f dB (%s) %12.3g" % (name, t, p, eng, ymax))
+        print("%-14s %15.1f dB %8.1f dB (%s) %15.1f dB (%s) %12.3g" % (name, t, ti, folded, p, eng, ymax))
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@
 // CHECK-NEXT: %0 = graph.constant {value = dense<{{\[\[}}0.5, 0.0, 0.0], [1.25, 6.0, 0.0]]> : tensor<2x3xf32>} : tensor<2x3xf32>
 // CHECK-NEXT: %1 = graph.add %arg0, %0 : tensor<2x3xf32>
 // CHECK-NEXT: func.return %1
+// Above the limit, the elementwise ops still fold (their results store no
+// more than their 6-element operand); the transpose does not.
 // LIMIT-LABEL: func.func @chain
-// LIMIT: graph.mul
+// LIMIT-NOT: graph.mul
+// LIMIT: graph.transpose
 func.func @chain(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = graph.constant {value = dense<[[1.0, -2.0, 3.0], [-4.0, 5.0, -6.0]]> : tensor<2x3xf32>} : tensor<2x3xf32>
   %1 = graph.constant {value = dense<[0.5, 0.25, 2.0]> : tensor<3xf32>} : tensor<3xf32>
