@@ -33,6 +33,10 @@ import (
 //     group is an "input" fusion that absorbs elementwise-like producers;
 //   - at most one hero per fusion; a group without a hero is a "loop"
 //     fusion, a dot/convolution root alone is an "output" fusion.
+//   - Last, an output group whose root's users all sit in one loop group
+//     takes that group as more epilogue (mergeEpilogues) unless it moves
+//     the root's data: epilogues whose values have several users
+//     (requantization, GELU) run in the contraction's kernel too.
 //   - Before grouping, a broadcast_in_dim with several users is cloned
 //     once per user (XLA's instruction fusion duplicates such cheap
 //     producers into every consumer): each copy then fuses into its user's
@@ -170,6 +174,7 @@ func FuseFunc(f *g.Func) error {
 		grow(gr, pos, owner)
 		groups = append(groups, gr)
 	}
+	groups = mergeEpilogues(groups, owner)
 	for _, gr := range groups {
 		if err := materialize(gr, pos); err != nil {
 			return err
@@ -237,6 +242,84 @@ func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group) *group {
 		gr.root = u
 	}
 	return gr
+}
+
+// mergeEpilogues joins an output group to the loop group that holds every
+// user of its root, when no op of that loop group moves the root's data
+// (DataMovement) and none feeds the output group: the loop group becomes
+// the contraction's epilogue, computed per output element, instead of a
+// kernel that reads the contraction's result back from memory. This is
+// the epilogue whose links have several users, which seedEpilogue's chain
+// stops at (requantization's two products of the accumulator, GELU's
+// x·erf(x)): XLA fuses such multi-user epilogues into the output fusion
+// too. The merged group stays acyclic: its only result is the loop
+// group's root, every other member's users are inside, and no member of
+// the loop group is an operand of the output group.
+func mergeEpilogues(groups []*group, owner map[*g.Op]*group) []*group {
+	merged := map[*group]bool{}
+	for _, gr := range groups {
+		if gr.kind() != "output" || merged[gr] || len(gr.root.Results) != 1 {
+			continue
+		}
+		into := epilogueGroupOf(gr, owner)
+		if into == nil {
+			continue
+		}
+		for m := range into.members {
+			gr.members[m] = epilogue
+			owner[m] = gr
+		}
+		gr.root = into.root
+		merged[into] = true
+	}
+	var out []*group
+	for _, gr := range groups {
+		if !merged[gr] {
+			out = append(out, gr)
+		}
+	}
+	return out
+}
+
+// epilogueGroupOf is the loop group holding every user of output group
+// gr's root, when mergeEpilogues may join them; nil otherwise.
+func epilogueGroupOf(gr *group, owner map[*g.Op]*group) *group {
+	var into *group
+	for _, u := range gr.root.Results[0].Uses() {
+		h := owner[u]
+		if h == nil || h == gr || (into != nil && h != into) {
+			return nil
+		}
+		into = h
+	}
+	if into == nil || into.hero != nil {
+		return nil
+	}
+	for m := range gr.members {
+		for _, v := range m.Operands() {
+			if v != nil && v.Def != nil && owner[v.Def] == into {
+				return nil
+			}
+		}
+	}
+	// the loop group's ops that depend on the root: none may move data
+	reached := map[*g.Op]bool{}
+	work := []*g.Value{gr.root.Results[0]}
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, u := range v.Uses() {
+			if owner[u] != into || reached[u] {
+				continue
+			}
+			if u.HasTrait(g.DataMovement) {
+				return nil
+			}
+			reached[u] = true
+			work = append(work, u.Results...)
+		}
+	}
+	return into
 }
 
 // soleUser returns the only op using v (possibly in several operand

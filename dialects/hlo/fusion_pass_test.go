@@ -351,3 +351,28 @@ func TestFuseRandomPrograms(t *testing.T) {
 		}
 	}
 }
+
+// An epilogue whose links have several users (x·tanh(x) + x of a dense
+// layer's x) joins the dot's output fusion: the loop group holding every
+// user of the output group's root becomes its epilogue. A loop group that
+// moves the root's data (a transpose of it) stays a fusion of its own.
+func TestFuseMultiUserEpilogue(t *testing.T) {
+	r := rand.New(rand.NewSource(31))
+	b := newFB(t, f32(3, 4))
+	x := b.dense(r, b.arg(0), 5)
+	y := b.bin(AddOp, b.bin(MultiplyOp, x, b.un(TanhOp, x)), x)
+	b.ret(y)
+	fs := fuseAndCheck(t, b, 8)
+	require.Len(t, fs, 1)
+	assert.Equal(t, "output", kindOf(fs[0]))
+	assert.Equal(t, []string{DotGeneralOp, BroadcastInDimOp, AddOp, TanhOp, MultiplyOp, AddOp}, bodyNames(fs[0]))
+
+	b = newFB(t, f32(3, 4))
+	x = b.dense(r, b.arg(0), 3)
+	tr := b.add(Transpose(x, []int64{1, 0}, loc())).Results[0]
+	b.ret(b.bin(AddOp, tr, x))
+	fs = fuseAndCheck(t, b, 9)
+	require.Len(t, fs, 2)
+	assert.Equal(t, []string{DotGeneralOp, BroadcastInDimOp, AddOp}, bodyNames(fs[0]))
+	assert.Equal(t, "loop", kindOf(fs[1]))
+}
