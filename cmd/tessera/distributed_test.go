@@ -151,12 +151,32 @@ func distSummary(t *testing.T, path string, n int) ([]string, map[string]float64
 	return cands, best
 }
 
+// writeDistModel writes distModel into a fresh folder and returns its
+// path and a database path beside it.
+func writeDistModel(t *testing.T) (model, db string) {
+	t.Helper()
+	dir := t.TempDir()
+	model = filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	return model, filepath.Join(dir, "t.jsonl")
+}
+
+// startTune starts `tessera ARGS...` (a tune) with its standard output
+// and error in the returned buffer.
+func startTune(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := cliCmd(t, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	return cmd, &out
+}
+
 // distTune runs `tessera tune --broker` on distModel: 16 trials in
 // batches of 4, seed 1.
 func distTune(t *testing.T, url, db string) string {
 	t.Helper()
-	model := filepath.Join(t.TempDir(), "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	model, _ := writeDistModel(t)
 	cmd := cliCmd(t, "tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
@@ -282,11 +302,9 @@ func startNATSServer(t *testing.T, bin string) string {
 // A tuner pointed at no broker fails with one line naming it; a worker
 // without --broker says it is required.
 func TestDistributedBadBroker(t *testing.T) {
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	model, db := writeDistModel(t)
 	var out, errs bytes.Buffer
-	code := run([]string{"tune", model, "--target", "npu", "--trials", "4", "--batch", "2", "--db", filepath.Join(dir, "t.jsonl"), "--broker", "nats://127.0.0.1:1"}, &out, &errs)
+	code := run([]string{"tune", model, "--target", "npu", "--trials", "4", "--batch", "2", "--db", db, "--broker", "nats://127.0.0.1:1"}, &out, &errs)
 	assert.Equal(t, 1, code)
 	assert.Regexp(t, `^--broker: broker nats://127.0.0.1:1: .*\n$`, errs.String())
 	errs.Reset()
@@ -294,7 +312,7 @@ func TestDistributedBadBroker(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs.String(), "--broker is required")
 	errs.Reset()
-	code = run([]string{"tune", model, "--trials", "4", "--db", filepath.Join(dir, "t.jsonl"), "--broker", "embedded:x"}, &out, &errs)
+	code = run([]string{"tune", model, "--trials", "4", "--db", db, "--broker", "embedded:x"}, &out, &errs)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs.String(), "not a number")
 }
@@ -311,15 +329,9 @@ func TestDistributedTunerRestart(t *testing.T) {
 	url := e.URL()
 	log := newLineLog("")
 	startCLIWorker(t, url, "w", log, "--hold", "300ms")
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
-	db := filepath.Join(dir, "t.jsonl")
+	model, db := writeDistModel(t)
 	args := []string{"tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--strategy", "random", "--db", db, "--broker", url}
-	first := cliCmd(t, args...)
-	var out1 bytes.Buffer
-	first.Stdout, first.Stderr = &out1, &out1
-	require.NoError(t, first.Start())
+	first, _ := startTune(t, args...)
 	waitLines(t, db, 5, time.Minute)
 	require.NoError(t, first.Process.Signal(syscall.SIGKILL))
 	_ = first.Wait()
@@ -365,14 +377,8 @@ func TestDistributedWorkerSIGTERM(t *testing.T) {
 		<-log.found
 		_ = w.Process.Signal(syscall.SIGTERM)
 	}()
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
-	db := filepath.Join(dir, "t.jsonl")
-	tune := cliCmd(t, "tune", model, "--target", "npu", "--trials", "4", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
-	var out bytes.Buffer
-	tune.Stdout, tune.Stderr = &out, &out
-	require.NoError(t, tune.Start())
+	model, db := writeDistModel(t)
+	tune, out := startTune(t, "tune", model, "--target", "npu", "--trials", "4", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
 	require.NoError(t, w.Wait(), "the worker exits 0 on SIGTERM: %s", log.String())
 	assert.Contains(t, log.String(), "stopping after the job in hand")
 	assert.Contains(t, log.String(), "stopped after 1 jobs")
@@ -389,10 +395,7 @@ func TestDistributedEmbeddedBroker(t *testing.T) {
 	require.NoError(t, err)
 	port := l.Addr().(*net.TCPAddr).Port
 	require.NoError(t, l.Close())
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
-	db := filepath.Join(dir, "t.jsonl")
+	model, db := writeDistModel(t)
 	tune := cliCmd(t, "tune", model, "--target", "npu", "--trials", "4", "--batch", "2", "--seed", "1", "--db", db, "--broker", fmt.Sprintf("embedded:%d", port))
 	out := newLineLog("--target npu\n")
 	tune.Stdout, tune.Stderr = out, out
@@ -424,14 +427,8 @@ func TestDistributedBrokerRestart(t *testing.T) {
 	url := e.URL()
 	log := newLineLog("")
 	startCLIWorker(t, url, "w", log, "--hold", "100ms")
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
-	db := filepath.Join(dir, "t.jsonl")
-	tune := cliCmd(t, "tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
-	var out bytes.Buffer
-	tune.Stdout, tune.Stderr = &out, &out
-	require.NoError(t, tune.Start())
+	model, db := writeDistModel(t)
+	tune, out := startTune(t, "tune", model, "--target", "npu", "--trials", "16", "--batch", "4", "--seed", "1", "--db", db, "--broker", url)
 	waitLines(t, db, 5, time.Minute)
 	e.Shutdown()
 	time.Sleep(300 * time.Millisecond)
@@ -447,16 +444,14 @@ func TestDistributedBrokerRestart(t *testing.T) {
 // A resumed distributed job accepts the host of the database's earlier
 // distributed records.
 func TestRecordedHost(t *testing.T) {
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(distModel), 0o644))
+	model, dbPath := writeDistModel(t)
 	m, err := loadModel(model, nil)
 	require.NoError(t, err)
 	target, err := targets.New("npu", targets.Options{Threads: 2})
 	require.NoError(t, err)
 	tasks, err := pipeline.Tasks(m, target)
 	require.NoError(t, err)
-	db, _, err := autotune.OpenDatabase(filepath.Join(dir, "t.jsonl"))
+	db, _, err := autotune.OpenDatabase(dbPath)
 	require.NoError(t, err)
 	defer db.Close()
 	assert.Equal(t, "", recordedHost(tasks, db, target.Key()))
