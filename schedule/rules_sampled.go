@@ -162,18 +162,20 @@ func sampleRegisterTile(s *Schedule, ext int64, cands []int64) (int64, error) {
 // sketch); a channel tiling the primitives refuse falls back to the
 // other.
 func sampledTile(s *Schedule, name string, target CPURules) error {
-	return gemvSketch(s, name, target, func() bool { return s.rng.Intn(2) == 0 },
-		func(p *gemvPlan) (int64, error) {
-			cands := p.vectorCandidates(target)
-			return s.SampleCategorical(cands, uniform(len(cands)))
-		},
-		func() error {
-			p, err := planTiling(s, name, target)
-			if err != nil {
-				return err
-			}
-			return tileSketch(s, name, target, p, func() bool { return s.rng.Intn(2) == 0 }, func(p *tilePlan) error { return p.sampledTileWith(s, target) })
-		})
+	return vnniSketch(s, name, target, func(p *vnniPlan) ([2]int64, error) { return p.sampledShape(s) }, func() error {
+		return gemvSketch(s, name, target, func() bool { return s.rng.Intn(2) == 0 },
+			func(p *gemvPlan) (int64, error) {
+				cands := p.vectorCandidates(target)
+				return s.SampleCategorical(cands, uniform(len(cands)))
+			},
+			func() error {
+				p, err := planTiling(s, name, target)
+				if err != nil {
+					return err
+				}
+				return tileSketch(s, name, target, p, func() bool { return s.rng.Intn(2) == 0 }, func(p *tilePlan) error { return p.sampledTileWith(s, target) })
+			})
+	})
 }
 
 // sampledTileWith tiles plan p with sampled tile sizes.

@@ -250,19 +250,21 @@ func planTiling(s *Schedule, name string, target CPURules) (*tilePlan, error) {
 	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w}, nil
 }
 
-// multiLevelTile applies the GEMV rule (rules_gemv.go) to block name
-// when it matches, else the SSRSRS rule with the heuristic tile sizes
+// multiLevelTile applies the int8 rule (rules_vnni.go) or the GEMV rule
+// (rules_gemv.go) to block name when it matches, else the SSRSRS rule with the heuristic tile sizes
 // (see ApplyDefaultRules and the tile-size heuristic above).
 func multiLevelTile(s *Schedule, name string, target CPURules) error {
-	return gemvSketch(s, name, target, func() bool { return true },
-		func(p *gemvPlan) (int64, error) { return p.heuristicVectors(target), nil },
-		func() error {
-			p, err := planTiling(s, name, target)
-			if err != nil {
-				return err
-			}
-			return tileSketch(s, name, target, p, func() bool { return true }, func(p *tilePlan) error { return p.heuristicTile(s, target) })
-		})
+	return vnniSketch(s, name, target, func(p *vnniPlan) ([2]int64, error) { return p.heuristicShape(), nil }, func() error {
+		return gemvSketch(s, name, target, func() bool { return true },
+			func(p *gemvPlan) (int64, error) { return p.heuristicVectors(target), nil },
+			func() error {
+				p, err := planTiling(s, name, target)
+				if err != nil {
+					return err
+				}
+				return tileSketch(s, name, target, p, func() bool { return true }, func(p *tilePlan) error { return p.heuristicTile(s, target) })
+			})
+	})
 }
 
 // tileSketch tiles block name (plan p, the row-vectorized sketch) with

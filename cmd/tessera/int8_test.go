@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -154,6 +156,28 @@ func randomIntMatMul(r *rand.Rand) *graphir.Module {
 	return b.module(b.requantize(acc, len(shape)-1, n, k, graphir.UI8, 0, 255))
 }
 
+// randomInt8MatMul is a matmul of the ui8 activations themselves by an
+// i8 constant weight into i32 (fold-qdq's form for symmetric weights),
+// plus a bias, requantized: K a multiple of 4 in most draws (the int8
+// rule's vpdpbusd nest on a VNNI processor), N below and above 16 with
+// and without a column tail, 2-D or batched activations.
+func randomInt8MatMul(r *rand.Rand) *graphir.Module {
+	k, n := int64(4*(1+r.IntN(40))), int64(1+r.IntN(70))
+	if r.IntN(4) == 0 {
+		k = int64(1 + r.IntN(70))
+	}
+	shape := []int64{int64(1 + r.IntN(20)), k}
+	if r.IntN(3) == 0 {
+		shape = []int64{int64(1 + r.IntN(3)), int64(1 + r.IntN(9)), k}
+	}
+	b, _ := newIntModel(r, shape)
+	x := b.f.Args()[0]
+	w := b.constant(graphir.I8, []int64{k, n}, func(int) float64 { return float64(r.IntN(256) - 128) })
+	acc := b.build(graph.MatMulOp, nil, x, w)
+	acc = b.build(graph.AddOp, nil, acc, b.constant(graphir.I32, []int64{n}, func(int) float64 { return float64(r.IntN(200001) - 100000) }))
+	return b.module(b.requantize(acc, len(shape)-1, n, k, graphir.UI8, 0, 255))
+}
+
 // TestIntegerKernelsBitExact: compiled integer convolutions (strides,
 // padding, dilation, groups), matmuls, requantization and 8-bit max
 // pooling equal the
@@ -161,10 +185,13 @@ func randomIntMatMul(r *rand.Rand) *graphir.Module {
 // random shapes and attributes).
 func TestIntegerKernelsBitExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(20, 26))
-	for i := range 12 {
+	for i := range 18 {
 		m := randomIntConv(r)
-		if i%2 == 1 {
+		switch i % 3 {
+		case 1:
 			m = randomIntMatMul(r)
+		case 2:
+			m = randomInt8MatMul(r)
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			require.NoError(t, graphir.Verify(m))
@@ -226,4 +253,40 @@ func TestONNXFoldQDQ(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, float64(same), 0.97*float64(len(outs[0])))
+}
+
+// TestVNNICode: a ui8 × i8 matmul with a constant weight (a column tail,
+// rows the register tile does not divide) compiles to vpdpbusd for a
+// processor with AVX-512 VNNI (--mcpu sapphirerapids) and to none for one
+// without (--mcpu skylake-avx512); the code without VNNI runs here, and
+// so does the native code, which uses vpdpbusd when this machine has
+// VNNI: both equal the interpreter.
+func TestVNNICode(t *testing.T) {
+	b, _ := newIntModel(rand.New(rand.NewPCG(4, 4)), []int64{37, 96})
+	r := b.r
+	w := b.constant(graphir.I8, []int64{96, 45}, func(int) float64 { return float64(r.IntN(256) - 128) })
+	acc := b.build(graph.MatMulOp, nil, b.f.Args()[0], w)
+	src := graphir.Print(b.module(b.requantize(acc, 1, 45, 96, graphir.UI8, 0, 255)))
+	model := filepath.Join(t.TempDir(), "q.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
+	for mcpu, want := range map[string]bool{"sapphirerapids": true, "skylake-avx512": false} {
+		asm, stderr, code := tessera("compile", model, "--emit", "asm", "--mcpu", mcpu)
+		require.Equal(t, 0, code, stderr)
+		require.Equal(t, want, strings.Contains(asm, "vpdpbusd"), mcpu)
+	}
+	x := make([]uint8, 37*96)
+	for i := range x {
+		x[i] = uint8(r.IntN(256))
+	}
+	in, err := rt.FromSlice([]int64{37, 96}, x)
+	require.NoError(t, err)
+	want := interpret(t, src, []*rt.Tensor{in})
+	require.Equal(t, want[0].Data, runDTypeModel(t, src, []*rt.Tensor{in}, 1)[0].Float64Values())
+	xp, yp := filepath.Join(t.TempDir(), "x.npy"), filepath.Join(t.TempDir(), "y.npy")
+	require.NoError(t, rt.WriteNPY(xp, in))
+	_, stderr, code := tessera("run", model, "--mcpu", "skylake-avx512", "--input", xp, "--output", yp)
+	require.Equal(t, 0, code, stderr)
+	y, err := rt.ReadNPY(yp)
+	require.NoError(t, err)
+	require.Equal(t, want[0].Data, y.Float64Values())
 }

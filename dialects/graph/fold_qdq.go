@@ -318,6 +318,9 @@ func (m *qdqMatch) rewrite() bool {
 // integerContraction builds the i32 contraction of the match's operands
 // with the quantized bias bq (nil: none).
 func (m *qdqMatch) integerContraction(b *rewriter, bq []float64) *graphir.Value {
+	if m.contraction.Name != Conv2DOp && m.eightBit() {
+		return m.eightBitMatMul(b, bq)
+	}
 	x := b.cast(m.x.q, graphir.I32)
 	if zx := m.x.zps[0]; zx != 0 {
 		x = b.build(SubOp, nil, x, b.constant(graphir.I32, nil, []float64{zx}))
@@ -340,9 +343,60 @@ func (m *qdqMatch) integerContraction(b *rewriter, bq []float64) *graphir.Value 
 	return acc
 }
 
+// eightBit reports whether the matmul can multiply the 8-bit operands
+// themselves: x is ui8 and the weight i8 with every zero point 0
+// (symmetric, as tessera quantize and PyTorch's fbgemm quantize weights).
+// Then Σ_k (x − zx)·w = Σ_k x·w − zx·Σ_k w, and the second term is a
+// constant per output column folded into the bias (gemmlowp's offset
+// handling): the contraction reads bytes, and code generation can use
+// the processors' u8×s8 dot-product instructions (VNNI's vpdpbusd).
+func (m *qdqMatch) eightBit() bool {
+	if graphir.AsTensor(m.x.q.Type).Elem != graphir.UI8 || m.w.values.Type.Elem != graphir.I8 {
+		return false
+	}
+	for _, z := range m.w.zps {
+		if z != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// eightBitMatMul builds matmul(xq, wq) : i32 + (bq − zx·Σ_k wq) for the
+// eightBit case.
+func (m *qdqMatch) eightBitMatMul(b *rewriter, bq []float64) *graphir.Value {
+	w, shape := m.weightKN()
+	k, n := shape[0], shape[1]
+	corr := make([]float64, n)
+	nonzero := false
+	for c := range n {
+		if bq != nil {
+			corr[c] = bq[c]
+		}
+		var sum float64
+		for r := range k {
+			sum += w[r*n+c]
+		}
+		corr[c] -= m.x.zps[0] * sum
+		nonzero = nonzero || corr[c] != 0
+	}
+	acc := b.build(MatMulOp, nil, m.x.q, b.constant(graphir.I8, shape, w))
+	if nonzero {
+		acc = b.build(AddOp, nil, acc, b.constant(graphir.I32, []int64{n}, corr))
+	}
+	return acc
+}
+
 // integerWeight is the constant wq − zw in i32, K×N for a gemm with
 // transB (transposed here; matmul takes K×N).
 func (m *qdqMatch) integerWeight(b *rewriter) *graphir.Value {
+	out, shape := m.weightKN()
+	return b.constant(graphir.I32, shape, out)
+}
+
+// weightKN is wq − zw and its shape, K×N for a gemm with transB
+// (transposed here; matmul takes K×N).
+func (m *qdqMatch) weightKN() ([]float64, []int64) {
 	d := m.w.values
 	vals := d.Values()
 	shape := d.Type.Shape
@@ -361,7 +415,7 @@ func (m *qdqMatch) integerWeight(b *rewriter) *graphir.Value {
 		}
 		out, shape = t, []int64{cols, rows}
 	}
-	return b.constant(graphir.I32, shape, out)
+	return out, shape
 }
 
 // eraseUnusedInputs removes the constants and dequantizes among the

@@ -8,7 +8,10 @@ import (
 // MatMulOp is graph.matmul (NumPy matmul, ONNX MatMul): a [..., M, K] ×
 // b [..., K, N] → [..., M, N] with the batch dimensions broadcast. A 1-D a
 // is treated as [1, K] and a 1-D b as [K, 1]; the inserted dimension is
-// removed from the result.
+// removed from the result. Operands share an element type, which is the
+// result's, except 8-bit integer operands (i8 or ui8, mixed allowed),
+// whose products accumulate in an i32 result (ONNX MatMulInteger without
+// zero points).
 const MatMulOp = "graph.matmul"
 
 // GemmOp is graph.gemm (ONNX Gemm): alpha·A'·B' + beta·C, A' = transA ? Aᵀ : A
@@ -66,14 +69,15 @@ func analyseMatMul(op *graphir.Op) (*matmulShapes, error) {
 	if len(ts) != 2 {
 		return nil, op.Errorf("expects 2 operands, got %d", len(ts))
 	}
-	if err := sameElem(op, ts); err != nil {
+	elem, err := contractionElem(op, ts)
+	if err != nil {
 		return nil, err
 	}
 	a, b := ts[0], ts[1]
 	if a.Rank() < 1 || b.Rank() < 1 {
 		return nil, op.Errorf("operands must have rank at least 1, got %s and %s", a, b)
 	}
-	s := &matmulShapes{elem: a.Elem, aType: a, bType: b}
+	s := &matmulShapes{elem: elem, aType: a, bType: b}
 	as, bs := a.Shape, b.Shape
 	if len(as) == 1 {
 		s.aVec = true

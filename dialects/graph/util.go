@@ -57,6 +57,29 @@ func sameElem(op *graphir.Op, ts []*graphir.TensorType) error {
 	return nil
 }
 
+// Is8Bit reports whether d is i8 or ui8.
+func Is8Bit(d graphir.DType) bool { return d == graphir.I8 || d == graphir.UI8 }
+
+// contractionElem is the element type of a contraction of operands ts:
+// their shared element type, or i32 when every operand is 8-bit (i8 or
+// ui8, mixed allowed): the integer contraction of ONNX MatMulInteger
+// without zero points, XLA's s8 dot with preferred_element_type s32 —
+// products of 8-bit values summed exactly in 32 bits, what VNNI's
+// vpdpbusd computes (u8 × s8 → s32).
+func contractionElem(op *graphir.Op, ts []*graphir.TensorType) (graphir.DType, error) {
+	all8 := true
+	for _, t := range ts {
+		all8 = all8 && Is8Bit(t.Elem)
+	}
+	if all8 && len(ts) > 0 {
+		return graphir.I32, nil
+	}
+	if err := sameElem(op, ts); err != nil {
+		return 0, err
+	}
+	return ts[0].Elem, nil
+}
+
 // requireFloat checks that t has a floating-point element type.
 func requireFloat(op *graphir.Op, t *graphir.TensorType) error {
 	if !t.Elem.IsFloat() {

@@ -14,7 +14,11 @@ const DotGeneralOp = "hlo.dot_general"
 // The result shape is the batch dims (sizes from lhs, in the order of
 // lhs_batching_dimensions) ++ the lhs free dims ++ the rhs free dims (free
 // dims in increasing order). Operands share an element type, which is the
-// result's; products accumulate in float64 and round once.
+// result's, except 8-bit integer operands (i8 or ui8, mixed allowed),
+// whose products accumulate in an i32 result (XLA's s8 dot with
+// preferred_element_type s32); products accumulate in float64 and round
+// once (exact for the 8-bit case: every partial sum of a contraction
+// shorter than 2^38 is an integer below 2^53).
 //
 // Errors: batching/contracting lists of different lengths, dimensions out
 // of range or repeated (within and across the batching and contracting
@@ -78,7 +82,11 @@ func dotConfig(op *g.Op) (*dotCfg, error) {
 		return nil, err
 	}
 	c := &dotCfg{lhs: ts[0], rhs: ts[1]}
-	if c.lhs.Elem != c.rhs.Elem {
+	elem := c.lhs.Elem
+	switch {
+	case is8Bit(c.lhs.Elem) && is8Bit(c.rhs.Elem):
+		elem = g.I32
+	case c.lhs.Elem != c.rhs.Elem:
 		return nil, op.Errorf("operands must have the same element type, got %s and %s", c.lhs, c.rhs)
 	}
 	for _, p := range []struct {
@@ -131,7 +139,7 @@ func dotConfig(op *g.Op) (*dotCfg, error) {
 			shape = append(shape, c.rhs.Shape[i])
 		}
 	}
-	c.result = g.NewTensor(c.lhs.Elem, shape...)
+	c.result = g.NewTensor(elem, shape...)
 	return c, nil
 }
 
@@ -207,8 +215,20 @@ func dotCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, erro
 		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
 			l := dotIndex(n, c.lhs.Rank(), d.LhsBatch, d.LhsContracting, c.lhsFree, nb)
 			r := dotIndex(n, c.rhs.Rank(), d.RhsBatch, d.RhsContracting, c.rhsFree, nb+nl)
-			return multiplyAdd(acc, ins[0].At(l...), ins[1].At(r...), res)
+			return multiplyAdd(acc, widen(ins[0].At(l...), res), widen(ins[1].At(r...), res), res)
 		}}, nil
+}
+
+// is8Bit reports whether d is i8 or ui8.
+func is8Bit(d g.DType) bool { return d == g.I8 || d == g.UI8 }
+
+// widen casts an operand of a narrower type than the accumulator dt (the
+// 8-bit operands of an i32 contraction) to dt.
+func widen(e tir.Expr, dt tir.DType) tir.Expr {
+	if e.DType() == dt {
+		return e
+	}
+	return &tir.Cast{Type: dt, X: e}
 }
 
 // dotIndex is an operand's index for the iteration variables of n: batch

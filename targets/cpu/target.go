@@ -55,9 +55,22 @@ func VectorBits(mcpu string) int {
 	return 128
 }
 
+// HasVNNI reports whether processor mcpu has AVX-512 VNNI (vpdpbusd on
+// 512-bit vectors): this machine's /proc/cpuinfo for "" and "native"
+// (llvm.HostHasVNNI); cascadelake, cooperlake, the icelake, tigerlake and
+// rocketlake parts, sapphirerapids, graniterapids and znver4 by name
+// (LLVM 16's processor definitions; x86-64-v4 does not include it).
+func HasVNNI(mcpu string) bool {
+	if mcpu == "" || mcpu == "native" {
+		return llvm.HostHasVNNI()
+	}
+	return hasPrefix(mcpu, vnniCPUs)
+}
+
 // Processor name prefixes by widest vector extension (LLVM 16's names).
 var (
 	avx512CPUs = []string{"skylake-avx512", "skx", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "knl", "knm", "znver4"}
+	vnniCPUs   = []string{"cascadelake", "cooperlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "znver4"}
 	avx2CPUs   = []string{"haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2", "znver3", "core-avx2"}
 )
 
@@ -95,7 +108,7 @@ func (t *Target) Key() string {
 // (MinParallelWork).
 func (t *Target) Rules() schedule.Rules {
 	return schedule.CPURules{VectorBits: t.bits, Cores: goruntime.NumCPU(), MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable,
-		MinParallelWork: t.minParallelWork()}
+		MinParallelWork: t.minParallelWork(), VNNI: HasVNNI(t.opts.MCPU)}
 }
 
 // minParallelWork is the cost rule's threshold: the option's, else
@@ -134,7 +147,7 @@ func (t *Target) PostSchedule() []string { return []string{"compact-buffer-alloc
 // shared object written from it runs with nothing else (tessera run
 // MODEL.so). Errors: llvm.Compile's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
-	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP, Profile: t.opts.Profile})
+	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP, Profile: t.opts.Profile, VNNI: HasVNNI(t.opts.MCPU)})
 	if err != nil {
 		return nil, err
 	}

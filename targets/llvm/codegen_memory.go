@@ -126,9 +126,7 @@ func (g *fgen) load(x *tir.BufferLoad) (value.Value, error) {
 		if m := g.vec.mask; m != nil {
 			// Inactive lanes are not read (they may be out of bounds) and
 			// read as zero.
-			f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+addrSuffix(p)+llvmSuffix(vt), vt, p.Type(), types.I32, m.Type(), vt)
-			ld := g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), m, constant.NewZeroInitializer(vt))
-			return g.fromStorage(a, ld), nil
+			return g.fromStorage(a, g.maskedLoad(vt, p, align, m)), nil
 		}
 		ld := g.cur.NewLoad(vt, p)
 		ld.Align = g.vectorAlign(a, align)
@@ -184,8 +182,7 @@ func (g *fgen) store(s *tir.BufferStore) error {
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
 		p := g.cur.NewBitCast(ptr, ptrTo(vt, ptr))
 		if m := g.vec.mask; m != nil {
-			f := g.m.declare("llvm.masked.store."+llvmSuffix(vt)+addrSuffix(p)+llvmSuffix(vt), types.Void, vt, p.Type(), types.I32, m.Type())
-			g.cur.NewCall(f, v, p, constant.NewInt(types.I32, int64(align)), m)
+			g.maskedStore(v, p, align, m)
 			return nil
 		}
 		st := g.cur.NewStore(v, p)
@@ -254,4 +251,17 @@ func (g *fgen) stridedLoad(a *access, align ir.Align) (v value.Value, ok bool, e
 		mask = g.vec.mask
 	}
 	return g.fromStorage(a, g.stridedMaskedLoad(ptr, a.st, int(c), mask, align)), true, nil
+}
+
+// maskedLoad loads a vector of type vt from p where mask holds (other
+// lanes read as zero and touch no memory).
+func (g *fgen) maskedLoad(vt types.Type, p value.Value, align ir.Align, mask value.Value) value.Value {
+	f := g.m.declare("llvm.masked.load."+llvmSuffix(vt)+addrSuffix(p)+llvmSuffix(vt), vt, p.Type(), types.I32, mask.Type(), vt)
+	return g.cur.NewCall(f, p, constant.NewInt(types.I32, int64(align)), mask, constant.NewZeroInitializer(vt))
+}
+
+// maskedStore stores vector v to p where mask holds.
+func (g *fgen) maskedStore(v, p value.Value, align ir.Align, mask value.Value) {
+	f := g.m.declare("llvm.masked.store."+llvmSuffix(v.Type())+addrSuffix(p)+llvmSuffix(v.Type()), types.Void, v.Type(), p.Type(), types.I32, mask.Type())
+	g.cur.NewCall(f, v, p, constant.NewInt(types.I32, int64(align)), mask)
 }

@@ -226,6 +226,9 @@ func (g *fgen) vectorLoop(x *tir.For) error {
 	if g.vec != nil {
 		return g.errorf("cannot vectorize loop %%%s: it is nested in the vectorized loop %%%s", x.Var.Name, g.vec.v.Name)
 	}
+	if ok, err := g.vnniDot(x); ok || err != nil {
+		return err
+	}
 	if err := CheckVectorizable(x); err != nil {
 		return err
 	}
@@ -240,17 +243,23 @@ func (g *fgen) vectorLoop(x *tir.For) error {
 	if lanes == 1 {
 		return g.bind(x.Var, nil, lo, func() error { return g.stmt(x.Body) })
 	}
+	return g.widened(x.Var, x.Min, lo, lanes, func() error { return g.stmt(x.Body) })
+}
+
+// widened runs body with v bound to the lanes <lo, lo+1, ..., lo+lanes−1>
+// (min its tensor IR value in lane 0) and g.vec set for them.
+func (g *fgen) widened(v *tir.Var, min tir.Expr, lo value.Value, lanes int, body func() error) error {
 	vt := types.NewVector(uint64(lanes), lo.Type())
 	iota := make([]constant.Constant, lanes)
 	for l := range iota {
 		iota[l] = constant.NewInt(lo.Type().(*types.IntType), int64(l))
 	}
 	vv := g.cur.NewAdd(g.splat(lo, lanes), constant.NewVector(vt, iota...))
-	g.vec = newVecState(x.Var, lanes)
+	g.vec = newVecState(v, lanes)
 	g.vec.base = lo
-	g.vec.min = x.Min
+	g.vec.min = min
 	defer func() { g.vec = nil }()
-	return g.bind(x.Var, nil, vv, func() error { return g.stmt(x.Body) })
+	return g.bind(v, nil, vv, body)
 }
 
 // vectorChunk is the lane count of the chunks of a vectorized loop of

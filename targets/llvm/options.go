@@ -45,6 +45,10 @@ type Options struct {
 	// Profile instruments every tir.call of a host function with
 	// timestamp probes (profile.go; --profile). It changes no kernel.
 	Profile bool
+	// VNNI lets code generation use AVX-512 VNNI's vpdpbusd for the 8-bit
+	// dot products the int8 schedule rule lays out (codegen_vnni.go). Set
+	// it only for a processor that has the instruction (targets/cpu.HasVNNI).
+	VNNI bool
 }
 
 // fpContract is llc-16's -fp-contract flag for these options.
@@ -60,6 +64,13 @@ func (o Options) mcpu() string {
 		return "native"
 	}
 	return o.MCPU
+}
+
+// HostHasVNNI reports whether this machine's /proc/cpuinfo lists
+// avx512_vnni (vpdpbusd on 512-bit vectors).
+func HostHasVNNI() bool {
+	data, err := os.ReadFile("/proc/cpuinfo")
+	return err == nil && strings.Contains(string(data), " avx512_vnni")
 }
 
 // HostVectorBits is the SIMD register width in bits of this machine: 512

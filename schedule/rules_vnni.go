@@ -1,0 +1,294 @@
+package schedule
+
+import (
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// The int8 rule: an i32 contraction of a ui8 operand U by an i8 operand S
+// (a quantized dense layer or matmul after fold-qdq: activations ui8,
+// weights i8) on a processor with AVX-512 VNNI (CPURules.VNNI) is tiled
+// for vpdpbusd, which sums 4 u8·s8 products into each of 16 i32 lanes per
+// instruction — four times the multiply-adds of an f32 FMA on the same
+// register width. The nest (TVM's x86 dense_vnni schedule, MetaSchedule's
+// VNNI tensorization of a 16×4 dot):
+//
+//	for t (the other spatial loops, the row and column tiles, fused; parallel unless the cost rule says serial)
+//	  acc[MR][NR·16] = 0                  (cache_write "local": registers)
+//	  for r (the other reduction loops), k0 (K/4)
+//	    for i (MR rows, unrolled)
+//	      for u (NR column vectors, unrolled)
+//	        for j (16 lanes, vectorized)
+//	          for q (4)                      acc[i][u·16+j] += i32(U[i, k0·4+q]) · i32(S[k0·4+q, u·16+j])
+//	  C = epilogue(acc)                   (write-back, requantization folded in)
+//
+// rewrite-layout then stores a constant S in the loops' order, [tiles]
+// [K/4][NR][16][4]: the 64 bytes one (u, k0) step reads are contiguous,
+// and code generation (targets/llvm/codegen_vnni.go) turns each j-q nest
+// into one vpdpbusd of U's 4 bytes broadcast by S's 64. The rule needs the
+// reduction variable that indexes U's innermost dimension to have an
+// extent divisible by 4 (each lane's 4 bytes are one reduction step) and
+// at least 16 columns; a shape it does not take gets the other rules.
+// Without the packed layout (S not a constant) or VNNI the same nest is
+// widened as plain vectors, with the same results.
+
+// vnniLanes and vnniDepth are the i32 lanes of one vpdpbusd and the
+// 8-bit products each lane sums.
+const (
+	vnniLanes = 16
+	vnniDepth = 4
+	// vnniAccumulators bounds MR·NR: 24 of the 32 zmm registers hold
+	// accumulators, the rest S's vectors and U's broadcasts.
+	vnniAccumulators = 24
+	vnniMaxRows      = 16
+)
+
+// vnniPlan is the analysis of a block the int8 rule takes: its nest and
+// the columns (the store's innermost index), rows (a spatial loop U reads
+// and S does not; -1 when there is none) and the reduction loop of U's
+// innermost index.
+type vnniPlan struct {
+	name          string
+	nest          []nestLoop
+	col, row, red int
+}
+
+// planVNNI matches block name for the int8 rule (errNotTileable when it
+// does not apply).
+func planVNNI(s *Schedule, name string, target CPURules) (*vnniPlan, error) {
+	if !target.VNNI {
+		return nil, errNotTileable
+	}
+	blk, nest, _, ok := tilingSubject(s, name, target)
+	if !ok {
+		return nil, errNotTileable
+	}
+	st := blk.Body.(*tir.BufferStore)
+	_, u, sg, ok := tir.Int8Dot(st)
+	if !ok {
+		return nil, errNotTileable
+	}
+	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1}
+	last := func(ix []tir.Expr) tir.Expr { return ix[len(ix)-1] }
+	for i, nl := range nest {
+		v := nl.iv.Var
+		switch {
+		case nl.iv.Kind == tir.Spatial && last(st.Indices) == tir.Expr(v):
+			p.col = i
+		case nl.iv.Kind == tir.Reduce && last(u.Indices) == tir.Expr(v):
+			p.red = i
+		}
+	}
+	if p.col < 0 || p.red < 0 || nest[p.col].extent < vnniLanes || nest[p.red].extent%vnniDepth != 0 {
+		return nil, errNotTileable
+	}
+	colVar, redVar := nest[p.col].iv.Var, nest[p.red].iv.Var
+	if indicesUse(u.Indices, colVar) || !indicesUse(sg.Indices, colVar) || !indicesUse(sg.Indices, redVar) {
+		return nil, errNotTileable
+	}
+	for i, nl := range nest {
+		if nl.iv.Kind == tir.Spatial && i != p.col && nl.extent > 1 &&
+			indicesUse(u.Indices, nl.iv.Var) && !indicesUse(sg.Indices, nl.iv.Var) {
+			p.row = i
+		}
+	}
+	return p, nil
+}
+
+// rows is the row extent (1 without a row loop); vectors the column
+// vectors, ⌈N/16⌉.
+func (p *vnniPlan) rows() int64 {
+	if p.row < 0 {
+		return 1
+	}
+	return p.nest[p.row].extent
+}
+
+func (p *vnniPlan) vectors() int64 { return ceilDiv(p.nest[p.col].extent, vnniLanes) }
+
+// tileShapes lists the register tiles (MR, NR) of at most
+// vnniAccumulators accumulators, MR ≤ rows and NR ≤ vectors, and at
+// least 8 of them (enough to cover vpdpbusd's latency) where the shape
+// allows. When 16 does not divide the columns, the last column vector is
+// a guarded tail, and code generation runs the other tiles unguarded only
+// when the guard names the lanes and loops outside the reduction
+// (codegen_version.go): so NR is 1 (no unrolled column loop in the guard)
+// and MR divides the rows (no row guard beside it).
+func (p *vnniPlan) tileShapes() [][2]int64 {
+	colTail := p.nest[p.col].extent%vnniLanes != 0
+	fits := func(mr, nr int64) bool { return !colTail || nr == 1 && p.rows()%mr == 0 }
+	var all [][2]int64
+	most := int64(1)
+	for mr := int64(1); mr <= min(p.rows(), vnniMaxRows); mr++ {
+		for nr := int64(1); nr <= min(p.vectors(), vnniAccumulators/mr); nr++ {
+			if fits(mr, nr) {
+				all = append(all, [2]int64{mr, nr})
+				most = max(most, mr*nr)
+			}
+		}
+	}
+	var out [][2]int64
+	for _, t := range all {
+		if t[0]*t[1] >= min(8, most) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// heuristicShape is the default register tile: the most accumulators
+// among the tiles without a guarded tail (MR divides the rows, NR the
+// vectors; any tile when none is larger than 1×1), then the fewest loads
+// per vpdpbusd ((MR+NR)/(MR·NR)): 4×4 for a 1024² GEMM, 1×24 at batch 1
+// with 384 or more columns.
+func (p *vnniPlan) heuristicShape() [2]int64 {
+	best, bestTail := [2]int64{1, 1}, [2]int64{1, 1}
+	better := func(a, b [2]int64) bool {
+		pa, pb := a[0]*a[1], b[0]*b[1]
+		if pa != pb {
+			return pa > pb
+		}
+		return a[0]+a[1] < b[0]+b[1]
+	}
+	for _, t := range p.tileShapes() {
+		if better(t, bestTail) {
+			bestTail = t
+		}
+		if p.rows()%t[0] == 0 && p.vectors()%t[1] == 0 && better(t, best) {
+			best = t
+		}
+	}
+	if best[0]*best[1] == 1 {
+		return bestTail
+	}
+	return best
+}
+
+// tile schedules the block as the nest above with an MR×NR register tile.
+func (p *vnniPlan) tile(s *Schedule, target CPURules, mr, nr int64) error {
+	colFactors := []int64{-1, nr, vnniLanes}
+	if nr == 1 { // no unit loop: a column tail's guard then names only the lanes and the tiles
+		colFactors = []int64{-1, vnniLanes}
+	}
+	cols, err := s.Split(p.nest[p.col].rv, colFactors)
+	if err != nil {
+		return err
+	}
+	lanes := cols[len(cols)-1]
+	red, err := s.Split(p.nest[p.red].rv, []int64{-1, vnniDepth})
+	if err != nil {
+		return err
+	}
+	var rows []LoopRV
+	if p.row >= 0 {
+		if rows, err = s.Split(p.nest[p.row].rv, []int64{-1, mr}); err != nil {
+			return err
+		}
+	}
+	var outer, reduce []LoopRV
+	for i, nl := range p.nest {
+		switch {
+		case i == p.col || i == p.row || i == p.red:
+		case nl.iv.Kind == tir.Reduce:
+			reduce = append(reduce, nl.rv)
+		default:
+			outer = append(outer, nl.rv)
+		}
+	}
+	if rows != nil {
+		outer = append(outer, rows[0])
+	}
+	outer = append(outer, cols[0])
+	reduce = append(reduce, red[0])
+	inner := append(append([]LoopRV{}, cols[1:]...), red[1])
+	if rows != nil {
+		inner = append([]LoopRV{rows[1]}, inner...)
+	}
+	if err := s.Reorder(append(append(append([]LoopRV{}, outer...), reduce...), inner...)...); err != nil {
+		return err
+	}
+	fused := outer[0]
+	if len(outer) > 1 {
+		if fused, err = s.Fuse(outer...); err != nil {
+			return err
+		}
+	}
+	if !tryVectorize(s, lanes, target) {
+		return errNotTileable
+	}
+	unroll := cols[1 : len(cols)-1]
+	if rows != nil {
+		unroll = append(unroll, rows[1])
+	}
+	for _, l := range unroll {
+		if err := s.Unroll(l); err != nil {
+			return err
+		}
+	}
+	tp := &tilePlan{name: p.name, nest: p.nest, col: p.col, w: vnniLanes,
+		levels: tileLevels{outer: fused, r0: reduce[:1]}}
+	if err := tp.finishTile(s, target, 0); err != nil {
+		return err
+	}
+	if p.nest[p.col].extent%vnniLanes != 0 {
+		guardInit(s, p.name)
+	}
+	return nil
+}
+
+// guardInit wraps the register tile's init (decompose_reduction's
+// "<name>_init", under unrolled and vectorized loops only) in a unit loop
+// (add_unit_loop): code generation versions a serial loop on a column
+// tail's guard (codegen_version.go), so the init of every whole tile
+// stores unmasked vectors and the accumulators stay in registers; with
+// the guard under no serial loop, the init's masked stores would keep
+// them in memory. Nothing changes when the init is not there.
+func guardInit(s *Schedule, name string) {
+	ls, err := s.GetLoops(BlockRV{name + "_init"})
+	if err != nil {
+		return
+	}
+	for _, l := range ls {
+		if f, err := s.FindLoop(l); err == nil && (f.Kind == tir.Unrolled || f.Kind == tir.Vectorized) {
+			_, _ = s.AddUnitLoop(l)
+			return
+		}
+	}
+}
+
+// vnniSketch tiles block name with the int8 rule when planVNNI matches,
+// with the register tile from shape; when the rule does not match, or
+// the primitives refuse it (the schedule is then replayed without the
+// attempt), it runs other instead.
+func vnniSketch(s *Schedule, name string, target CPURules, shape func(*vnniPlan) ([2]int64, error), other func() error) error {
+	p, err := planVNNI(s, name, target)
+	if err != nil {
+		return other()
+	}
+	saved := snapshot(s)
+	t, err := shape(p)
+	if err == nil {
+		if err = p.tile(s, target, t[0], t[1]); err == nil {
+			return nil
+		}
+	}
+	if err := s.restore(s.orig, saved); err != nil {
+		return err
+	}
+	return other()
+}
+
+// sampledShape draws the register tile: MR and NR with
+// sample_categorical among the shapes of at most vnniAccumulators
+// accumulators (so the trace records them and the tuner mutates them).
+func (p *vnniPlan) sampledShape(s *Schedule) ([2]int64, error) {
+	shapes := p.tileShapes()
+	idx := make([]int64, len(shapes))
+	for i := range idx {
+		idx[i] = int64(i)
+	}
+	i, err := s.SampleCategorical(idx, uniform(len(idx)))
+	if err != nil {
+		return [2]int64{}, err
+	}
+	return shapes[i], nil
+}

@@ -1,0 +1,206 @@
+package llvm
+
+import (
+	"github.com/llir/llvm/ir"
+	"github.com/llir/llvm/ir/constant"
+	"github.com/llir/llvm/ir/enum"
+	"github.com/llir/llvm/ir/types"
+	"github.com/llir/llvm/ir/value"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// The AVX-512 VNNI dot product (Intel's vpdpbusd: for each of 16 i32
+// lanes, acc += Σ_{q<4} u8(a[4·lane+q]) · s8(b[4·lane+q]), exact and
+// wrapping like the i32 adds it replaces; Intel SDM vol. 2C, VPDPBUSD;
+// TVM's x86 dot_16x1x16_uint8_int8_int32 intrinsic computes the same).
+//
+// The int8 schedule rule (schedule/rules_vnni.go) leaves an i32
+// contraction of a ui8 operand by an i8 operand as
+//
+//	for j in 0..16 (vectorized)        the output's lanes
+//	  for q in 0..4 (serial or unrolled) the innermost reduction digit
+//	    block: C[.. j ..] = C[.. j ..] + i32(A[.. q ..]) * i32(B[.. j, q ..])
+//
+// with B (the weight) stored by rewrite-layout as [..][16][4], so that
+// the 64 bytes of B one step reads are contiguous, A's four bytes are
+// contiguous and C's 16 lanes are contiguous. vnniDot recognizes this
+// nest from the accesses' strides and emits one call of
+// llvm.x86.avx512.vpdpbusd.512 for it: a 4-byte load of A broadcast to the
+// 16 lanes, a 64-byte load of B, and the accumulator's vector load and
+// store (which LLVM keeps in a register across the unrolled tile). Any
+// other nest — other strides, a lane-dependent predicate, a processor
+// without VNNI (Options.VNNI) — is widened as usual, with the same
+// results.
+
+// vnniLanes and vnniDepth are the instruction's i32 lanes and the 8-bit
+// products each lane sums.
+const (
+	vnniLanes = 16
+	vnniDepth = 4
+)
+
+// vnniMatch is a recognized VNNI nest: the accumulator's, the
+// unsigned operand's and the signed operand's flat indices as functions
+// of the loop variables (block bindings substituted), and the block's
+// predicate (nil: none, or one loop versioning assumes: codegen_version.go).
+type vnniMatch struct {
+	lanes, depth *tir.Var
+	min          tir.Expr
+	acc, u, s    *tir.BufferLoad
+	flat         [3]tir.Expr // acc, u, s
+	pred         tir.Expr
+}
+
+// matchVNNI recognizes the nest above at vectorized loop x (nil when it
+// is not one).
+func (g *fgen) matchVNNI(x *tir.For) *vnniMatch {
+	if e, ok := x.Extent.(*tir.IntImm); !ok || e.Value != vnniLanes {
+		return nil
+	}
+	in, ok := x.Body.(*tir.For)
+	if !ok || (in.Kind != tir.Serial && in.Kind != tir.Unrolled) {
+		return nil
+	}
+	if lo, ok := in.Min.(*tir.IntImm); !ok || lo.Value != 0 {
+		return nil
+	}
+	if e, ok := in.Extent.(*tir.IntImm); !ok || e.Value != vnniDepth {
+		return nil
+	}
+	r, ok := in.Body.(*tir.BlockRealize)
+	if !ok || r.Block == nil || r.Block.Init != nil || len(r.Block.Allocs) != 0 || len(r.Values) != len(r.Block.IterVars) {
+		return nil
+	}
+	st, _ := r.Block.Body.(*tir.BufferStore)
+	acc, u, sg, ok := tir.Int8Dot(st)
+	if !ok {
+		return nil
+	}
+	m := &vnniMatch{lanes: x.Var, depth: in.Var, min: x.Min, acc: acc, u: u, s: sg}
+	binding := map[*tir.Var]tir.Expr{}
+	for i, iv := range r.Block.IterVars {
+		binding[iv.Var] = r.Values[i]
+	}
+	for i, ld := range []*tir.BufferLoad{m.acc, m.u, m.s} {
+		m.flat[i] = tir.Substitute(g.flatIndex(ld.Buffer, ld.Indices), binding)
+	}
+	if r.Predicate != nil && !g.assumed[r] {
+		if c, ok := r.Predicate.(*tir.IntImm); !ok || c.Value == 0 {
+			m.pred = tir.Substitute(r.Predicate, binding)
+		}
+	}
+	if !m.strides() {
+		return nil
+	}
+	return m
+}
+
+// strides checks the accesses' strides per lane and per reduction step
+// (in elements): the accumulator 1 and 0, the unsigned operand 0 and 1,
+// the signed operand 4 and 1; and a predicate independent of both loops.
+func (m *vnniMatch) strides() bool {
+	lane, step := newVecState(m.lanes, vnniLanes), newVecState(m.depth, vnniDepth)
+	want := [3][2]int64{{1, 0}, {0, 1}, {vnniDepth, 1}}
+	for i, e := range m.flat {
+		cl, ok1 := lane.coeff(e)
+		cs, ok2 := step.coeff(e)
+		if !ok1 || !ok2 || cl != want[i][0] || cs != want[i][1] {
+			return false
+		}
+	}
+	return m.pred == nil || !step.isVarying(m.pred)
+}
+
+// vnniDot emits vectorized loop x as one vpdpbusd when the processor has
+// VNNI and x is the nest above; ok is false (nothing emitted) otherwise.
+func (g *fgen) vnniDot(x *tir.For) (ok bool, err error) {
+	if !g.m.opts.VNNI || g.m.device {
+		return false, nil
+	}
+	m := g.matchVNNI(x)
+	if m == nil {
+		return false, nil
+	}
+	if m.pred == nil {
+		return true, g.emitVNNI(m, nil)
+	}
+	if newVecState(m.lanes, vnniLanes).isVarying(m.pred) {
+		// A column tail: the lanes where the guard fails neither read nor
+		// write (masked loads and store of the accumulator and of S).
+		lo, err := g.cond(m.min)
+		if err != nil {
+			return true, err
+		}
+		var mask value.Value
+		err = g.widened(m.lanes, m.min, lo, vnniLanes, func() error {
+			var err error
+			mask, err = g.expr(m.pred)
+			return err
+		})
+		if err != nil {
+			return true, err
+		}
+		// A's 4 bytes are read only when a lane is active (a guard that
+		// also bounds the rows fails on every lane past the last row).
+		bits := g.cur.NewBitCast(mask, types.NewInt(vnniLanes))
+		some := g.cur.NewICmp(enum.IPredNE, bits, constant.NewInt(types.NewInt(vnniLanes), 0))
+		return true, g.ifThen(some, func() error { return g.emitVNNI(m, mask) }, nil)
+	}
+	c, err := g.cond(m.pred)
+	if err != nil {
+		return true, err
+	}
+	return true, g.ifThen(c, func() error { return g.emitVNNI(m, nil) }, nil)
+}
+
+// emitVNNI generates the matched step: acc = vpdpbusd(acc, splat(A's 4
+// bytes), B's 64 bytes), on the lanes of mask (nil: all).
+func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
+	first := map[*tir.Var]tir.Expr{m.lanes: m.min, m.depth: tir.IntOf(m.depth.Type, 0)}
+	ptr := func(ld *tir.BufferLoad, flat tir.Expr) (value.Value, error) {
+		a, err := g.access(ld.Buffer, ld.Indices)
+		if err != nil {
+			return nil, err
+		}
+		idx, err := g.expr(tir.Substitute(flat, first))
+		if err != nil {
+			return nil, err
+		}
+		return g.elemPtr(a, g.toI64(idx)), nil
+	}
+	pc, err := ptr(m.acc, m.flat[0])
+	if err != nil {
+		return err
+	}
+	pu, err := ptr(m.u, m.flat[1])
+	if err != nil {
+		return err
+	}
+	ps, err := ptr(m.s, m.flat[2])
+	if err != nil {
+		return err
+	}
+	v16 := types.NewVector(vnniLanes, types.I32)
+	load := func(t types.Type, p value.Value, align ir.Align, mask value.Value) value.Value {
+		p = g.cur.NewBitCast(p, ptrTo(t, p))
+		if mask != nil {
+			return g.maskedLoad(t, p, align, mask)
+		}
+		ld := g.cur.NewLoad(t, p)
+		ld.Align = align
+		return ld
+	}
+	acc := load(v16, pc, 4, mask)
+	a := g.splat(load(types.I32, pu, 1, nil), vnniLanes)
+	b := load(v16, ps, 1, mask)
+	f := g.m.declare("llvm.x86.avx512.vpdpbusd.512", v16, v16, v16, v16)
+	sum := g.cur.NewCall(f, acc, a, b)
+	dst := g.cur.NewBitCast(pc, ptrTo(v16, pc))
+	if mask != nil {
+		g.maskedStore(sum, dst, 4, mask)
+		return nil
+	}
+	g.cur.NewStore(sum, dst).Align = 4
+	return nil
+}
