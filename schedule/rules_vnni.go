@@ -43,13 +43,20 @@ const (
 )
 
 // vnniPlan is the analysis of a block the int8 rule takes: its nest and
-// the columns (the store's innermost index), rows (a spatial loop U reads
-// and S does not; -1 when there is none) and the reduction loop of U's
-// innermost index.
+// the columns (the store's innermost index, or for a convolution the
+// output channel), rows (a spatial loop U reads and S does not; -1 when
+// there is none) and the reduction loop of U's innermost index (or for a
+// convolution its channel). packC and packU are the dimensions of the
+// accumulator and of U that the rule moves innermost (-1: none): a
+// convolution's NCHW output channel, so the accumulator's 16 lanes are
+// contiguous, and its input channel, so the 4 bytes of one step are
+// (U is then copied once per call into that layout, as cache_read and
+// transform_layout; rules_channel.go moves dimensions the same way).
 type vnniPlan struct {
 	name          string
 	nest          []nestLoop
 	col, row, red int
+	packC, packU  int
 }
 
 // planVNNI matches block name for the int8 rule (errNotTileable when it
@@ -63,35 +70,59 @@ func planVNNI(s *Schedule, name string, target CPURules) (*vnniPlan, error) {
 		return nil, errNotTileable
 	}
 	st := blk.Body.(*tir.BufferStore)
-	_, u, sg, ok := tir.Int8Dot(st)
+	d, ok := tir.Int8Dot(st)
 	if !ok {
 		return nil, errNotTileable
 	}
-	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1}
-	last := func(ix []tir.Expr) tir.Expr { return ix[len(ix)-1] }
+	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1, packC: -1, packU: -1}
+	u, sg := d.U.Buffer, d.S.Buffer
+	lastC, lastU := len(st.Indices)-1, len(d.U.Indices)-1
 	for i, nl := range nest {
 		v := nl.iv.Var
-		switch {
-		case nl.iv.Kind == tir.Spatial && last(st.Indices) == tir.Expr(v):
-			p.col = i
-		case nl.iv.Kind == tir.Reduce && last(u.Indices) == tir.Expr(v):
-			p.red = i
+		if directDim(st, sg, v) < 0 {
+			continue
 		}
+		switch du, dc := directDim(st, u, v), storeDim(st, v); {
+		case nl.iv.Kind == tir.Spatial && du == noUse && dc >= 0 && (p.col < 0 || p.packC >= 0):
+			p.col, p.packC = i, dc
+		case nl.iv.Kind == tir.Reduce && du >= 0 && (p.red < 0 || p.packU >= 0):
+			p.red, p.packU = i, du
+		}
+	}
+	if p.packC == lastC {
+		p.packC = -1
+	}
+	if p.packU == lastU {
+		p.packU = -1
 	}
 	if p.col < 0 || p.red < 0 || nest[p.col].extent < vnniLanes || nest[p.red].extent%vnniDepth != 0 {
 		return nil, errNotTileable
 	}
-	colVar, redVar := nest[p.col].iv.Var, nest[p.red].iv.Var
-	if indicesUse(u.Indices, colVar) || !indicesUse(sg.Indices, colVar) || !indicesUse(sg.Indices, redVar) {
-		return nil, errNotTileable
-	}
 	for i, nl := range nest {
 		if nl.iv.Kind == tir.Spatial && i != p.col && nl.extent > 1 &&
-			indicesUse(u.Indices, nl.iv.Var) && !indicesUse(sg.Indices, nl.iv.Var) {
+			indicesUse(d.U.Indices, nl.iv.Var) && !indicesUse(d.S.Indices, nl.iv.Var) {
 			p.row = i
 		}
 	}
 	return p, nil
+}
+
+// weightsStationary reports whether the column tiles go outermost in the
+// fused parallel loop: when the columns outnumber the output positions
+// (the other spatial extents' product; ResNet's last convolutions, 512
+// channels on 7×7), consecutive tiles then share one slice of S, which
+// stays in cache, instead of streaming all of S once per row tile
+// (layer 4 of ResNet-18: 2.4 MB of weights for each of 7 output rows).
+// Otherwise the row tiles go outermost and one tile of U stays in cache
+// across the column tiles.
+func (p *vnniPlan) weightsStationary() bool {
+	positions := int64(1)
+	for i, nl := range p.nest {
+		if nl.iv.Kind == tir.Spatial && i != p.col {
+			positions *= nl.extent
+		}
+	}
+	return p.nest[p.col].extent > positions
 }
 
 // rows is the row extent (1 without a row loop); vectors the column
@@ -135,15 +166,29 @@ func (p *vnniPlan) tileShapes() [][2]int64 {
 	return out
 }
 
-// heuristicShape is the default register tile: the most accumulators
-// among the tiles without a guarded tail (MR divides the rows, NR the
-// vectors; any tile when none is larger than 1×1), then the fewest loads
-// per vpdpbusd ((MR+NR)/(MR·NR)): 4×4 for a 1024² GEMM, 1×24 at batch 1
-// with 384 or more columns.
+// vnniCover is the accumulators that keep both vpdpbusd pipes busy (5
+// cycles of latency, 2 per cycle).
+const vnniCover = 12
+
+// heuristicShape is the default register tile, among the tiles without a
+// guarded tail (MR divides the rows, NR the vectors; any tile when no
+// such tile is larger than 1×1): of those with at least vnniCover
+// accumulators, the fewest loads per vpdpbusd ((MR+NR)/(MR·NR): each
+// step loads NR vectors of S and broadcasts MR words of U), then the
+// most accumulators; with none that large, the most accumulators. 4×4
+// for a 1024² GEMM, 7×2 for ResNet's 512 channels on 7×7 (1×16 would
+// load a vector of S per instruction), 1×16 at batch 1 with 1024
+// columns.
 func (p *vnniPlan) heuristicShape() [2]int64 {
 	best, bestTail := [2]int64{1, 1}, [2]int64{1, 1}
 	better := func(a, b [2]int64) bool {
 		pa, pb := a[0]*a[1], b[0]*b[1]
+		if (pa >= vnniCover) != (pb >= vnniCover) {
+			return pa >= vnniCover
+		}
+		if la, lb := (a[0]+a[1])*pb, (b[0]+b[1])*pa; pa >= vnniCover && la != lb {
+			return la < lb
+		}
 		if pa != pb {
 			return pa > pb
 		}
@@ -197,7 +242,11 @@ func (p *vnniPlan) tile(s *Schedule, target CPURules, mr, nr int64) error {
 	if rows != nil {
 		outer = append(outer, rows[0])
 	}
-	outer = append(outer, cols[0])
+	if p.weightsStationary() {
+		outer = append([]LoopRV{cols[0]}, outer...)
+	} else {
+		outer = append(outer, cols[0])
+	}
 	reduce = append(reduce, red[0])
 	inner := append(append([]LoopRV{}, cols[1:]...), red[1])
 	if rows != nil {
@@ -229,10 +278,92 @@ func (p *vnniPlan) tile(s *Schedule, target CPURules, mr, nr int64) error {
 	if err := tp.finishTile(s, target, 0); err != nil {
 		return err
 	}
+	if err := p.pack(s); err != nil {
+		return err
+	}
 	if p.nest[p.col].extent%vnniLanes != 0 {
 		guardInit(s, p.name)
 	}
 	return nil
+}
+
+// pack moves the accumulator's column dimension and U's reduction
+// dimension innermost (packC, packU): transform_layout of the
+// accumulator cache, and of a cache_read copy of U made once per call.
+func (p *vnniPlan) pack(s *Schedule) error {
+	b := BlockRV{p.name}
+	if p.packC >= 0 {
+		r := findBlock(s.Func().Body, p.name)
+		st, ok := r.Block.Body.(*tir.BufferStore)
+		if !ok || st.Buffer.Scope != tir.ScopeLocal {
+			return errNotTileable
+		}
+		if err := s.TransformLayout(b, 0, "write", innermostMap(len(st.Indices), p.packC)); err != nil {
+			return err
+		}
+	}
+	if p.packU < 0 {
+		return nil
+	}
+	r := findBlock(s.Func().Body, p.name)
+	d, _ := tir.Int8Dot(r.Block.Body.(*tir.BufferStore))
+	idx := -1
+	for i, rd := range r.Block.Reads {
+		if rd.Buffer == d.U.Buffer {
+			idx = i
+		}
+	}
+	if idx < 0 {
+		return errNotTileable
+	}
+	cb, err := s.CacheRead(b, idx, tir.ScopeLocal)
+	if err != nil {
+		return err
+	}
+	if err := s.TransformLayout(b, readIndexOf(s, p.name, cb.Name), "read", innermostMap(len(d.U.Indices), p.packU)); err != nil {
+		return err
+	}
+	return channelInnermost(s, cb, p.packU)
+}
+
+// channelInnermost reorders the loops of copy block cb so the loop of
+// the source's dimension dim (the channel) is innermost: the copy then
+// writes whole runs of the channel-innermost buffer, and the threads the
+// simple rule later gives its outer loop write disjoint cache lines (with
+// the channel loop outermost and parallel, both threads would write every
+// 64-byte line of channels, and a ResNet-18 layer-1 convolution ran
+// slower on two threads than on one). A copy whose loops do not map one
+// to one stays as it is.
+func channelInnermost(s *Schedule, cb BlockRV, dim int) error {
+	r := findBlock(s.Func().Body, cb.Name)
+	ls, err := s.GetLoops(cb)
+	if err != nil || r == nil || len(r.Block.Reads) != 1 || dim >= len(r.Block.Reads[0].Region) {
+		return nil
+	}
+	src := r.Block.Reads[0].Region[dim].Min
+	var ch LoopRV
+	var others []LoopRV
+	for _, l := range ls {
+		f, err := s.FindLoop(l)
+		if err != nil {
+			return nil
+		}
+		uses := false
+		for i, v := range r.Values {
+			if tir.UsesVar(v, f.Var) && tir.UsesVar(src, r.Block.IterVars[i].Var) {
+				uses = true
+			}
+		}
+		if uses {
+			ch = l
+		} else {
+			others = append(others, l)
+		}
+	}
+	if ch == (LoopRV{}) || len(others) == 0 {
+		return nil
+	}
+	return s.Reorder(append(others, ch)...)
 }
 
 // guardInit wraps the register tile's init (decompose_reduction's

@@ -30,6 +30,20 @@ func int8GemmOf(m, n, k int) string {
 `, m, n, k)
 }
 
+// int8ConvOf is convOf with a ui8 input and an i8 weight into i32, the
+// input read through a padding guard (select) as hlo.convolution lowers a
+// padded window (here the guard always holds).
+func int8ConvOf(ci, co, hw int) string {
+	src := convOf(ci, co, hw)
+	src = strings.Replace(src, "@conv_", "@qconv_", 1)
+	src = strings.Replace(src, fmt.Sprintf("%dx%dx%dxf32>, %%W", ci, hw+2, hw+2), fmt.Sprintf("%dx%dx%dxui8>, %%W", ci, hw+2, hw+2), 1)
+	src = strings.Replace(src, "x3x3xf32>", "x3x3xi8>", 1)
+	src = strings.Replace(src, fmt.Sprintf("%dx%dx%dxf32>)", co, hw, hw), fmt.Sprintf("%dx%dx%dxi32>)", co, hw, hw), 1)
+	src = strings.Replace(src, "= 0.0", "= 0 : i32", 1)
+	return strings.Replace(src, "%I[%vci, %vh + %vkh, %vw + %vkw] * %W[%vco, %vci, %vkh, %vkw]",
+		"select(%vh + %vkh >= 0, cast<i32>(%I[%vci, %vh + %vkh, %vw + %vkw]), 0 : i32) * cast<i32>(%W[%vco, %vci, %vkh, %vkw])", 1)
+}
+
 var avx512VNNI = func() CPURules { r := avx512; r.VNNI = true; return r }()
 
 // vnniNest reports whether block C got the int8 nest: a 16-lane
@@ -49,7 +63,7 @@ func vnniNest(f *tir.PrimFunc) bool {
 		r, ok := in.Body.(*tir.BlockRealize)
 		e1, _ := constInt(l.Extent)
 		e2, _ := constInt(in.Extent)
-		if ok && r.Block.Name == "C" && e1 == vnniLanes && e2 == vnniDepth {
+		if ok && (r.Block.Name == "C" || r.Block.Name == "conv") && e1 == vnniLanes && e2 == vnniDepth {
 			found = true
 		}
 		return !found
@@ -64,9 +78,12 @@ func vnniNest(f *tir.PrimFunc) bool {
 // by one vector on the MLP's 360×784×200 layer (a column tail: one
 // vector, rows that divide).
 func TestVNNIRuleApplies(t *testing.T) {
+	srcs := map[string]string{"conv 8→20, 5²": int8ConvOf(8, 20, 5), "conv 64→32, 14²": int8ConvOf(64, 32, 14)}
 	for _, sh := range [][3]int{{64, 48, 64}, {360, 200, 784}, {1, 1000, 512}, {7, 33, 20}, {13, 16, 4}, {2, 17, 12}} {
-		src := int8GemmOf(sh[0], sh[1], sh[2])
-		t.Run(fmt.Sprint(sh), func(t *testing.T) {
+		srcs[fmt.Sprint(sh)] = int8GemmOf(sh[0], sh[1], sh[2])
+	}
+	for name, src := range srcs {
+		t.Run(name, func(t *testing.T) {
 			f := parseFunc(t, src)
 			s, err := ApplyDefaultRules(f, avx512VNNI)
 			require.NoError(t, err)
@@ -86,13 +103,22 @@ func TestVNNIRuleApplies(t *testing.T) {
 	require.Equal(t, [2]int64{15, 1}, shape(360, 200, 784))
 	require.Equal(t, [2]int64{1, 1}, shape(1, 1000, 512), "a column tail: one vector per tile")
 	require.Equal(t, [2]int64{1, 16}, shape(1, 1024, 512))
+	require.Equal(t, [2]int64{7, 2}, shape(49, 512, 4608), "ResNet's last layers: 7 rows of 2 vectors, not 1 of 16")
+	// A convolution: the output and input channels move innermost (the
+	// accumulator's layout, and a copy of the input made once per call).
+	p, err := planVNNI(New(parseFunc(t, int8ConvOf(64, 32, 14))), "conv", avx512VNNI)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{0, 0}, [2]int{p.packC, p.packU})
+	s, err := ApplyDefaultRules(parseFunc(t, int8ConvOf(64, 32, 14)), avx512VNNI)
+	require.NoError(t, err)
+	require.Contains(t, printed(s.Func()), "buffer<16x16x64xui8", "the input copy, channels innermost")
 	// The MLP layer's tail guard names only the lanes and the fused tile
 	// loop, and the init sits under a unit loop code generation versions.
-	s, err := ApplyDefaultRules(parseFunc(t, int8GemmOf(360, 200, 784)), avx512VNNI)
+	s, err = ApplyDefaultRules(parseFunc(t, int8GemmOf(360, 200, 784)), avx512VNNI)
 	require.NoError(t, err)
-	p := printed(s.Func())
-	require.Contains(t, p, "_unit = 0 to 1 {", p)
-	require.NotContains(t, p, "= 0 to 1 unrolled", p)
+	pr := printed(s.Func())
+	require.Contains(t, pr, "_unit = 0 to 1 {", pr)
+	require.NotContains(t, pr, "= 0 to 1 unrolled", pr)
 }
 
 // TestVNNIRuleNotApplied: without VNNI, with a reduction not divisible
@@ -126,7 +152,13 @@ func TestVNNIRuleNotApplied(t *testing.T) {
 // tile with sample_categorical; the samples differ, compute what the
 // kernel computes and replay.
 func TestSampledRulesVNNI(t *testing.T) {
-	f := parseFunc(t, int8GemmOf(48, 64, 32))
+	for _, src := range []string{int8GemmOf(48, 64, 32), int8ConvOf(8, 32, 6)} {
+		sampleVNNI(t, src)
+	}
+}
+
+func sampleVNNI(t *testing.T, src string) {
+	f := parseFunc(t, src)
 	want := interpret(t, f, 7)
 	seen := map[string]bool{}
 	for seed := int64(1); seed <= 8; seed++ {

@@ -178,20 +178,50 @@ func randomInt8MatMul(r *rand.Rand) *graphir.Module {
 	return b.module(b.requantize(acc, len(shape)-1, n, k, graphir.UI8, 0, 255))
 }
 
+// randomInt8Conv is a convolution of the ui8 input itself by an i8
+// constant weight into i32 with an i32 bias (fold-qdq's form when the
+// input's zero point is 0 or nothing is padded), requantized: input
+// channels a multiple of 4 and 16 or more outputs in most draws (the int8
+// rule's vpdpbusd nest on a VNNI processor), otherwise any; strides,
+// padding, dilation, and groups in some draws.
+func randomInt8Conv(r *rand.Rand) *graphir.Module {
+	g := int64(1)
+	if r.IntN(4) == 0 {
+		g = int64(2 + r.IntN(2))
+	}
+	c, o := g*int64(4*(1+r.IntN(6))), g*int64(1+r.IntN(40))
+	if r.IntN(4) == 0 {
+		c = g * int64(1+r.IntN(9))
+	}
+	kh, kw := int64(1+r.IntN(3)), int64(1+r.IntN(3))
+	shape := []int64{int64(1 + r.IntN(2)), c, int64(5 + r.IntN(8)), int64(5 + r.IntN(8))}
+	b, _ := newIntModel(r, shape)
+	w := b.constant(graphir.I8, []int64{o, c / g, kh, kw}, func(int) float64 { return float64(r.IntN(256) - 128) })
+	bias := b.constant(graphir.I32, []int64{o}, func(int) float64 { return float64(r.IntN(200001) - 100000) })
+	a := graphir.DictAttr{}.Set("groups", graphir.IntAttr(g)).
+		Set("strides", graphir.I64Array(int64(1+r.IntN(2)), int64(1+r.IntN(2)))).
+		Set("pads", graphir.I64Array(int64(r.IntN(2)), int64(r.IntN(3)), int64(r.IntN(2)), int64(r.IntN(2)))).
+		Set("dilations", graphir.I64Array(int64(1+r.IntN(2)), 1))
+	acc := b.build(graph.Conv2DOp, a, b.f.Args()[0], w, bias)
+	return b.module(b.requantize(acc, 1, o, c/g*kh*kw, graphir.UI8, 0, 255))
+}
+
 // TestIntegerKernelsBitExact: compiled integer convolutions (strides,
-// padding, dilation, groups), matmuls, requantization and 8-bit max
-// pooling equal the
-// graph interpreter exactly on random inputs (a property test over
-// random shapes and attributes).
+// padding, dilation, groups), matmuls — of i32 operands and of the 8-bit
+// operands themselves (vpdpbusd on a VNNI machine) — requantization and
+// 8-bit max pooling equal the graph interpreter exactly on random inputs
+// (a property test over random shapes and attributes).
 func TestIntegerKernelsBitExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(20, 26))
-	for i := range 18 {
+	for i := range 24 {
 		m := randomIntConv(r)
-		switch i % 3 {
+		switch i % 4 {
 		case 1:
 			m = randomIntMatMul(r)
 		case 2:
 			m = randomInt8MatMul(r)
+		case 3:
+			m = randomInt8Conv(r)
 		}
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			require.NoError(t, graphir.Verify(m))
@@ -239,7 +269,7 @@ func TestONNXFoldQDQ(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		if i == 1 {
 			require.Contains(t, stderr, "graph.requantize")
-			require.Regexp(t, `graph.conv2d .*tensor<1x3x9x8xi32>`, stderr)
+			require.Regexp(t, `graph.conv2d .*xui8>, tensor<5x3x3x3xi8>, tensor<5xi32>\) -> tensor<1x5x5x4xi32>`, stderr)
 		}
 		yt, err := rt.ReadNPY(y)
 		require.NoError(t, err)
@@ -256,17 +286,32 @@ func TestONNXFoldQDQ(t *testing.T) {
 }
 
 // TestVNNICode: a ui8 × i8 matmul with a constant weight (a column tail,
-// rows the register tile does not divide) compiles to vpdpbusd for a
-// processor with AVX-512 VNNI (--mcpu sapphirerapids) and to none for one
-// without (--mcpu skylake-avx512); the code without VNNI runs here, and
-// so does the native code, which uses vpdpbusd when this machine has
-// VNNI: both equal the interpreter.
+// rows the register tile does not divide) and a padded, strided ui8 ×
+// i8 convolution compile to vpdpbusd for a processor with AVX-512 VNNI
+// (--mcpu sapphirerapids) and to none for one without (--mcpu
+// skylake-avx512); the code without VNNI runs here, and so does the
+// native code, which uses vpdpbusd when this machine has VNNI: both
+// equal the interpreter.
 func TestVNNICode(t *testing.T) {
-	b, _ := newIntModel(rand.New(rand.NewPCG(4, 4)), []int64{37, 96})
-	r := b.r
-	w := b.constant(graphir.I8, []int64{96, 45}, func(int) float64 { return float64(r.IntN(256) - 128) })
-	acc := b.build(graph.MatMulOp, nil, b.f.Args()[0], w)
-	src := graphir.Print(b.module(b.requantize(acc, 1, 45, 96, graphir.UI8, 0, 255)))
+	r := rand.New(rand.NewPCG(4, 4))
+	mm, _ := newIntModel(r, []int64{37, 96})
+	w := mm.constant(graphir.I8, []int64{96, 45}, func(int) float64 { return float64(r.IntN(256) - 128) })
+	acc := mm.build(graph.MatMulOp, nil, mm.f.Args()[0], w)
+	conv, _ := newIntModel(r, []int64{1, 16, 9, 10})
+	cw := conv.constant(graphir.I8, []int64{32, 16, 3, 3}, func(int) float64 { return float64(r.IntN(256) - 128) })
+	a := graphir.DictAttr{}.Set("pads", graphir.I64Array(1, 1, 1, 1)).Set("strides", graphir.I64Array(2, 1))
+	cacc := conv.build(graph.Conv2DOp, a, conv.f.Args()[0], cw)
+	models := map[string]*graphir.Module{
+		"matmul": mm.module(mm.requantize(acc, 1, 45, 96, graphir.UI8, 0, 255)),
+		"conv":   conv.module(conv.requantize(cacc, 1, 32, 144, graphir.UI8, 0, 255)),
+	}
+	for name, m := range models {
+		t.Run(name, func(t *testing.T) { checkVNNICode(t, graphir.Print(m), r) })
+	}
+}
+
+// checkVNNICode checks src (one ui8 input) as TestVNNICode says.
+func checkVNNICode(t *testing.T, src string, r *rand.Rand) {
 	model := filepath.Join(t.TempDir(), "q.mlir")
 	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
 	for mcpu, want := range map[string]bool{"sapphirerapids": true, "skylake-avx512": false} {
@@ -274,11 +319,14 @@ func TestVNNICode(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		require.Equal(t, want, strings.Contains(asm, "vpdpbusd"), mcpu)
 	}
-	x := make([]uint8, 37*96)
+	m, err := graphir.ParseString("q.mlir", src)
+	require.NoError(t, err)
+	shape := graphir.AsTensor(m.Funcs[0].Type.Inputs[0]).Shape
+	x := make([]uint8, graphir.NewTensor(graphir.UI8, shape...).NumElements())
 	for i := range x {
 		x[i] = uint8(r.IntN(256))
 	}
-	in, err := rt.FromSlice([]int64{37, 96}, x)
+	in, err := rt.FromSlice(shape, x)
 	require.NoError(t, err)
 	want := interpret(t, src, []*rt.Tensor{in})
 	require.Equal(t, want[0].Data, runDTypeModel(t, src, []*rt.Tensor{in}, 1)[0].Float64Values())

@@ -83,15 +83,16 @@ func TestQuantizeErrors(t *testing.T) {
 }
 
 // TestQuantizeIntegerDigits: --integer writes the quantized contractions
-// whose result is quantized again as integer kernels (graph.requantize),
-// and compile --fold-qdq does the same to the QDQ text; both keep the
-// QDQ model's held-out accuracy within half a point.
+// as integer kernels — requantized (graph.requantize) where their result
+// is quantized again, dequantized in place where a float consumer reads
+// it (the logits) — and compile --fold-qdq does the same to the QDQ
+// text; both keep the QDQ model's held-out accuracy within half a point.
 func TestQuantizeIntegerDigits(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		model, input, calib string
-		folded              int
-	}{{"lenet5.mlir", "digits_x.npy", "digits_calib_x.npy", 4}, {"mlp.mlir", "digits28_x.npy", "digits28_calib_x.npy", 1}} {
+		folded, requantized int
+	}{{"lenet5.mlir", "digits_x.npy", "digits_calib_x.npy", 5, 4}, {"mlp.mlir", "digits28_x.npy", "digits28_calib_x.npy", 2, 1}} {
 		model, input := filepath.Join(examples, c.model), filepath.Join(examples, c.input)
 		qdq, integer := filepath.Join(dir, "qdq_"+c.model), filepath.Join(dir, "int_"+c.model)
 		_, stderr, code := tessera("quantize", model, "--calibrate", filepath.Join(examples, c.calib), "-o", qdq)
@@ -101,7 +102,7 @@ func TestQuantizeIntegerDigits(t *testing.T) {
 		assert.Contains(t, stderr, fmt.Sprintf("; %d contractions as integer kernels)", c.folded))
 		text, err := os.ReadFile(integer)
 		require.NoError(t, err)
-		assert.Equal(t, c.folded, strings.Count(string(text), "graph.requantize "), "%s", c.model)
+		assert.Equal(t, c.requantized, strings.Count(string(text), "graph.requantize "), "%s", c.model)
 		want := digitsAccuracy(t, qdq, input)
 		assert.InDelta(t, want, digitsAccuracy(t, integer, input), 0.005, c.model)
 		out, stderr, code := tessera("run", qdq, "--fold-qdq", "--input", input, "--labels", filepath.Join(examples, "digits_y.npy"))

@@ -14,12 +14,15 @@ import (
 //	(default zeros), dilations = [dh, dw] (default [1, 1]), groups (default 1).
 //
 // OH = floor((H + top + bottom − dh·(KH−1) − 1)/sh) + 1, likewise OW.
+// Float operands, i32 (ConvInteger's accumulation), or 8-bit x and w (i8
+// or ui8, mixed allowed) accumulating in an i32 result with an i32 bias
+// (ConvInteger with zero points 0: padding reads 0).
 const Conv2DOp = "graph.conv2d"
 
 func init() {
 	register(&graphir.OpDef{
 		Name:     Conv2DOp,
-		Summary:  "2-D convolution, NCHW input, OIHW weight, optional bias [O] (ONNX Conv); float, or i32 (ConvInteger's accumulation)",
+		Summary:  "2-D convolution, NCHW input, OIHW weight, optional bias [O] (ONNX Conv); float, i32, or 8-bit operands into i32 (ConvInteger's accumulation)",
 		Operands: graphir.Arity{Min: 2, Max: 3},
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
@@ -35,7 +38,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if t.Elem != graphir.I32 {
+			if t.Elem != graphir.I32 && !Is8Bit(t.Elem) {
 				return requireFloat(op, t)
 			}
 			return nil
@@ -141,10 +144,14 @@ func inferConv2D(op *graphir.Op) ([]graphir.Type, error) {
 	if len(ts) < 2 {
 		return nil, op.Errorf("expects 2 or 3 operands, got %d", len(ts))
 	}
-	if err := sameElem(op, ts); err != nil {
+	elem, err := contractionElem(op, ts[:2])
+	if err != nil {
 		return nil, err
 	}
 	x, w := ts[0], ts[1]
+	if len(ts) == 3 && ts[2].Elem != elem {
+		return nil, op.Errorf("bias has element type %s, the result %s", ts[2].Elem, elem)
+	}
 	if x.Rank() != 4 {
 		return nil, op.Errorf("input must be rank 4 (N×C×H×W), got %s", x)
 	}
@@ -178,7 +185,7 @@ func inferConv2D(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, op.Errorf("width: %v (input %s, weight %s)", err, x, w)
 	}
-	return one(graphir.NewTensor(x.Elem, x.Shape[0], o, oh, ow)), nil
+	return one(graphir.NewTensor(elem, x.Shape[0], o, oh, ow)), nil
 }
 
 // evalConv2D is a direct convolution with float64 accumulation.

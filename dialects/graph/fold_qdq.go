@@ -48,13 +48,32 @@ func init() {
 // float path's rounded products and sums, or the integer path's rounded
 // bias and 31-bit multiplier, cross a rounding boundary (TestFoldQDQ:
 // never by more than one step, on at most 3% of the elements).
+//
+// A QDQ contraction whose result is not quantized again (a residual add,
+// a float output) keeps float where its consumers need float: when its
+// operands can stay 8-bit (eightBit: ui8 x, symmetric i8 weight) it
+// becomes the 8-bit integer contraction dequantized in place,
+//
+//	c = f32(contraction(xq, wq) − zx·Σ wq) · (sx·sw) [+ b]
+//
+// (the cast, scale and bias join the contraction's kernel as its
+// epilogue), which is the float path's value computed exactly before
+// one rounding; otherwise it stays float.
+//
 // Dequantizes and constants left unused are removed. It returns the
 // number of contractions folded.
 func FoldQDQ(f *graphir.Func) int {
-	return rewriteEach(f, QuantizeLinearOp, func(q *graphir.Op) bool {
+	n := rewriteEach(f, QuantizeLinearOp, func(q *graphir.Op) bool {
 		m := matchQDQ(q)
 		return m != nil && m.rewrite()
 	})
+	for _, name := range []string{Conv2DOp, MatMulOp, GemmOp} {
+		n += rewriteEach(f, name, func(c *graphir.Op) bool {
+			m := &qdqMatch{}
+			return m.contractionOf(c) && m.eightBit() && m.rewriteFloat()
+		})
+	}
+	return n
 }
 
 // qdqMatch is one foldable quantized contraction.
@@ -315,11 +334,54 @@ func (m *qdqMatch) rewrite() bool {
 	return true
 }
 
+// rewriteFloat replaces the matched contraction, whose consumers read
+// float, by its 8-bit integer contraction dequantized per output channel
+// (see FoldQDQ); false (nothing changed) for a result other than f32 or
+// an accumulator that could overflow.
+func (m *qdqMatch) rewriteFloat() bool {
+	c := m.contraction
+	rt := graphir.AsTensor(c.Results[0].Type)
+	wt := graphir.AsTensor(c.Operand(1).Type)
+	channels := wt.Shape[m.wAxis]
+	if rt == nil || rt.Elem != graphir.F32 || float64(wt.NumElements()/channels)*255*255 >= 1<<30 {
+		return false
+	}
+	shape := make([]int64, rt.Rank()-m.outAxis) // [C] or [C, 1, 1]: broadcast along the channel axis
+	shape[0] = channels
+	for i := 1; i < len(shape); i++ {
+		shape[i] = 1
+	}
+	scales := make([]float64, channels)
+	for i := range scales {
+		scales[i] = m.channelScale(i)
+	}
+	b := &rewriter{at: c, loc: c.Loc}
+	y := b.cast(m.integerContraction(b, nil), graphir.F32)
+	y = b.build(MulOp, nil, y, b.constant(graphir.F32, shape, scales))
+	if m.bias != nil {
+		y = b.build(AddOp, nil, y, b.constant(graphir.F32, shape, m.bias))
+	}
+	if b.err != nil {
+		b.undo()
+		return false
+	}
+	c.Results[0].ReplaceAllUsesWith(y)
+	inputs := append([]*graphir.Value(nil), c.Operands()...)
+	c.Erase()
+	eraseUnusedInputs(inputs)
+	return true
+}
+
 // integerContraction builds the i32 contraction of the match's operands
 // with the quantized bias bq (nil: none).
 func (m *qdqMatch) integerContraction(b *rewriter, bq []float64) *graphir.Value {
-	if m.contraction.Name != Conv2DOp && m.eightBit() {
-		return m.eightBitMatMul(b, bq)
+	if m.eightBit() {
+		switch {
+		case m.contraction.Name != Conv2DOp:
+			return m.eightBitMatMul(b, bq)
+		default:
+			return m.eightBitConv(b, bq)
+		}
 	}
 	x := b.cast(m.x.q, graphir.I32)
 	if zx := m.x.zps[0]; zx != 0 {
@@ -385,6 +447,79 @@ func (m *qdqMatch) eightBitMatMul(b *rewriter, bq []float64) *graphir.Value {
 		acc = b.build(AddOp, nil, acc, b.constant(graphir.I32, []int64{n}, corr))
 	}
 	return acc
+}
+
+// padded reports whether convolution c pads its input.
+func padded(c *graphir.Op) bool {
+	pads, _ := c.Ints("pads")
+	for _, p := range pads {
+		if p != 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// eightBitConv builds conv2d(xq, wq, bq − zx·Σ wq[o]) : i32 for the
+// eightBit case. Padding must read x's zero point (ONNX ConvInteger pads
+// with x_zero_point), and conv2d's padding reads 0: so with a zero point
+// other than 0 the padding becomes a graph.pad of xq with zx before an
+// unpadded convolution. An ungrouped convolution with at least dotLanes
+// output channels whose input channels are not a multiple of dotDepth
+// gets zero weight channels up to the next multiple, and x as many
+// channels of zx (in the same graph.pad): each channel group then fills
+// the 4-deep u8·s8 dot products (VNNI's vpdpbusd) — an RGB stem or
+// LeNet-5's 6 channels included — at no change in value, the added
+// weights being 0.
+func (m *qdqMatch) eightBitConv(b *rewriter, bq []float64) *graphir.Value {
+	x, attrs := m.x.q, m.contraction.Attrs
+	d := m.w.values
+	w, shape := d.Values(), append([]int64(nil), d.Type.Shape...)
+	groups, _ := m.contraction.Int("groups")
+	extra := int64(0)
+	if groups == 1 && shape[1]%dotDepth != 0 && shape[0] >= dotLanes {
+		extra = dotDepth - shape[1]%dotDepth
+		w, shape = padChannels(w, shape, extra)
+	}
+	zx := m.x.zps[0]
+	if p, _ := m.contraction.Ints("pads"); extra > 0 || zx != 0 && padded(m.contraction) {
+		pa := graphir.DictAttr{}.Set("pads", graphir.I64Array(0, 0, p[0], p[1], 0, extra, p[2], p[3])).Set("value", graphir.F32Attr(zx))
+		x = b.build(PadOp, pa, x)
+		attrs = attrs.Set("pads", graphir.I64Array(0, 0, 0, 0))
+	}
+	o := shape[0]
+	per := int64(len(w)) / o
+	bias := make([]float64, o)
+	for c := range o {
+		if bq != nil {
+			bias[c] = bq[c]
+		}
+		var sum float64
+		for _, v := range w[c*per : (c+1)*per] {
+			sum += v
+		}
+		bias[c] -= zx * sum
+	}
+	wv := b.constant(graphir.I8, shape, w)
+	return b.build(Conv2DOp, attrs, x, wv, b.constant(graphir.I32, []int64{o}, bias))
+}
+
+// dotDepth is the depth of the processors' u8·s8 dot-product instructions
+// (x86 VNNI's vpdpbusd, Arm's udot/sdot): 4 products per 32-bit lane.
+const dotDepth = 4
+
+// dotLanes is the output channels one 512-bit vector of those
+// instructions computes; narrower convolutions gain nothing from padding.
+const dotLanes = 16
+
+// padChannels appends extra zero input channels to an O×C×KH×KW weight.
+func padChannels(w []float64, shape []int64, extra int64) ([]float64, []int64) {
+	o, c, k := shape[0], shape[1], shape[2]*shape[3]
+	out := make([]float64, o*(c+extra)*k)
+	for i := range o {
+		copy(out[i*(c+extra)*k:], w[i*c*k:(i+1)*c*k])
+	}
+	return out, []int64{o, c + extra, shape[2], shape[3]}
 }
 
 // integerWeight is the constant wq − zw in i32, K×N for a gemm with

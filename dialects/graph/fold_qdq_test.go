@@ -85,14 +85,20 @@ func qdqCases() []qdqCase {
 	gemmN.name, gemmN.weight, gemmN.axis, gemmN.yElem, gemmN.y = "gemm/per-tensor/ui8", "20x7", "1", "ui8", "5x7xui8"
 	gemmN.scales, gemmN.zy = "1", "100"
 	gemmN.contraction = "graph.gemm %xd, %wd, %b : (tensor<5x20xf32>, tensor<20x7xf32>, tensor<7xf32>) -> tensor<5x7xf32>"
-	return append(cs, flat, qbias, pool, mm, mmPlain, gemm, gemmN)
+	// Three input channels and 16 outputs: symmetric weights get a zero
+	// fourth channel, x a fourth channel of its zero point (one graph.pad
+	// with the spatial padding).
+	rgb := qdqCase{name: "conv/rgb/ui8", x: "1x3x7x6xf32", weight: "16x3x3x3", scales: "16", bias: "16", axis: "0", yElem: "ui8", zy: "4", aType: "1x16x4x3xf32", y: "1x16x4x3xui8",
+		contraction: "graph.conv2d %xd, %wd, %b {strides = [2, 2], pads = [1, 1, 1, 0]} : (tensor<1x3x7x6xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x4x3xf32>", act: "  %a = graph.relu %c : tensor<1x16x4x3xf32>\n"}
+	return append(cs, flat, qbias, pool, mm, mmPlain, gemm, gemmN, rgb)
 }
 
 // randomizeQDQ gives the case's weight random int8 values, its weight
-// zero points random small values (non-zero: asymmetric weights), its
-// scales random values in [0.002, 0.02), its float bias values in ±0.5
-// and its i32 bias values in ±2500.
-func randomizeQDQ(t *testing.T, f *graphir.Func, r *rand.Rand) {
+// zero points random small values (asymmetric weights; 0 with symmetric:
+// the 8-bit operands are then multiplied themselves), its scales random
+// values in [0.002, 0.02), its float bias values in ±0.5 and its i32
+// bias values in ±2500.
+func randomizeQDQ(t *testing.T, f *graphir.Func, r *rand.Rand, symmetric bool) {
 	var consts []*graphir.Op
 	f.Walk(func(op *graphir.Op) {
 		if op.Name == ConstantOp {
@@ -110,7 +116,12 @@ func randomizeQDQ(t *testing.T, f *graphir.Func, r *rand.Rand) {
 	}
 	fill(consts[2], func() float64 { return float64(r.IntN(255) - 127) })
 	fill(consts[3], func() float64 { return 0.002 + 0.018*r.Float64() })
-	fill(consts[4], func() float64 { return float64(r.IntN(7) - 3) })
+	fill(consts[4], func() float64 {
+		if symmetric {
+			return 0
+		}
+		return float64(r.IntN(7) - 3)
+	})
 	fill(consts[5], func() float64 { return r.Float64() - 0.5 })
 	fill(consts[6], func() float64 { return float64(r.IntN(5001) - 2500) })
 }
@@ -131,66 +142,82 @@ func qdqArgs(f *graphir.Func, r *rand.Rand) []*graphir.Tensor {
 // absorb keeps the float path.
 func TestFoldQDQ(t *testing.T) {
 	for _, c := range qdqCases() {
-		t.Run(c.name, func(t *testing.T) {
-			src := c.source()
-			r := rand.New(rand.NewPCG(7, uint64(len(c.name))))
-			ref := parseModule(t, src)
-			randomizeQDQ(t, ref.Funcs[0], r)
-			m := parseModule(t, graphir.Print(ref))
-			foldable := !strings.Contains(c.act, "graph.neg") && !strings.Contains(c.act, "graph.add")
-			n := FoldQDQ(m.Funcs[0])
-			require.NoError(t, graphir.Verify(m), graphir.Print(m))
-			if !foldable {
-				assert.Equal(t, 0, n)
-				assert.Equal(t, graphir.Print(ref), graphir.Print(m), "unchanged")
-				return
+		for _, sym := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/symmetric=%v", c.name, sym), func(t *testing.T) { checkFoldQDQ(t, c, sym) })
+		}
+	}
+}
+
+// checkFoldQDQ is TestFoldQDQ's check of case c with random weights
+// (symmetric or not).
+func checkFoldQDQ(t *testing.T, c qdqCase, sym bool) {
+	src := c.source()
+	r := rand.New(rand.NewPCG(7, uint64(len(c.name))))
+	ref := parseModule(t, src)
+	randomizeQDQ(t, ref.Funcs[0], r, sym)
+	m := parseModule(t, graphir.Print(ref))
+	foldable := !strings.Contains(c.act, "graph.neg") && !strings.Contains(c.act, "graph.add")
+	n := FoldQDQ(m.Funcs[0])
+	require.NoError(t, graphir.Verify(m), graphir.Print(m))
+	if !foldable && !sym {
+		assert.Equal(t, 0, n)
+		assert.Equal(t, graphir.Print(ref), graphir.Print(m), "unchanged")
+		return
+	}
+	require.Equal(t, 1, n, graphir.Print(m))
+	requantized := 1
+	if !foldable { // the 8-bit contraction dequantized in place, the float consumer kept
+		requantized = 0
+		assert.Equal(t, 2, countOps(m, QuantizeLinearOp), "x's and y's quantize")
+		assert.Equal(t, 1, countOps(m, CastOp), "i32 → f32")
+	}
+	assert.Equal(t, requantized, countOps(m, RequantizeOp))
+	dqs := 0
+	if c.name != "conv/i32-bias/ui8" {
+		dqs = 1 // the unused i32 bias's
+	}
+	assert.Equal(t, dqs, countOps(m, DequantizeLinearOp), "%s", graphir.Print(m))
+	assert.Equal(t, 2-requantized, countOps(m, QuantizeLinearOp), "only x's quantize is left")
+	for trial := range 3 {
+		args := qdqArgs(ref.Funcs[0], r)
+		want, err := graphir.Interpret(ref.Funcs[0], args)
+		require.NoError(t, err)
+		got, err := graphir.Interpret(m.Funcs[0], args)
+		require.NoError(t, err)
+		require.True(t, want[0].Type.Equal(got[0].Type))
+		same, spread := 0, map[float64]bool{}
+		for i, w := range want[0].Data {
+			require.InDelta(t, w, got[0].Data[i], 1, "trial %d element %d", trial, i)
+			if w == got[0].Data[i] {
+				same++
 			}
-			require.Equal(t, 1, n, graphir.Print(m))
-			assert.Equal(t, 1, countOps(m, RequantizeOp))
-			dqs := 0
-			if c.name != "conv/i32-bias/ui8" {
-				dqs = 1 // the unused i32 bias's
-			}
-			assert.Equal(t, dqs, countOps(m, DequantizeLinearOp), "%s", graphir.Print(m))
-			assert.Equal(t, 1, countOps(m, QuantizeLinearOp), "only x's quantize is left")
-			for trial := range 3 {
-				args := qdqArgs(ref.Funcs[0], r)
-				want, err := graphir.Interpret(ref.Funcs[0], args)
-				require.NoError(t, err)
-				got, err := graphir.Interpret(m.Funcs[0], args)
-				require.NoError(t, err)
-				require.True(t, want[0].Type.Equal(got[0].Type))
-				same, spread := 0, map[float64]bool{}
-				for i, w := range want[0].Data {
-					require.InDelta(t, w, got[0].Data[i], 1, "trial %d element %d", trial, i)
-					if w == got[0].Data[i] {
-						same++
-					}
-					spread[w] = true
-				}
-				assert.GreaterOrEqual(t, float64(same), 0.97*float64(len(want[0].Data)), "trial %d: %d of %d equal", trial, same, len(want[0].Data))
-				assert.Greater(t, len(spread), 10, "the test values use the 8-bit range")
-			}
-		})
+			spread[w] = true
+		}
+		assert.GreaterOrEqual(t, float64(same), 0.97*float64(len(want[0].Data)), "trial %d: %d of %d equal", trial, same, len(want[0].Data))
+		assert.Greater(t, len(spread), 10, "the test values use the 8-bit range")
 	}
 }
 
 // A float consumer of the contraction's result, a per-channel x
 // quantization and a scale out of the multiplier's range keep the float
-// path.
+// path (with asymmetric weights: symmetric ones would fold the
+// contraction as 8-bit integers dequantized in place, TestFoldQDQ).
 func TestFoldQDQRefusals(t *testing.T) {
 	c := qdqCases()[0]
+	asym := func(src string) string {
+		return strings.Replace(src, "%zw = graph.constant {value = dense<0> : tensor<6xi8>}", "%zw = graph.constant {value = dense<1> : tensor<6xi8>}", 1)
+	}
 	for _, edit := range []struct{ name, from, to string }{
 		{"two users", "  %a = graph.relu %c : tensor<2x6x5x4xf32>\n", "  %a = graph.relu %c : tensor<2x6x5x4xf32>\n  %extra = graph.neg %c : tensor<2x6x5x4xf32>\n"},
 		{"tiny output scale", "dense<0.05> : tensor<f32>", "dense<1.0e+12> : tensor<f32>"},
 		{"per-channel zero point of x", "  %wq = graph.constant", "  %zx4 = graph.constant {value = dense<[1, 2, 3, 4]> : tensor<4xui8>} : tensor<4xui8>\n  %sx4 = graph.constant {value = dense<0.02> : tensor<4xf32>} : tensor<4xf32>\n  %xd4 = graph.dequantize_linear %xq, %sx4, %zx4 : (tensor<2x4x9x8xui8>, tensor<4xf32>, tensor<4xui8>) -> tensor<2x4x9x8xf32>\n  %wq = graph.constant"},
 	} {
 		t.Run(edit.name, func(t *testing.T) {
-			src := strings.Replace(c.source(), edit.from, edit.to, 1)
+			src := asym(strings.Replace(c.source(), edit.from, edit.to, 1))
 			if edit.name == "per-channel zero point of x" {
 				src = strings.Replace(src, "graph.conv2d %xd,", "graph.conv2d %xd4,", 1)
 			}
-			require.NotEqual(t, c.source(), src)
+			require.NotEqual(t, asym(c.source()), src)
 			m := parseModule(t, src)
 			before := graphir.Print(m)
 			assert.Equal(t, 0, FoldQDQ(m.Funcs[0]))
@@ -207,5 +234,20 @@ func TestFoldQDQPass(t *testing.T) {
 	assert.Equal(t, 1, countOps(m, RequantizeOp))
 	text := graphir.Print(m)
 	assert.Contains(t, text, fmt.Sprintf("%s %%", RequantizeOp))
-	assert.Regexp(t, `graph.conv2d %[0-9]+, %[0-9]+, %[0-9]+ \{groups = 2, pads = \[1, 0, 1, 2\], strides = \[2, 2\]\} : \(tensor<2x4x9x8xi32>, tensor<6x2x3x3xi32>, tensor<6xi32>\) -> tensor<2x6x5x4xi32>`, text)
+	// ui8 x and symmetric i8 weights: the 8-bit operands themselves, x
+	// padded with its zero point (128) first, the weights' sums times 128
+	// times 128 taken from the bias.
+	assert.Regexp(t, `graph.pad %[0-9]+ \{pads = \[0, 0, 1, 0, 0, 0, 1, 2\], value = 128.0 : f32\} : \(tensor<2x4x9x8xui8>\) -> tensor<2x4x11x10xui8>`, text)
+	assert.Regexp(t, `graph.conv2d %[0-9]+, %[0-9]+, %[0-9]+ \{groups = 2, pads = \[0, 0, 0, 0\], strides = \[2, 2\]\} : \(tensor<2x4x11x10xui8>, tensor<6x2x3x3xi8>, tensor<6xi32>\) -> tensor<2x6x5x4xi32>`, text)
+	// An RGB input: one graph.pad adds the fourth channel and the rows and
+	// columns.
+	m = parseModule(t, qdqCases()[len(qdqCases())-1].source())
+	require.NoError(t, graphir.RunPipeline(m, FoldQDQPassName))
+	assert.Regexp(t, `graph.pad %[0-9]+ \{pads = \[0, 0, 1, 1, 0, 1, 1, 0\], value = 128.0 : f32\} : \(tensor<1x3x7x6xui8>\) -> tensor<1x4x9x7xui8>`, graphir.Print(m))
+	assert.Contains(t, graphir.Print(m), "(tensor<1x4x9x7xui8>, tensor<16x4x3x3xi8>, tensor<16xi32>) -> tensor<1x16x4x3xi32>")
+	// With a zero point of 0 the padding stays in the convolution.
+	m = parseModule(t, strings.Replace(qdqCases()[0].source(), "dense<128> : tensor<ui8>", "dense<0> : tensor<ui8>", 1))
+	require.NoError(t, graphir.RunPipeline(m, FoldQDQPassName))
+	assert.Regexp(t, `graph.conv2d %arg0|graph.conv2d %[0-9]+, %[0-9]+, %[0-9]+ \{groups = 2, pads = \[1, 0, 1, 2\], strides = \[2, 2\]\} : \(tensor<2x4x9x8xui8>, tensor<6x2x3x3xi8>, tensor<6xi32>\)`, graphir.Print(m))
+	assert.NotContains(t, graphir.Print(m), "graph.pad")
 }

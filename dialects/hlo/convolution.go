@@ -163,7 +163,11 @@ func convConfig(op *g.Op) (*convCfg, error) {
 		return nil, err
 	}
 	c := &convCfg{lhs: ts[0], rhs: ts[1]}
-	if c.lhs.Elem != c.rhs.Elem {
+	elem := c.lhs.Elem
+	switch {
+	case is8Bit(c.lhs.Elem) && is8Bit(c.rhs.Elem):
+		elem = g.I32 // 8-bit operands accumulate in i32, as hlo.dot_general's
+	case c.lhs.Elem != c.rhs.Elem:
 		return nil, op.Errorf("operands must have the same element type, got %s and %s", c.lhs, c.rhs)
 	}
 	if c.lhs.Rank() < 3 {
@@ -233,7 +237,7 @@ func convConfig(op *g.Op) (*convCfg, error) {
 		}
 		shape = append(shape, windowOutput(padded, k, c.rhsDil[i], c.strides[i]))
 	}
-	c.result = g.NewTensor(c.lhs.Elem, shape...)
+	c.result = g.NewTensor(elem, shape...)
 	return c, nil
 }
 
@@ -340,13 +344,13 @@ func convCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, err
 			}
 			cond, sp := windowRead(pos, c.lhsDil, l.Shape[2:])
 			x := l.At(append([]tir.Expr{n.Spatial[0], ch}, sp...)...)
-			xv := &tir.Select{Cond: cond, T: x, F: tir.Zero(res)}
+			xv := &tir.Select{Cond: cond, T: widen(x, res), F: tir.Zero(res)}
 			widx := make([]tir.Expr, len(r.Shape))
 			widx[kd.OutputFeature], widx[kd.InputFeature] = n.Spatial[1], ci
 			for j, d := range kd.Spatial {
 				widx[d] = n.Reduce[1+j]
 			}
-			return multiplyAdd(acc, xv, r.At(widx...), res)
+			return multiplyAdd(acc, xv, widen(r.At(widx...), res), res)
 		}}, nil
 }
 

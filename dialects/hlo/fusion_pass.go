@@ -37,12 +37,13 @@ import (
 //     takes that group as more epilogue (mergeEpilogues) unless it moves
 //     the root's data: epilogues whose values have several users
 //     (requantization, GELU) run in the contraction's kernel too.
-//   - Before grouping, a broadcast_in_dim with several users is cloned
-//     once per user (XLA's instruction fusion duplicates such cheap
-//     producers into every consumer): each copy then fuses into its user's
-//     group, so a bias or scale shared by several layers is broadcast
-//     inside each consumer instead of being materialized at full size by a
-//     fusion of its own and read back by every consumer.
+//   - Before grouping, a broadcast_in_dim, or an elementwise-like op
+//     computed from constants alone, with several users is cloned once
+//     per user (XLA's instruction fusion duplicates such cheap producers
+//     into every consumer): each copy then fuses into its user's group, so
+//     a bias or scale shared by several layers is broadcast inside each
+//     consumer instead of being materialized at full size by a fusion of
+//     its own and read back by every consumer.
 //   - An Opaque op (hlo.rnn_scan) is an "opaque" fusion of its own: it
 //     absorbs no producer and joins no consumer's group.
 //   - Constants holding one stored element (splats and scalars) are cloned
@@ -198,12 +199,23 @@ func FuseFunc(f *g.Func) error {
 	return nil
 }
 
-// duplicateBroadcasts gives every user of a multi-user broadcast_in_dim
+// duplicateBroadcasts gives every user of a multi-user cheap producer
 // its own copy, placed right after the original (its operands dominate
-// it there, and it precedes every user).
+// it there, and it precedes every user): a broadcast_in_dim, or an
+// elementwise-like op computed from constants alone (a requantization's
+// per-channel rounding term, shared by CSE between layers, would
+// otherwise be materialized at full size by a kernel of its own and read
+// back by every consumer). Ops are taken last first, so a producer's
+// copies give its own operands the extra users they are copied for.
 func duplicateBroadcasts(block *g.Block) {
-	for _, op := range block.Ops() {
-		if op.Name != BroadcastInDimOp {
+	ops := block.Ops()
+	constant := map[*g.Op]bool{}
+	for _, op := range ops {
+		constant[op] = op.Name == ConstantOp || isElementwiseLike(op) && len(op.Operands()) > 0 && allDefinedBy(op, constant)
+	}
+	for i := len(ops) - 1; i >= 0; i-- {
+		op := ops[i]
+		if op.Name != BroadcastInDimOp && (op.Name == ConstantOp || !constant[op]) {
 			continue
 		}
 		var users []*g.Op
@@ -222,6 +234,17 @@ func duplicateBroadcasts(block *g.Block) {
 			}
 		}
 	}
+}
+
+// allDefinedBy reports whether every operand of op is the result of an op
+// in set.
+func allDefinedBy(op *g.Op, set map[*g.Op]bool) bool {
+	for _, v := range op.Operands() {
+		if v.Def == nil || !set[v.Def] {
+			return false
+		}
+	}
+	return true
 }
 
 // seedEpilogue starts an output group at the contraction hero and extends

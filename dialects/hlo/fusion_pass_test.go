@@ -183,6 +183,30 @@ func TestFuseSharedBroadcastDuplicated(t *testing.T) {
 	}
 }
 
+// An elementwise op computed from constants alone (a requantization's
+// rounding term, here 2^(shift+14) per channel broadcast to full size),
+// shared by two convolution epilogues: each epilogue computes its own
+// copy, so no fusion without inputs materializes it at full size.
+func TestFuseSharedConstantComputationDuplicated(t *testing.T) {
+	r := rand.New(rand.NewSource(25))
+	b := newFB(t, f32(1, 3, 8, 8))
+	w1 := b.constant(r, f32(4, 3, 3, 3))
+	w2 := b.constant(r, f32(4, 4, 3, 3))
+	shift := b.constant(r, f32(4))
+	term := b.un(ExponentialOp, b.bin(AddOp, b.bcast(shift, f32(1, 4, 8, 8), 1), b.splat(14, f32(1, 4, 8, 8))))
+	pad := ConvConfig{PadLow: []int64{1, 1}, PadHigh: []int64{1, 1}}
+	c1 := b.add(Convolution(b.arg(0), w1, pad, loc())).Results[0]
+	y1 := b.bin(AddOp, c1, term)
+	c2 := b.add(Convolution(y1, w2, pad, loc())).Results[0]
+	b.ret(b.bin(AddOp, c2, term))
+	fs := fuseAndCheck(t, b, 7)
+	require.Len(t, fs, 2)
+	for _, f := range fs {
+		assert.Contains(t, bodyNames(f), ExponentialOp, "the shared term is computed in each epilogue")
+		assert.Contains(t, f.Operands(), shift, "the per-channel constant, not a full-size tensor, is the operand")
+	}
+}
+
 func TestFuseReduceWithElementwiseProducers(t *testing.T) {
 	b := newFB(t, f32(4, 6))
 	sq := b.bin(MultiplyOp, b.arg(0), b.arg(0))

@@ -50,6 +50,9 @@ type vnniMatch struct {
 	acc, u, s    *tir.BufferLoad
 	flat         [3]tir.Expr // acc, u, s
 	pred         tir.Expr
+	// guard is the condition U is read under (a padded convolution's
+	// window), nil when always; it must not depend on the lanes or steps.
+	guard tir.Expr
 }
 
 // matchVNNI recognizes the nest above at vectorized loop x (nil when it
@@ -73,11 +76,11 @@ func (g *fgen) matchVNNI(x *tir.For) *vnniMatch {
 		return nil
 	}
 	st, _ := r.Block.Body.(*tir.BufferStore)
-	acc, u, sg, ok := tir.Int8Dot(st)
+	d, ok := tir.Int8Dot(st)
 	if !ok {
 		return nil
 	}
-	m := &vnniMatch{lanes: x.Var, depth: in.Var, min: x.Min, acc: acc, u: u, s: sg}
+	m := &vnniMatch{lanes: x.Var, depth: in.Var, min: x.Min, acc: d.Acc, u: d.U, s: d.S}
 	binding := map[*tir.Var]tir.Expr{}
 	for i, iv := range r.Block.IterVars {
 		binding[iv.Var] = r.Values[i]
@@ -89,6 +92,9 @@ func (g *fgen) matchVNNI(x *tir.For) *vnniMatch {
 		if c, ok := r.Predicate.(*tir.IntImm); !ok || c.Value == 0 {
 			m.pred = tir.Substitute(r.Predicate, binding)
 		}
+	}
+	if d.Guard != nil {
+		m.guard = tir.Substitute(d.Guard, binding)
 	}
 	if !m.strides() {
 		return nil
@@ -108,6 +114,9 @@ func (m *vnniMatch) strides() bool {
 		if !ok1 || !ok2 || cl != want[i][0] || cs != want[i][1] {
 			return false
 		}
+	}
+	if m.guard != nil && (lane.isVarying(m.guard) || step.isVarying(m.guard)) {
+		return false
 	}
 	return m.pred == nil || !step.isVarying(m.pred)
 }
@@ -192,7 +201,16 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 		return ld
 	}
 	acc := load(v16, pc, 4, mask)
-	a := g.splat(load(types.I32, pu, 1, nil), vnniLanes)
+	var a value.Value = load(types.I32, pu, 1, nil)
+	if m.guard != nil {
+		// Outside the window U reads 0 (its address is clamped in bounds).
+		c, err := g.cond(tir.Substitute(m.guard, first))
+		if err != nil {
+			return err
+		}
+		a = g.cur.NewSelect(c, a, constant.NewInt(types.I32, 0))
+	}
+	a = g.splat(a, vnniLanes)
 	b := load(v16, ps, 1, mask)
 	f := g.m.declare("llvm.x86.avx512.vpdpbusd.512", v16, v16, v16, v16)
 	sum := g.cur.NewCall(f, acc, a, b)
