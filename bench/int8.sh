@@ -13,7 +13,10 @@
 #     against `--integer` (integer kernels);
 #   - when examples/onnx/resnet18.onnx exists (export_models.py) and
 #     Debian's python3 has numpy: ResNet-18 at batch 1 quantized on 4 N(0, 1)
-#     inputs, its QDQ model and its f32 model each against `--integer`.
+#     inputs, its QDQ model and its f32 model each against `--integer`,
+#     and PyTorch's int8 ResNet-18 (torchvision's quantizable model,
+#     calibrated on the same inputs; bench/torch_model.py --quantized)
+#     against Tessera's `--integer` one.
 # Prints every round and the medians with their ratio (above 1: the
 # integer path is faster).
 set -euo pipefail
@@ -67,18 +70,30 @@ done
 # bench_line MODEL: one `tessera bench` run, "median X ms".
 bench_line() { bin/tessera bench "$1" --threads "$threads" --warmup 2 --repeats 10 --min-time 1s 2>/dev/null | grep -o 'median [0-9.]* ms' | head -1; }
 
-# pair LABEL A B: alternating rounds of A (float) and B (integer).
+# line X: one timing of X, "median X ms": a model file with `tessera
+# bench`, or "torch:CALIB" for PyTorch's int8 ResNet-18 calibrated on
+# CALIB (bench/torch_model.py --quantized).
+line() {
+	case $1 in
+	torch:*) $py bench/torch_model.py --model resnet18 --threads "$threads" --input "$work/c0.npy" --quantized "${1#torch:}" \
+		--repeats 10 --min-time 1 2>/dev/null | grep -o 'median [0-9.]* ms' ;;
+	*) bench_line "$1" ;;
+	esac
+}
+
+# pair LABEL A B [NAME_A NAME_B]: alternating rounds of A (default name
+# "float") and B ("integer").
 pair() {
-	local label=$1 a=$2 b=$3 as=() bs=() x y r
+	local label=$1 a=$2 b=$3 na=${4:-float} nb=${5:-integer} as=() bs=() x y r
 	for ((r = 1; r <= rounds; r++)); do
-		x=$(bench_line "$a")
-		y=$(bench_line "$b")
-		echo "  round $r: float $x, integer $y"
+		x=$(line "$a")
+		y=$(line "$b")
+		echo "  round $r: $na $x, $nb $y"
 		as+=("$(ms "$x")")
 		bs+=("$(ms "$y")")
 	done
-	awk -v a="$(median "${as[@]}")" -v b="$(median "${bs[@]}")" -v l="$label" -v n="$threads" \
-		'BEGIN { printf "%s, %s threads: float %.3f ms, integer %.3f ms, float/integer = %.2f", l, n, a, b, a / b; if (l ~ /GEMM/) printf " (%.1f and %.1f GOP/s)", 2 * 1024^3 / a / 1e6, 2 * 1024^3 / b / 1e6; printf "\n" }'
+	awk -v a="$(median "${as[@]}")" -v b="$(median "${bs[@]}")" -v l="$label" -v n="$threads" -v na="$na" -v nb="$nb" \
+		'BEGIN { printf "%s, %s threads: %s %.3f ms, %s %.3f ms, %s/%s = %.2f", l, n, na, a, nb, b, na, nb, a / b; if (l ~ /GEMM/) printf " (%.1f and %.1f GOP/s)", 2 * 1024^3 / a / 1e6, 2 * 1024^3 / b / 1e6; printf "\n" }'
 }
 
 pair "GEMM 1024^3" "$work/gemm_f32.mlir" "$work/gemm_int8.mlir"
@@ -99,4 +114,7 @@ for i in range(4): np.save(sys.argv[1] + "/c%d.npy" % i, r.standard_normal((1, 3
 	bin/tessera compile "$r18" -o "$work/r18_f32.so" >/dev/null
 	pair "ResNet-18 QDQ (batch 1)" "$work/r18_qdq.so" "$work/r18_int.so"
 	pair "ResNet-18 f32 (batch 1)" "$work/r18_f32.so" "$work/r18_int.so"
+	if $py -c 'import torchvision' 2>/dev/null; then
+		pair "ResNet-18 int8 (batch 1)" "torch:$work/c0.npy,$work/c1.npy,$work/c2.npy,$work/c3.npy" "$work/r18_int.so" pytorch tessera
+	fi
 fi

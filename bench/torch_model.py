@@ -14,6 +14,14 @@ output must match eager's. Each mode gets a short probe; the fastest is
 timed in full (warmup untimed calls, then at least --repeats calls lasting
 at least --min-time seconds). Prints one line:
   pytorch resnet18: median 13.102 ms (mode jit.freeze, 2 threads, 77 runs, torch 1.13.1)
+
+With --quantized CALIB.npy[,CALIB.npy...] the model is instead
+torchvision.models.quantization.<model> (the quantizable ResNet-18,
+MobileNetV2, ...), fused (fuse_model), given the default qconfig of the
+first quantized engine this PyTorch has (fbgemm, x86, onednn, qnnpack),
+calibrated on the given batches and converted: PyTorch's own
+post-training static int8 model (bench/int8.sh compares it with
+Tessera's on the same calibration data).
 """
 
 import argparse
@@ -40,6 +48,26 @@ def build(name):
     return getattr(torchvision.models, name)(weights=None)
 
 
+def quantized(name, calib):
+    """PyTorch's post-training static int8 <name> calibrated on calib (a
+    comma-separated list of .npy batches), and the engine it runs on."""
+    import torch.ao.quantization as tq
+
+    eng = next((e for e in ("fbgemm", "x86", "onednn", "qnnpack") if e in torch.backends.quantized.supported_engines), None)
+    if eng is None:
+        raise SystemExit("torch_model: this PyTorch has no quantized engine")
+    torch.backends.quantized.engine = eng
+    m = getattr(torchvision.models.quantization, name)(weights=None, quantize=False).eval()
+    m.fuse_model()
+    m.qconfig = tq.get_default_qconfig(eng)
+    tq.prepare(m, inplace=True)
+    with torch.no_grad():
+        for path in calib.split(","):
+            m(torch.from_numpy(np.load(path).astype(np.float32)))
+    tq.convert(m, inplace=True)
+    return m, eng
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default="resnet18")
@@ -49,6 +77,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=30)
     ap.add_argument("--min-time", type=float, default=2.0)
+    ap.add_argument("--quantized", help="calibration batches (.npy, comma-separated): time PyTorch's int8 model")
     a = ap.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
@@ -56,7 +85,12 @@ def main():
         x = torch.from_numpy(np.load(a.input).astype(np.float32))
     else:
         x = torch.rand(*[int(d) for d in a.shape.split(",")]) * 2 - 1
-    m = build(a.model).eval()
+    label = a.model
+    if a.quantized:
+        m, eng = quantized(a.model, a.quantized)
+        label = f"{a.model} int8 ({eng})"
+    else:
+        m = build(a.model).eval()
     with torch.inference_mode():
         modes = {"eager": lambda: m(x)}
     try:
@@ -76,7 +110,7 @@ def main():
                 print(f"torch_model: mode {name} disagrees with eager; skipped", file=sys.stderr)
                 del modes[name]
         best, secs = time_fastest(modes, a.warmup, a.repeats, a.min_time)
-    print(f"pytorch {a.model}: median {statistics.median(secs) * 1e3:.4f} ms (mode {best}, "
+    print(f"pytorch {label}: median {statistics.median(secs) * 1e3:.4f} ms (mode {best}, "
           f"{torch.get_num_threads()} threads, {len(secs)} runs, torch {torch.__version__})")
 
 

@@ -50,10 +50,11 @@ type CPURules struct {
 	// of 4 of it, so the tuner decides per kernel. 0: every kernel is
 	// parallelized.
 	MinParallelWork float64
-	// VNNI: the processor has AVX-512 VNNI (vpdpbusd), so contractions of
-	// ui8 by i8 operands into i32 take the int8 rule (rules_vnni.go),
-	// whose nest code generation turns into vpdpbusd.
-	VNNI bool
+	// Int8Dot: the processor has AVX-512 VNNI (vpdpbusd) or AVX-512BW
+	// (its exact emulation), so contractions of ui8 by i8 operands into
+	// i32 take the int8 rule (rules_vnni.go), whose nest code generation
+	// turns into those instructions.
+	Int8Dot bool
 	// serial is the cost rule's verdict for the kernel being scheduled.
 	serial bool
 }

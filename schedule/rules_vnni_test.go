@@ -44,7 +44,7 @@ func int8ConvOf(ci, co, hw int) string {
 		"select(%vh + %vkh >= 0, cast<i32>(%I[%vci, %vh + %vkh, %vw + %vkw]), 0 : i32) * cast<i32>(%W[%vco, %vci, %vkh, %vkw])", 1)
 }
 
-var avx512VNNI = func() CPURules { r := avx512; r.VNNI = true; return r }()
+var avx512VNNI = func() CPURules { r := avx512; r.Int8Dot = true; return r }()
 
 // vnniNest reports whether block C got the int8 nest: a 16-lane
 // vectorized loop directly around a serial 4-step reduction loop around

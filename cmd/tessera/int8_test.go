@@ -109,6 +109,16 @@ func (b *intModel) module(y *graphir.Value) *graphir.Module {
 	return m
 }
 
+// randomConvAttrs are conv2d attributes with g groups and random
+// strides (up to 2 and 3), padding (up to 1, 2, 1, 1) and dilation (up to
+// 2 in height).
+func randomConvAttrs(r *rand.Rand, g int64) graphir.DictAttr {
+	return graphir.DictAttr{}.Set("groups", graphir.IntAttr(g)).
+		Set("strides", graphir.I64Array(int64(1+r.IntN(2)), int64(1+r.IntN(3)))).
+		Set("pads", graphir.I64Array(int64(r.IntN(2)), int64(r.IntN(3)), int64(r.IntN(2)), int64(r.IntN(2)))).
+		Set("dilations", graphir.I64Array(int64(1+r.IntN(2)), 1))
+}
+
 // randomIntConv is a grouped, strided, padded, dilated integer
 // convolution with bias and requantization (to ui8 or i8, sometimes
 // with ReLU's bound, sometimes max-pooled).
@@ -120,11 +130,7 @@ func randomIntConv(r *rand.Rand) *graphir.Module {
 	b, xs := newIntModel(r, shape)
 	w := b.constant(graphir.I32, []int64{o, c / g, kh, kw}, func(int) float64 { return float64(r.IntN(255) - 127) })
 	bias := b.constant(graphir.I32, []int64{o}, func(int) float64 { return float64(r.IntN(20001) - 10000) })
-	a := graphir.DictAttr{}.Set("groups", graphir.IntAttr(g)).
-		Set("strides", graphir.I64Array(int64(1+r.IntN(2)), int64(1+r.IntN(3)))).
-		Set("pads", graphir.I64Array(int64(r.IntN(2)), int64(r.IntN(3)), int64(r.IntN(2)), int64(r.IntN(2)))).
-		Set("dilations", graphir.I64Array(int64(1+r.IntN(2)), 1))
-	acc := b.build(graph.Conv2DOp, a, xs, w, bias)
+	acc := b.build(graph.Conv2DOp, randomConvAttrs(r, g), xs, w, bias)
 	out, lo, hi := graphir.UI8, int64(0), int64(255)
 	if r.IntN(2) == 0 {
 		out, lo, hi = graphir.I8, -128, 127
@@ -198,11 +204,7 @@ func randomInt8Conv(r *rand.Rand) *graphir.Module {
 	b, _ := newIntModel(r, shape)
 	w := b.constant(graphir.I8, []int64{o, c / g, kh, kw}, func(int) float64 { return float64(r.IntN(256) - 128) })
 	bias := b.constant(graphir.I32, []int64{o}, func(int) float64 { return float64(r.IntN(200001) - 100000) })
-	a := graphir.DictAttr{}.Set("groups", graphir.IntAttr(g)).
-		Set("strides", graphir.I64Array(int64(1+r.IntN(2)), int64(1+r.IntN(2)))).
-		Set("pads", graphir.I64Array(int64(r.IntN(2)), int64(r.IntN(3)), int64(r.IntN(2)), int64(r.IntN(2)))).
-		Set("dilations", graphir.I64Array(int64(1+r.IntN(2)), 1))
-	acc := b.build(graph.Conv2DOp, a, b.f.Args()[0], w, bias)
+	acc := b.build(graph.Conv2DOp, randomConvAttrs(r, g), b.f.Args()[0], w, bias)
 	return b.module(b.requantize(acc, 1, o, c/g*kh*kw, graphir.UI8, 0, 255))
 }
 
@@ -288,10 +290,10 @@ func TestONNXFoldQDQ(t *testing.T) {
 // TestVNNICode: a ui8 × i8 matmul with a constant weight (a column tail,
 // rows the register tile does not divide) and a padded, strided ui8 ×
 // i8 convolution compile to vpdpbusd for a processor with AVX-512 VNNI
-// (--mcpu sapphirerapids) and to none for one without (--mcpu
-// skylake-avx512); the code without VNNI runs here, and so does the
-// native code, which uses vpdpbusd when this machine has VNNI: both
-// equal the interpreter.
+// (--mcpu sapphirerapids), to its exact vpmaddubsw emulation for one with
+// AVX-512BW only (skylake-avx512) and to neither for AVX2 (haswell); the
+// skylake-avx512 code runs here, and so does the native code, which uses
+// vpdpbusd when this machine has VNNI: both equal the interpreter.
 func TestVNNICode(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	mm, _ := newIntModel(r, []int64{37, 96})
@@ -314,10 +316,10 @@ func TestVNNICode(t *testing.T) {
 func checkVNNICode(t *testing.T, src string, r *rand.Rand) {
 	model := filepath.Join(t.TempDir(), "q.mlir")
 	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
-	for mcpu, want := range map[string]bool{"sapphirerapids": true, "skylake-avx512": false} {
+	for mcpu, want := range map[string][2]bool{"sapphirerapids": {true, false}, "skylake-avx512": {false, true}, "haswell": {false, false}} {
 		asm, stderr, code := tessera("compile", model, "--emit", "asm", "--mcpu", mcpu)
 		require.Equal(t, 0, code, stderr)
-		require.Equal(t, want, strings.Contains(asm, "vpdpbusd"), mcpu)
+		require.Equal(t, want, [2]bool{strings.Contains(asm, "vpdpbusd"), strings.Contains(asm, "vpmaddubsw")}, mcpu)
 	}
 	m, err := graphir.ParseString("q.mlir", src)
 	require.NoError(t, err)

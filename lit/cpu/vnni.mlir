@@ -3,11 +3,15 @@
 // vectorized around a 4-deep reduction loop, 4 rows × 2 vectors of
 // accumulators); rewrite-layout stores the weight as [K/4][2][16][4], so
 // each step reads 64 contiguous bytes; for a processor with AVX-512 VNNI
-// every step is one vpdpbusd (4 rows × 2 vectors per reduction step), for
-// one without it the same nest is plain vector code.
+// every step is one vpdpbusd (4 rows × 2 vectors per reduction step); with
+// AVX-512BW but no VNNI (skylake-avx512) each is the exact emulation, two
+// vpmaddubsw on the 7 upper bits and the lowest bit of the activations and
+// two vpmaddwd; without either (haswell) the same nest is plain vector
+// code.
 // RUN: tessera compile %s --mcpu sapphirerapids --emit tir | FileCheck %s --check-prefix=TIR
 // RUN: tessera compile %s --mcpu sapphirerapids --emit llvm | FileCheck %s --check-prefix=VNNI
-// RUN: tessera compile %s --mcpu skylake-avx512 --emit llvm | FileCheck %s --check-prefix=NOVNNI
+// RUN: tessera compile %s --mcpu skylake-avx512 --emit llvm | FileCheck %s --check-prefix=BW
+// RUN: tessera compile %s --mcpu haswell --emit llvm | FileCheck %s --check-prefix=PLAIN
 
 // TIR: %in1: buffer<2x2x16x4xi8>
 // TIR: tir.for %r0_0 = 0 to 2 {
@@ -18,7 +22,10 @@
 // TIR: cast<i32>(%in0[%v0, %k0_0 * 4 + %k0_1]) * cast<i32>(%in1[%k0_0, %v1_0, %v1_1, %k0_1])
 
 // VNNI-COUNT-8: call <16 x i32> @llvm.x86.avx512.vpdpbusd.512(
-// NOVNNI-NOT: vpdpbusd
+// BW-NOT: vpdpbusd
+// BW-COUNT-16: call <32 x i16> @llvm.x86.avx512.pmaddubs.w.512(
+// PLAIN-NOT: vpdpbusd
+// PLAIN-NOT: pmaddubs
 
 func.func @main(%x: tensor<4x8xui8>) -> tensor<4x32xi32> {
   %w = graph.constant {value = dense<[[1, -2, 3, -4, 5, -6, 7, -8, 9, -10, 11, -12, 13, -14, 15, -16, 17, -18, 19, -20, 21, -22, 23, -24, 25, -26, 27, -28, 29, -30, 31, -32], [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33], [-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1], [127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128, 127, -128], [0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1], [5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5], [-7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7, -7, 7], [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4, 3, 3, 8, 3, 2, 7, 9, 5]]> : tensor<8x32xi8>} : tensor<8x32xi8>

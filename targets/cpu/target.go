@@ -67,6 +67,20 @@ func HasVNNI(mcpu string) bool {
 	return hasPrefix(mcpu, vnniCPUs)
 }
 
+// HasAVX512BW reports whether processor mcpu has AVX-512BW: this
+// machine's /proc/cpuinfo for "" and "native" (llvm.HostHasAVX512BW); the
+// AVX-512 processors by name except Knights Landing and Mill (knl, knm).
+func HasAVX512BW(mcpu string) bool {
+	if mcpu == "" || mcpu == "native" {
+		return llvm.HostHasAVX512BW()
+	}
+	return (mcpu == "x86-64-v4" || hasPrefix(mcpu, avx512CPUs)) && !hasPrefix(mcpu, []string{"knl", "knm"})
+}
+
+// Int8Dot reports whether processor mcpu runs the int8 rule's 8-bit dot
+// products: with VNNI's vpdpbusd or AVX-512BW's exact emulation of it.
+func Int8Dot(mcpu string) bool { return HasVNNI(mcpu) || HasAVX512BW(mcpu) }
+
 // Processor name prefixes by widest vector extension (LLVM 16's names).
 var (
 	avx512CPUs = []string{"skylake-avx512", "skx", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "knl", "knm", "znver4"}
@@ -108,7 +122,7 @@ func (t *Target) Key() string {
 // (MinParallelWork).
 func (t *Target) Rules() schedule.Rules {
 	return schedule.CPURules{VectorBits: t.bits, Cores: goruntime.NumCPU(), MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable,
-		MinParallelWork: t.minParallelWork(), VNNI: HasVNNI(t.opts.MCPU)}
+		MinParallelWork: t.minParallelWork(), Int8Dot: Int8Dot(t.opts.MCPU)}
 }
 
 // minParallelWork is the cost rule's threshold: the option's, else
@@ -147,7 +161,8 @@ func (t *Target) PostSchedule() []string { return []string{"compact-buffer-alloc
 // shared object written from it runs with nothing else (tessera run
 // MODEL.so). Errors: llvm.Compile's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
-	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP, Profile: t.opts.Profile, VNNI: HasVNNI(t.opts.MCPU)})
+	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP, Profile: t.opts.Profile,
+		VNNI: HasVNNI(t.opts.MCPU), AVX512BW: HasAVX512BW(t.opts.MCPU)})
 	if err != nil {
 		return nil, err
 	}

@@ -30,8 +30,9 @@ import (
 // 16 lanes, a 64-byte load of B, and the accumulator's vector load and
 // store (which LLVM keeps in a register across the unrolled tile). Any
 // other nest — other strides, a lane-dependent predicate, a processor
-// without VNNI (Options.VNNI) — is widened as usual, with the same
-// results.
+// with neither VNNI (Options.VNNI) nor AVX-512BW (Options.AVX512BW, which
+// emulates the instruction exactly: dotBW) — is widened as usual, with
+// the same results.
 
 // vnniLanes and vnniDepth are the instruction's i32 lanes and the 8-bit
 // products each lane sums.
@@ -124,7 +125,7 @@ func (m *vnniMatch) strides() bool {
 // vnniDot emits vectorized loop x as one vpdpbusd when the processor has
 // VNNI and x is the nest above; ok is false (nothing emitted) otherwise.
 func (g *fgen) vnniDot(x *tir.For) (ok bool, err error) {
-	if !g.m.opts.VNNI || g.m.device {
+	if !g.m.opts.VNNI && !g.m.opts.AVX512BW || g.m.device {
 		return false, nil
 	}
 	m := g.matchVNNI(x)
@@ -210,10 +211,14 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 		}
 		a = g.cur.NewSelect(c, a, constant.NewInt(types.I32, 0))
 	}
-	a = g.splat(a, vnniLanes)
 	b := load(v16, ps, 1, mask)
-	f := g.m.declare("llvm.x86.avx512.vpdpbusd.512", v16, v16, v16, v16)
-	sum := g.cur.NewCall(f, acc, a, b)
+	var sum value.Value
+	if g.m.opts.VNNI {
+		f := g.m.declare("llvm.x86.avx512.vpdpbusd.512", v16, v16, v16, v16)
+		sum = g.cur.NewCall(f, acc, g.splat(a, vnniLanes), b)
+	} else {
+		sum = g.dotBW(acc, a, b)
+	}
 	dst := g.cur.NewBitCast(pc, ptrTo(v16, pc))
 	if mask != nil {
 		g.maskedStore(sum, dst, 4, mask)
@@ -221,4 +226,29 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 	}
 	g.cur.NewStore(sum, dst).Align = 4
 	return nil
+}
+
+// dotBW computes vpdpbusd(acc, splat(word), b) exactly with AVX-512BW,
+// for processors without VNNI (skylake-avx512). vpmaddubsw multiplies u8
+// by s8 bytes and adds adjacent pairs into i16 with saturation, which
+// 255·(−128)·2 would overflow; so the unsigned word is split into its
+// bytes' upper 7 bits and lowest bit, u = 2·(u >> 1) + (u & 1), whose
+// pair sums stay within ±2·127·128 and ±2·128: two vpmaddubsw, then
+// vpmaddwd by 2 and by 1 widen each to the 4-product i32 sums, which add
+// to acc. Five instructions instead of one, bit-exact.
+func (g *fgen) dotBW(acc, word, b value.Value) value.Value {
+	i32 := func(v int64) constant.Constant { return constant.NewInt(types.I32, v) }
+	hi := g.cur.NewAnd(g.cur.NewLShr(word, i32(1)), i32(0x7F7F7F7F))
+	lo := g.cur.NewAnd(word, i32(0x01010101))
+	v64, v32 := types.NewVector(64, types.I8), types.NewVector(32, types.I16)
+	v16 := types.NewVector(vnniLanes, types.I32)
+	bytes := func(v value.Value) value.Value { return g.cur.NewBitCast(v, v64) }
+	pairs := g.m.declare("llvm.x86.avx512.pmaddubs.w.512", v32, v64, v64)
+	widen := g.m.declare("llvm.x86.avx512.pmaddw.d.512", v16, v32, v32)
+	bb := bytes(b)
+	ph := g.cur.NewCall(pairs, bytes(g.splat(hi, vnniLanes)), bb)
+	pl := g.cur.NewCall(pairs, bytes(g.splat(lo, vnniLanes)), bb)
+	k := func(v int64) value.Value { return g.splat(constant.NewInt(types.I16, v), 32) }
+	s := g.cur.NewAdd(g.cur.NewCall(widen, ph, k(2)), g.cur.NewCall(widen, pl, k(1)))
+	return g.cur.NewAdd(acc, s)
 }

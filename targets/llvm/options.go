@@ -49,6 +49,9 @@ type Options struct {
 	// dot products the int8 schedule rule lays out (codegen_vnni.go). Set
 	// it only for a processor that has the instruction (targets/cpu.HasVNNI).
 	VNNI bool
+	// AVX512BW, without VNNI, emulates vpdpbusd exactly with AVX-512BW's
+	// vpmaddubsw and vpmaddwd (codegen_vnni.go's dotBW; targets/cpu.HasAVX512BW).
+	AVX512BW bool
 }
 
 // fpContract is llc-16's -fp-contract flag for these options.
@@ -68,9 +71,16 @@ func (o Options) mcpu() string {
 
 // HostHasVNNI reports whether this machine's /proc/cpuinfo lists
 // avx512_vnni (vpdpbusd on 512-bit vectors).
-func HostHasVNNI() bool {
+func HostHasVNNI() bool { return hostHas(" avx512_vnni") }
+
+// HostHasAVX512BW reports whether this machine's /proc/cpuinfo lists
+// avx512bw (byte and word instructions on 512-bit vectors).
+func HostHasAVX512BW() bool { return hostHas(" avx512bw") }
+
+// hostHas reports whether /proc/cpuinfo contains flag.
+func hostHas(flag string) bool {
 	data, err := os.ReadFile("/proc/cpuinfo")
-	return err == nil && strings.Contains(string(data), " avx512_vnni")
+	return err == nil && strings.Contains(string(data), flag)
 }
 
 // HostVectorBits is the SIMD register width in bits of this machine: 512
