@@ -5,8 +5,8 @@ import (
 )
 
 // The int8 rule: an i32 contraction of a ui8 operand U by an i8 operand S
-// (a quantized dense layer or matmul after fold-qdq: activations ui8,
-// weights i8) on a processor with AVX-512 VNNI, or AVX-512BW, which
+// (a quantized dense layer, matmul or convolution after fold-qdq:
+// activations ui8, weights i8) on a processor with AVX-512 VNNI, or AVX-512BW, which
 // emulates it exactly in five instructions (CPURules.Int8Dot), is tiled
 // for vpdpbusd, which sums 4 u8·s8 products into each of 16 i32 lanes per
 // instruction — four times the multiply-adds of an f32 FMA on the same
@@ -28,9 +28,10 @@ import (
 // into one vpdpbusd of U's 4 bytes broadcast by S's 64. The rule needs the
 // reduction variable that indexes U's innermost dimension to have an
 // extent divisible by 4 (each lane's 4 bytes are one reduction step) and
-// at least 16 columns; a shape it does not take gets the other rules.
-// Without the packed layout (S not a constant) or those instructions the same nest is
-// widened as plain vectors, with the same results.
+// at least 16 columns (a convolution's input channel, moved innermost by
+// the rule: vnniPlan); a shape it does not take gets the other rules.
+// Without the packed layout (S not a constant) the same nest is widened
+// as plain vectors, with the same results.
 
 // vnniLanes and vnniDepth are the i32 lanes of one vpdpbusd and the
 // 8-bit products each lane sums.
