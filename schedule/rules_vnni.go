@@ -36,8 +36,8 @@ import (
 // vnniLanes and vnniDepth are the i32 lanes of one vpdpbusd and the
 // 8-bit products each lane sums.
 const (
-	vnniLanes = 16
-	vnniDepth = 4
+	vnniLanes = tir.Int8DotLanes
+	vnniDepth = tir.Int8DotDepth
 	// vnniAccumulators bounds MR·NR: 24 of the 32 zmm registers hold
 	// accumulators, the rest S's vectors and U's broadcasts.
 	vnniAccumulators = 24

@@ -1,5 +1,13 @@
 package tensorir
 
+// Int8DotLanes and Int8DotDepth are the shape of one 8-bit dot-product
+// step on 512-bit vectors (AVX-512 VNNI's vpdpbusd): 16 i32 lanes, each
+// summing 4 u8·s8 products.
+const (
+	Int8DotLanes = 16
+	Int8DotDepth = 4
+)
+
 // Int8DotMatch is a store of the 8-bit dot-product step the int8
 // schedule rule and the CPU code generator's VNNI selection work on (see
 // Int8Dot).

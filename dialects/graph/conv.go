@@ -38,7 +38,7 @@ func init() {
 			if err != nil {
 				return err
 			}
-			if t.Elem != graphir.I32 && !Is8Bit(t.Elem) {
+			if t.Elem != graphir.I32 && !hlo.Is8Bit(t.Elem) {
 				return requireFloat(op, t)
 			}
 			return nil

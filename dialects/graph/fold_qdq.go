@@ -290,8 +290,8 @@ func (m *qdqMatch) channelScale(c int) float64 {
 func (m *qdqMatch) rewrite() bool {
 	wt := graphir.AsTensor(m.contraction.Operand(1).Type)
 	channels := int(wt.Shape[m.wAxis])
-	if k := wt.NumElements() / int64(channels); float64(k)*255*255 >= 1<<30 {
-		return false // the i32 accumulator could overflow (|x − zx|, |w − zw| ≤ 255)
+	if !accumulatorFits(wt, int64(channels)) {
+		return false
 	}
 	mults, shifts := make([]float64, channels), make([]float64, channels)
 	var bq []float64
@@ -334,6 +334,14 @@ func (m *qdqMatch) rewrite() bool {
 	return true
 }
 
+// accumulatorFits reports whether the i32 accumulator of a contraction
+// with weight type wt and channels output channels cannot overflow: its
+// products per output, each at most 255·255 in magnitude (|x − zx|,
+// |w − zw| ≤ 255), sum below 2^30.
+func accumulatorFits(wt *graphir.TensorType, channels int64) bool {
+	return float64(wt.NumElements()/channels)*255*255 < 1<<30
+}
+
 // rewriteFloat replaces the matched contraction, whose consumers read
 // float, by its 8-bit integer contraction dequantized per output channel
 // (see FoldQDQ); false (nothing changed) for a result other than f32 or
@@ -343,7 +351,7 @@ func (m *qdqMatch) rewriteFloat() bool {
 	rt := graphir.AsTensor(c.Results[0].Type)
 	wt := graphir.AsTensor(c.Operand(1).Type)
 	channels := wt.Shape[m.wAxis]
-	if rt == nil || rt.Elem != graphir.F32 || float64(wt.NumElements()/channels)*255*255 >= 1<<30 {
+	if rt == nil || rt.Elem != graphir.F32 || !accumulatorFits(wt, channels) {
 		return false
 	}
 	shape := make([]int64, rt.Rank()-m.outAxis) // [C] or [C, 1, 1]: broadcast along the channel axis
@@ -505,12 +513,15 @@ func (m *qdqMatch) eightBitConv(b *rewriter, bq []float64) *graphir.Value {
 }
 
 // dotDepth is the depth of the processors' u8·s8 dot-product instructions
-// (x86 VNNI's vpdpbusd, Arm's udot/sdot): 4 products per 32-bit lane.
-const dotDepth = 4
-
-// dotLanes is the output channels one 512-bit vector of those
-// instructions computes; narrower convolutions gain nothing from padding.
-const dotLanes = 16
+// (x86 VNNI's vpdpbusd, Arm's udot/sdot): 4 products per 32-bit lane;
+// dotLanes the output channels one 512-bit vector of them computes
+// (narrower convolutions gain nothing from padding).
+// (The tensor IR's tensorir.Int8DotDepth and Int8DotLanes, which the
+// graph dialect does not import: DESIGN.md's layout.)
+const (
+	dotDepth = 4
+	dotLanes = 16
+)
 
 // padChannels appends extra zero input channels to an O×C×KH×KW weight.
 func padChannels(w []float64, shape []int64, extra int64) ([]float64, []int64) {

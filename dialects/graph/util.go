@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tessera-ml/tessera/dialects/hlo"
+
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -57,9 +59,6 @@ func sameElem(op *graphir.Op, ts []*graphir.TensorType) error {
 	return nil
 }
 
-// Is8Bit reports whether d is i8 or ui8.
-func Is8Bit(d graphir.DType) bool { return d == graphir.I8 || d == graphir.UI8 }
-
 // contractionElem is the element type of a contraction of operands ts:
 // their shared element type, or i32 when every operand is 8-bit (i8 or
 // ui8, mixed allowed): the integer contraction of ONNX MatMulInteger
@@ -69,7 +68,7 @@ func Is8Bit(d graphir.DType) bool { return d == graphir.I8 || d == graphir.UI8 }
 func contractionElem(op *graphir.Op, ts []*graphir.TensorType) (graphir.DType, error) {
 	all8 := true
 	for _, t := range ts {
-		all8 = all8 && Is8Bit(t.Elem)
+		all8 = all8 && hlo.Is8Bit(t.Elem)
 	}
 	if all8 && len(ts) > 0 {
 		return graphir.I32, nil

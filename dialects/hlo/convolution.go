@@ -163,12 +163,9 @@ func convConfig(op *g.Op) (*convCfg, error) {
 		return nil, err
 	}
 	c := &convCfg{lhs: ts[0], rhs: ts[1]}
-	elem := c.lhs.Elem
-	switch {
-	case is8Bit(c.lhs.Elem) && is8Bit(c.rhs.Elem):
-		elem = g.I32 // 8-bit operands accumulate in i32, as hlo.dot_general's
-	case c.lhs.Elem != c.rhs.Elem:
-		return nil, op.Errorf("operands must have the same element type, got %s and %s", c.lhs, c.rhs)
+	elem, err := contractionElem(op, c.lhs, c.rhs)
+	if err != nil {
+		return nil, err
 	}
 	if c.lhs.Rank() < 3 {
 		return nil, op.Errorf("lhs must have rank >= 3 (N×C×spatial...), got %s", c.lhs)

@@ -82,12 +82,9 @@ func dotConfig(op *g.Op) (*dotCfg, error) {
 		return nil, err
 	}
 	c := &dotCfg{lhs: ts[0], rhs: ts[1]}
-	elem := c.lhs.Elem
-	switch {
-	case is8Bit(c.lhs.Elem) && is8Bit(c.rhs.Elem):
-		elem = g.I32
-	case c.lhs.Elem != c.rhs.Elem:
-		return nil, op.Errorf("operands must have the same element type, got %s and %s", c.lhs, c.rhs)
+	elem, err := contractionElem(op, c.lhs, c.rhs)
+	if err != nil {
+		return nil, err
 	}
 	for _, p := range []struct {
 		name string
@@ -219,8 +216,21 @@ func dotCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, erro
 		}}, nil
 }
 
-// is8Bit reports whether d is i8 or ui8.
-func is8Bit(d g.DType) bool { return d == g.I8 || d == g.UI8 }
+// Is8Bit reports whether d is i8 or ui8.
+func Is8Bit(d g.DType) bool { return d == g.I8 || d == g.UI8 }
+
+// contractionElem is the result element type of a contraction of lhs by
+// rhs: their shared element type, or i32 for 8-bit operands (mixed i8
+// and ui8 allowed). Errors: other element types that differ.
+func contractionElem(op *g.Op, lhs, rhs *g.TensorType) (g.DType, error) {
+	switch {
+	case Is8Bit(lhs.Elem) && Is8Bit(rhs.Elem):
+		return g.I32, nil
+	case lhs.Elem != rhs.Elem:
+		return 0, op.Errorf("operands must have the same element type, got %s and %s", lhs, rhs)
+	}
+	return lhs.Elem, nil
+}
 
 // widen casts an operand of a narrower type than the accumulator dt (the
 // 8-bit operands of an i32 contraction) to dt.

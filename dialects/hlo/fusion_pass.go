@@ -134,7 +134,7 @@ func FuseFunc(f *g.Func) error {
 	if block == nil {
 		return nil
 	}
-	duplicateBroadcasts(block)
+	duplicateCheapProducers(block)
 	ops := block.Ops()
 	pos := make(map[*g.Op]int, len(ops))
 	for i, op := range ops {
@@ -199,7 +199,7 @@ func FuseFunc(f *g.Func) error {
 	return nil
 }
 
-// duplicateBroadcasts gives every user of a multi-user cheap producer
+// duplicateCheapProducers gives every user of a multi-user cheap producer
 // its own copy, placed right after the original (its operands dominate
 // it there, and it precedes every user): a broadcast_in_dim, or an
 // elementwise-like op computed from constants alone (a requantization's
@@ -207,7 +207,7 @@ func FuseFunc(f *g.Func) error {
 // otherwise be materialized at full size by a kernel of its own and read
 // back by every consumer). Ops are taken last first, so a producer's
 // copies give its own operands the extra users they are copied for.
-func duplicateBroadcasts(block *g.Block) {
+func duplicateCheapProducers(block *g.Block) {
 	ops := block.Ops()
 	constant := map[*g.Op]bool{}
 	for _, op := range ops {

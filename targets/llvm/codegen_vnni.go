@@ -37,8 +37,8 @@ import (
 // vnniLanes and vnniDepth are the instruction's i32 lanes and the 8-bit
 // products each lane sums.
 const (
-	vnniLanes = 16
-	vnniDepth = 4
+	vnniLanes = tir.Int8DotLanes
+	vnniDepth = tir.Int8DotDepth
 )
 
 // vnniMatch is a recognized VNNI nest: the accumulator's, the
