@@ -346,3 +346,70 @@ func checkVNNICode(t *testing.T, src string, r *rand.Rand) {
 	require.NoError(t, err)
 	require.Equal(t, want[0].Data, y.Float64Values())
 }
+
+// perTensor replaces the last graph.requantize's per-channel multipliers
+// and shifts by scalars (QLinearConv's per-tensor scales).
+func perTensor(m *graphir.Module, r *rand.Rand) {
+	var rq *graphir.Op
+	for _, op := range m.Funcs[0].Entry().Ops() {
+		if op.Name == graph.RequantizeOp {
+			rq = op
+		}
+	}
+	mult, shift, _ := graph.QuantizedMultiplier(1e-4 * (0.5 + r.Float64()))
+	for i, v := range []int64{mult, shift} {
+		t := graphir.NewZeroTensor(graphir.NewTensor(graphir.I32))
+		t.Data[0] = float64(v)
+		c := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{t.Type}, graphir.DictAttr{}.Set("value", t.ToDense()), rq.Loc)
+		m.Funcs[0].Entry().InsertBefore(rq, c)
+		rq.SetOperand(1+i, c.Results[0])
+	}
+}
+
+// TestNPUInt8BitExact runs fold-qdq's integer kernels — ui8 activations
+// times i8 weights into i32 with a bias, requantized per channel (or per
+// tensor) to ui8 — on the NPU's int8 datapath: matmuls (2-D and batched,
+// K and N with and without block tails) and convolutions (strides,
+// padding, dilation, groups). Every contraction runs on the NPU, most
+// with the requantization there (alu.mulq in the program), and the
+// results equal the graph interpreter exactly.
+func TestNPUInt8BitExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 11))
+	requantOnNPU := 0
+	const n = 12
+	for i := range n {
+		m := randomInt8MatMul(r)
+		if i%2 == 1 {
+			m = randomInt8Conv(r)
+		}
+		if i%4 == 2 {
+			perTensor(m, r)
+		}
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			require.NoError(t, graphir.Verify(m))
+			src := graphir.Print(m)
+			dir := t.TempDir()
+			model := filepath.Join(dir, "m.mlir")
+			require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
+			part, stderr, code := tessera("compile", model, "--target", "npu", "--emit", "partition")
+			require.Equal(t, 0, code, stderr)
+			require.Contains(t, part, "npu MAC fraction: 1.0000", part)
+			asm, stderr, code := tessera("compile", model, "--target", "npu", "--emit", "npu-asm")
+			require.Equal(t, 0, code, stderr)
+			if strings.Contains(asm, "alu.mulq") {
+				requantOnNPU++
+			}
+			xt := graphir.AsTensor(m.Funcs[0].Type.Inputs[0])
+			x := make([]uint8, xt.NumElements())
+			for j := range x {
+				x[j] = uint8(r.IntN(256))
+			}
+			in, err := rt.FromSlice(xt.Shape, x)
+			require.NoError(t, err)
+			want := interpret(t, src, []*rt.Tensor{in})
+			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1, "--target", "npu")
+			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
+		})
+	}
+	require.GreaterOrEqual(t, requantOnNPU, n/2, "kernels with the requantization on the NPU")
+}

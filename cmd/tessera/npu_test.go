@@ -253,10 +253,11 @@ func TestNPUTuneExact(t *testing.T) {
 
 // TestNPUUtilization checks the matrix unit's utilization, from the
 // report of `tessera bench --target npu --report`, on the default
-// configuration: GEMM 512³ at least 80%, a 64-channel 3×3 convolution at
-// 56×56 (padding 1, bias, relu) at least 60%.
+// configuration: GEMM 512³ at least 80% in both datapaths (bf16, and
+// int8: ui8 × i8 into i32), a 64-channel 3×3 convolution at 56×56
+// (padding 1, bias, relu) at least 60%.
 func TestNPUUtilization(t *testing.T) {
-	for model, floor := range map[string]float64{"testdata/npu_gemm512.mlir": 0.80, "testdata/npu_conv64.mlir": 0.60} {
+	for model, floor := range map[string]float64{"testdata/npu_gemm512.mlir": 0.80, "testdata/npu_gemm512_int8.mlir": 0.80, "testdata/npu_conv64.mlir": 0.60} {
 		report := filepath.Join(t.TempDir(), "r.json")
 		runCLI(t, "bench", model, "--target", "npu", "--repeats", "1", "--report", report)
 		data, err := os.ReadFile(report)

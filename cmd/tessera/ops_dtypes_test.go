@@ -44,14 +44,14 @@ type intElem interface {
 	uint8 | uint16 | uint32 | uint64 | int16
 }
 
-// runDTypeModel writes src, runs it on ins with `tessera run` and returns
-// its outputs.
-func runDTypeModel(t *testing.T, src string, ins []*rt.Tensor, nOut int) []*rt.Tensor {
+// runDTypeModel writes src, runs it on ins with `tessera run` (and the
+// extra flags) and returns its outputs.
+func runDTypeModel(t *testing.T, src string, ins []*rt.Tensor, nOut int, flags ...string) []*rt.Tensor {
 	t.Helper()
 	dir := t.TempDir()
 	model := filepath.Join(dir, "m.mlir")
 	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
-	args := []string{"run", model}
+	args := append([]string{"run", model}, flags...)
 	for i, x := range ins {
 		p := filepath.Join(dir, fmt.Sprintf("x%d.npy", i))
 		require.NoError(t, rt.WriteNPY(p, x))

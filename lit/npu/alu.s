@@ -1,7 +1,7 @@
 ; ALU: every operation of the int8 datapath, with an immediate and with an accumulator source.
 ; RUN: tessera npu asm %s -o %t.bin && tessera npu disasm %t.bin | FileCheck %s
 ; The bf16 datapath prints its immediates as values.
-; RUN: sed -e 's/datapath int8/datapath bf16/' -e '/shr\|mulhi/d' %s | tessera npu asm /dev/stdin | FileCheck %s --check-prefix=BF16
+; RUN: sed -e 's/datapath int8/datapath bf16/' -e '/shr\|mulhi\|mulq/d' %s | tessera npu asm /dev/stdin | FileCheck %s --check-prefix=BF16
 
 .datapath int8
 .uops
@@ -25,6 +25,10 @@
   alu.mov uops=0:1 iter=1,16 dst=1,0 src=1,0 imm=0x8000
 ; CHECK-NEXT: alu.mulhi uops=0:1 iter=1,16 dst=1,0 src=1,0 push_next
   alu.mulhi uops=0:1 iter=1,16 dst=1,0 src=1,0 push_next
+; CHECK-NEXT: alu.mulq uops=0:1 iter=1,16 dst=1,0 src=1,0 pop_prev{{$}}
+  alu.mulq uops=0:1 iter=1,16 dst=1,0 src=1,0 pop_prev
+; CHECK-NEXT: alu.mulq uops=0:1 iter=1,16 dst=1,0 src=1,0 imm=-2
+  alu.mulq uops=0:1 iter=1,16 dst=1,0 src=1,0 imm=0xfffe
 ; CHECK-NEXT: finish
   finish
 

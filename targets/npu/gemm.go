@@ -37,6 +37,15 @@ type gemmKernel struct {
 	// Win is set when X is a convolution's image that the window layout
 	// can fetch (a Tiling with Window set uses it).
 	Win *Window
+	// DP is the datapath: bf16 for an f32 contraction, int8 for one of
+	// 8-bit operands accumulating in i32 (ISA.md, "Datapaths").
+	DP isa.Datapath
+	// XType and WType are the operands' DRAM element types (bf16; i8 or
+	// u8 in the int8 datapath); OutType is the STORE's (f32; i32, i8 or
+	// u8). Widen marks an i64 output: the NPU stores the i32 value and
+	// the runtime sign-extends it (the kernel's cast<i64> is exact).
+	XType, WType, OutType isa.DType
+	Widen                 bool
 }
 
 // operandKind is where an epilogue step's second operand comes from.
@@ -50,11 +59,14 @@ const (
 
 // aluStep is one epilogue operation: acc = op(acc, operand).
 type aluStep struct {
-	Op    string // "add", "sub", "mul", "max", "min"
+	Op    string // "add", "sub", "mul", "max", "min"; int8: also "mulq", "shr"
 	Kind  operandKind
-	Value float32 // opConst
+	Value float64 // opConst (an f32 value, or an int32 one in the int8 datapath)
 	Param int     // opVector, opTile
 	Idx   []int32 // opVector: [N]; opTile: [M·N] element offsets
+	// Shift marks a requantization's shift (after mulq): the runtime
+	// refuses values below 1, for which mulq then shr is not exact.
+	Shift bool
 }
 
 // notMappable is why a kernel runs on the host.
@@ -80,8 +92,8 @@ func analyzeGEMM(cfg isa.Config, f *tir.PrimFunc) (*gemmKernel, error) {
 			return nil, refuse("scalar parameter %%%s", p.Name())
 		}
 		shape, ok := p.Buffer.ConstShape()
-		if !ok || p.Buffer.DType != tir.DF32 {
-			return nil, refuse("parameter %%%s is not a constant-shape f32 buffer", p.Name())
+		if !ok || !npuElem(p.Buffer.DType) {
+			return nil, refuse("parameter %%%s is not a constant-shape buffer of f32, i8, ui8, i32 or i64", p.Name())
 		}
 		g.ParamShapes = append(g.ParamShapes, shape)
 		g.ParamRoles = append(g.ParamRoles, p.Role)
@@ -90,15 +102,90 @@ func analyzeGEMM(cfg isa.Config, f *tir.PrimFunc) (*gemmKernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := g.datapath(f, c.store.buf); err != nil {
+		return nil, err
+	}
 	if len(blocks) == 1 {
 		if c.store.out < 0 {
 			return nil, refuse("the contraction writes a local buffer nothing reads")
 		}
 		g.Out = c.store.out
 		g.OutIdx = c.tabulateOut(g, c.store)
-		return g, nil
+		return g, g.outType(f, nil)
 	}
 	return g, g.epilogueOf(f, blocks[1], c)
+}
+
+// npuElem reports whether a parameter of element type t can live in the
+// NPU's DRAM image: f32 (bf16 datapath), i8/ui8 operands, i32 epilogue
+// operands and results, i64 results (stored as i32, see Widen).
+func npuElem(t tir.DType) bool {
+	switch t {
+	case tir.DF32, tir.DI8, tir.DUI8, tir.DI32, tir.DI64:
+		return true
+	}
+	return false
+}
+
+// datapath picks g's datapath from its operands' element types: f32 for
+// bf16, 8-bit (i8 or ui8, the loads widened to i32) for int8. The int8
+// datapath has no float ALU, so an f32 parameter (a dequantizing
+// epilogue) keeps the kernel on the host.
+func (g *gemmKernel) datapath(f *tir.PrimFunc, acc *tir.Buffer) error {
+	xt, wt := f.Params[g.X].Buffer.DType, f.Params[g.W].Buffer.DType
+	if xt == tir.DF32 && wt == tir.DF32 && acc.DType == tir.DF32 {
+		g.DP, g.XType, g.WType = isa.DPBF16, isa.DTBF16, isa.DTBF16
+		for _, p := range f.Params {
+			if p.Buffer.DType != tir.DF32 {
+				return refuse("parameter %%%s is %s in an f32 contraction", p.Name(), p.Buffer.DType)
+			}
+		}
+		return nil
+	}
+	eight := func(t tir.DType) (isa.DType, bool) {
+		switch t {
+		case tir.DI8:
+			return isa.DTInt8, true
+		case tir.DUI8:
+			return isa.DTUInt8, true
+		}
+		return 0, false
+	}
+	x, okX := eight(xt)
+	w, okW := eight(wt)
+	if !okX || !okW || acc.DType != tir.DI32 {
+		return refuse("the contraction multiplies %s by %s into %s (the matrix unit takes f32 into f32 as bf16, or 8-bit integers into i32)", xt, wt, acc.DType)
+	}
+	g.DP, g.XType, g.WType = isa.DPInt8, x, w
+	for _, p := range f.Params {
+		if p.Buffer.DType == tir.DF32 {
+			return refuse("parameter %%%s is f32 in an int8 contraction (the int8 datapath has no float ALU; a dequantizing epilogue runs on the host)", p.Name())
+		}
+	}
+	return nil
+}
+
+// outType sets the output's STORE type from the output parameter's
+// element type, and Widen for an i64 output, whose value cast is the
+// epilogue's outermost operation (cast nil: the contraction's own
+// result).
+func (g *gemmKernel) outType(f *tir.PrimFunc, cast *tir.Cast) error {
+	t := f.Params[g.Out].Buffer.DType
+	switch {
+	case g.DP == isa.DPBF16:
+		g.OutType = isa.DTF32
+	case t == tir.DI32:
+		g.OutType = isa.DTInt32
+	case t == tir.DI64 && cast != nil:
+		g.OutType, g.Widen = isa.DTInt32, true
+	case t == tir.DI8 && cast != nil:
+		g.OutType = isa.DTInt8
+	case t == tir.DUI8 && cast != nil:
+		g.OutType = isa.DTUInt8
+	default:
+		return refuse("the int8 kernel writes %s", t)
+	}
+	return nil
 }
 
 // realizedBlocks lists the blocks of body in order, refusing predicates,
@@ -396,8 +483,18 @@ func isZeroInit(init tir.Stmt, st *tir.BufferStore) bool {
 	if !ok || s.Buffer != st.Buffer {
 		return false
 	}
-	z, ok := s.Value.(*tir.FloatImm)
-	return ok && z.Value == 0 && isLoadOf(&tir.BufferLoad{Buffer: s.Buffer, Indices: s.Indices}, st)
+	return isZero(s.Value) && isLoadOf(&tir.BufferLoad{Buffer: s.Buffer, Indices: s.Indices}, st)
+}
+
+// isZero reports whether e is the constant 0 (float or integer).
+func isZero(e tir.Expr) bool {
+	switch z := e.(type) {
+	case *tir.FloatImm:
+		return z.Value == 0
+	case *tir.IntImm:
+		return z.Value == 0
+	}
+	return false
 }
 
 func isIntConst(e tir.Expr, v int64) bool {
@@ -439,16 +536,19 @@ type gather struct {
 	cond tir.Expr
 }
 
-// asGather recognizes a load or select(cond, load, 0.0).
+// asGather recognizes a load or select(cond, load, 0), an 8-bit one also
+// widened to i32 (cast<i32>, outside or inside the select).
 func asGather(e tir.Expr) (gather, bool) {
 	switch x := e.(type) {
 	case *tir.BufferLoad:
 		return gather{load: x}, true
 	case *tir.Select:
-		l, ok := x.T.(*tir.BufferLoad)
-		z, isZero := x.F.(*tir.FloatImm)
-		if ok && isZero && z.Value == 0 {
-			return gather{load: l, cond: x.Cond}, true
+		if g, ok := asGather(x.T); ok && g.cond == nil && isZero(x.F) {
+			return gather{load: g.load, cond: x.Cond}, true
+		}
+	case *tir.Cast:
+		if g, ok := asGather(x.X); ok && x.Type == tir.DI32 && g.load.Buffer.DType.Bits() == 8 {
+			return g, true
 		}
 	}
 	return gather{}, false
@@ -642,7 +742,26 @@ func (g *gemmKernel) epilogueOf(f *tir.PrimFunc, e *tir.Block, c *contractionInf
 		return err
 	}
 	g.OutIdx = c.tabulateOut(g, access{buf: st.Buffer, out: g.Out, idx: sub(st.Indices)})
-	steps, err := g.chain(f, st.Value, cload, c, sub)
+	value := st.Value
+	cast, _ := value.(*tir.Cast)
+	if g.DP != isa.DPInt8 {
+		cast = nil
+	}
+	if err := g.outType(f, cast); err != nil {
+		return err
+	}
+	var steps []aluStep
+	var err error
+	switch {
+	case cast == nil:
+		steps, err = g.chain(f, value, cload, c, sub)
+	case cast.Type == tir.DI64 && cast.X.DType() == tir.DI32:
+		steps, err = g.chain(f, cast.X, cload, c, sub)
+	case cast.Type == tir.DI8 || cast.Type == tir.DUI8:
+		steps, err = g.requantSteps(f, cast, cload, c, sub)
+	default:
+		err = refuse("epilogue expression %s", tir.ExprString(value))
+	}
 	g.Epilogue = steps
 	return err
 }
@@ -694,9 +813,15 @@ func readsLoad(e tir.Expr, l *tir.BufferLoad) bool {
 // operand classifies an epilogue operand: a float constant, or a load of
 // an input parameter indexed by N variables only (a vector) or by M and N.
 func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) (aluStep, error) {
+	if v, ok := evalConst(e, nil); ok && g.DP == isa.DPInt8 && e.DType() == tir.DI32 {
+		return aluStep{Op: op, Kind: opConst, Value: float64(v)}, nil
+	}
 	switch x := e.(type) {
 	case *tir.FloatImm:
-		return aluStep{Op: op, Kind: opConst, Value: float32(x.Value)}, nil
+		if g.DP == isa.DPInt8 {
+			break
+		}
+		return aluStep{Op: op, Kind: opConst, Value: float64(float32(x.Value))}, nil
 	case *tir.BufferLoad:
 		p := paramIndex(f, x.Buffer)
 		if p < 0 || g.ParamRoles[p] != tir.RoleIn {

@@ -2,6 +2,7 @@ package npu
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/tessera-ml/tessera/targets/npu/isa"
 	tir "github.com/tessera-ml/tessera/tensorir"
@@ -54,8 +55,9 @@ type gemmProgram struct {
 	cfg        isa.Config
 	t          Tiling
 	mb, nb, kb int
-	eInp, eWgt int // DRAM bytes of an entry (bf16)
-	eAcc       int // f32
+	eInp, eWgt int // DRAM bytes of an entry (bf16; int8: i8 or u8)
+	eAcc       int // f32 or i32: the epilogue's operands
+	eOut       int // an output entry (the STORE's type)
 	xOff, wOff int
 	outOff     int
 	stepOff    []int // per epilogue step with a DRAM operand (else -1)
@@ -87,7 +89,7 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 		case s.Kind == opTile:
 			l.region[len(l.region)-1] = l.half
 			l.half += g.mEntries(t) * t.Nt
-		case isa.RoundBF16(s.Value) != s.Value:
+		case !g.immediate(s):
 			l.consts[len(l.consts)-1] = next
 			next++
 		}
@@ -104,7 +106,7 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 // fits reports whether t fits cfg's scratchpads, double-buffered, and the
 // instruction fields.
 func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
-	dp := isa.DPBF16
+	dp := g.DP
 	if t.Mt < 1 || t.Nt < 1 || t.Kt < 1 {
 		return false
 	}
@@ -123,7 +125,7 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 // weight buffer, the GEMM's strides in its fields, and LOADs that can
 // fetch every tile (rowSpan).
 func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
-	w, dp := g.Win, isa.DPBF16
+	w, dp := g.Win, g.DP
 	if w == nil || w.CB(cfg)%t.Kt != 0 || t.Mt > w.OH {
 		return false
 	}
@@ -155,7 +157,7 @@ func kRange(cfg isa.Config, g *gemmKernel, n0, nt int) (int, int) {
 // program moves.
 func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 	mb, nb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut)
-	eI, eW, eA := cfg.EntryBytes(isa.MemInp, isa.DPBF16), cfg.EntryBytes(isa.MemWgt, isa.DPBF16), cfg.EntryBytes(isa.MemAcc, isa.DPBF16)
+	eI, eW, eA := cfg.EntryBytes(isa.MemInp, g.DP), cfg.EntryBytes(isa.MemWgt, g.DP), cfg.EntryBytes(isa.MemAcc, g.DP)
 	bw, lat := float64(cfg.DRAMBytesPerCycle), float64(cfg.DRAMLatencyCycles)
 	mt := g.mEntries(t)
 	comp := float64(t.Mt*t.Nt*t.Kt + cfg.GEMMLatencyCycles)
@@ -260,7 +262,8 @@ func compileGEMM(cfg isa.Config, g *gemmKernel, t Tiling) (*gemmProgram, error) 
 	}
 	gp := &gemmProgram{g: g, cfg: cfg, t: t,
 		mb: ceilDiv(g.M, cfg.Batch), nb: ceilDiv(g.N, cfg.BlockOut), kb: ceilDiv(g.K, cfg.BlockIn),
-		eInp: cfg.EntryBytes(isa.MemInp, isa.DPBF16), eWgt: cfg.EntryBytes(isa.MemWgt, isa.DPBF16), eAcc: cfg.EntryBytes(isa.MemAcc, isa.DPBF16)}
+		eInp: cfg.EntryBytes(isa.MemInp, g.DP), eWgt: cfg.EntryBytes(isa.MemWgt, g.DP), eAcc: cfg.EntryBytes(isa.MemAcc, g.DP),
+		eOut: cfg.EntryValues(isa.MemAcc) * g.OutType.Bytes()}
 	if gp.kb > int(isa.FieldMax(isa.OpLoad, "x_stride")) || gp.nb > int(isa.FieldMax(isa.OpLoad, "x_stride")) {
 		return nil, refuse("%d×%d×%d has rows longer than a DMA stride reaches", g.M, g.N, g.K)
 	}
@@ -298,17 +301,45 @@ func (gp *gemmProgram) layoutDRAM() {
 			gp.stepOff = append(gp.stepOff, place(gp.nb*gp.eAcc))
 		case s.Kind == opTile:
 			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.nb*gp.eAcc))
-		case isa.RoundBF16(s.Value) != s.Value:
+		case !gp.g.immediate(s):
 			gp.stepOff = append(gp.stepOff, place(gp.eAcc))
 		default:
 			gp.stepOff = append(gp.stepOff, -1)
 		}
 	}
-	gp.outOff = place(gp.mb * gp.nb * gp.eAcc)
+	gp.outOff = place(gp.mb * gp.nb * gp.eOut)
 	gp.dramBytes = off
 }
 
-var aluOps = map[string]isa.ALUOp{"add": isa.ALUAdd, "sub": isa.ALUSub, "mul": isa.ALUMul, "max": isa.ALUMax, "min": isa.ALUMin}
+var aluOps = map[string]isa.ALUOp{"add": isa.ALUAdd, "sub": isa.ALUSub, "mul": isa.ALUMul, "max": isa.ALUMax, "min": isa.ALUMin,
+	"mulq": isa.ALUMulQ, "shr": isa.ALUShr}
+
+// immediate reports whether a constant step fits the ALU's immediate
+// field: a bf16 value in the bf16 datapath, a signed 16-bit integer in
+// the int8 one. Others are loaded into an accumulator entry.
+func (g *gemmKernel) immediate(s aluStep) bool {
+	if g.DP == isa.DPInt8 {
+		return s.Value >= math.MinInt16 && s.Value <= math.MaxInt16
+	}
+	v := float32(s.Value)
+	return isa.RoundBF16(v) == v
+}
+
+// imm is a constant step's immediate field.
+func (g *gemmKernel) imm(s aluStep) uint16 {
+	if g.DP == isa.DPInt8 {
+		return uint16(int16(s.Value))
+	}
+	return tir.Float32ToBF16(float32(s.Value))
+}
+
+// accType is the DRAM type of the epilogue operands' accumulator entries.
+func (g *gemmKernel) accType() isa.DType {
+	if g.DP == isa.DPInt8 {
+		return isa.DTInt32
+	}
+	return isa.DTF32
+}
 
 // outTile is an output tile: M entries [m0, m0+mt) and N blocks [n0,
 // n0+nt); on the window layout also its image and output rows.
@@ -342,7 +373,7 @@ func (gp *gemmProgram) tiles() []outTile {
 // weight half h into accumulator half ah.
 func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
 	cfg, t := gp.cfg, gp.t
-	inp, wgt := h*cfg.Depth(isa.MemInp, isa.DPBF16)/2, h*cfg.Depth(isa.MemWgt, isa.DPBF16)/2
+	inp, wgt := h*cfg.Depth(isa.MemInp, gp.g.DP)/2, h*cfg.Depth(isa.MemWgt, gp.g.DP)/2
 	if !t.Window {
 		for k := 0; k < t.Kt; k++ {
 			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * accHalf), Inp: uint32(inp + k), Wgt: uint32(wgt + k)})
@@ -369,12 +400,13 @@ func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
 // popNext, the last pushes next.
 func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h int, popNext bool) {
 	cfg, t := gp.cfg, gp.t
-	inpHalf, wgtHalf := cfg.Depth(isa.MemInp, isa.DPBF16)/2, cfg.Depth(isa.MemWgt, isa.DPBF16)/2
+	inpHalf, wgtHalf := cfg.Depth(isa.MemInp, gp.g.DP)/2, cfg.Depth(isa.MemWgt, gp.g.DP)/2
+	xt, wt := gp.g.XType, gp.g.WType
 	if !t.Window {
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: isa.DTBF16, SRAMBase: uint32(h * inpHalf),
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h * inpHalf),
 			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb),
 			Deps: isa.Deps{PopNext: popNext}})
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: isa.DTBF16, SRAMBase: uint32(h * wgtHalf),
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
 			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb),
 			Deps: isa.Deps{PushNext: true}})
 		return
@@ -385,12 +417,12 @@ func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h i
 	pt, y0, ny, pb, _ := rowSpan(o.row0*w.SH+w.PH, w.inRows(o.rows), w.H)
 	pl, x0, nx, pr, _ := rowSpan(w.PW, w.inCols(), w.W)
 	for c := 0; c < kt; c++ {
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: isa.DTBF16, SRAMBase: uint32(h*inpHalf + c*plane),
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h*inpHalf + c*plane),
 			DRAMBase: uint32(gp.xOff + (((o.img*cb+k0+c)*w.H+y0)*w.W+x0)*gp.eInp), YSize: uint32(ny), XSize: uint32(nx), XStride: uint32(w.W),
 			PadTop: uint32(pt), PadBottom: uint32(pb), PadLeft: uint32(pl), PadRight: uint32(pr),
 			Deps: isa.Deps{PopNext: popNext && c == 0}})
 	}
-	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: isa.DTBF16, SRAMBase: uint32(h * wgtHalf),
+	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
 		DRAMBase: uint32(gp.wOff + (o.n0*cb+k0)*kk*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt * kk), XStride: uint32(cb * kk),
 		Deps: isa.Deps{PushNext: true}})
 }
@@ -417,7 +449,7 @@ func (gp *gemmProgram) emit() {
 	cfg, g, t := gp.cfg, gp.g, gp.t
 	acc := planAcc(g, t)
 	run := g.uopRun(t)
-	p := &isa.Program{Datapath: isa.DPBF16}
+	p := &isa.Program{Datapath: g.DP}
 	// micro-ops: GEMM runs (h, ah) at (2h+ah)·run; resets at 4·run+ah;
 	// the epilogue's ALU micro-ops (dst tile, src operand) at
 	// 4·run+2+2i+ah.
@@ -443,7 +475,7 @@ func (gp *gemmProgram) emit() {
 	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemUop, DType: isa.DTInt8, YSize: 1, XSize: uint32(len(p.Uops)), XStride: uint32(len(p.Uops))})
 	for i := range g.Epilogue {
 		if acc.consts[i] >= 0 {
-			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: uint32(acc.consts[i]),
+			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: g.accType(), SRAMBase: uint32(acc.consts[i]),
 				DRAMBase: uint32(gp.stepOff[i]), YSize: 1, XSize: 1, XStride: 1})
 		}
 	}
@@ -471,8 +503,8 @@ func (gp *gemmProgram) emit() {
 		}
 		last = gp.emitEpilogue(emit, acc, ah, o.m0, o.mt, o.n0, o.nt, last)
 		p.Insts[last].PushNext = true
-		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: uint32(ah * acc.half),
-			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eAcc), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb),
+		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: g.OutType, SRAMBase: uint32(ah * acc.half),
+			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eOut), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb),
 			Deps: isa.Deps{PopPrev: true, PushPrev: tile+2 < len(tiles)}})
 	}
 	emit(isa.Inst{Op: isa.OpFinish})
@@ -487,10 +519,10 @@ func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, 
 		base := uint32(ah*acc.half + max(acc.region[i], 0))
 		switch s.Kind {
 		case opVector:
-			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: base,
+			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
 				DRAMBase: uint32(gp.stepOff[i] + n0*gp.eAcc), YSize: 1, XSize: uint32(nt), XStride: uint32(nt)})
 		case opTile:
-			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: isa.DTF32, SRAMBase: base,
+			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
 				DRAMBase: uint32(gp.stepOff[i] + (m0*gp.nb+n0)*gp.eAcc), YSize: uint32(mt), XSize: uint32(nt), XStride: uint32(gp.nb)})
 		}
 		ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
@@ -502,7 +534,7 @@ func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, 
 		case s.Kind == opTile:
 			in.SrcFactor = [2]uint32{uint32(nt), 1}
 		case acc.consts[i] < 0:
-			in.UseImm, in.Imm = true, tir.Float32ToBF16(s.Value)
+			in.UseImm, in.Imm = true, gp.g.imm(s)
 		}
 		last = emit(in)
 	}

@@ -2,21 +2,70 @@ package npu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets/npu/isa"
 	"github.com/tessera-ml/tessera/targets/npu/sim"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
+// arg is a kernel parameter's values: f32 ones as a slice, integer ones
+// (i8, ui8, i32, i64) as their tensor.
+type arg struct {
+	f32 []float32
+	t   *rt.Tensor
+}
+
+// args views a kernel call's tensors.
+func argsOf(ts []*rt.Tensor) []arg {
+	out := make([]arg, len(ts))
+	for i, t := range ts {
+		out[i].t = t
+		if t.DType() == rt.Float32 {
+			out[i].f32, _ = t.Float32s()
+		}
+	}
+	return out
+}
+
+// f32Args wraps f32 slices (tests).
+func f32Args(vs [][]float32) []arg {
+	out := make([]arg, len(vs))
+	for i, v := range vs {
+		out[i].f32 = v
+	}
+	return out
+}
+
+// int is integer element i (int8, uint8, int32 or int64 tensors).
+func (a arg) int(i int32) int64 {
+	b := a.t.Bytes()
+	switch a.t.DType() {
+	case rt.Int8:
+		return int64(int8(b[i]))
+	case rt.Uint8:
+		return int64(b[i])
+	case rt.Int32:
+		return int64(int32(binary.LittleEndian.Uint32(b[4*i:])))
+	}
+	return int64(binary.LittleEndian.Uint64(b[8*i:]))
+}
+
 // run executes the kernel on the simulator: the runtime packs the
-// parameters (args, one f32 slice per kernel parameter) into the DRAM
-// image in the NPU's blocked layouts (bf16 input and weight entries, f32
-// accumulator entries, zero padding to whole entries), runs the program
-// and unpacks the output parameter. With record it also returns the
-// simulator's timeline (sim.RunTimeline), else a nil one.
-func (gp *gemmProgram) run(args [][]float32, record bool) (*sim.Stats, *sim.Timeline, error) {
+// parameters (args, one per kernel parameter) into the DRAM image in the
+// NPU's blocked layouts (bf16, or i8/u8 bytes in the int8 datapath, for
+// input and weight entries; f32 or i32 accumulator entries; zero padding
+// to whole entries), runs the program and unpacks the output parameter.
+// With record it also returns the simulator's timeline
+// (sim.RunTimeline), else a nil one. Errors: a requantization shift
+// below 1 (see aluStep.Shift), the simulator's.
+func (gp *gemmProgram) run(args []arg, record bool) (*sim.Stats, *sim.Timeline, error) {
 	dram := make([]byte, gp.dramBytes)
-	gp.pack(dram, args)
+	if err := gp.pack(dram, args); err != nil {
+		return nil, nil, err
+	}
 	var st *sim.Stats
 	var tl *sim.Timeline
 	var err error
@@ -32,7 +81,7 @@ func (gp *gemmProgram) run(args [][]float32, record bool) (*sim.Stats, *sim.Time
 	return st, tl, nil
 }
 
-func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
+func (gp *gemmProgram) pack(dram []byte, args []arg) error {
 	g, c := gp.g, gp.cfg
 	if gp.t.Window {
 		gp.packWindow(dram, args)
@@ -43,9 +92,35 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 		gp.packBlocks(dram[gp.wOff:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx)
 	}
 	for i, s := range g.Epilogue {
+		if err := checkShift(s, args); err != nil {
+			return err
+		}
 		if gp.stepOff[i] >= 0 {
 			gp.packOperand(dram[gp.stepOff[i]:], s, args)
 		}
+	}
+	return nil
+}
+
+// checkShift refuses a requantization shift below 1: mulq then shr is
+// exact only from 1 (ISA.md, "ALU"); such a shift means a real
+// multiplier of at least 0.5, which quantized layers do not have.
+func checkShift(s aluStep, args []arg) error {
+	if !s.Shift || s.Kind != opVector {
+		return nil
+	}
+	for _, i := range s.Idx {
+		if v := args[s.Param].int(i); v < 1 {
+			return fmt.Errorf("requantization shift %d is below 1 (a multiplier of 0.5 or more); the NPU's mulq then shr needs at least 1", v)
+		}
+	}
+	return nil
+}
+
+// put8 writes value i of an 8-bit entry (the int8 datapath's raw byte).
+func put8(e []byte, i int, a arg, idx int32) {
+	if idx >= 0 {
+		e[i] = a.t.Bytes()[idx]
 	}
 }
 
@@ -53,22 +128,28 @@ func (gp *gemmProgram) pack(dram []byte, args [][]float32) {
 // [image][channel block][H][W] entries of BlockIn channels, the weights
 // as [N block][channel block][KH][KW] entries of BlockOut × BlockIn, bf16,
 // zero beyond the last channel and output.
-func (gp *gemmProgram) packWindow(dram []byte, args [][]float32) {
+func (gp *gemmProgram) packWindow(dram []byte, args []arg) {
 	w, g := gp.g.Win, gp.g
 	bi, bo, cb := gp.cfg.BlockIn, gp.cfg.BlockOut, w.CB(gp.cfg)
 	x, wt := args[g.X], args[g.W]
-	put := func(dst []byte, i int, v float32) { binary.LittleEndian.PutUint16(dst[2*i:], tir.Float32ToBF16(v)) }
+	put := func(dst []byte, i int, a arg, idx int32) {
+		if g.DP == isa.DPInt8 {
+			put8(dst, i, a, idx)
+			return
+		}
+		binary.LittleEndian.PutUint16(dst[2*i:], tir.Float32ToBF16(at(a.f32, idx)))
+	}
 	dst, e := dram[gp.xOff:], 0
 	for img := 0; img < w.Imgs; img++ {
 		for b := 0; b < cb; b++ {
 			for h := 0; h < w.H; h++ {
 				for col := 0; col < w.W; col++ {
 					for i := 0; i < bi; i++ {
-						var v float32
+						idx := int32(-1)
 						if c := b*bi + i; c < w.C {
-							v = x[w.ImgBase[img]+int64(c)*w.StrideC+int64(h)*w.StrideH+int64(col)*w.StrideW]
+							idx = int32(w.ImgBase[img] + int64(c)*w.StrideC + int64(h)*w.StrideH + int64(col)*w.StrideW)
 						}
-						put(dst[e*gp.eInp:], i, v)
+						put(dst[e*gp.eInp:], i, x, idx)
 					}
 					e++
 				}
@@ -82,11 +163,11 @@ func (gp *gemmProgram) packWindow(dram []byte, args [][]float32) {
 				for kw := 0; kw < w.KW; kw++ {
 					for o := 0; o < bo; o++ {
 						for i := 0; i < bi; i++ {
-							var v float32
+							idx := int32(-1)
 							if n, c := nb*bo+o, b*bi+i; n < g.N && c < w.C {
-								v = at(wt, w.WgtIdx[((n*w.C+c)*w.KH+kh)*w.KW+kw])
+								idx = w.WgtIdx[((n*w.C+c)*w.KH+kh)*w.KW+kw]
 							}
-							put(dst[e*gp.eWgt:], o*bi+i, v)
+							put(dst[e*gp.eWgt:], o*bi+i, wt, idx)
 						}
 					}
 					e++
@@ -97,10 +178,26 @@ func (gp *gemmProgram) packWindow(dram []byte, args [][]float32) {
 }
 
 // packBlocks writes an operand of rows × K (table idx[row·K+k] into src)
-// as blocks × Kb bf16 entries of rowsPer × BlockIn values, zero beyond
-// the last row and column.
-func (gp *gemmProgram) packBlocks(dst []byte, entryBytes, blocks, rowsPer, rows int, src []float32, idx []int32) {
+// as blocks × Kb entries of rowsPer × BlockIn values (bf16, or the
+// int8 datapath's bytes), zero beyond the last row and column.
+func (gp *gemmProgram) packBlocks(dst []byte, entryBytes, blocks, rowsPer, rows int, a arg, idx []int32) {
 	g, bi := gp.g, gp.cfg.BlockIn
+	if g.DP == isa.DPInt8 {
+		for rb := 0; rb < blocks; rb++ {
+			for kb := 0; kb < gp.kb; kb++ {
+				e := dst[(rb*gp.kb+kb)*entryBytes:]
+				for r := 0; r < rowsPer; r++ {
+					for i := 0; i < bi; i++ {
+						if row, k := rb*rowsPer+r, kb*bi+i; row < rows && k < g.K {
+							put8(e, r*bi+i, a, idx[row*g.K+k])
+						}
+					}
+				}
+			}
+		}
+		return
+	}
+	src := a.f32
 	for rb := 0; rb < blocks; rb++ {
 		for kb := 0; kb < gp.kb; kb++ {
 			e := dst[(rb*gp.kb+kb)*entryBytes:]
@@ -126,46 +223,67 @@ func at(v []float32, i int32) float32 {
 	return v[i]
 }
 
-// packOperand writes an epilogue operand as accumulator entries: a vector
-// as Nb entries (repeated over the Batch rows), a tile as Mb×Nb entries, a
-// constant as one entry.
-func (gp *gemmProgram) packOperand(dst []byte, s aluStep, args [][]float32) {
+// packOperand writes an epilogue operand as accumulator entries (f32, or
+// i32 in the int8 datapath): a vector as Nb entries (repeated over the
+// Batch rows), a tile as Mb×Nb entries, a constant as one entry.
+func (gp *gemmProgram) packOperand(dst []byte, s aluStep, args []arg) {
 	g, c := gp.g, gp.cfg
 	b, bo := c.Batch, c.BlockOut
-	put := func(e, r, o int, v float32) {
-		binary.LittleEndian.PutUint32(dst[e*gp.eAcc+4*(r*bo+o):], math.Float32bits(v))
+	put := func(e, r, o int, v uint32) { binary.LittleEndian.PutUint32(dst[e*gp.eAcc+4*(r*bo+o):], v) }
+	value := func(a arg, i int32) uint32 {
+		if g.DP == isa.DPInt8 {
+			return uint32(int32(a.int(i)))
+		}
+		return math.Float32bits(a.f32[i])
 	}
 	switch s.Kind {
 	case opConst:
+		v := math.Float32bits(float32(s.Value))
+		if g.DP == isa.DPInt8 {
+			v = uint32(int32(s.Value))
+		}
 		for r := 0; r < b; r++ {
 			for o := 0; o < bo; o++ {
-				put(0, r, o, s.Value)
+				put(0, r, o, v)
 			}
 		}
 	case opVector:
 		for n := 0; n < g.N; n++ {
 			for r := 0; r < b; r++ {
-				put(n/bo, r, n%bo, args[s.Param][s.Idx[n]])
+				put(n/bo, r, n%bo, value(args[s.Param], s.Idx[n]))
 			}
 		}
 	case opTile:
 		for m := 0; m < g.M; m++ {
 			for n := 0; n < g.N; n++ {
-				put((m/b)*gp.nb+n/bo, m%b, n%bo, args[s.Param][s.Idx[m*g.N+n]])
+				put((m/b)*gp.nb+n/bo, m%b, n%bo, value(args[s.Param], s.Idx[m*g.N+n]))
 			}
 		}
 	}
 }
 
-// unpack copies the output entries to the output parameter.
-func (gp *gemmProgram) unpack(dram []byte, out []float32) {
+// unpack copies the output entries to the output parameter: f32, i32
+// (sign-extended into an i64 output, Widen) or bytes (i8, u8).
+func (gp *gemmProgram) unpack(dram []byte, out arg) {
 	g, c := gp.g, gp.cfg
 	b, bo := c.Batch, c.BlockOut
 	src := dram[gp.outOff:]
+	size := g.OutType.Bytes()
 	for m := 0; m < g.M; m++ {
 		for n := 0; n < g.N; n++ {
 			e := (m/b)*gp.nb + n/bo
-			out[g.OutIdx[m*g.N+n]] = math.Float32frombits(binary.LittleEndian.Uint32(src[e*gp.eAcc+4*((m%b)*bo+n%bo):]))
+			v := src[e*gp.eOut+size*((m%b)*bo+n%bo):]
+			i := g.OutIdx[m*g.N+n]
+			switch {
+			case g.DP == isa.DPBF16:
+				out.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(v))
+			case size == 1:
+				out.t.Bytes()[i] = v[0]
+			case g.Widen:
+				binary.LittleEndian.PutUint64(out.t.Bytes()[8*i:], uint64(int64(int32(binary.LittleEndian.Uint32(v)))))
+			default:
+				copy(out.t.Bytes()[4*i:4*i+4], v[:4])
+			}
 		}
 	}
 }

@@ -70,7 +70,7 @@ func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) [
 		require.NoError(t, err)
 		requireRoundTrip(t, gp.prog)
 		clear(args[g.Out])
-		_, _, err = gp.run(args, false)
+		_, _, err = gp.run(f32Args(args), false)
 		require.NoError(t, err)
 		for i, w := range want {
 			require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)

@@ -182,11 +182,7 @@ func (e *Entry) run(inputs, outputs []*rt.Tensor, prof *profile) (float64, error
 			args[i] = e.bufs[id]
 		}
 		if gp := e.m.gemms[c.Kernel]; gp != nil {
-			views := make([][]float32, len(args))
-			for i, a := range args {
-				views[i], _ = a.Float32s()
-			}
-			st, tl, err := gp.run(views, prof.wantsTimeline())
+			st, tl, err := gp.run(argsOf(args), prof.wantsTimeline())
 			if err != nil {
 				return 0, fmt.Errorf("npu: kernel @%s: %v", c.Kernel, err)
 			}

@@ -1,6 +1,8 @@
 // Package npu is the Tessera NPU target (--target npu): kernels the
 // matrix unit can run (contractions with an elementwise epilogue) become
-// NPU programs (isa) run on the simulator (sim) in the bf16 datapath;
+// NPU programs (isa) run on the simulator (sim) in the bf16 datapath (f32
+// kernels) or the int8 one (8-bit operands, i32 accumulation, integer
+// requantization);
 // every other kernel runs on the host, compiled by the CPU target. The
 // host function runs in the NPU runtime (Plan), which moves tensors
 // between the host and the NPU's DRAM in the NPU's blocked layouts.
@@ -59,11 +61,11 @@ func (t *Target) Name() string { return "npu" }
 func (t *Target) Options() targets.Options { return t.opts }
 
 // Key is "npu -config=<name> -hash=<first 8 hex digits of the
-// configuration's SHA-256> -datapath=bf16 -host=<the CPU key>".
+// configuration's SHA-256> -datapath=int8,bf16 -host=<the CPU key>".
 func (t *Target) Key() string {
 	data, _ := json.Marshal(t.cfg)
 	sum := sha256.Sum256(data)
-	return fmt.Sprintf("npu -config=%s -hash=%x -datapath=bf16 -host=(%s)", t.cfg.Name, sum[:4], t.host.Key())
+	return fmt.Sprintf("npu -config=%s -hash=%x -datapath=int8,bf16 -host=(%s)", t.cfg.Name, sum[:4], t.host.Key())
 }
 
 // Rules are the NPU rules (Rules) with the host's for host kernels.

@@ -11,7 +11,7 @@ package isa
 //	inst      = mnemonic { key "=" value | flag }
 //	mnemonic  = ("load" | "store") "." ("uop" | "inp" | "wgt" | "acc")
 //	          | "gemm" | "alu." aluop | "finish"
-//	DMA keys  = sram=N dram=N y=N x=N stride=N dtype=(i8|bf16|f32|i32)
+//	DMA keys  = sram=N dram=N y=N x=N stride=N dtype=(i8|bf16|f32|i32|u8)
 //	            [pad=TOP,BOTTOM,LEFT,RIGHT]
 //	gemm keys = uops=BEGIN:END iter=OUT,IN dst=OUT,IN src=OUT,IN
 //	            wgt=OUT,IN [reset]

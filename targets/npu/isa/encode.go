@@ -202,7 +202,7 @@ func (in *Inst) checkUnused() error {
 }
 
 // checkEnums refuses enumeration values beyond their lists that still
-// fit their fields (dtype 4..7, alu_op 9..15: DecodeInst refuses them), and
+// fit their fields (dtype 5..7, alu_op 10..15: DecodeInst refuses them), and
 // an immediate without use_imm (its bits would mean nothing, and the text
 // form could not keep them).
 func (in *Inst) checkEnums() error {

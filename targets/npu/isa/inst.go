@@ -84,10 +84,13 @@ const (
 	DTBF16
 	DTF32
 	DTInt32
+	// DTUInt8 is an unsigned byte, zero-extended where loaded (int8
+	// datapath: inp, wgt, acc) and saturated to [0, 255] where stored.
+	DTUInt8
 	numDTypes
 )
 
-var dtypeNames = [...]string{"i8", "bf16", "f32", "i32"}
+var dtypeNames = [...]string{"i8", "bf16", "f32", "i32", "u8"}
 
 func (d DType) String() string {
 	if d < numDTypes {
@@ -97,7 +100,7 @@ func (d DType) String() string {
 }
 
 // Bytes is the size of one element.
-func (d DType) Bytes() int { return [...]int{1, 2, 4, 4}[d] }
+func (d DType) Bytes() int { return [...]int{1, 2, 4, 4, 1}[d] }
 
 // Datapath is the matrix unit's arithmetic, chosen per program:
 // int8×int8→int32 or bf16×bf16→f32.
@@ -135,10 +138,13 @@ const (
 	ALUClip
 	ALUMov
 	ALUMulHi
+	// ALUMulQ is floor(d·v / 2^31) on the exact 64-bit product: with shr
+	// by s ≥ 1 after it, single-rounding requantization (ISA.md, "ALU").
+	ALUMulQ
 	numALUOps
 )
 
-var aluNames = [...]string{"min", "max", "add", "sub", "mul", "shr", "clip", "mov", "mulhi"}
+var aluNames = [...]string{"min", "max", "add", "sub", "mul", "shr", "clip", "mov", "mulhi", "mulq"}
 
 func (a ALUOp) String() string {
 	if a < numALUOps {

@@ -82,7 +82,9 @@ func checkDeps(in *Inst) string {
 }
 
 // allowedDTypes are the DRAM element types of a DMA to or from mem in
-// datapath dp.
+// datapath dp (ISA.md, "Element types allowed"): the int8 datapath takes
+// i8 and u8 everywhere (and i32 for the accumulator), the bf16 datapath
+// never u8.
 func allowedDTypes(op Opcode, mem Memory, dp Datapath) []DType {
 	switch {
 	case op == OpStore && mem != MemAcc:
@@ -90,11 +92,11 @@ func allowedDTypes(op Opcode, mem Memory, dp Datapath) []DType {
 	case mem == MemUop:
 		return []DType{DTInt8}
 	case mem == MemAcc && dp == DPInt8:
-		return []DType{DTInt8, DTInt32}
+		return []DType{DTInt8, DTUInt8, DTInt32}
 	case mem == MemAcc || dp == DPBF16:
 		return []DType{DTBF16, DTF32}
 	}
-	return []DType{DTInt8}
+	return []DType{DTInt8, DTUInt8}
 }
 
 func (p *Program) checkDMA(cfg Config, in *Inst) string {
@@ -135,7 +137,7 @@ func (p *Program) checkLoop(in *Inst) string {
 		return fmt.Sprintf("an empty micro-op range [%d, %d)", in.UopBegin, in.UopEnd)
 	case in.IterOut == 0 || in.IterIn == 0:
 		return "an empty loop (iter_out and iter_in must be at least 1)"
-	case in.Op == OpALU && (in.ALU == ALUMulHi || in.ALU == ALUShr) && p.Datapath != DPInt8:
+	case in.Op == OpALU && (in.ALU == ALUMulHi || in.ALU == ALUMulQ || in.ALU == ALUShr) && p.Datapath != DPInt8:
 		return in.ALU.String() + " is an int8-datapath (int32 accumulator) operation"
 	}
 	return ""

@@ -10,12 +10,15 @@ import (
 
 // memories are the scratchpads, typed by the program's datapath: int8
 // inputs and weights with an int32 accumulator, or bf16 inputs and
-// weights (held as their exact f32 values) with an f32 accumulator.
+// weights (held as their exact f32 values) with an f32 accumulator. An
+// int8-datapath input or weight value is 8 bits plus the signedness of
+// its load (i8 or u8, per entry), a 9-bit signed value in [−128, 255]:
+// inpI and wgtI hold it in an int16.
 type memories struct {
 	dp                       isa.Datapath
 	batch, blockIn, blockOut int
 	vals                     [4]int // values per entry, by isa.Memory
-	inpI, wgtI               []int8
+	inpI, wgtI               []int16
 	accI                     []int32
 	inpF, wgtF, accF         []float32
 	uop                      []isa.Uop
@@ -31,7 +34,7 @@ func newMemories(cfg isa.Config, dp isa.Datapath) memories {
 	n := func(mem isa.Memory) int { return cfg.Depth(mem, dp) * mm.vals[mem] }
 	mm.uop = make([]isa.Uop, cfg.Depth(isa.MemUop, dp))
 	if dp == isa.DPInt8 {
-		mm.inpI, mm.wgtI, mm.accI = make([]int8, n(isa.MemInp)), make([]int8, n(isa.MemWgt)), make([]int32, n(isa.MemAcc))
+		mm.inpI, mm.wgtI, mm.accI = make([]int16, n(isa.MemInp)), make([]int16, n(isa.MemWgt)), make([]int32, n(isa.MemAcc))
 	} else {
 		mm.inpF, mm.wgtF, mm.accF = make([]float32, n(isa.MemInp)), make([]float32, n(isa.MemWgt)), make([]float32, n(isa.MemAcc))
 	}
@@ -122,18 +125,21 @@ func (m *machine) loadUops(in *isa.Inst) error {
 }
 
 // loadEntry converts one entry from DRAM element type dt into scratchpad
-// mem: int8 as is; bf16 widened; f32 rounded to bf16 for inputs and
-// weights, kept for the accumulator; int8 sign-extended and int32 kept
-// for the int32 accumulator.
+// mem: i8 sign-extended and u8 zero-extended (inputs, weights and the
+// int32 accumulator), int32 kept; bf16 widened; f32 rounded to bf16 for
+// inputs and weights, kept for the accumulator.
 func (m *machine) loadEntry(mem isa.Memory, dt isa.DType, e int, src []byte) {
 	n := m.mem.vals[mem]
 	if m.mem.dp == isa.DPInt8 {
 		if mem == isa.MemAcc {
 			dst := m.mem.accI[e*n : (e+1)*n]
 			for k := range dst {
-				if dt == isa.DTInt8 {
+				switch dt {
+				case isa.DTInt8:
 					dst[k] = int32(int8(src[k]))
-				} else {
+				case isa.DTUInt8:
+					dst[k] = int32(src[k])
+				default:
 					dst[k] = int32(binary.LittleEndian.Uint32(src[4*k:]))
 				}
 			}
@@ -144,7 +150,11 @@ func (m *machine) loadEntry(mem isa.Memory, dt isa.DType, e int, src []byte) {
 			dst = m.mem.wgtI
 		}
 		for k, b := range src {
-			dst[e*n+k] = int8(b)
+			if dt == isa.DTUInt8 {
+				dst[e*n+k] = int16(b)
+			} else {
+				dst[e*n+k] = int16(int8(b))
+			}
 		}
 		return
 	}
@@ -188,15 +198,19 @@ func (m *machine) zeroEntry(mem isa.Memory, e int) {
 	}
 }
 
-// storeEntry writes accumulator entry e to DRAM as dt: int8 saturated,
-// int32 as is, f32 as is, bf16 rounded to nearest even.
+// storeEntry writes accumulator entry e to DRAM as dt: i8 saturated to
+// [−128, 127], u8 saturated to [0, 255], int32 as is, f32 as is, bf16
+// rounded to nearest even.
 func (m *machine) storeEntry(dt isa.DType, e int, dst []byte) {
 	n := m.mem.vals[isa.MemAcc]
 	if m.mem.dp == isa.DPInt8 {
 		for k, v := range m.mem.accI[e*n : (e+1)*n] {
-			if dt == isa.DTInt8 {
+			switch dt {
+			case isa.DTInt8:
 				dst[k] = byte(int8(min(max(v, math.MinInt8), math.MaxInt8)))
-			} else {
+			case isa.DTUInt8:
+				dst[k] = byte(min(max(v, 0), math.MaxUint8))
+			default:
 				binary.LittleEndian.PutUint32(dst[4*k:], uint32(v))
 			}
 		}

@@ -50,8 +50,9 @@ func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(lo
 
 // gemm performs a GEMM instruction: for each iteration, acc[dst] (Batch ×
 // BlockOut) = 0 when Reset, else acc[dst][b][o] += Σ_k inp[src][b][k] ×
-// wgt[wgt][o][k], k ascending (int32 wrapping; or f32, each addition
-// rounded: bf16 products are exact in f32).
+// wgt[wgt][o][k], k ascending (int32 wrapping, the 9-bit signed i8/u8
+// values multiplied exactly; or f32, each addition rounded: bf16 products
+// are exact in f32).
 func (m *machine) gemm(in *isa.Inst) error {
 	mm := &m.mem
 	acc, inp, wgt := mm.trk[isa.MemAcc], mm.trk[isa.MemInp], mm.trk[isa.MemWgt]
@@ -83,6 +84,10 @@ func (m *machine) gemm(in *isa.Inst) error {
 	})
 }
 
+// gemmInt8 is one int8-datapath GEMM iteration. The inputs and weights
+// are 9-bit signed values (i8 sign-extended, u8 zero-extended, so u8×i8,
+// i8×u8, u8×u8 and i8×i8 all multiply exactly): each product is at most
+// 255·255 in magnitude and the sum wraps in int32.
 func (mm *memories) gemmInt8(ix loopIndex) {
 	bi, bo := mm.blockIn, mm.blockOut
 	a := mm.accI[ix.dst*mm.vals[isa.MemAcc]:]
@@ -168,7 +173,10 @@ func (m *machine) alu(in *isa.Inst) error {
 // aluInt is one int32 ALU operation (ISA.md, "ALU"): add, sub and mul
 // wrap; shr shifts right by v with rounding half up (left by −v), the
 // amount clamped to 31; clip clamps to [−|v|, |v|]; mulhi is gemmlowp's
-// SaturatingRoundingDoublingHighMul.
+// SaturatingRoundingDoublingHighMul; mulq is floor(d·v / 2^31) on the
+// exact 64-bit product (an arithmetic shift right by 31): |d·v| ≤ 2^62,
+// so it fits int32 except for d = v = −2^31 (2^62 / 2^31 = 2^31), which
+// saturates to 2^31 − 1 as mulhi does.
 func aluInt(op isa.ALUOp, d, v int32) int32 {
 	switch op {
 	case isa.ALUMin:
@@ -203,6 +211,11 @@ func aluInt(op isa.ALUOp, d, v int32) int32 {
 			nudge = 1 - 1<<30
 		}
 		return int32((ab + nudge) / (1 << 31))
+	case isa.ALUMulQ:
+		if d == math.MinInt32 && v == math.MinInt32 {
+			return math.MaxInt32
+		}
+		return int32((int64(d) * int64(v)) >> 31)
 	}
 	return v // mov
 }
