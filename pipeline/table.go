@@ -40,7 +40,7 @@ var graphSteps = []string{"canonicalize", "fold-batch-norm", "constant-fold", "c
 
 // Table is the whole compilation for cfg, in order: fold-qdq (with
 // FoldQDQ), the graph steps (less those the target skips,
-// targets.StepSkipper),
+// targets.StepSkipper; with the options it gives, targets.StepOptioner),
 // lower-to-tir, inline-elementwise, the scheduling steps (apply-trace per
 // trace, apply-tuning-records with a database, default-schedule for the
 // kernels left), rewrite-layout (unless KeepLayouts), the target's
@@ -53,12 +53,17 @@ func Table(cfg Config) []registry.Item {
 		rows = append(rows, registry.Item{Name: name, Options: opts})
 	}
 	skip, _ := cfg.Target.(targets.StepSkipper)
+	optioner, _ := cfg.Target.(targets.StepOptioner)
 	if cfg.FoldQDQ {
 		add("fold-qdq", nil)
 	}
 	for _, n := range graphSteps {
+		var opts map[string]string
+		if optioner != nil {
+			opts = optioner.StepOptions(n)
+		}
 		if skip == nil || !skip.SkipsStep(n) {
-			add(n, nil)
+			add(n, opts)
 		}
 	}
 	add(LowerToTIRName, nil)

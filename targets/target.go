@@ -92,6 +92,14 @@ type StepSkipper interface {
 	SkipsStep(name string) bool
 }
 
+// StepOptioner is implemented by a target that runs some of the
+// pipeline's graph steps with options of its own (the NPU fuses an
+// integer contraction with integer ops only: fuse{integer-epilogues=true}).
+type StepOptioner interface {
+	// StepOptions are the options of the step named name (nil: none).
+	StepOptions(name string) map[string]string
+}
+
 // Artifact is compiled code in memory.
 type Artifact interface {
 	// Emit writes kind (one of Target.Emits) to path. Text kinds written to "" are returned

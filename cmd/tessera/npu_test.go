@@ -285,3 +285,37 @@ func TestNPUReportNeedsNPU(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs.String(), `bad.json: npu config: json: unknown field "bogus"`)
 }
+
+// TestNPUInt8Digits: LeNet-5 and the MLP quantized with --integer (the
+// digits as calibration data) run on the NPU's int8 datapath with every
+// MAC on the matrix unit (the logits' dequantization runs on the host,
+// fused apart by fuse{integer-epilogues=true}; TestNPUInt8BitExact checks
+// the requantization on the NPU): the logits equal the CPU's, so the
+// accuracy does.
+func TestNPUInt8Digits(t *testing.T) {
+	dir := t.TempDir()
+	labels := filepath.Join(examples, "digits_y.npy")
+	for _, c := range []struct{ model, input, calib string }{
+		{"lenet5.mlir", "digits_x.npy", "digits_calib_x.npy"}, {"mlp.mlir", "digits28_x.npy", "digits28_calib_x.npy"}} {
+		integer := filepath.Join(dir, "int_"+c.model)
+		_, stderr, code := tessera("quantize", filepath.Join(examples, c.model), "--calibrate", filepath.Join(examples, c.calib), "--integer", "-o", integer)
+		require.Equal(t, 0, code, stderr)
+		input := filepath.Join(examples, c.input)
+		outs := map[string][]float32{}
+		accs := map[string]float64{}
+		for _, target := range []string{"cpu", "npu"} {
+			y := filepath.Join(dir, target+"_"+c.model+".npy")
+			out := runCLI(t, "run", integer, "--target", target, "--input", input, "--labels", labels, "--output", y)
+			accs[target], _ = accuracyOf(t, out)
+			if target == "npu" {
+				assert.Contains(t, out, "npu MAC fraction: 1.0000", out)
+			}
+			yt, err := rt.ReadNPY(y)
+			require.NoError(t, err)
+			outs[target], _ = yt.Float32s()
+		}
+		assert.Equal(t, accs["cpu"], accs["npu"], c.model)
+		assert.LessOrEqual(t, relativeError(outs["npu"], outs["cpu"]), 1e-6, c.model)
+		t.Logf("%s int8: accuracy %.4f on the CPU and the NPU", c.model, accs["npu"])
+	}
+}

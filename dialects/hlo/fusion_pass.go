@@ -1,8 +1,10 @@
 package hlo
 
 import (
+	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 
 	g "github.com/tessera-ml/tessera/graphir"
 )
@@ -33,6 +35,9 @@ import (
 //     group is an "input" fusion that absorbs elementwise-like producers;
 //   - at most one hero per fusion; a group without a hero is a "loop"
 //     fusion, a dot/convolution root alone is an "output" fusion.
+//   - With FusePolicy.IntegerEpilogues (the NPU's `fuse{integer-epilogues=true}`),
+//     a contraction with an integer result takes no op with a float
+//     result into its group, by any of the routes above.
 //   - Last, an output group whose root's users all sit in one loop group
 //     takes that group as more epilogue (mergeEpilogues) unless it moves
 //     the root's data: epilogues whose values have several users
@@ -76,7 +81,66 @@ import (
 // grouping does not depend on the order members were added.
 
 func init() {
-	g.RegisterFuncPass("fuse", "XLA-style fusion of top-level hlo ops into hlo.fusion (loop, input, output)", FuseFunc)
+	g.RegisterPass(&g.PassInfo{
+		Name:    "fuse",
+		Summary: "XLA-style fusion of top-level hlo ops into hlo.fusion (loop, input, output)",
+		Options: map[string]string{
+			"integer-epilogues": "true: an integer contraction's fusion keeps only integer ops (a conversion to float and what follows it fuse apart), for a target whose integer datapath has no float unit; default false",
+		},
+		New: func(opts map[string]string) (g.Pass, error) {
+			var pol FusePolicy
+			if v, ok := opts["integer-epilogues"]; ok {
+				b, err := strconv.ParseBool(v)
+				if err != nil {
+					return nil, fmt.Errorf("option integer-epilogues must be true or false, got %q", v)
+				}
+				pol.IntegerEpilogues = b
+			}
+			return &g.FuncPass{PassName: "fuse", Fn: func(f *g.Func) error { return FuseFuncWith(f, pol) }}, nil
+		},
+	})
+}
+
+// FusePolicy adjusts the fusion for a target.
+type FusePolicy struct {
+	// IntegerEpilogues keeps float ops out of the fusion of a contraction
+	// with an integer result: fold-qdq's dequantizing epilogue (convert
+	// to f32, scale, bias, a residual add) becomes a loop fusion of its
+	// own, so the contraction's kernel is integer-only (the NPU's int8
+	// datapath has no float ALU).
+	IntegerEpilogues bool
+}
+
+// excludes reports whether op may not join a group whose hero is hero:
+// a float result in an integer contraction's group.
+func (p FusePolicy) excludes(hero, op *g.Op) bool {
+	return p.IntegerEpilogues && hero != nil && integerContraction(hero) && floatResult(op)
+}
+
+// excludesAny reports whether some member of ops may not join a group
+// whose hero is hero.
+func (p FusePolicy) excludesAny(hero *g.Op, ops map[*g.Op]role) bool {
+	for m := range ops {
+		if p.excludes(hero, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// integerContraction: a contraction whose result is an integer tensor.
+func integerContraction(op *g.Op) bool {
+	return isContractionHero(op) && len(op.Results) == 1 && g.AsTensor(op.Results[0].Type) != nil && g.AsTensor(op.Results[0].Type).Elem.IsInt()
+}
+
+// floatResult: an op with a float tensor result.
+func floatResult(op *g.Op) bool {
+	for _, r := range op.Results {
+		if t := g.AsTensor(r.Type); t != nil && t.Elem.IsFloat() {
+			return true
+		}
+	}
+	return false
 }
 
 // role of a member in its group
@@ -129,7 +193,11 @@ func isFusible(op *g.Op) bool {
 }
 
 // FuseFunc runs the fusion pass on one function.
-func FuseFunc(f *g.Func) error {
+func FuseFunc(f *g.Func) error { return FuseFuncWith(f, FusePolicy{}) }
+
+// FuseFuncWith runs the fusion pass on one function with a target's
+// policy.
+func FuseFuncWith(f *g.Func, pol FusePolicy) error {
 	block := f.Entry()
 	if block == nil {
 		return nil
@@ -144,14 +212,14 @@ func FuseFunc(f *g.Func) error {
 	var groups []*group
 	for _, op := range ops {
 		if isContractionHero(op) && owner[op] == nil {
-			groups = append(groups, seedEpilogue(op, owner))
+			groups = append(groups, seedEpilogue(op, owner, pol))
 		}
 	}
 	for i := len(ops) - 1; i >= 0; i-- {
 		op := ops[i]
 		if gr := owner[op]; gr != nil && gr.root == op && !gr.grown {
 			gr.grown = true
-			grow(gr, pos, owner)
+			grow(gr, pos, owner, pol)
 			continue
 		}
 		if owner[op] != nil || !isFusible(op) {
@@ -172,10 +240,10 @@ func FuseFunc(f *g.Func) error {
 			gr.members[op] = epilogue
 		}
 		owner[op] = gr
-		grow(gr, pos, owner)
+		grow(gr, pos, owner, pol)
 		groups = append(groups, gr)
 	}
-	groups = mergeEpilogues(groups, owner)
+	groups = mergeEpilogues(groups, owner, pol)
 	for _, gr := range groups {
 		if err := materialize(gr, pos); err != nil {
 			return err
@@ -252,12 +320,12 @@ func allDefinedBy(op *g.Op, set map[*g.Op]bool) bool {
 // exactly one user, so no op outside the chain depends on a non-root
 // member, and the other operands of the chain (bias, splat constants) are
 // defined before the op that uses them: the group stays acyclic.
-func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group) *group {
+func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group, pol FusePolicy) *group {
 	gr := &group{root: heroOp, hero: heroOp, members: map[*g.Op]role{heroOp: hero}}
 	owner[heroOp] = gr
 	for len(gr.root.Results) == 1 {
 		u := soleUser(gr.root.Results[0])
-		if u == nil || owner[u] != nil || !isElementwiseLike(u) || u.HasTrait(g.DataMovement) || u.Block != gr.root.Block {
+		if u == nil || owner[u] != nil || !isElementwiseLike(u) || u.HasTrait(g.DataMovement) || u.Block != gr.root.Block || pol.excludes(heroOp, u) {
 			break
 		}
 		gr.members[u] = epilogue
@@ -278,14 +346,14 @@ func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group) *group {
 // too. The merged group stays acyclic: its only result is the loop
 // group's root, every other member's users are inside, and no member of
 // the loop group is an operand of the output group.
-func mergeEpilogues(groups []*group, owner map[*g.Op]*group) []*group {
+func mergeEpilogues(groups []*group, owner map[*g.Op]*group, pol FusePolicy) []*group {
 	merged := map[*group]bool{}
 	for _, gr := range groups {
 		if gr.kind() != "output" || merged[gr] || len(gr.root.Results) != 1 {
 			continue
 		}
 		into := epilogueGroupOf(gr, owner)
-		if into == nil {
+		if into == nil || pol.excludesAny(gr.hero, into.members) {
 			continue
 		}
 		for m := range into.members {
@@ -359,7 +427,7 @@ func soleUser(v *g.Value) *g.Op {
 }
 
 // grow absorbs producers into gr; see the comment at the top of the file.
-func grow(gr *group, pos map[*g.Op]int, owner map[*g.Op]*group) {
+func grow(gr *group, pos map[*g.Op]int, owner map[*g.Op]*group, pol FusePolicy) {
 	cands := map[*g.Op]bool{}
 	addCands := func(m *g.Op) {
 		for _, v := range m.Operands() {
@@ -381,7 +449,7 @@ func grow(gr *group, pos map[*g.Op]int, owner map[*g.Op]*group) {
 		}
 		delete(cands, p)
 		r, ok := admit(gr, p, owner)
-		if !ok {
+		if !ok || pol.excludes(gr.hero, p) || (isContractionHero(p) && pol.excludesAny(p, gr.members)) {
 			continue
 		}
 		gr.members[p] = r

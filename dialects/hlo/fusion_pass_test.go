@@ -16,11 +16,17 @@ import (
 // agree bit for bit. It returns the fusions in program order.
 func fuseAndCheck(t *testing.T, b *fb, seed int64) []*g.Op {
 	t.Helper()
+	return fuseWithAndCheck(t, b, seed, FusePolicy{})
+}
+
+// fuseWithAndCheck is fuseAndCheck with a fusion policy.
+func fuseWithAndCheck(t *testing.T, b *fb, seed int64, pol FusePolicy) []*g.Op {
+	t.Helper()
 	require.NoError(t, b.verify())
 	r := rand.New(rand.NewSource(seed))
 	args := randArgs(r, b.f)
 	before := interpret(t, b.f, args)
-	require.NoError(t, FuseFunc(b.f))
+	require.NoError(t, FuseFuncWith(b.f, pol))
 	require.NoError(t, b.verify(), g.Print(b.m))
 	after := interpret(t, b.f, args)
 	require.Len(t, after, len(before))
@@ -45,7 +51,7 @@ func fuseAndCheck(t *testing.T, b *fb, seed int64) []*g.Op {
 	}
 	// running the pass again changes nothing
 	text := g.Print(b.m)
-	require.NoError(t, FuseFunc(b.f))
+	require.NoError(t, FuseFuncWith(b.f, pol))
 	assert.Equal(t, text, g.Print(b.m))
 	return fusions
 }
@@ -399,4 +405,42 @@ func TestFuseMultiUserEpilogue(t *testing.T) {
 	require.Len(t, fs, 2)
 	assert.Equal(t, []string{DotGeneralOp, BroadcastInDimOp, AddOp}, bodyNames(fs[0]))
 	assert.Equal(t, "loop", kindOf(fs[1]))
+}
+
+// TestFuseIntegerEpilogues: with FusePolicy.IntegerEpilogues an integer
+// contraction's fusion keeps its integer epilogue (a bias in i32, the
+// widening and shifting of a requantization) and leaves the float one
+// (convert to f32, scale, bias, relu) to a loop fusion; without it the
+// whole chain is one output fusion.
+func TestFuseIntegerEpilogues(t *testing.T) {
+	i8, i32t := g.NewTensor(g.I8, 3, 4), g.NewTensor(g.I32, 3, 5)
+	build := func(float bool) *fb {
+		r := rand.New(rand.NewSource(41))
+		b := newFB(t, i8)
+		w := b.constant(r, g.NewTensor(g.I8, 5, 4))
+		d := b.add(DotGeneral(b.arg(0), w, DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}, loc())).Results[0]
+		acc := b.bin(AddOp, d, b.bcast(b.constant(r, g.NewTensor(g.I32, 5)), i32t, 1))
+		if float {
+			y := b.add(Convert(acc, g.F32, loc())).Results[0]
+			y = b.bin(MultiplyOp, y, b.bcast(b.constant(r, f32(5)), f32(3, 5), 1))
+			b.ret(b.bin(MaximumOp, y, b.splat(0, f32(3, 5))))
+			return b
+		}
+		wide := b.add(Convert(acc, g.I64, loc())).Results[0]
+		y := b.bin(ShiftRightArithmeticOp, b.bin(MultiplyOp, wide, b.splat(3, g.NewTensor(g.I64, 3, 5))), b.splat(2, g.NewTensor(g.I64, 3, 5)))
+		b.ret(b.add(Convert(y, g.I8, loc())).Results[0])
+		return b
+	}
+	pol := FusePolicy{IntegerEpilogues: true}
+	fs := fuseAndCheck(t, build(true), 42)
+	require.Len(t, fs, 1)
+	fs = fuseWithAndCheck(t, build(true), 42, pol)
+	require.Len(t, fs, 2)
+	assert.Equal(t, "output", kindOf(fs[0]))
+	assert.Equal(t, []string{DotGeneralOp, BroadcastInDimOp, AddOp}, bodyNames(fs[0]))
+	assert.Equal(t, "loop", kindOf(fs[1]))
+	assert.Contains(t, bodyNames(fs[1]), ConvertOp)
+	fs = fuseWithAndCheck(t, build(false), 43, pol)
+	require.Len(t, fs, 1, "an integer epilogue stays in the contraction's fusion")
+	assert.Equal(t, "output", kindOf(fs[0]))
 }

@@ -71,6 +71,18 @@ func (t *Target) Key() string {
 // Rules are the NPU rules (Rules) with the host's for host kernels.
 func (t *Target) Rules() schedule.Rules { return NewRules(t.cfg, t.host.Rules()) }
 
+// StepOptions fuses an integer contraction with integer ops only
+// (fuse{integer-epilogues=true}): the int8 datapath has no float ALU, so
+// a dequantizing epilogue in the contraction's kernel would keep the
+// whole kernel on the host; apart, the contraction runs on the NPU and
+// the float epilogue on the host.
+func (t *Target) StepOptions(name string) map[string]string {
+	if name == "fuse" {
+		return map[string]string{"integer-epilogues": "true"}
+	}
+	return nil
+}
+
 // PostSchedule is empty: Codegen runs the host's post-schedule passes on
 // the host kernels only.
 func (t *Target) PostSchedule() []string { return nil }
