@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/dialects/graph"
@@ -412,4 +413,38 @@ func TestNPUInt8BitExact(t *testing.T) {
 		})
 	}
 	require.GreaterOrEqual(t, requantOnNPU, n/2, "kernels with the requantization on the NPU")
+}
+
+// TestNPUInt8ShiftBelowOne: a requantization whose shift is below 1 (a
+// real multiplier of 0.5 or more) cannot be computed exactly by the NPU's
+// mulq then shr; the run is refused with the shift named, not answered
+// inexactly.
+func TestNPUInt8ShiftBelowOne(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 9))
+	m := randomInt8MatMul(r)
+	var rq *graphir.Op
+	for _, op := range m.Funcs[0].Entry().Ops() {
+		if op.Name == graph.RequantizeOp {
+			rq = op
+		}
+	}
+	shifts, err := graphir.TensorFromDense(graph.ConstantOf(rq.Operand(2)))
+	require.NoError(t, err)
+	shifts.Data[0] = 0
+	c := graphir.NewOp(graph.ConstantOp, nil, []graphir.Type{shifts.Type}, graphir.DictAttr{}.Set("value", shifts.ToDense()), rq.Loc)
+	m.Funcs[0].Entry().InsertBefore(rq, c)
+	rq.SetOperand(2, c.Results[0])
+	require.NoError(t, graphir.Verify(m))
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(graphir.Print(m)), 0o644))
+	xt := graphir.AsTensor(m.Funcs[0].Type.Inputs[0])
+	x, err := rt.NewTensor(rt.Uint8, xt.Shape)
+	require.NoError(t, err)
+	in := filepath.Join(dir, "x.npy")
+	require.NoError(t, rt.WriteNPY(in, x))
+	out, stderr, code := tessera("run", model, "--target", "npu", "--input", in)
+	require.Equal(t, 1, code, out)
+	assert.Contains(t, stderr, "requantization shift 0 is below 1")
+	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, stderr)
 }
