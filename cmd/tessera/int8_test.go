@@ -170,6 +170,12 @@ func randomIntMatMul(r *rand.Rand) *graphir.Module {
 // rule's vpdpbusd nest on a VNNI processor), N below and above 16 with
 // and without a column tail, 2-D or batched activations.
 func randomInt8MatMul(r *rand.Rand) *graphir.Module {
+	return randomInt8MatMulTo(r, graphir.UI8, 0, 255)
+}
+
+// randomInt8MatMulTo is randomInt8MatMul requantized to out (ui8 or i8)
+// within [lo, hi].
+func randomInt8MatMulTo(r *rand.Rand, out graphir.DType, lo, hi int64) *graphir.Module {
 	k, n := int64(4*(1+r.IntN(40))), int64(1+r.IntN(70))
 	if r.IntN(4) == 0 {
 		k = int64(1 + r.IntN(70))
@@ -183,7 +189,7 @@ func randomInt8MatMul(r *rand.Rand) *graphir.Module {
 	w := b.constant(graphir.I8, []int64{k, n}, func(int) float64 { return float64(r.IntN(256) - 128) })
 	acc := b.build(graph.MatMulOp, nil, x, w)
 	acc = b.build(graph.AddOp, nil, acc, b.constant(graphir.I32, []int64{n}, func(int) float64 { return float64(r.IntN(200001) - 100000) }))
-	return b.module(b.requantize(acc, len(shape)-1, n, k, graphir.UI8, 0, 255))
+	return b.module(b.requantize(acc, len(shape)-1, n, k, out, lo, hi))
 }
 
 // randomInt8Conv is a convolution of the ui8 input itself by an i8
@@ -369,7 +375,7 @@ func perTensor(m *graphir.Module, r *rand.Rand) {
 
 // TestNPUInt8BitExact runs fold-qdq's integer kernels — ui8 activations
 // times i8 weights into i32 with a bias, requantized per channel (or per
-// tensor) to ui8 — on the NPU's int8 datapath: matmuls (2-D and batched,
+// tensor) to ui8 or i8 — on the NPU's int8 datapath: matmuls (2-D and batched,
 // K and N with and without block tails) and convolutions (strides,
 // padding, dilation, groups). Every contraction runs on the NPU, most
 // with the requantization there (alu.mulq in the program), and the
@@ -380,8 +386,11 @@ func TestNPUInt8BitExact(t *testing.T) {
 	const n = 12
 	for i := range n {
 		m := randomInt8MatMul(r)
-		if i%2 == 1 {
+		switch {
+		case i%2 == 1:
 			m = randomInt8Conv(r)
+		case i%4 == 0:
+			m = randomInt8MatMulTo(r, graphir.I8, -100, 127) // an i8 output, a bound inside its range
 		}
 		if i%4 == 2 {
 			perTensor(m, r)
