@@ -114,7 +114,7 @@ func (a *Artifact) Partition() string {
 		if info.NPU {
 			gp := a.npu[c.Kernel]
 			npuMACs += info.MACs
-			fmt.Fprintf(&b, "@%s: npu (%d×%d×%d, tiling %v)\n", c.Kernel, gp.g.M, gp.g.N, gp.g.K, gp.t)
+			fmt.Fprintf(&b, "@%s: npu (%d×%d×%d, tiling %v%s)\n", c.Kernel, gp.g.M, gp.g.N, gp.g.K, gp.t, gp.g.storeNote())
 		} else {
 			fmt.Fprintf(&b, "@%s: host (%s)\n", c.Kernel, info.Reason)
 		}

@@ -116,6 +116,18 @@ func analyzeGEMM(cfg isa.Config, f *tir.PrimFunc) (*gemmKernel, error) {
 	return g, g.epilogueOf(f, blocks[1], c)
 }
 
+// storeNote is the partition's note on the output's STORE type: the
+// datapath and the type when they are not bf16's f32.
+func (g *gemmKernel) storeNote() string {
+	switch {
+	case g.DP == isa.DPInt8:
+		return fmt.Sprintf(", int8, stores %s", g.OutType)
+	case g.OutType == isa.DTBF16:
+		return ", stores bf16"
+	}
+	return ""
+}
+
 // npuElem reports whether a parameter of element type t can live in the
 // NPU's DRAM image: f32 (bf16 datapath), i8/ui8 operands, i32 epilogue
 // operands and results, i64 results (stored as i32, see Widen).

@@ -262,8 +262,9 @@ func (gp *gemmProgram) packOperand(dst []byte, s aluStep, args []arg) {
 	}
 }
 
-// unpack copies the output entries to the output parameter: f32, i32
-// (sign-extended into an i64 output, Widen) or bytes (i8, u8).
+// unpack copies the output entries to the output parameter: f32 (or
+// bf16 widened, narrowOutputs), i32 (sign-extended into an i64 output,
+// Widen) or bytes (i8, u8).
 func (gp *gemmProgram) unpack(dram []byte, out arg) {
 	g, c := gp.g, gp.cfg
 	b, bo := c.Batch, c.BlockOut
@@ -275,6 +276,8 @@ func (gp *gemmProgram) unpack(dram []byte, out arg) {
 			v := src[e*gp.eOut+size*((m%b)*bo+n%bo):]
 			i := g.OutIdx[m*g.N+n]
 			switch {
+			case g.OutType == isa.DTBF16:
+				out.f32[i] = tir.BF16ToFloat32(binary.LittleEndian.Uint16(v))
 			case g.DP == isa.DPBF16:
 				out.f32[i] = math.Float32frombits(binary.LittleEndian.Uint32(v))
 			case size == 1:

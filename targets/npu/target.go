@@ -140,6 +140,9 @@ func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error)
 	if len(a.plans) == 0 {
 		return nil, fmt.Errorf("npu: the module exports no function (global_symbol) to run")
 	}
+	if err := a.narrowOutputs(); err != nil {
+		return nil, err
+	}
 	if len(hostMod.Funcs) > 0 {
 		art, err := targets.Build(t.host, hostMod, hostPrefix(prefix))
 		if err != nil {
