@@ -216,6 +216,18 @@ func randomInt8Conv(r *rand.Rand) *graphir.Module {
 	return b.module(b.requantize(acc, 1, o, c/g*kh*kw, graphir.UI8, 0, 255))
 }
 
+// randomU8Input is a uniform random ui8 tensor for @main's only input.
+func randomU8Input(t *testing.T, r *rand.Rand, m *graphir.Module) *rt.Tensor {
+	xt := graphir.AsTensor(m.Funcs[0].Type.Inputs[0])
+	x := make([]uint8, xt.NumElements())
+	for j := range x {
+		x[j] = uint8(r.IntN(256))
+	}
+	in, err := rt.FromSlice(xt.Shape, x)
+	require.NoError(t, err)
+	return in
+}
+
 // TestIntegerKernelsBitExact: compiled integer convolutions (strides,
 // padding, dilation, groups), matmuls — of i32 operands and of the 8-bit
 // operands themselves (vpdpbusd on a VNNI machine) — requantization and
@@ -236,13 +248,7 @@ func TestIntegerKernelsBitExact(t *testing.T) {
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			require.NoError(t, graphir.Verify(m))
 			src := graphir.Print(m)
-			xt := graphir.AsTensor(m.Funcs[0].Type.Inputs[0])
-			x := make([]uint8, xt.NumElements())
-			for j := range x {
-				x[j] = uint8(r.IntN(256))
-			}
-			in, err := rt.FromSlice(xt.Shape, x)
-			require.NoError(t, err)
+			in := randomU8Input(t, r, m)
 			want := interpret(t, src, []*rt.Tensor{in})
 			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1)
 			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
@@ -409,13 +415,7 @@ func TestNPUInt8BitExact(t *testing.T) {
 			if strings.Contains(asm, "alu.mulq") {
 				requantOnNPU++
 			}
-			xt := graphir.AsTensor(m.Funcs[0].Type.Inputs[0])
-			x := make([]uint8, xt.NumElements())
-			for j := range x {
-				x[j] = uint8(r.IntN(256))
-			}
-			in, err := rt.FromSlice(xt.Shape, x)
-			require.NoError(t, err)
+			in := randomU8Input(t, r, m)
 			want := interpret(t, src, []*rt.Tensor{in})
 			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1, "--target", "npu")
 			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
