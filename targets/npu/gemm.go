@@ -32,8 +32,13 @@ type gemmKernel struct {
 	// GroupN > 0 marks a block-diagonal product (grouped): GroupN rows of
 	// N per (super-)group, GroupK columns of K' per (super-)group.
 	GroupN, GroupK int
-	ParamShapes    [][]int64
-	ParamRoles     []tir.Role
+	// RowW marks a product whose W depends on the row (a depthwise
+	// convolution: row m is channel m's taps, W its own image patches):
+	// WIdx is [M][N][K] instead of [N][K], and the GEMM steps the weight
+	// entry with the row as well as the N block.
+	RowW        bool
+	ParamShapes [][]int64
+	ParamRoles  []tir.Role
 	// Win is set when X is a convolution's image that the window layout
 	// can fetch (a Tiling with Window set uses it).
 	Win *Window
@@ -55,6 +60,7 @@ const (
 	opConst  operandKind = iota // a scalar constant
 	opVector                    // a parameter indexed by N only (bias)
 	opTile                      // a parameter indexed by M and N (residual)
+	opRow                       // a parameter indexed by M only (a depthwise convolution's bias)
 )
 
 // aluStep is one epilogue operation: acc = op(acc, operand).
@@ -62,8 +68,8 @@ type aluStep struct {
 	Op    string // "add", "sub", "mul", "max", "min"; int8: also "mulq", "shr"
 	Kind  operandKind
 	Value float64 // opConst (an f32 value, or an int32 one in the int8 datapath)
-	Param int     // opVector, opTile
-	Idx   []int32 // opVector: [N]; opTile: [M·N] element offsets
+	Param int     // opVector, opTile, opRow
+	Idx   []int32 // opVector: [N]; opTile: [M·N]; opRow: [M] element offsets
 	// Shift marks a requantization's shift (after mulq): the runtime
 	// refuses values below 1, for which mulq then shr is not exact.
 	Shift bool
@@ -423,6 +429,9 @@ func (g *gemmKernel) grouped(cfg isa.Config, f *tir.PrimFunc, la, lb gather, sa,
 			break
 		}
 	}
+	if gsize == 1 && cfg.Batch == 1 && !sameWithinGroups(full, S, row, S) {
+		return g.depthwise(f, x, w, s, mv, reduce, allSpatial, st, full)
+	}
 	// Super-groups of gs groups fill the matrix unit's BlockOut rows when
 	// groups are smaller (depthwise: 16 channels per super-group, whose
 	// weight entries are diagonal): K' per super-group is K × gs, ordered
@@ -459,6 +468,23 @@ func (g *gemmKernel) grouped(cfg isa.Config, f *tir.PrimFunc, la, lb gather, sa,
 		}
 	}
 	return &contractionInfo{spatial: allSpatial, mVars: mv, nVars: []*tir.IterVar{s}, store: st}, nil
+}
+
+// depthwise maps a contraction whose every channel s is a group of its
+// own (a depthwise convolution) onto the matrix unit with per-row
+// weights (RowW): row m = channel s holds its K taps (X := the weight
+// operand), and its W is its own image patches, N = the other spatial
+// points (W := the image, WIdx [S][N][K] from the gather table full).
+// One micro-op step then multiplies BlockIn taps by BlockOut pixels of
+// one channel — K/BlockIn of the matrix unit useful, where the
+// block-diagonal form (grouped) uses one column in BlockIn. Needs Batch 1
+// (the rows of an entry would share a weight entry).
+func (g *gemmKernel) depthwise(f *tir.PrimFunc, x, w gather, s *tir.IterVar, mv, reduce, allSpatial []*tir.IterVar, st access, full []int32) (*contractionInfo, error) {
+	g.X, g.W = paramIndex(f, w.load.Buffer), paramIndex(f, x.load.Buffer)
+	g.M, g.N, g.K, g.RowW = extent(s), volume(mv), volume(reduce), true
+	g.XIdx = tabulate(w, g.ParamShapes[g.X], []*tir.IterVar{s}, reduce) // [s][k]
+	g.WIdx = full                                                       // [s][n][k]
+	return &contractionInfo{spatial: allSpatial, mVars: []*tir.IterVar{s}, nVars: mv, store: st}, nil
 }
 
 // sameWithinGroups reports whether rows s and s − s mod d of table (S rows
@@ -822,8 +848,9 @@ func readsLoad(e tir.Expr, l *tir.BufferLoad) bool {
 	return found
 }
 
-// operand classifies an epilogue operand: a float constant, or a load of
-// an input parameter indexed by N variables only (a vector) or by M and N.
+// operand classifies an epilogue operand: a constant, or a load of an
+// input parameter indexed by N variables only (a vector), by M variables
+// only (a row operand) or by M and N (a tile).
 func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) (aluStep, error) {
 	if v, ok := evalConst(e, nil); ok && g.DP == isa.DPInt8 && e.DType() == tir.DI32 {
 		return aluStep{Op: op, Kind: opConst, Value: float64(v)}, nil
@@ -844,10 +871,14 @@ func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contract
 		}
 		l := &tir.BufferLoad{Buffer: x.Buffer, Indices: sub(x.Indices)}
 		used := usedVars(l.Indices)
-		for _, iv := range c.mVars {
-			if used[iv.Var] {
-				return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, c.nVars)}, nil
-			}
+		reads := func(ivs []*tir.IterVar) bool {
+			return slices.ContainsFunc(ivs, func(iv *tir.IterVar) bool { return used[iv.Var] })
+		}
+		switch m, n := reads(c.mVars), reads(c.nVars); {
+		case m && n:
+			return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, c.nVars)}, nil
+		case m:
+			return aluStep{Op: op, Kind: opRow, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, nil)}, nil
 		}
 		return aluStep{Op: op, Kind: opVector, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], nil, c.nVars)}, nil
 	}

@@ -89,6 +89,9 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 		case s.Kind == opTile:
 			l.region[len(l.region)-1] = l.half
 			l.half += g.mEntries(t) * t.Nt
+		case s.Kind == opRow:
+			l.region[len(l.region)-1] = l.half
+			l.half += g.mEntries(t)
 		case !g.immediate(s):
 			l.consts[len(l.consts)-1] = next
 			next++
@@ -114,7 +117,16 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 		return fitsWindow(cfg, g, t)
 	}
 	uops := 4*g.uopRun(t) + 2 + 2*len(g.Epilogue)
-	return t.Mt*t.Kt <= cfg.Depth(isa.MemInp, dp)/2 && t.Nt*t.Kt <= cfg.Depth(isa.MemWgt, dp)/2 &&
+	wgt := t.Nt * t.Kt
+	if g.RowW {
+		// the whole reduction per step; the weight entries of every row
+		if t.Kt != ceilDiv(g.K, cfg.BlockIn) || t.Mt*t.Nt*t.Kt > int(isa.FieldMax(isa.OpLoad, "x_stride"))*t.Mt ||
+			t.Nt*t.Kt > int(isa.FieldMax(isa.OpGEMM, "wgt_factor_out")) {
+			return false
+		}
+		wgt = t.Mt * t.Nt * t.Kt
+	}
+	return t.Mt*t.Kt <= cfg.Depth(isa.MemInp, dp)/2 && wgt <= cfg.Depth(isa.MemWgt, dp)/2 &&
 		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
 		t.Nt <= int(isa.FieldMax(isa.OpGEMM, "dst_factor_out")) && t.Kt <= int(isa.FieldMax(isa.OpGEMM, "src_factor_out")) &&
 		t.Kt <= int(isa.FieldMax(isa.OpGEMM, "wgt_factor_in"))
@@ -162,6 +174,9 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 	mt := g.mEntries(t)
 	comp := float64(t.Mt*t.Nt*t.Kt + cfg.GEMMLatencyCycles)
 	stepBytes, dmas := float64(t.Mt*t.Kt*eI+t.Nt*t.Kt*eW), 2.0
+	if g.RowW {
+		stepBytes = float64(t.Mt*t.Kt*eI + t.Mt*t.Nt*t.Kt*eW)
+	}
 	mTiles := ceilDiv(mb, t.Mt)
 	if t.Window {
 		w := g.Win
@@ -209,7 +224,11 @@ func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 			}
 		}
 	}
-	add(candidates(mb), candidates(kb), false)
+	ks := candidates(kb)
+	if g.RowW {
+		ks = []int{kb}
+	}
+	add(candidates(mb), ks, false)
 	if g.Win != nil {
 		var divs []int
 		for d := 1; d <= g.Win.CB(cfg); d++ {
@@ -293,7 +312,11 @@ func (gp *gemmProgram) layoutDRAM() {
 		gp.wOff = place(gp.nb * cb * w.KH * w.KW * gp.eWgt)
 	} else {
 		gp.xOff = place(gp.mb * gp.kb * gp.eInp)
-		gp.wOff = place(gp.nb * gp.kb * gp.eWgt)
+		wBlocks := gp.nb
+		if gp.g.RowW {
+			wBlocks *= gp.mb
+		}
+		gp.wOff = place(wBlocks * gp.kb * gp.eWgt)
 	}
 	for _, s := range gp.g.Epilogue {
 		switch {
@@ -301,6 +324,8 @@ func (gp *gemmProgram) layoutDRAM() {
 			gp.stepOff = append(gp.stepOff, place(gp.nb*gp.eAcc))
 		case s.Kind == opTile:
 			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.nb*gp.eAcc))
+		case s.Kind == opRow:
+			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.eAcc))
 		case !gp.g.immediate(s):
 			gp.stepOff = append(gp.stepOff, place(gp.eAcc))
 		default:
@@ -406,9 +431,14 @@ func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h i
 		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h * inpHalf),
 			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb),
 			Deps: isa.Deps{PopNext: popNext}})
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
+		in := isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
 			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb),
-			Deps: isa.Deps{PushNext: true}})
+			Deps: isa.Deps{PushNext: true}}
+		if gp.g.RowW { // per row m its N blocks × all K blocks: [M][Nb][Kb] entries
+			in.DRAMBase = uint32(gp.wOff + (o.m0*gp.nb+o.n0)*gp.kb*gp.eWgt)
+			in.YSize, in.XSize, in.XStride = uint32(o.mt), uint32(o.nt*gp.kb), uint32(gp.nb*gp.kb)
+		}
+		emit(in)
 		return
 	}
 	w := gp.g.Win
@@ -430,8 +460,12 @@ func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h i
 // stepGEMM is a reduction step's GEMM over the micro-op run at run.
 func (gp *gemmProgram) stepGEMM(o outTile, kt int, run uint32) isa.Inst {
 	if !gp.t.Window {
+		wgtOut := uint32(0)
+		if gp.g.RowW {
+			wgtOut = uint32(o.nt * kt)
+		}
 		return isa.Inst{Op: isa.OpGEMM, UopBegin: run, UopEnd: run + uint32(kt), IterOut: uint32(o.mt), IterIn: uint32(o.nt),
-			DstFactor: [2]uint32{uint32(o.nt), 1}, SrcFactor: [2]uint32{uint32(kt), 0}, WgtFactor: [2]uint32{0, uint32(kt)}}
+			DstFactor: [2]uint32{uint32(o.nt), 1}, SrcFactor: [2]uint32{uint32(kt), 0}, WgtFactor: [2]uint32{wgtOut, uint32(kt)}}
 	}
 	w := gp.g.Win
 	n := uint32(o.nt * kt * w.KH * w.KW)
@@ -524,6 +558,9 @@ func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, 
 		case opTile:
 			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
 				DRAMBase: uint32(gp.stepOff[i] + (m0*gp.nb+n0)*gp.eAcc), YSize: uint32(mt), XSize: uint32(nt), XStride: uint32(gp.nb)})
+		case opRow:
+			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
+				DRAMBase: uint32(gp.stepOff[i] + m0*gp.eAcc), YSize: 1, XSize: uint32(mt), XStride: uint32(mt)})
 		}
 		ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
 		in := isa.Inst{Op: isa.OpALU, ALU: aluOps[s.Op], UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
@@ -533,6 +570,8 @@ func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, 
 			in.SrcFactor = [2]uint32{0, 1}
 		case s.Kind == opTile:
 			in.SrcFactor = [2]uint32{uint32(nt), 1}
+		case s.Kind == opRow:
+			in.SrcFactor = [2]uint32{1, 0}
 		case acc.consts[i] < 0:
 			in.UseImm, in.Imm = true, gp.g.imm(s)
 		}

@@ -89,7 +89,14 @@ func (gp *gemmProgram) pack(dram []byte, args []arg) error {
 		// X entry (mb, kb) holds rows mb·Batch+r, columns kb·BlockIn+i; W
 		// entry (nb, kb) outputs nb·BlockOut+o (rows) × the same columns.
 		gp.packBlocks(dram[gp.xOff:], gp.eInp, gp.mb, c.Batch, g.M, args[g.X], g.XIdx)
-		gp.packBlocks(dram[gp.wOff:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx)
+		if g.RowW { // [M][Nb][Kb]: row m's own W (Batch is 1)
+			per := g.N * g.K
+			for m := 0; m < g.M; m++ {
+				gp.packBlocks(dram[gp.wOff+m*gp.nb*gp.kb*gp.eWgt:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx[m*per:(m+1)*per])
+			}
+		} else {
+			gp.packBlocks(dram[gp.wOff:], gp.eWgt, gp.nb, c.BlockOut, g.N, args[g.W], g.WIdx)
+		}
 	}
 	for i, s := range g.Epilogue {
 		if err := checkShift(s, args); err != nil {
@@ -225,7 +232,8 @@ func at(v []float32, i int32) float32 {
 
 // packOperand writes an epilogue operand as accumulator entries (f32, or
 // i32 in the int8 datapath): a vector as Nb entries (repeated over the
-// Batch rows), a tile as Mb×Nb entries, a constant as one entry.
+// Batch rows), a tile as Mb×Nb entries, a row operand as Mb entries
+// (repeated over the BlockOut columns), a constant as one entry.
 func (gp *gemmProgram) packOperand(dst []byte, s aluStep, args []arg) {
 	g, c := gp.g, gp.cfg
 	b, bo := c.Batch, c.BlockOut
@@ -257,6 +265,13 @@ func (gp *gemmProgram) packOperand(dst []byte, s aluStep, args []arg) {
 		for m := 0; m < g.M; m++ {
 			for n := 0; n < g.N; n++ {
 				put((m/b)*gp.nb+n/bo, m%b, n%bo, value(args[s.Param], s.Idx[m*g.N+n]))
+			}
+		}
+	case opRow:
+		for m := 0; m < g.M; m++ {
+			v := value(args[s.Param], s.Idx[m])
+			for o := 0; o < bo; o++ {
+				put(m/b, m%b, o, v)
 			}
 		}
 	}
