@@ -185,7 +185,11 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 		mTiles = w.Imgs * ceilDiv(w.OH, t.Mt)
 	}
 	dma := stepBytes/bw + dmas*lat
-	epi := float64(len(g.Epilogue)+1) * float64(mt*t.Nt*cfg.ALUCyclesPerIter+cfg.ALULatencyCycles)
+	passes := len(g.Epilogue) + 1 // the reset and the steps
+	if g.initsAccumulator() {
+		passes-- // the first step initializes instead of the reset
+	}
+	epi := float64(passes) * float64(mt*t.Nt*cfg.ALUCyclesPerIter+cfg.ALULatencyCycles)
 	epiBytes := float64((1 + len(g.Epilogue)) * mt * t.Nt * eA)
 	total, moved := 0.0, 0.0
 	for n0 := 0; n0 < nb; n0 += t.Nt {
@@ -522,8 +526,14 @@ func (gp *gemmProgram) emit() {
 	step := 0
 	for tile, o := range tiles {
 		ah := tile % 2
-		emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*run + ah), UopEnd: uint32(4*run + ah + 1),
-			IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}, Deps: isa.Deps{PopNext: tile >= 2}})
+		from := 0
+		if g.initsAccumulator() {
+			gp.emitStep(emit, acc, ah, o, 0, isa.ALUMov, isa.Deps{PopNext: tile >= 2})
+			from = 1
+		} else {
+			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*run + ah), UopEnd: uint32(4*run + ah + 1),
+				IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}, Deps: isa.Deps{PopNext: tile >= 2}})
+		}
 		last := 0
 		kLo, kHi := g.stepRange(cfg, t, o.n0, o.nt)
 		for k0 := kLo; k0 < kHi; k0 += t.Kt {
@@ -535,7 +545,7 @@ func (gp *gemmProgram) emit() {
 			last = emit(in)
 			step++
 		}
-		last = gp.emitEpilogue(emit, acc, ah, o.m0, o.mt, o.n0, o.nt, last)
+		last = gp.emitEpilogue(emit, acc, ah, o, from, last)
 		p.Insts[last].PushNext = true
 		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: g.OutType, SRAMBase: uint32(ah * acc.half),
 			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eOut), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb),
@@ -545,37 +555,58 @@ func (gp *gemmProgram) emit() {
 	gp.prog = p
 }
 
-// emitEpilogue emits the tile's operand loads and ALU operations; it
-// returns the index of the last compute instruction (last when none).
-func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah, m0, mt, n0, nt int, last int) int {
-	t := gp.t
-	for i, s := range gp.g.Epilogue {
-		base := uint32(ah*acc.half + max(acc.region[i], 0))
-		switch s.Kind {
-		case opVector:
-			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
-				DRAMBase: uint32(gp.stepOff[i] + n0*gp.eAcc), YSize: 1, XSize: uint32(nt), XStride: uint32(nt)})
-		case opTile:
-			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
-				DRAMBase: uint32(gp.stepOff[i] + (m0*gp.nb+n0)*gp.eAcc), YSize: uint32(mt), XSize: uint32(nt), XStride: uint32(gp.nb)})
-		case opRow:
-			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base,
-				DRAMBase: uint32(gp.stepOff[i] + m0*gp.eAcc), YSize: 1, XSize: uint32(mt), XStride: uint32(mt)})
-		}
-		ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
-		in := isa.Inst{Op: isa.OpALU, ALU: aluOps[s.Op], UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
-			IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}}
-		switch {
-		case s.Kind == opVector:
-			in.SrcFactor = [2]uint32{0, 1}
-		case s.Kind == opTile:
-			in.SrcFactor = [2]uint32{uint32(nt), 1}
-		case s.Kind == opRow:
-			in.SrcFactor = [2]uint32{1, 0}
-		case acc.consts[i] < 0:
-			in.UseImm, in.Imm = true, gp.g.imm(s)
-		}
-		last = emit(in)
+// emitEpilogue emits the tile's operand loads and ALU operations from
+// step from on; it returns the index of the last compute instruction
+// (last when none).
+func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah int, o outTile, from, last int) int {
+	for i := from; i < len(gp.g.Epilogue); i++ {
+		last = gp.emitStep(emit, acc, ah, o, i, aluOps[gp.g.Epilogue[i].Op], isa.Deps{})
 	}
 	return last
+}
+
+// initsAccumulator reports whether the epilogue's first step adds a
+// loaded operand (a bias vector, row or tile): the tile's accumulator
+// then starts as that operand (an ALU mov) instead of a GEMM reset and a
+// later add — one pass over the tile fewer, the ALU-bound epilogues of
+// short reductions (MobileNetV2's 1×1 layers) the most. In the bf16
+// datapath the bias is then the first term of the f32 sum, not the last.
+func (g *gemmKernel) initsAccumulator() bool {
+	return len(g.Epilogue) > 0 && g.Epilogue[0].Op == "add" && g.Epilogue[0].Kind != opConst
+}
+
+// emitStep emits epilogue step i's operand load (a vector, row or tile
+// operand) and its ALU instruction with operation op, deps on the first
+// instruction emitted; it returns the ALU instruction's index.
+func (gp *gemmProgram) emitStep(emit func(isa.Inst) int, acc accLayout, ah int, o outTile, i int, op isa.ALUOp, deps isa.Deps) int {
+	s, t := gp.g.Epilogue[i], gp.t
+	m0, mt, n0, nt := o.m0, o.mt, o.n0, o.nt
+	base := uint32(ah*acc.half + max(acc.region[i], 0))
+	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base, Deps: deps}
+	switch s.Kind {
+	case opVector:
+		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+n0*gp.eAcc), 1, uint32(nt), uint32(nt)
+	case opTile:
+		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+(m0*gp.nb+n0)*gp.eAcc), uint32(mt), uint32(nt), uint32(gp.nb)
+	case opRow:
+		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+m0*gp.eAcc), 1, uint32(mt), uint32(mt)
+	}
+	if load.YSize > 0 {
+		emit(load)
+		deps = isa.Deps{}
+	}
+	ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
+	in := isa.Inst{Op: isa.OpALU, ALU: op, UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
+		IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}, Deps: deps}
+	switch {
+	case s.Kind == opVector:
+		in.SrcFactor = [2]uint32{0, 1}
+	case s.Kind == opTile:
+		in.SrcFactor = [2]uint32{uint32(nt), 1}
+	case s.Kind == opRow:
+		in.SrcFactor = [2]uint32{1, 0}
+	case acc.consts[i] < 0:
+		in.UseImm, in.Imm = true, gp.g.imm(s)
+	}
+	return emit(in)
 }
