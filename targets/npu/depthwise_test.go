@@ -16,10 +16,7 @@ import (
 // epilogue block.
 func (c conv) depthwiseText() string {
 	oh, ow := c.out()
-	hi := fmt.Sprintf("%%v2 * %d + %%k1 * %d - %d", c.sh, c.dh, c.pt)
-	wi := fmt.Sprintf("%%v3 * %d + %%k2 * %d - %d", c.sw, c.dw, c.pl)
-	cond := fmt.Sprintf("%s >= 0 && %s < %d && %s >= 0 && %s < %d", hi, hi, c.h, wi, wi, c.w)
-	load := fmt.Sprintf("%%x[%%v0, %%v1, min(max(%s, 0), %d), min(max(%s, 0), %d)]", hi, c.h-1, wi, c.w-1)
+	cond, load := c.paddedLoad("%v1")
 	return fmt.Sprintf(`tir.func @dw(%%x: buffer<%[1]dx%[2]dx%[3]dx%[4]dxf32>, %%w: buffer<%[2]dx1x%[5]dx%[6]dxf32>, %%b: buffer<%[2]dxf32>, out %%y: buffer<%[1]dx%[2]dx%[7]dx%[8]dxf32>) attributes {tessera.kernel} {
   tir.allocate %%t: buffer<%[1]dx%[2]dx%[7]dx%[8]dxf32, "local"> {
     tir.for %%i0 = 0 to %[1]d {

@@ -32,12 +32,20 @@ func (c conv) kernel() *tir.PrimFunc {
 	return m.Funcs[0]
 }
 
-func (c conv) text() string {
-	oh, ow := c.out()
+// paddedLoad is the input read at output (%v2, %v3) and tap (%k1, %k2)
+// of channel ch, as lowering writes it: its in-bounds condition and the
+// clamped load.
+func (c conv) paddedLoad(ch string) (cond, load string) {
 	hi := fmt.Sprintf("%%v2 * %d + %%k1 * %d - %d", c.sh, c.dh, c.pt)
 	wi := fmt.Sprintf("%%v3 * %d + %%k2 * %d - %d", c.sw, c.dw, c.pl)
-	cond := fmt.Sprintf("%s >= 0 && %s < %d && %s >= 0 && %s < %d", hi, hi, c.h, wi, wi, c.w)
-	load := fmt.Sprintf("%%x[%%v0, %%k0, min(max(%s, 0), %d), min(max(%s, 0), %d)]", hi, c.h-1, wi, c.w-1)
+	cond = fmt.Sprintf("%s >= 0 && %s < %d && %s >= 0 && %s < %d", hi, hi, c.h, wi, wi, c.w)
+	load = fmt.Sprintf("%%x[%%v0, %s, min(max(%s, 0), %d), min(max(%s, 0), %d)]", ch, hi, c.h-1, wi, c.w-1)
+	return cond, load
+}
+
+func (c conv) text() string {
+	oh, ow := c.out()
+	cond, load := c.paddedLoad("%k0")
 	src := fmt.Sprintf(`tir.func @conv(%%x: buffer<%[1]dx%[2]dx%[3]dx%[4]dxf32>, %%w: buffer<%[5]dx%[2]dx%[6]dx%[7]dxf32>, out %%y: buffer<%[1]dx%[5]dx%[8]dx%[9]dxf32>) attributes {tessera.kernel} {
   tir.for %%i0 = 0 to %[1]d {
     tir.for %%i1 = 0 to %[5]d {
