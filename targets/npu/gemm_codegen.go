@@ -119,8 +119,10 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	uops := 4*g.uopRun(t) + 2 + 2*len(g.Epilogue)
 	wgt := t.Nt * t.Kt
 	if g.RowW {
-		// the whole reduction per step; the weight entries of every row
-		if t.Kt != ceilDiv(g.K, cfg.BlockIn) || t.Mt*t.Nt*t.Kt > int(isa.FieldMax(isa.OpLoad, "x_stride"))*t.Mt ||
+		// the whole reduction per step; the weight entries of every row,
+		// one LOAD row per tile row (x: Nt·Kt entries, stride Nb·Kt)
+		if t.Kt != ceilDiv(g.K, cfg.BlockIn) || t.Nt*t.Kt > int(isa.FieldMax(isa.OpLoad, "x_size")) ||
+			ceilDiv(g.N, cfg.BlockOut)*t.Kt > int(isa.FieldMax(isa.OpLoad, "x_stride")) ||
 			t.Nt*t.Kt > int(isa.FieldMax(isa.OpGEMM, "wgt_factor_out")) {
 			return false
 		}
