@@ -130,7 +130,11 @@ func (p FusePolicy) excludesAny(hero *g.Op, ops map[*g.Op]role) bool {
 
 // integerContraction: a contraction whose result is an integer tensor.
 func integerContraction(op *g.Op) bool {
-	return isContractionHero(op) && len(op.Results) == 1 && g.AsTensor(op.Results[0].Type) != nil && g.AsTensor(op.Results[0].Type).Elem.IsInt()
+	if !isContractionHero(op) || len(op.Results) != 1 {
+		return false
+	}
+	t := g.AsTensor(op.Results[0].Type)
+	return t != nil && t.Elem.IsInt()
 }
 
 // floatResult: an op with a float tensor result.

@@ -18,7 +18,7 @@ type arg struct {
 	t   *rt.Tensor
 }
 
-// args views a kernel call's tensors.
+// argsOf views a kernel call's tensors.
 func argsOf(ts []*rt.Tensor) []arg {
 	out := make([]arg, len(ts))
 	for i, t := range ts {
@@ -26,15 +26,6 @@ func argsOf(ts []*rt.Tensor) []arg {
 		if t.DType() == rt.Float32 {
 			out[i].f32, _ = t.Float32s()
 		}
-	}
-	return out
-}
-
-// f32Args wraps f32 slices (tests).
-func f32Args(vs [][]float32) []arg {
-	out := make([]arg, len(vs))
-	for i, v := range vs {
-		out[i].f32 = v
 	}
 	return out
 }
@@ -124,28 +115,27 @@ func checkShift(s aluStep, args []arg) error {
 	return nil
 }
 
-// put8 writes value i of an 8-bit entry (the int8 datapath's raw byte).
-func put8(e []byte, i int, a arg, idx int32) {
-	if idx >= 0 {
-		e[i] = a.t.Bytes()[idx]
+// putValue writes value j of an input or weight entry: element idx of a
+// as bf16, or its raw byte in the int8 datapath; nothing for idx −1
+// (outside a padded operand: the fresh DRAM image holds zero there).
+func (gp *gemmProgram) putValue(e []byte, j int, a arg, idx int32) {
+	switch {
+	case idx < 0:
+	case gp.g.DP == isa.DPInt8:
+		e[j] = a.t.Bytes()[idx]
+	default:
+		binary.LittleEndian.PutUint16(e[2*j:], tir.Float32ToBF16(a.f32[idx]))
 	}
 }
 
 // packWindow writes the window layout's operands (Window): the image as
 // [image][channel block][H][W] entries of BlockIn channels, the weights
-// as [N block][channel block][KH][KW] entries of BlockOut × BlockIn, bf16,
+// as [N block][channel block][KH][KW] entries of BlockOut × BlockIn (putValue),
 // zero beyond the last channel and output.
 func (gp *gemmProgram) packWindow(dram []byte, args []arg) {
 	w, g := gp.g.Win, gp.g
 	bi, bo, cb := gp.cfg.BlockIn, gp.cfg.BlockOut, w.CB(gp.cfg)
 	x, wt := args[g.X], args[g.W]
-	put := func(dst []byte, i int, a arg, idx int32) {
-		if g.DP == isa.DPInt8 {
-			put8(dst, i, a, idx)
-			return
-		}
-		binary.LittleEndian.PutUint16(dst[2*i:], tir.Float32ToBF16(at(a.f32, idx)))
-	}
 	dst, e := dram[gp.xOff:], 0
 	for img := 0; img < w.Imgs; img++ {
 		for b := 0; b < cb; b++ {
@@ -156,7 +146,7 @@ func (gp *gemmProgram) packWindow(dram []byte, args []arg) {
 						if c := b*bi + i; c < w.C {
 							idx = int32(w.ImgBase[img] + int64(c)*w.StrideC + int64(h)*w.StrideH + int64(col)*w.StrideW)
 						}
-						put(dst[e*gp.eInp:], i, x, idx)
+						gp.putValue(dst[e*gp.eInp:], i, x, idx)
 					}
 					e++
 				}
@@ -174,7 +164,7 @@ func (gp *gemmProgram) packWindow(dram []byte, args []arg) {
 							if n, c := nb*bo+o, b*bi+i; n < g.N && c < w.C {
 								idx = w.WgtIdx[((n*w.C+c)*w.KH+kh)*w.KW+kw]
 							}
-							put(dst[e*gp.eWgt:], o*bi+i, wt, idx)
+							gp.putValue(dst[e*gp.eWgt:], o*bi+i, wt, idx)
 						}
 					}
 					e++
@@ -184,50 +174,23 @@ func (gp *gemmProgram) packWindow(dram []byte, args []arg) {
 	}
 }
 
-// packBlocks writes an operand of rows × K (table idx[row·K+k] into src)
-// as blocks × Kb entries of rowsPer × BlockIn values (bf16, or the
-// int8 datapath's bytes), zero beyond the last row and column.
+// packBlocks writes an operand of rows × K (table idx[row·K+k] into a)
+// as blocks × Kb entries of rowsPer × BlockIn values (putValue), zero
+// beyond the last row and column.
 func (gp *gemmProgram) packBlocks(dst []byte, entryBytes, blocks, rowsPer, rows int, a arg, idx []int32) {
 	g, bi := gp.g, gp.cfg.BlockIn
-	if g.DP == isa.DPInt8 {
-		for rb := 0; rb < blocks; rb++ {
-			for kb := 0; kb < gp.kb; kb++ {
-				e := dst[(rb*gp.kb+kb)*entryBytes:]
-				for r := 0; r < rowsPer; r++ {
-					for i := 0; i < bi; i++ {
-						if row, k := rb*rowsPer+r, kb*bi+i; row < rows && k < g.K {
-							put8(e, r*bi+i, a, idx[row*g.K+k])
-						}
-					}
-				}
-			}
-		}
-		return
-	}
-	src := a.f32
 	for rb := 0; rb < blocks; rb++ {
 		for kb := 0; kb < gp.kb; kb++ {
 			e := dst[(rb*gp.kb+kb)*entryBytes:]
 			for r := 0; r < rowsPer; r++ {
 				for i := 0; i < bi; i++ {
-					row, k := rb*rowsPer+r, kb*bi+i
-					var v float32
-					if row < rows && k < g.K {
-						v = at(src, idx[row*g.K+k])
+					if row, k := rb*rowsPer+r, kb*bi+i; row < rows && k < g.K {
+						gp.putValue(e, r*bi+i, a, idx[row*g.K+k])
 					}
-					binary.LittleEndian.PutUint16(e[2*(r*bi+i):], tir.Float32ToBF16(v))
 				}
 			}
 		}
 	}
-}
-
-// at is v[i], or 0 for a table entry of −1 (outside a padded operand).
-func at(v []float32, i int32) float32 {
-	if i < 0 {
-		return 0
-	}
-	return v[i]
 }
 
 // packOperand writes an epilogue operand as accumulator entries (f32, or

@@ -45,6 +45,15 @@ func bf16Args(f *tir.PrimFunc, r *rand.Rand) (map[string]*tir.Array, [][]float32
 	return arrays, args
 }
 
+// f32Args wraps f32 slices as kernel arguments.
+func f32Args(vs [][]float32) []arg {
+	out := make([]arg, len(vs))
+	for i, v := range vs {
+		out[i].f32 = v
+	}
+	return out
+}
+
 // checkGEMM compiles f with tiling t (zero: the default), runs it on the
 // simulator and compares with the interpreter.
 func checkGEMM(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *gemmProgram {

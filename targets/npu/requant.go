@@ -275,64 +275,16 @@ func readsBuffer(e tir.Expr, b *tir.Buffer) bool {
 }
 
 // evalConst evaluates an integer expression of constants and loads of
-// the buffers in loads (each load standing for its value there): integer
-// constants, casts between integer types (wrapping), + − ×, shifts, min
-// and max. ok is false for anything else.
+// the buffers in loads (each load standing for its value there) with the
+// interpreter's semantics (tensorir.EvalInt); ok is false when it reads
+// another buffer or is not integer arithmetic.
 func evalConst(e tir.Expr, loads map[*tir.Buffer]int64) (int64, bool) {
-	switch x := e.(type) {
-	case *tir.IntImm:
-		return x.Value, !x.Type.IsBool()
-	case *tir.BufferLoad:
-		v, ok := loads[x.Buffer]
-		return v, ok
-	case *tir.Cast:
-		v, ok := evalConst(x.X, loads)
-		if !ok || !x.Type.IsInt() || x.Type.IsBool() || !x.Type.IsScalar() {
-			return 0, false
-		}
-		return wrapTo(v, x.Type), true
-	case *tir.Binary:
-		a, okA := evalConst(x.A, loads)
-		b, okB := evalConst(x.B, loads)
-		if !okA || !okB || x.A.DType().IsUnsigned() {
-			return 0, false
-		}
-		switch x.Op {
-		case tir.OpAdd:
-			return a + b, true
-		case tir.OpSub:
-			return a - b, true
-		case tir.OpMul:
-			return a * b, true
-		case tir.OpMin:
-			return min(a, b), true
-		case tir.OpMax:
-			return max(a, b), true
-		case tir.OpShl:
-			if b < 0 || b >= 63 {
-				return 0, false
-			}
-			return a << uint(b), true
-		case tir.OpShr:
-			if b < 0 || b >= 63 {
-				return 0, false
-			}
-			return a >> uint(b), true
-		}
-	}
-	return 0, false
-}
-
-// wrapTo wraps v to integer type t's width (two's complement; unsigned
-// types zero-extend).
-func wrapTo(v int64, t tir.DType) int64 {
-	bits := t.Bits()
-	if bits >= 64 {
-		return v
-	}
-	v &= 1<<bits - 1
-	if !t.IsUnsigned() && v >= 1<<(bits-1) {
-		v -= 1 << bits
-	}
-	return v
+	known := true
+	e = tir.MapExpr(e, nil, func(b *tir.Buffer, _ []tir.Expr) tir.Expr {
+		v, ok := loads[b]
+		known = known && ok
+		return tir.IntOf(b.DType, v)
+	})
+	v, ok := tir.EvalInt(e, func(*tir.Var) (int64, bool) { return 0, false })
+	return v, ok && known
 }
