@@ -278,6 +278,9 @@ func (g *fgen) floorDivMod(div bool, a, b value.Value, bExpr tir.Expr) value.Val
 }
 
 func (g *fgen) selectExpr(x *tir.Select) (value.Value, error) {
+	if g.assumedSelect(x) {
+		return g.expr(x.T) // codegen_guard.go
+	}
 	cond, err := g.expr(x.Cond)
 	if err != nil {
 		return nil, err

@@ -37,7 +37,11 @@ type fgen struct {
 	// the copy being generated (codegen_version.go).
 	versioned map[*tir.BlockRealize]bool
 	assumed   map[*tir.BlockRealize]bool
-	nblocks   int
+	// guardDone holds the padding guards and clamps (codegen_guard.go) a
+	// loop around the code being generated is partitioned on;
+	// guardAssumed those that hold in it.
+	guardDone, guardAssumed map[*tir.Binary]bool
+	nblocks                 int
 	// loc is the location of the statement being generated, for errors.
 	loc tir.Location
 	// unrollBudget is the tir.PragmaAutoUnrollMaxStep in force (0: none).

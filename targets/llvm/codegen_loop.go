@@ -72,6 +72,9 @@ func (g *fgen) serialLoop(x *tir.For) error {
 // serialLoop2 is serialLoop without peeling (codegen_version.go).
 func (g *fgen) serialLoop2(x *tir.For) error {
 	if g.vec == nil {
+		if facts := g.guardFacts(x); len(facts) > 0 {
+			return g.partitionedLoop(x, facts)
+		}
 		if cands := g.versionCands(x); len(cands) > 0 {
 			return g.versionedLoop(x, cands)
 		}

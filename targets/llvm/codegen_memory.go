@@ -102,6 +102,7 @@ func (g *fgen) toStorage(a *access, v value.Value) value.Value {
 // under a lane mask, inactive lanes do not touch memory (masked load) or
 // read element 0 (gather) and their value is unspecified.
 func (g *fgen) load(x *tir.BufferLoad) (value.Value, error) {
+	x = g.declamped(x) // codegen_guard.go
 	a, err := g.access(x.Buffer, x.Indices)
 	if err != nil {
 		return nil, err

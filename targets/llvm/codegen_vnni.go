@@ -94,7 +94,7 @@ func (g *fgen) matchVNNI(x *tir.For) *vnniMatch {
 			m.pred = tir.Substitute(r.Predicate, binding)
 		}
 	}
-	if d.Guard != nil {
+	if d.Guard != nil && !g.allAssumed(d.Guard) {
 		m.guard = tir.Substitute(d.Guard, binding)
 	}
 	if !m.strides() {
