@@ -101,6 +101,7 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"conv_tail2":   convOf(2, 3, 20),
 		"conv_hwio":    convHWIOOf(8, 32, 5, 7, 1),
 		"conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2),
+		"conv_s2_wide": convHWIOOf(3, 32, 4, 32, 2),
 		"chain":        chainSrc,
 		"pool":         poolSrc,
 		"softmax":      softmaxSrc,
@@ -317,6 +318,15 @@ func TestDefaultRulesTiling(t *testing.T) {
 	require.Contains(t, kinds(s), "transform_layout")
 	require.NotContains(t, kinds(s), "cache_read")
 	require.Contains(t, p, `%O_local: buffer<5x7x32xf32, "local">`)
+	// A stride-2 row of 32 outputs fills the lanes but reads its input
+	// with a lane stride of 2: the channel-vectorized tiling too (the
+	// input broadcast), while stride 1 keeps the row vectorized.
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(3, 32, 4, 32, 2)), avx512)
+	require.NoError(t, err)
+	require.Contains(t, printed(s.Func()), "tir.for %co_3 = 0 to 32 vectorized")
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(3, 32, 4, 32, 1)), avx512)
+	require.NoError(t, err)
+	require.NotContains(t, printed(s.Func()), "%co_3 = 0 to 32 vectorized")
 	// OIHW weights (the channel is not their innermost dimension) keep
 	// the row-vectorized tiling rather than copying the weights per call.
 	s, err = ApplyDefaultRules(parseFunc(t, convOf(8, 32, 7)), avx512)

@@ -428,3 +428,42 @@ func StmtUsesVar(s Stmt, v *Var) bool {
 	})
 	return used
 }
+
+// LinearCoeff returns c when e = c·v + (terms without v), seeing through
+// sums, differences, products by integer constants and widening integer
+// casts; ok is false when e uses v in any other way (a product of
+// variables, a division, a min or max of v, a load indexed by v).
+func LinearCoeff(e Expr, v *Var) (c int64, ok bool) {
+	if !UsesVar(e, v) {
+		return 0, true
+	}
+	switch x := e.(type) {
+	case *Var:
+		return 1, x == v
+	case *Binary:
+		switch x.Op {
+		case OpAdd, OpSub:
+			a, okA := LinearCoeff(x.A, v)
+			b, okB := LinearCoeff(x.B, v)
+			if x.Op == OpSub {
+				b = -b
+			}
+			return a + b, okA && okB
+		case OpMul:
+			if k, isK := x.B.(*IntImm); isK {
+				a, okA := LinearCoeff(x.A, v)
+				return a * k.Value, okA
+			}
+			if k, isK := x.A.(*IntImm); isK {
+				b, okB := LinearCoeff(x.B, v)
+				return b * k.Value, okB
+			}
+		}
+	case *Cast:
+		from := x.X.DType()
+		if x.Type.IsInt() && from.IsInt() && !from.IsBool() && x.Type.Bits() >= from.Bits() {
+			return LinearCoeff(x.X, v)
+		}
+	}
+	return 0, false
+}

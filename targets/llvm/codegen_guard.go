@@ -317,7 +317,7 @@ func clampArg(e tir.Expr) tir.Expr {
 
 // affineIn reports whether e is c·v + (terms without v) for a constant c.
 func affineIn(e tir.Expr, v *tir.Var) bool {
-	_, ok := newVecState(v, 1).coeff(e)
+	_, ok := tir.LinearCoeff(e, v)
 	return ok
 }
 
@@ -352,14 +352,14 @@ func (g *fgen) partitionBounds(x *tir.For, facts []guardFact) (tir.Expr, tir.Exp
 			if !tir.UsesVar(f.d, v) {
 				continue
 			}
-			c, _ := newVecState(v, 1).coeff(f.d)
+			c, _ := tir.LinearCoeff(f.d, v)
 			corner[v] = d.min
 			if c < 0 {
 				corner[v] = bin(tir.OpAdd, d.min, tir.IntOf(v.Type, d.ext-1))
 			}
 		}
 		b := tir.Substitute(f.d, corner)
-		switch a, _ := newVecState(x.Var, 1).coeff(f.d); {
+		switch a, _ := tir.LinearCoeff(f.d, x.Var); {
 		case a > 0: // x ≥ ⌈−b/a⌉
 			L = bin(tir.OpMax, L, bin(tir.OpFloorDiv, bin(tir.OpSub, k(a-1), b), k(a)))
 		case a < 0: // x ≤ ⌊b/−a⌋
