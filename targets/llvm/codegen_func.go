@@ -41,7 +41,13 @@ type fgen struct {
 	// loop around the code being generated is partitioned on;
 	// guardAssumed those that hold in it.
 	guardDone, guardAssumed map[*tir.Binary]bool
-	nblocks                 int
+	// partitioning counts the partitioned loops around the code being
+	// generated.
+	partitioning int
+	// ranges are the constant ranges of the loops around the code being
+	// generated (codegen_guard.go reads them).
+	ranges  tir.BoundEnv
+	nblocks int
 	// loc is the location of the statement being generated, for errors.
 	loc tir.Location
 	// unrollBudget is the tir.PragmaAutoUnrollMaxStep in force (0: none).

@@ -27,11 +27,17 @@ import (
 // iteration) whose variable it uses and that is spatial (a store's index
 // uses it: its iterations write different elements): that loop is split.
 // Splitting a reduction loop would cut the register tile's accumulation
-// into three loops (LLVM then keeps the accumulators in memory), so a fact that uses no spatial serial loop belongs to the
-// outermost serial loop around it, which is versioned as a whole: the
-// copy runs when the fact holds on all its iterations. For
-// d = a·x + b(inner, outer), the tightest value over the loops inside x
-// is at a corner of their box (each variable at the end its
+// into three loops (LLVM then keeps the accumulators in memory), so a
+// fact that uses no spatial serial loop belongs to the innermost spatial
+// serial loop around it, for whose iterations it holds for all or none,
+// or without one to the outermost serial loop around it; a loop with only
+// such facts is versioned (the copy runs when they hold on all its
+// iterations) rather than split. Code grows threefold per split, so
+// partitions do not nest: facts that belong to a loop inside a
+// partitioned one keep their guards.
+//
+// For d = a·x + b(inner, outer), the tightest value over the loops inside
+// x is at a corner of their box (each variable at the end its
 // coefficient's sign selects); so the fact holds for every inner
 // iteration exactly when x ≥ ⌈−b*/a⌉ (a > 0), x ≤ ⌊b*/−a⌋ (a < 0) or
 // b* ≥ 0 (a = 0, or x versioned: x is then one more inner loop), b* the
@@ -57,19 +63,31 @@ type loopDom struct {
 // guardFacts lists the facts that belong to serial loop x (see above) and
 // are not yet handled by a loop around it.
 func (g *fgen) guardFacts(x *tir.For) []guardFact {
-	if g.vec != nil || g.m.device {
+	if g.vec != nil || g.m.device || g.partitioning > 0 {
 		return nil
 	}
 	w := &factWalk{g: g, x: x, dom: map[*tir.Var]loopDom{}, bad: map[*tir.Var]bool{}, spatial: map[*tir.Var]bool{}, skip: map[*tir.Binary]bool{}}
 	w.stmt(x.Body, []*tir.Var{x.Var}, map[*tir.Var]tir.Expr{})
 	// A node shared by several places is dropped only if x owns each.
 	var out []guardFact
+	have := map[*tir.Binary]bool{}
 	for _, f := range w.out {
 		if !w.skip[f.node] {
 			out = append(out, f)
+			have[f.node] = true
 		}
 	}
-	return out
+	// The copy must drop a select; clamps alone do not pay for it.
+	for _, sel := range w.selects {
+		whole := true
+		for _, c := range sel {
+			whole = whole && have[c]
+		}
+		if whole {
+			return out
+		}
+	}
+	return nil
 }
 
 // factWalk collects the facts of loop x's body.
@@ -83,6 +101,8 @@ type factWalk struct {
 	out     []guardFact
 	// skip holds the nodes with an occurrence that x does not own.
 	skip map[*tir.Binary]bool
+	// selects are the conjuncts of each padding select.
+	selects [][]*tir.Binary
 }
 
 // stmt walks st; serial are x and the serial loops of more than one
@@ -163,9 +183,11 @@ func (w *factWalk) expr(e tir.Expr, serial []*tir.Var, sub map[*tir.Var]tir.Expr
 		switch z := y.(type) {
 		case *tir.Select:
 			if isPadding(z) {
-				for _, c := range conjuncts(z.Cond) {
+				cs := conjuncts(z.Cond)
+				for _, c := range cs {
 					w.add(c, compareFact(c), serial, sub)
 				}
+				w.selects = append(w.selects, cs)
 			}
 		case *tir.BufferLoad:
 			for _, ix := range z.Indices {
@@ -205,20 +227,83 @@ func (w *factWalk) add(node *tir.Binary, d tir.Expr, serial []*tir.Var, sub map[
 		}
 		return ok
 	})
-	if !ok {
+	if !ok || w.never(d, split) {
 		w.skip[node] = true
 		return
 	}
 	w.out = append(w.out, guardFact{node: node, d: d, split: split})
 }
 
+// never reports whether the fact can never hold for all the iterations
+// inside x, whatever the values bound outside it: d at the corner of the
+// inner loops' box where it is tightest (x's too unless split) is
+// negative over the ranges of the loops around x (and of x when split).
+// A 7-wide row's tile always reaches the padding, and its copy would
+// never run.
+func (w *factWalk) never(d tir.Expr, split bool) bool {
+	doms := map[*tir.Var]loopDom{}
+	for v, dom := range w.dom {
+		doms[v] = dom
+	}
+	ext, constExt := w.x.Extent.(*tir.IntImm)
+	if !split && constExt {
+		doms[w.x.Var] = loopDom{min: w.x.Min, ext: ext.Value}
+	}
+	b := tir.Substitute(d, tightest(d, doms))
+	env := tir.BoundEnv{}
+	for v, iv := range w.g.ranges {
+		env[v] = iv
+	}
+	if lo, ok := w.x.Min.(*tir.IntImm); ok && split && constExt {
+		env[w.x.Var] = tir.Interval{Lo: lo.Value, Hi: lo.Value + ext.Value - 1}
+	}
+	bd := tir.Bound(b, env)
+	return !bd.IsFull() && bd.Hi < 0
+}
+
+// tightest maps each variable of doms that d uses to the end of its range
+// where d is smallest (d affine in each).
+func tightest(d tir.Expr, doms map[*tir.Var]loopDom) map[*tir.Var]tir.Expr {
+	corner := map[*tir.Var]tir.Expr{}
+	for v, dom := range doms {
+		c, _ := tir.LinearCoeff(d, v)
+		switch {
+		case c > 0:
+			corner[v] = dom.min
+		case c < 0:
+			corner[v] = &tir.Binary{Op: tir.OpAdd, A: dom.min, B: tir.IntOf(v.Type, dom.ext-1)}
+		}
+	}
+	return corner
+}
+
+// withRange is g.ranges with loop x's range added when it is constant.
+func (g *fgen) withRange(x *tir.For) tir.BoundEnv {
+	lo, ok1 := x.Min.(*tir.IntImm)
+	ext, ok2 := x.Extent.(*tir.IntImm)
+	if !ok1 || !ok2 || ext.Value < 1 {
+		return g.ranges
+	}
+	out := make(tir.BoundEnv, len(g.ranges)+1)
+	for v, iv := range g.ranges {
+		out[v] = iv
+	}
+	out[x.Var] = tir.Interval{Lo: lo.Value, Hi: lo.Value + ext.Value - 1}
+	return out
+}
+
 // owner reports whether x owns fact d ≥ 0 inside serial (x and the serial
 // loops inside it around the fact; see above), and if so whether x is
-// split on it (else versioned).
+// split on it (else the fact holds for all of x's iterations or none).
 func (w *factWalk) owner(d tir.Expr, serial []*tir.Var) (split, owned bool) {
 	for i := len(serial) - 1; i >= 0; i-- {
 		if w.spatial[serial[i]] && tir.UsesVar(d, serial[i]) {
 			return true, i == 0
+		}
+	}
+	for i := len(serial) - 1; i >= 0; i-- {
+		if w.spatial[serial[i]] {
+			return false, i == 0
 		}
 	}
 	return false, true
@@ -344,22 +429,25 @@ func (g *fgen) partitionBounds(x *tir.For, facts []guardFact) (tir.Expr, tir.Exp
 		dom[x.Var] = loopDom{min: x.Min, ext: ext.Value}
 	}
 	for _, f := range facts {
-		corner := map[*tir.Var]tir.Expr{x.Var: k(0)}
-		for v, d := range dom {
-			if v == x.Var && f.split {
-				continue
-			}
-			if !tir.UsesVar(f.d, v) {
-				continue
-			}
-			c, _ := tir.LinearCoeff(f.d, v)
-			corner[v] = d.min
-			if c < 0 {
-				corner[v] = bin(tir.OpAdd, d.min, tir.IntOf(v.Type, d.ext-1))
+		doms := dom
+		if f.split {
+			doms = map[*tir.Var]loopDom{}
+			for v, d := range dom {
+				if v != x.Var {
+					doms[v] = d
+				}
 			}
 		}
+		corner := tightest(f.d, doms)
+		if f.split {
+			corner[x.Var] = k(0)
+		}
 		b := tir.Substitute(f.d, corner)
-		switch a, _ := tir.LinearCoeff(f.d, x.Var); {
+		a := int64(0) // versioned: x is at its corner in b
+		if f.split {
+			a, _ = tir.LinearCoeff(f.d, x.Var)
+		}
+		switch {
 		case a > 0: // x ≥ ⌈−b/a⌉
 			L = bin(tir.OpMax, L, bin(tir.OpFloorDiv, bin(tir.OpSub, k(a-1), b), k(a)))
 		case a < 0: // x ≤ ⌊b/−a⌋
@@ -377,6 +465,42 @@ func (g *fgen) partitionBounds(x *tir.For, facts []guardFact) (tir.Expr, tir.Exp
 // [L, U) with the facts assumed, and [U, end).
 func (g *fgen) partitionedLoop(x *tir.For, facts []guardFact) error {
 	L, U := g.partitionBounds(x, facts)
+	if g.guardDone == nil {
+		g.guardDone, g.guardAssumed = map[*tir.Binary]bool{}, map[*tir.Binary]bool{}
+	}
+	for _, f := range facts {
+		g.guardDone[f.node] = true
+	}
+	g.partitioning++
+	defer func() {
+		g.partitioning--
+		for _, f := range facts {
+			delete(g.guardDone, f.node)
+		}
+	}()
+	assuming := func(body func() error) error {
+		for _, f := range facts {
+			g.guardAssumed[f.node] = true
+		}
+		defer func() {
+			for _, f := range facts {
+				delete(g.guardAssumed, f.node)
+			}
+		}()
+		return body()
+	}
+	split := false
+	for _, f := range facts {
+		split = split || f.split
+	}
+	if !split { // all or none: x once with the facts, or once without
+		ok, err := g.cond(&tir.Binary{Op: tir.OpLT, A: L, B: U})
+		if err != nil {
+			return err
+		}
+		return g.ifThen(ok, func() error { return assuming(func() error { return g.serialLoop2(x) }) },
+			func() error { return g.serialLoop2(x) })
+	}
 	lv, err := g.cond(L)
 	if err != nil {
 		return err
@@ -385,17 +509,6 @@ func (g *fgen) partitionedLoop(x *tir.For, facts []guardFact) error {
 	if err != nil {
 		return err
 	}
-	if g.guardDone == nil {
-		g.guardDone, g.guardAssumed = map[*tir.Binary]bool{}, map[*tir.Binary]bool{}
-	}
-	for _, f := range facts {
-		g.guardDone[f.node] = true
-	}
-	defer func() {
-		for _, f := range facts {
-			delete(g.guardDone, f.node)
-		}
-	}()
 	lVar, uVar := tir.NewVar(x.Var.Name+"_lo", x.Var.Type), tir.NewVar(x.Var.Name+"_hi", x.Var.Type)
 	sub := func(min, end tir.Expr) *tir.For {
 		c := *x
@@ -408,14 +521,7 @@ func (g *fgen) partitionedLoop(x *tir.For, facts []guardFact) error {
 			if err := g.serialLoop2(sub(x.Min, lVar)); err != nil {
 				return err
 			}
-			for _, f := range facts {
-				g.guardAssumed[f.node] = true
-			}
-			err := g.serialLoop2(sub(lVar, uVar))
-			for _, f := range facts {
-				delete(g.guardAssumed, f.node)
-			}
-			if err != nil {
+			if err := assuming(func() error { return g.serialLoop2(sub(lVar, uVar)) }); err != nil {
 				return err
 			}
 			return g.serialLoop2(sub(uVar, end))

@@ -94,6 +94,10 @@ func TestGuardPartitionBounds(t *testing.T) {
 			tl := loopNamed(t, f, "t")
 			g.vars[loopNamed(t, f, "r").Var] = constant.NewInt(types.I64, 0)
 			facts := g.guardFacts(tl)
+			if c.name == "narrow row" {
+				assert.Empty(t, facts, "no tile can lie inside a 3-wide row: no copy")
+				return
+			}
 			require.NotEmpty(t, facts)
 			L, U := g.partitionBounds(tl, facts)
 			none := func(*tir.Var) (int64, bool) { return 0, false }
@@ -172,8 +176,9 @@ func loopNamed(t *testing.T, f *tir.PrimFunc, name string) *tir.For {
 // TestGuardFactOwners: the facts of the tiled convolution belong to the
 // spatial tile loop %t, which is split on them (not to the reduction
 // loop %k, whose splitting would cut the accumulation, nor to %r, which
-// they do not use); without a tile loop they belong to the outermost
-// serial loop, which is versioned as a whole.
+// they do not use); without a spatial serial loop (rows of a parallel
+// loop) they belong to the outermost serial loop, the reduction, which is
+// versioned as a whole.
 func TestGuardFactOwners(t *testing.T) {
 	f := parseModule(t, guardConv(64, 3, 1, 1, 64)).Func("guard")
 	m := newMgen(Options{}, TargetTriple, DataLayout, false)
@@ -187,12 +192,12 @@ func TestGuardFactOwners(t *testing.T) {
 	for _, fa := range facts {
 		assert.True(t, fa.split, "%v", fa.d)
 	}
-	const untiled = `tir.func @u(%X: buffer<20xf32>, out %Y: buffer<4x16xf32>) {
-  tir.for %r = 0 to 4 {
+	const untiled = `tir.func @u(%X: buffer<20x20xf32>, out %Y: buffer<20x16xf32>) {
+  tir.for %p = 0 to 20 parallel {
     tir.for %k = 0 to 5 {
       tir.for %i = 0 to 16 vectorized {
-        tir.block "c"(%v = spatial(0:16, %i), %kk = reduce(0:5, %k)) annotations {tessera.accumulate} {
-          %Y[%r, %v] = %Y[%r, %v] + select(%v + %kk - 2 >= 0 && %v + %kk - 2 < 20, %X[min(max(%v + %kk - 2, 0), 19)], 0.0)
+        tir.block "c"(%vp = spatial(0:20, %p), %v = spatial(0:16, %i), %kk = reduce(0:5, %k)) annotations {tessera.accumulate} {
+          %Y[%vp, %v] = %Y[%vp, %v] + select(%vp + %kk - 2 >= 0 && %vp + %kk - 2 < 20, %X[min(max(%vp + %kk - 2, 0), 19), %v], 0.0)
         }
       }
     }
@@ -200,10 +205,27 @@ func TestGuardFactOwners(t *testing.T) {
 }
 `
 	u := parseModule(t, untiled).Func("u")
-	facts = g.guardFacts(loopNamed(t, u, "r"))
+	p := loopNamed(t, u, "p")
+	g.vars[p.Var] = constant.NewInt(types.I64, 0)
+	g.ranges = tir.BoundEnv{p.Var: {Lo: 0, Hi: 19}}
+	facts = g.guardFacts(loopNamed(t, u, "k"))
 	require.Len(t, facts, 4)
 	for _, fa := range facts {
 		assert.False(t, fa.split, "%v", fa.d)
 	}
 	checkAgainstInterp(t, parseModule(t, untiled), "u", Options{}, 3, 0)
+
+	// Clamps alone (an edge-replicating read, no padding select) do not
+	// pay for a copy.
+	const clampsOnly = `tir.func @c(%X: buffer<20xf32>, out %Y: buffer<4x16xf32>) {
+  tir.for %r = 0 to 4 {
+    tir.for %t = 0 to 2 {
+      tir.for %i = 0 to 8 vectorized {
+        %Y[%r, %t * 8 + %i] = %X[min(max(%t * 8 + %i + %r - 2, 0), 19)]
+      }
+    }
+  }
+}
+`
+	assert.Empty(t, g.guardFacts(loopNamed(t, parseModule(t, clampsOnly).Func("c"), "r")))
 }

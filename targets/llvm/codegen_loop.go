@@ -23,6 +23,9 @@ const maxUnroll = 4096
 // for itself and the loops inside it: a serial loop the budget covers
 // (tir.AutoUnrolls) is generated as an unrolled loop.
 func (g *fgen) forLoop(x *tir.For) error {
+	saved := g.ranges
+	g.ranges = g.withRange(x)
+	defer func() { g.ranges = saved }()
 	if budget, ok := tir.AutoUnrollBudget(x); ok {
 		saved := g.unrollBudget
 		g.unrollBudget = budget
@@ -121,10 +124,15 @@ func (g *fgen) unrolledLoop(x *tir.For) error {
 	if err != nil {
 		return err
 	}
+	whole := g.ranges[x.Var]
+	defer func() { g.ranges[x.Var] = whole }()
 	for k := int64(0); k < ext.Value; k++ {
 		var v value.Value = lo
 		if k > 0 {
 			v = g.cur.NewAdd(lo, constOf(lo.Type(), float64(k)))
+		}
+		if whole != (tir.Interval{}) {
+			g.ranges[x.Var] = tir.Interval{Lo: whole.Lo + k, Hi: whole.Lo + k} // this iteration's value
 		}
 		if err := g.bind(x.Var, nil, v, func() error { return g.stmt(x.Body) }); err != nil {
 			return err

@@ -86,6 +86,7 @@ func (g *fgen) parallelLoop(x *tir.For) error {
 	lg.inParallel = true
 	lg.loc = g.loc
 	lg.unrollBudget = g.unrollBudget
+	lg.ranges = g.withRange(x)
 	for i, v := range capVars {
 		lg.vars[v] = loopParams[i+2]
 	}
