@@ -52,6 +52,9 @@ type guardFact struct {
 	d    tir.Expr
 	// split: the loop is split at the fact's bounds; otherwise versioned.
 	split bool
+	// lanes: d varies with a vectorized loop's lanes (a masked load's
+	// guard, the costly kind).
+	lanes bool
 }
 
 // loopDom is the range of a loop inside the partitioned one.
@@ -69,15 +72,29 @@ func (g *fgen) guardFacts(x *tir.For) []guardFact {
 	w := &factWalk{g: g, x: x, dom: map[*tir.Var]loopDom{}, bad: map[*tir.Var]bool{}, spatial: map[*tir.Var]bool{}, skip: map[*tir.Binary]bool{}}
 	w.stmt(x.Body, []*tir.Var{x.Var}, map[*tir.Var]tir.Expr{})
 	// A node shared by several places is dropped only if x owns each.
-	var out []guardFact
+	var out, laneFacts []guardFact
 	have := map[*tir.Binary]bool{}
 	for _, f := range w.out {
-		if !w.skip[f.node] {
-			out = append(out, f)
-			have[f.node] = true
+		if w.skip[f.node] {
+			continue
+		}
+		out = append(out, f)
+		have[f.node] = true
+		if f.lanes || f.split {
+			laneFacts = append(laneFacts, f)
 		}
 	}
-	// The copy must drop a select; clamps alone do not pay for it.
+	// Lane-varying facts pay for a copy by themselves: the copy drops
+	// them (unmasked vector loads) and keeps the lane-invariant ones it
+	// does not split on, which would only narrow its range (a depthwise
+	// convolution's row guard is one scalar select per row).
+	for _, f := range laneFacts {
+		if f.lanes {
+			return laneFacts
+		}
+	}
+	// Otherwise the copy must drop a whole select; clamps alone do not
+	// pay for it.
 	for _, sel := range w.selects {
 		whole := true
 		for _, c := range sel {
@@ -103,6 +120,9 @@ type factWalk struct {
 	skip map[*tir.Binary]bool
 	// selects are the conjuncts of each padding select.
 	selects [][]*tir.Binary
+	// lane is the variable of the vectorized loop being walked (nil
+	// outside one).
+	lane *tir.Var
 }
 
 // stmt walks st; serial are x and the serial loops of more than one
@@ -120,6 +140,11 @@ func (w *factWalk) stmt(st tir.Stmt, serial []*tir.Var, sub map[*tir.Var]tir.Exp
 			w.dom[s.Var] = loopDom{min: s.Min, ext: ext.Value}
 		} else {
 			w.bad[s.Var] = true
+		}
+		if s.Kind == tir.Vectorized {
+			saved := w.lane
+			w.lane = s.Var
+			defer func() { w.lane = saved }()
 		}
 		if s.Kind == tir.Serial && (!ok || ext.Value > 1) {
 			serial = append(serial[:len(serial):len(serial)], s.Var)
@@ -231,7 +256,7 @@ func (w *factWalk) add(node *tir.Binary, d tir.Expr, serial []*tir.Var, sub map[
 		w.skip[node] = true
 		return
 	}
-	w.out = append(w.out, guardFact{node: node, d: d, split: split})
+	w.out = append(w.out, guardFact{node: node, d: d, split: split, lanes: w.lane != nil && tir.UsesVar(d, w.lane)})
 }
 
 // never reports whether the fact can never hold for all the iterations
