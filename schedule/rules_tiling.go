@@ -527,24 +527,10 @@ func (p *tilePlan) stridedColumns(s *Schedule) bool {
 	strided := false
 	tir.VisitExpr(st.Value, func(x tir.Expr) bool {
 		if ld, ok := x.(*tir.BufferLoad); ok && len(ld.Indices) > 0 {
-			c, lin := tir.LinearCoeff(unclamped(ld.Indices[len(ld.Indices)-1]), v)
+			c, lin := tir.LinearCoeff(tir.Unclamped(ld.Indices[len(ld.Indices)-1]), v)
 			strided = strided || !lin || c > 1 || c < -1
 		}
 		return !strided
 	})
 	return strided
-}
-
-// unclamped is e without the min/max by integer constants around it.
-func unclamped(e tir.Expr) tir.Expr {
-	for {
-		b, ok := e.(*tir.Binary)
-		if !ok || b.Op != tir.OpMin && b.Op != tir.OpMax {
-			return e
-		}
-		if _, isK := b.B.(*tir.IntImm); !isK {
-			return e
-		}
-		e = b.A
-	}
 }

@@ -429,6 +429,22 @@ func StmtUsesVar(s Stmt, v *Var) bool {
 	return used
 }
 
+// Unclamped is e without the clamps around it: min(e, K) and max(e, K)
+// of an integer constant K, as the lowering of padded and edge-replicating
+// reads writes their indices.
+func Unclamped(e Expr) Expr {
+	for {
+		b, ok := e.(*Binary)
+		if !ok || b.Op != OpMax && b.Op != OpMin {
+			return e
+		}
+		if k, ok := b.B.(*IntImm); !ok || !k.Type.IsInt() {
+			return e
+		}
+		e = b.A
+	}
+}
+
 // LinearCoeff returns c when e = c·v + (terms without v), seeing through
 // sums, differences, products by integer constants and widening integer
 // casts; ok is false when e uses v in any other way (a product of

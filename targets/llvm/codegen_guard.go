@@ -63,17 +63,27 @@ type loopDom struct {
 	ext int64
 }
 
-// guardFacts lists the facts that belong to serial loop x (see above) and
-// are not yet handled by a loop around it.
-func (g *fgen) guardFacts(x *tir.For) []guardFact {
+// partition is what serial loop x is partitioned on: the facts it owns
+// and the ranges of the loops inside it that they may use.
+type partition struct {
+	x     *tir.For
+	facts []guardFact
+	dom   map[*tir.Var]loopDom
+}
+
+// guardFacts returns the partition of serial loop x on the facts that
+// belong to it (see above) and are not yet handled by a loop around it,
+// or nil when none pays for a copy.
+func (g *fgen) guardFacts(x *tir.For) *partition {
 	if g.vec != nil || g.m.device || g.partitioning > 0 {
 		return nil
 	}
 	w := &factWalk{g: g, x: x, dom: map[*tir.Var]loopDom{}, bad: map[*tir.Var]bool{}, spatial: map[*tir.Var]bool{}, skip: map[*tir.Binary]bool{}}
 	w.stmt(x.Body, []*tir.Var{x.Var}, map[*tir.Var]tir.Expr{})
 	// A node shared by several places is dropped only if x owns each.
-	var out, laneFacts []guardFact
+	var out, laneOrSplit []guardFact
 	have := map[*tir.Binary]bool{}
+	lanes := false
 	for _, f := range w.out {
 		if w.skip[f.node] {
 			continue
@@ -81,17 +91,17 @@ func (g *fgen) guardFacts(x *tir.For) []guardFact {
 		out = append(out, f)
 		have[f.node] = true
 		if f.lanes || f.split {
-			laneFacts = append(laneFacts, f)
+			laneOrSplit = append(laneOrSplit, f)
 		}
+		lanes = lanes || f.lanes
 	}
 	// Lane-varying facts pay for a copy by themselves: the copy drops
-	// them (unmasked vector loads) and keeps the lane-invariant ones it
-	// does not split on, which would only narrow its range (a depthwise
-	// convolution's row guard is one scalar select per row).
-	for _, f := range laneFacts {
-		if f.lanes {
-			return laneFacts
-		}
+	// them (unmasked vector loads) and the split facts, and keeps the
+	// lane-invariant versioned ones guarded, which would only narrow its
+	// range (a depthwise convolution's row guard is one scalar select per
+	// row).
+	if lanes {
+		return &partition{x: x, facts: laneOrSplit, dom: w.dom}
 	}
 	// Otherwise the copy must drop a whole select; clamps alone do not
 	// pay for it.
@@ -101,7 +111,7 @@ func (g *fgen) guardFacts(x *tir.For) []guardFact {
 			whole = whole && have[c]
 		}
 		if whole {
-			return out
+			return &partition{x: x, facts: out, dom: w.dom}
 		}
 	}
 	return nil
@@ -266,15 +276,12 @@ func (w *factWalk) add(node *tir.Binary, d tir.Expr, serial []*tir.Var, sub map[
 // A 7-wide row's tile always reaches the padding, and its copy would
 // never run.
 func (w *factWalk) never(d tir.Expr, split bool) bool {
-	doms := map[*tir.Var]loopDom{}
-	for v, dom := range w.dom {
-		doms[v] = dom
-	}
 	ext, constExt := w.x.Extent.(*tir.IntImm)
+	corner := tightest(d, w.dom)
 	if !split && constExt {
-		doms[w.x.Var] = loopDom{min: w.x.Min, ext: ext.Value}
+		tightestAt(d, w.x.Var, loopDom{min: w.x.Min, ext: ext.Value}, corner)
 	}
-	b := tir.Substitute(d, tightest(d, doms))
+	b := tir.Substitute(d, corner)
 	env := tir.BoundEnv{}
 	for v, iv := range w.g.ranges {
 		env[v] = iv
@@ -291,30 +298,52 @@ func (w *factWalk) never(d tir.Expr, split bool) bool {
 func tightest(d tir.Expr, doms map[*tir.Var]loopDom) map[*tir.Var]tir.Expr {
 	corner := map[*tir.Var]tir.Expr{}
 	for v, dom := range doms {
-		c, _ := tir.LinearCoeff(d, v)
-		switch {
-		case c > 0:
-			corner[v] = dom.min
-		case c < 0:
-			corner[v] = &tir.Binary{Op: tir.OpAdd, A: dom.min, B: tir.IntOf(v.Type, dom.ext-1)}
-		}
+		tightestAt(d, v, dom, corner)
 	}
 	return corner
 }
 
-// withRange is g.ranges with loop x's range added when it is constant.
-func (g *fgen) withRange(x *tir.For) tir.BoundEnv {
+// tightestAt sets corner[v] to the end of v's range dom where d is
+// smallest (nothing when d does not use v).
+func tightestAt(d tir.Expr, v *tir.Var, dom loopDom, corner map[*tir.Var]tir.Expr) {
+	c, _ := tir.LinearCoeff(d, v)
+	switch {
+	case c > 0:
+		corner[v] = dom.min
+	case c < 0:
+		corner[v] = &tir.Binary{Op: tir.OpAdd, A: dom.min, B: tir.IntOf(v.Type, dom.ext-1)}
+	}
+}
+
+// loopRange is loop x's range when it is constant and not empty.
+func loopRange(x *tir.For) (tir.Interval, bool) {
 	lo, ok1 := x.Min.(*tir.IntImm)
 	ext, ok2 := x.Extent.(*tir.IntImm)
 	if !ok1 || !ok2 || ext.Value < 1 {
-		return g.ranges
+		return tir.Interval{}, false
 	}
-	out := make(tir.BoundEnv, len(g.ranges)+1)
-	for v, iv := range g.ranges {
-		out[v] = iv
+	return tir.Interval{Lo: lo.Value, Hi: lo.Value + ext.Value - 1}, true
+}
+
+// enterRange adds loop x's constant range to g.ranges for the code
+// generated inside it; the returned function restores g.ranges.
+func (g *fgen) enterRange(x *tir.For) func() {
+	iv, ok := loopRange(x)
+	if !ok {
+		return func() {}
 	}
-	out[x.Var] = tir.Interval{Lo: lo.Value, Hi: lo.Value + ext.Value - 1}
-	return out
+	if g.ranges == nil {
+		g.ranges = tir.BoundEnv{}
+	}
+	old, had := g.ranges[x.Var]
+	g.ranges[x.Var] = iv
+	return func() {
+		if had {
+			g.ranges[x.Var] = old
+		} else {
+			delete(g.ranges, x.Var)
+		}
+	}
 }
 
 // owner reports whether x owns fact d ≥ 0 inside serial (x and the serial
@@ -404,25 +433,11 @@ func clampFact(b *tir.Binary) tir.Expr {
 	if !ok || !k.Type.IsInt() || k.Type.Lanes > 1 {
 		return nil
 	}
-	e := clampArg(b.A)
+	e := tir.Unclamped(b.A)
 	if b.Op == tir.OpMax {
 		return &tir.Binary{Op: tir.OpSub, A: e, B: k}
 	}
 	return &tir.Binary{Op: tir.OpSub, A: k, B: e}
-}
-
-// clampArg strips the clamps (min or max by an integer constant) around e.
-func clampArg(e tir.Expr) tir.Expr {
-	for {
-		b, ok := e.(*tir.Binary)
-		if !ok || b.Op != tir.OpMax && b.Op != tir.OpMin {
-			return e
-		}
-		if k, ok := b.B.(*tir.IntImm); !ok || !k.Type.IsInt() {
-			return e
-		}
-		e = b.A
-	}
 }
 
 // affineIn reports whether e is c·v + (terms without v) for a constant c.
@@ -431,41 +446,25 @@ func affineIn(e tir.Expr, v *tir.Var) bool {
 	return ok
 }
 
-// partitionBounds returns [L, U) as expressions over values bound
-// outside x: the iterations of x for which every fact holds for all
-// iterations of the loops inside x, clamped to x's range.
-func (g *fgen) partitionBounds(x *tir.For, facts []guardFact) (tir.Expr, tir.Expr) {
-	dom := map[*tir.Var]loopDom{}
-	tir.VisitStmt(x.Body, func(s tir.Stmt) bool {
-		if f, ok := s.(*tir.For); ok {
-			if ext, ok := f.Extent.(*tir.IntImm); ok {
-				dom[f.Var] = loopDom{min: f.Min, ext: ext.Value}
-			}
-		}
-		return true
-	})
+// bounds returns [L, U) as expressions over values bound outside x: the
+// iterations of x for which every fact holds for all iterations of the
+// loops inside x, clamped to x's range.
+func (p *partition) bounds() (tir.Expr, tir.Expr) {
+	x := p.x
 	t := x.Var.Type
 	k := func(v int64) tir.Expr { return tir.IntOf(t, v) }
 	bin := func(op tir.BinOp, a, b tir.Expr) tir.Expr { return &tir.Binary{Op: op, A: a, B: b} }
 	lo := x.Min
 	end := bin(tir.OpAdd, x.Min, x.Extent)
 	L, U := lo, end
-	if ext, ok := x.Extent.(*tir.IntImm); ok {
-		dom[x.Var] = loopDom{min: x.Min, ext: ext.Value}
-	}
-	for _, f := range facts {
-		doms := dom
-		if f.split {
-			doms = map[*tir.Var]loopDom{}
-			for v, d := range dom {
-				if v != x.Var {
-					doms[v] = d
-				}
-			}
-		}
-		corner := tightest(f.d, doms)
-		if f.split {
+	ext, constExt := x.Extent.(*tir.IntImm)
+	for _, f := range p.facts {
+		corner := tightest(f.d, p.dom)
+		switch {
+		case f.split:
 			corner[x.Var] = k(0)
+		case constExt:
+			tightestAt(f.d, x.Var, loopDom{min: x.Min, ext: ext.Value}, corner)
 		}
 		b := tir.Substitute(f.d, corner)
 		a := int64(0) // versioned: x is at its corner in b
@@ -488,8 +487,9 @@ func (g *fgen) partitionBounds(x *tir.For, facts []guardFact) (tir.Expr, tir.Exp
 
 // partitionedLoop generates serial loop x as the three ranges [min, L),
 // [L, U) with the facts assumed, and [U, end).
-func (g *fgen) partitionedLoop(x *tir.For, facts []guardFact) error {
-	L, U := g.partitionBounds(x, facts)
+func (g *fgen) partitionedLoop(p *partition) error {
+	x, facts := p.x, p.facts
+	L, U := p.bounds()
 	if g.guardDone == nil {
 		g.guardDone, g.guardAssumed = map[*tir.Binary]bool{}, map[*tir.Binary]bool{}
 	}

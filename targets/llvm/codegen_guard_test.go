@@ -93,13 +93,13 @@ func TestGuardPartitionBounds(t *testing.T) {
 			g := newFgen(newMgen(Options{}, TargetTriple, DataLayout, false), ir.NewFunc("guard", types.Void))
 			tl := loopNamed(t, f, "t")
 			g.vars[loopNamed(t, f, "r").Var] = constant.NewInt(types.I64, 0)
-			facts := g.guardFacts(tl)
+			p := g.guardFacts(tl)
 			if c.name == "narrow row" {
-				assert.Empty(t, facts, "no tile can lie inside a 3-wide row: no copy")
+				assert.Nil(t, p, "no tile can lie inside a 3-wide row: no copy")
 				return
 			}
-			require.NotEmpty(t, facts)
-			L, U := g.partitionBounds(tl, facts)
+			require.NotNil(t, p)
+			L, U := p.bounds()
 			none := func(*tir.Var) (int64, bool) { return 0, false }
 			lo, ok1 := tir.EvalInt(L, none)
 			hi, ok2 := tir.EvalInt(U, none)
@@ -115,7 +115,7 @@ func TestGuardPartitionBounds(t *testing.T) {
 			fast := 0
 			for ti := int64(0); ti < nt; ti++ {
 				want := true
-				for _, fa := range facts {
+				for _, fa := range p.facts {
 					want = want && holdsEverywhere(t, fa.d, tl.Var, ti, loops)
 				}
 				assert.Equal(t, want, lo <= ti && ti < hi, "tile %d of [%d, %d)", ti, lo, hi)
@@ -184,9 +184,11 @@ func TestGuardFactOwners(t *testing.T) {
 	m := newMgen(Options{}, TargetTriple, DataLayout, false)
 	g := newFgen(m, ir.NewFunc("guard", types.Void))
 	r, tl := loopNamed(t, f, "r"), loopNamed(t, f, "t")
-	assert.Empty(t, g.guardFacts(r))
+	assert.Nil(t, g.guardFacts(r))
 	g.vars[r.Var] = constant.NewInt(types.I64, 0)
-	facts := g.guardFacts(tl)
+	p := g.guardFacts(tl)
+	require.NotNil(t, p)
+	facts := p.facts
 	// conv: 2 conjuncts, 2 clamp sides; pool: 2 one-sided clamps; rev: 2 and 2.
 	require.Len(t, facts, 10)
 	for _, fa := range facts {
@@ -205,10 +207,12 @@ func TestGuardFactOwners(t *testing.T) {
 }
 `
 	u := parseModule(t, untiled).Func("u")
-	p := loopNamed(t, u, "p")
-	g.vars[p.Var] = constant.NewInt(types.I64, 0)
-	g.ranges = tir.BoundEnv{p.Var: {Lo: 0, Hi: 19}}
-	facts = g.guardFacts(loopNamed(t, u, "k"))
+	pl := loopNamed(t, u, "p")
+	g.vars[pl.Var] = constant.NewInt(types.I64, 0)
+	g.ranges = tir.BoundEnv{pl.Var: {Lo: 0, Hi: 19}}
+	p = g.guardFacts(loopNamed(t, u, "k"))
+	require.NotNil(t, p)
+	facts = p.facts
 	require.Len(t, facts, 4)
 	for _, fa := range facts {
 		assert.False(t, fa.split, "%v", fa.d)
@@ -227,5 +231,5 @@ func TestGuardFactOwners(t *testing.T) {
   }
 }
 `
-	assert.Empty(t, g.guardFacts(loopNamed(t, parseModule(t, clampsOnly).Func("c"), "r")))
+	assert.Nil(t, g.guardFacts(loopNamed(t, parseModule(t, clampsOnly).Func("c"), "r")))
 }

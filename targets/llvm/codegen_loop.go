@@ -23,9 +23,7 @@ const maxUnroll = 4096
 // for itself and the loops inside it: a serial loop the budget covers
 // (tir.AutoUnrolls) is generated as an unrolled loop.
 func (g *fgen) forLoop(x *tir.For) error {
-	saved := g.ranges
-	g.ranges = g.withRange(x)
-	defer func() { g.ranges = saved }()
+	defer g.enterRange(x)()
 	if budget, ok := tir.AutoUnrollBudget(x); ok {
 		saved := g.unrollBudget
 		g.unrollBudget = budget
@@ -75,8 +73,8 @@ func (g *fgen) serialLoop(x *tir.For) error {
 // serialLoop2 is serialLoop without peeling (codegen_version.go).
 func (g *fgen) serialLoop2(x *tir.For) error {
 	if g.vec == nil {
-		if facts := g.guardFacts(x); len(facts) > 0 {
-			return g.partitionedLoop(x, facts)
+		if p := g.guardFacts(x); p != nil {
+			return g.partitionedLoop(p)
 		}
 		if cands := g.versionCands(x); len(cands) > 0 {
 			return g.versionedLoop(x, cands)

@@ -2,6 +2,7 @@ package llvm
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/llir/llvm/ir"
 	"github.com/llir/llvm/ir/constant"
@@ -86,7 +87,7 @@ func (g *fgen) parallelLoop(x *tir.For) error {
 	lg.inParallel = true
 	lg.loc = g.loc
 	lg.unrollBudget = g.unrollBudget
-	lg.ranges = g.withRange(x)
+	lg.ranges = maps.Clone(g.ranges)
 	for i, v := range capVars {
 		lg.vars[v] = loopParams[i+2]
 	}
