@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The integer kernels (fold-qdq) against the float path on the CPU.
 #
-#   bench/int8.sh [ROUNDS] [THREADS]
+#   bench/int8.sh [ROUNDS] [THREADS] [MCPU]
 #
 # Times, alternating round by round (ROUNDS, default 5; THREADS, default
 # all cores) with `tessera bench`:
@@ -17,12 +17,17 @@
 #     and PyTorch's int8 ResNet-18 (torchvision's quantizable model,
 #     calibrated on the same inputs; bench/torch_model.py --quantized)
 #     against Tessera's `--integer` one.
+# MCPU (default: this machine) compiles Tessera's code for another
+# processor, e.g. haswell (AVX2's exact vpmaddubsw emulation) or alderlake
+# (AVX-VNNI), which this machine must be able to run; PyTorch's line is
+# then left out.
 # Prints every round and the medians with their ratio (above 1: the
 # integer path is faster).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rounds=${1:-5}
 threads=${2:-$(nproc)}
+mcpu=(${3:+--mcpu "$3"})
 source bench/rounds.sh
 go build -o bin/tessera ./cmd/tessera
 work=$(mktemp -d)
@@ -68,7 +73,11 @@ for m in lenet5 mlp; do
 done
 
 # bench_line MODEL: one `tessera bench` run, "median X ms".
-bench_line() { bin/tessera bench "$1" --threads "$threads" --warmup 2 --repeats 10 --min-time 1s 2>/dev/null | grep -o 'median [0-9.]* ms' | head -1; }
+bench_line() {
+	local m=("${mcpu[@]}")
+	[[ $1 == *.so ]] && m=() # compiled for MCPU already
+	bin/tessera bench "$1" "${m[@]}" --threads "$threads" --warmup 2 --repeats 10 --min-time 1s 2>/dev/null | grep -o 'median [0-9.]* ms' | head -1
+}
 
 # line X: one timing of X, "median X ms": a model file with `tessera
 # bench`, or "torch:CALIB" for PyTorch's int8 ResNet-18 calibrated on
@@ -110,11 +119,11 @@ for i in range(4): np.save(sys.argv[1] + "/c%d.npy" % i, r.standard_normal((1, 3
 	calib=(--calibrate "$work/c0.npy" --calibrate "$work/c1.npy" --calibrate "$work/c2.npy" --calibrate "$work/c3.npy")
 	bin/tessera quantize "$r18" "${calib[@]}" -o "$work/r18_qdq.mlir" 2>/dev/null
 	bin/tessera quantize "$r18" "${calib[@]}" --integer -o "$work/r18_int.mlir" 2>/dev/null
-	for m in r18_qdq r18_int; do bin/tessera compile "$work/$m.mlir" -o "$work/$m.so" >/dev/null; done
-	bin/tessera compile "$r18" -o "$work/r18_f32.so" >/dev/null
+	for m in r18_qdq r18_int; do bin/tessera compile "$work/$m.mlir" "${mcpu[@]}" -o "$work/$m.so" >/dev/null; done
+	bin/tessera compile "$r18" "${mcpu[@]}" -o "$work/r18_f32.so" >/dev/null
 	pair "ResNet-18 QDQ (batch 1)" "$work/r18_qdq.so" "$work/r18_int.so"
 	pair "ResNet-18 f32 (batch 1)" "$work/r18_f32.so" "$work/r18_int.so"
-	if $py -c 'import torchvision' 2>/dev/null; then
+	if [ ${#mcpu[@]} = 0 ] && $py -c 'import torchvision' 2>/dev/null; then
 		pair "ResNet-18 int8 (batch 1)" "torch:$work/c0.npy,$work/c1.npy,$work/c2.npy,$work/c3.npy" "$work/r18_int.so" pytorch tessera
 	fi
 fi

@@ -50,10 +50,12 @@ type CPURules struct {
 	// of 4 of it, so the tuner decides per kernel. 0: every kernel is
 	// parallelized.
 	MinParallelWork float64
-	// Int8Dot: the processor has AVX-512 VNNI (vpdpbusd) or AVX-512BW
-	// (its exact emulation), so contractions of ui8 by i8 operands into
-	// i32 take the int8 rule (rules_vnni.go), whose nest code generation
-	// turns into those instructions.
+	// Int8Dot: the processor has an instruction set for 8-bit dot
+	// products (VNNI's vpdpbusd on 512- or 256-bit vectors, or its exact
+	// emulation on AVX-512BW or AVX2; targets/cpu.Dot8), so contractions
+	// of ui8 by i8 operands into i32 take the int8 rule (rules_vnni.go),
+	// whose nest code generation turns into those instructions; the
+	// register tile's size follows VectorBits.
 	Int8Dot bool
 	// serial is the cost rule's verdict for the kernel being scheduled.
 	serial bool

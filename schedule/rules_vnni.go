@@ -6,8 +6,8 @@ import (
 
 // The int8 rule: an i32 contraction of a ui8 operand U by an i8 operand S
 // (a quantized dense layer, matmul or convolution after fold-qdq:
-// activations ui8, weights i8) on a processor with AVX-512 VNNI, or AVX-512BW, which
-// emulates it exactly in five instructions (CPURules.Int8Dot), is tiled
+// activations ui8, weights i8) on a processor with VNNI, or AVX-512BW or
+// AVX2, which emulate it exactly (CPURules.Int8Dot), is tiled
 // for vpdpbusd, which sums 4 u8·s8 products into each of 16 i32 lanes per
 // instruction — four times the multiply-adds of an f32 FMA on the same
 // register width. The nest (TVM's x86 dense_vnni schedule, MetaSchedule's
@@ -36,13 +36,26 @@ import (
 // vnniLanes and vnniDepth are the i32 lanes of one vpdpbusd and the
 // 8-bit products each lane sums.
 const (
-	vnniLanes = tir.Int8DotLanes
-	vnniDepth = tir.Int8DotDepth
-	// vnniAccumulators bounds MR·NR: 24 of the 32 zmm registers hold
-	// accumulators, the rest S's vectors and U's broadcasts.
-	vnniAccumulators = 24
-	vnniMaxRows      = 16
+	vnniLanes   = tir.Int8DotLanes
+	vnniDepth   = tir.Int8DotDepth
+	vnniMaxRows = 16
 )
+
+// vnniAccumulators bounds MR·NR, the 16-lane accumulators of the register
+// tile, on vectors of vectorBits: 24 of the 32 zmm registers with
+// AVX-512, the rest S's vectors and U's broadcasts; 4 with 256-bit
+// vectors (AVX2's emulation, AVX-VNNI), where each accumulator takes two
+// of the 16 ymm registers: 8 ymm, the rest S's vectors, U's broadcasts
+// and the emulation's temporaries. Measured on a GEMM 1024³ by a constant
+// weight (--mcpu haswell / alderlake, 2 threads): 12.1 / 3.8-4.2 ms with
+// 4, 24-26 / 16-23 ms with 3 or 5 (tiles that do not divide 64 vectors,
+// or spills), 17-21 / 12-14 ms with 6 (spills).
+func vnniAccumulators(vectorBits int) int64 {
+	if vectorBits >= 512 {
+		return 24
+	}
+	return 4
+}
 
 // vnniPlan is the analysis of a block the int8 rule takes: its nest and
 // the columns (the store's innermost index, or for a convolution the
@@ -59,6 +72,8 @@ type vnniPlan struct {
 	nest          []nestLoop
 	col, row, red int
 	packC, packU  int
+	// accumulators bounds MR·NR (vnniAccumulators).
+	accumulators int64
 }
 
 // planVNNI matches block name for the int8 rule (errNotTileable when it
@@ -76,7 +91,8 @@ func planVNNI(s *Schedule, name string, target CPURules) (*vnniPlan, error) {
 	if !ok {
 		return nil, errNotTileable
 	}
-	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1, packC: -1, packU: -1}
+	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1, packC: -1, packU: -1,
+		accumulators: vnniAccumulators(target.VectorBits)}
 	u, sg := d.U.Buffer, d.S.Buffer
 	lastC, lastU := len(st.Indices)-1, len(d.U.Indices)-1
 	for i, nl := range nest {
@@ -139,7 +155,7 @@ func (p *vnniPlan) rows() int64 {
 func (p *vnniPlan) vectors() int64 { return ceilDiv(p.nest[p.col].extent, vnniLanes) }
 
 // tileShapes lists the register tiles (MR, NR) of at most
-// vnniAccumulators accumulators, MR ≤ rows and NR ≤ vectors, and at
+// p.accumulators accumulators, MR ≤ rows and NR ≤ vectors, and at
 // least 8 of them (enough to cover vpdpbusd's latency) where the shape
 // allows. When 16 does not divide the columns, the last column vector is
 // a guarded tail, and code generation runs the other tiles unguarded only
@@ -152,7 +168,7 @@ func (p *vnniPlan) tileShapes() [][2]int64 {
 	var all [][2]int64
 	most := int64(1)
 	for mr := int64(1); mr <= min(p.rows(), vnniMaxRows); mr++ {
-		for nr := int64(1); nr <= min(p.vectors(), vnniAccumulators/mr); nr++ {
+		for nr := int64(1); nr <= min(p.vectors(), p.accumulators/mr); nr++ {
 			if fits(mr, nr) {
 				all = append(all, [2]int64{mr, nr})
 				most = max(most, mr*nr)
@@ -411,7 +427,7 @@ func vnniSketch(s *Schedule, name string, target CPURules, shape func(*vnniPlan)
 }
 
 // sampledShape draws the register tile: MR and NR with
-// sample_categorical among the shapes of at most vnniAccumulators
+// sample_categorical among the shapes of at most p.accumulators
 // accumulators (so the trace records them and the tuner mutates them).
 func (p *vnniPlan) sampledShape(s *Schedule) ([2]int64, error) {
 	shapes := p.tileShapes()

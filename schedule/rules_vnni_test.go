@@ -104,6 +104,18 @@ func TestVNNIRuleApplies(t *testing.T) {
 	require.Equal(t, [2]int64{1, 1}, shape(1, 1000, 512), "a column tail: one vector per tile")
 	require.Equal(t, [2]int64{1, 16}, shape(1, 1024, 512))
 	require.Equal(t, [2]int64{7, 2}, shape(49, 512, 4608), "ResNet's last layers: 7 rows of 2 vectors, not 1 of 16")
+	// With 256-bit vectors (AVX2, AVX-VNNI) an accumulator takes two of
+	// the 16 ymm registers: at most 4 of them.
+	avx2Int8 := avx512VNNI
+	avx2Int8.VectorBits = 256
+	for _, sh := range [][3]int{{1024, 1024, 1024}, {49, 512, 4608}, {1, 1024, 512}} {
+		p, err := planVNNI(New(parseFunc(t, int8GemmOf(sh[0], sh[1], sh[2]))), "C", avx2Int8)
+		require.NoError(t, err)
+		for _, t2 := range p.tileShapes() {
+			require.LessOrEqual(t, t2[0]*t2[1], int64(4), "%v", sh)
+		}
+		require.Equal(t, int64(4), p.heuristicShape()[0]*p.heuristicShape()[1], "%v", sh)
+	}
 	// A convolution: the output and input channels move innermost (the
 	// accumulator's layout, and a copy of the input made once per call).
 	p, err := planVNNI(New(parseFunc(t, int8ConvOf(64, 32, 14))), "conv", avx512VNNI)

@@ -15,6 +15,7 @@ import (
 	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/targets/cpu"
 	"github.com/tessera-ml/tessera/targets/llvm"
 )
 
@@ -228,9 +229,15 @@ func randomU8Input(t *testing.T, r *rand.Rand, m *graphir.Module) *rt.Tensor {
 	return in
 }
 
+// dot8CPUs are processors of each instruction set for 8-bit dot products
+// (cpu.Dot8), native first.
+var dot8CPUs = []string{"native", "haswell", "alderlake", "skylake-avx512", "sapphirerapids"}
+
 // TestIntegerKernelsBitExact: compiled integer convolutions (strides,
 // padding, dilation, groups), matmuls — of i32 operands and of the 8-bit
-// operands themselves (vpdpbusd on a VNNI machine) — requantization and
+// operands themselves (vpdpbusd on a VNNI machine; the 8-bit cases rotate
+// through dot8CPUs' instruction sets where this machine runs them) —
+// requantization and
 // 8-bit max pooling equal the graph interpreter exactly on random inputs
 // (a property test over random shapes and attributes).
 func TestIntegerKernelsBitExact(t *testing.T) {
@@ -250,8 +257,12 @@ func TestIntegerKernelsBitExact(t *testing.T) {
 			src := graphir.Print(m)
 			in := randomU8Input(t, r, m)
 			want := interpret(t, src, []*rt.Tensor{in})
-			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1)
-			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
+			var flags []string
+			if mcpu := dot8CPUs[(i/4)%len(dot8CPUs)]; i%4 >= 2 && llvm.HostHas(cpu.Dot8(mcpu)) {
+				flags = []string{"--mcpu", mcpu}
+			}
+			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1, flags...)
+			require.Equal(t, want[0].Data, got[0].Float64Values(), "%v %s", flags, src)
 			spread := map[float64]bool{}
 			for _, v := range want[0].Data {
 				spread[v] = true
@@ -303,12 +314,12 @@ func TestONNXFoldQDQ(t *testing.T) {
 
 // TestVNNICode: a ui8 × i8 matmul with a constant weight (a column tail,
 // rows the register tile does not divide) and a padded, strided ui8 ×
-// i8 convolution compile to vpdpbusd for a processor with AVX-512 VNNI
-// (--mcpu sapphirerapids), to its exact vpmaddubsw emulation for one with
-// AVX-512BW only (skylake-avx512) and to neither for AVX2 (haswell); the
-// skylake-avx512 code runs here when this machine has AVX-512BW, and so
-// does the native code, which uses vpdpbusd when this machine has VNNI:
-// both equal the interpreter.
+// i8 convolution compile, by --mcpu, to 512-bit vpdpbusd (AVX-512 VNNI:
+// sapphirerapids), its exact vpmaddubsw emulation on 512-bit vectors
+// (AVX-512BW: skylake-avx512), 256-bit VEX vpdpbusd (AVX-VNNI:
+// alderlake) and the emulation on 256-bit vectors (AVX2: haswell), the
+// 256-bit ones without a zmm register; the code of each that this
+// machine can run equals the interpreter, and so does the native code.
 func TestVNNICode(t *testing.T) {
 	r := rand.New(rand.NewPCG(4, 4))
 	mm, _ := newIntModel(r, []int64{37, 96})
@@ -331,10 +342,12 @@ func TestVNNICode(t *testing.T) {
 func checkVNNICode(t *testing.T, src string, r *rand.Rand) {
 	model := filepath.Join(t.TempDir(), "q.mlir")
 	require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
-	for mcpu, want := range map[string][2]bool{"sapphirerapids": {true, false}, "skylake-avx512": {false, true}, "haswell": {false, false}} {
+	kinds := map[string][2]bool{"sapphirerapids": {true, false}, "skylake-avx512": {false, true}, "alderlake": {true, false}, "haswell": {false, true}}
+	for mcpu, want := range kinds {
 		asm, stderr, code := tessera("compile", model, "--emit", "asm", "--mcpu", mcpu)
 		require.Equal(t, 0, code, stderr)
 		require.Equal(t, want, [2]bool{strings.Contains(asm, "vpdpbusd"), strings.Contains(asm, "vpmaddubsw")}, mcpu)
+		require.Equal(t, cpu.Dot8(mcpu).Bits() == 512, strings.Contains(asm, "zmm"), mcpu)
 	}
 	m, err := graphir.ParseString("q.mlir", src)
 	require.NoError(t, err)
@@ -347,17 +360,13 @@ func checkVNNICode(t *testing.T, src string, r *rand.Rand) {
 	require.NoError(t, err)
 	want := interpret(t, src, []*rt.Tensor{in})
 	require.Equal(t, want[0].Data, runDTypeModel(t, src, []*rt.Tensor{in}, 1)[0].Float64Values())
-	if !llvm.HostHasAVX512BW() {
-		t.Log("this machine has no AVX-512BW: the skylake-avx512 code is not run")
-		return
+	for mcpu := range kinds {
+		if !llvm.HostHas(cpu.Dot8(mcpu)) {
+			t.Logf("this machine has no %v: the %s code is not run", cpu.Dot8(mcpu), mcpu)
+			continue
+		}
+		require.Equal(t, want[0].Data, runDTypeModel(t, src, []*rt.Tensor{in}, 1, "--mcpu", mcpu)[0].Float64Values(), mcpu)
 	}
-	xp, yp := filepath.Join(t.TempDir(), "x.npy"), filepath.Join(t.TempDir(), "y.npy")
-	require.NoError(t, rt.WriteNPY(xp, in))
-	_, stderr, code := tessera("run", model, "--mcpu", "skylake-avx512", "--input", xp, "--output", yp)
-	require.Equal(t, 0, code, stderr)
-	y, err := rt.ReadNPY(yp)
-	require.NoError(t, err)
-	require.Equal(t, want[0].Data, y.Float64Values())
 }
 
 // perTensor replaces the last graph.requantize's per-channel multipliers

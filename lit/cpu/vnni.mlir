@@ -6,12 +6,17 @@
 // every step is one vpdpbusd (4 rows × 2 vectors per reduction step); with
 // AVX-512BW but no VNNI (skylake-avx512) each is the exact emulation, two
 // vpmaddubsw on the 7 upper bits and the lowest bit of the activations and
-// two vpmaddwd; without either (haswell) the same nest is plain vector
-// code.
+// two vpmaddwd. With 256-bit vectors the register tile is 2 rows × 2
+// vectors (each accumulator two ymm registers) and every step runs on the
+// two 256-bit halves: AVX-VNNI (alderlake) one VEX vpdpbusd per half,
+// AVX2 (haswell) the emulation per half; without AVX2 (x86-64) the same
+// nest is plain vector code.
 // RUN: tessera compile %s --mcpu sapphirerapids --emit tir | FileCheck %s --check-prefix=TIR
 // RUN: tessera compile %s --mcpu sapphirerapids --emit llvm | FileCheck %s --check-prefix=VNNI
 // RUN: tessera compile %s --mcpu skylake-avx512 --emit llvm | FileCheck %s --check-prefix=BW
-// RUN: tessera compile %s --mcpu haswell --emit llvm | FileCheck %s --check-prefix=PLAIN
+// RUN: tessera compile %s --mcpu alderlake --emit llvm | FileCheck %s --check-prefix=AVXVNNI
+// RUN: tessera compile %s --mcpu haswell --emit llvm | FileCheck %s --check-prefix=AVX2
+// RUN: tessera compile %s --mcpu x86-64 --emit llvm | FileCheck %s --check-prefix=PLAIN
 
 // TIR: %in1: buffer<2x2x16x4xi8>
 // TIR: tir.for %r0_0 = 0 to 2 {
@@ -24,6 +29,11 @@
 // VNNI-COUNT-8: call <16 x i32> @llvm.x86.avx512.vpdpbusd.512(
 // BW-NOT: vpdpbusd
 // BW-COUNT-16: call <32 x i16> @llvm.x86.avx512.pmaddubs.w.512(
+// AVXVNNI-NOT: .512(
+// AVXVNNI-COUNT-8: call <8 x i32> @llvm.x86.avx512.vpdpbusd.256(
+// AVX2-NOT: vpdpbusd
+// AVX2-NOT: .512(
+// AVX2-COUNT-16: call <16 x i16> @llvm.x86.avx2.pmadd.ub.sw(
 // PLAIN-NOT: vpdpbusd
 // PLAIN-NOT: pmaddubs
 

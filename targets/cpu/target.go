@@ -55,37 +55,37 @@ func VectorBits(mcpu string) int {
 	return 128
 }
 
-// HasVNNI reports whether processor mcpu has AVX-512 VNNI (vpdpbusd on
-// 512-bit vectors): this machine's /proc/cpuinfo for "" and "native"
-// (llvm.HostHasVNNI); cascadelake, cooperlake, the icelake, tigerlake and
-// rocketlake parts, sapphirerapids, graniterapids and znver4 by name
-// (LLVM 16's processor definitions; x86-64-v4 does not include it).
-func HasVNNI(mcpu string) bool {
-	if mcpu == "" || mcpu == "native" {
-		return llvm.HostHasVNNI()
+// Dot8 is the instruction set processor mcpu runs the int8 rule's 8-bit
+// dot products with (llvm.Dot8ISA): this machine's best for "" and
+// "native" (llvm.HostDot8); by name (LLVM 16's processor definitions)
+// AVX-512 VNNI for cascadelake, cooperlake, the icelake, tigerlake and
+// rocketlake parts, sapphirerapids, graniterapids and znver4; AVX-512BW's
+// emulation for the other AVX-512 processors and x86-64-v4 (which lacks
+// VNNI) except Knights Landing and Mill (knl, knm); AVX-VNNI for
+// alderlake, raptorlake, meteorlake, sierraforest and grandridge; AVX2's
+// emulation for the other AVX2 processors and x86-64-v3; none otherwise.
+func Dot8(mcpu string) llvm.Dot8ISA {
+	switch {
+	case mcpu == "" || mcpu == "native":
+		return llvm.HostDot8()
+	case hasPrefix(mcpu, vnniCPUs):
+		return llvm.Dot8AVX512VNNI
+	case mcpu == "x86-64-v4" || hasPrefix(mcpu, avx512CPUs) && !hasPrefix(mcpu, []string{"knl", "knm"}):
+		return llvm.Dot8AVX512BW
+	case hasPrefix(mcpu, avxVNNICPUs):
+		return llvm.Dot8AVXVNNI
+	case mcpu == "x86-64-v3" || hasPrefix(mcpu, avx2CPUs) || hasPrefix(mcpu, []string{"knl", "knm"}):
+		return llvm.Dot8AVX2
 	}
-	return hasPrefix(mcpu, vnniCPUs)
+	return llvm.Dot8None
 }
-
-// HasAVX512BW reports whether processor mcpu has AVX-512BW: this
-// machine's /proc/cpuinfo for "" and "native" (llvm.HostHasAVX512BW); the
-// AVX-512 processors by name except Knights Landing and Mill (knl, knm).
-func HasAVX512BW(mcpu string) bool {
-	if mcpu == "" || mcpu == "native" {
-		return llvm.HostHasAVX512BW()
-	}
-	return (mcpu == "x86-64-v4" || hasPrefix(mcpu, avx512CPUs)) && !hasPrefix(mcpu, []string{"knl", "knm"})
-}
-
-// Int8Dot reports whether processor mcpu runs the int8 rule's 8-bit dot
-// products: with VNNI's vpdpbusd or AVX-512BW's exact emulation of it.
-func Int8Dot(mcpu string) bool { return HasVNNI(mcpu) || HasAVX512BW(mcpu) }
 
 // Processor name prefixes by widest vector extension (LLVM 16's names).
 var (
-	avx512CPUs = []string{"skylake-avx512", "skx", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "knl", "knm", "znver4"}
-	vnniCPUs   = []string{"cascadelake", "cooperlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "znver4"}
-	avx2CPUs   = []string{"haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2", "znver3", "core-avx2"}
+	avx512CPUs  = []string{"skylake-avx512", "skx", "cascadelake", "cooperlake", "cannonlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "knl", "knm", "znver4"}
+	avxVNNICPUs = []string{"alderlake", "raptorlake", "meteorlake", "sierraforest", "grandridge"}
+	vnniCPUs    = []string{"cascadelake", "cooperlake", "icelake", "tigerlake", "rocketlake", "sapphirerapids", "graniterapids", "znver4"}
+	avx2CPUs    = []string{"haswell", "broadwell", "skylake", "alderlake", "raptorlake", "meteorlake", "znver1", "znver2", "znver3", "core-avx2"}
 )
 
 func hasPrefix(s string, ps []string) bool {
@@ -122,7 +122,7 @@ func (t *Target) Key() string {
 // (MinParallelWork).
 func (t *Target) Rules() schedule.Rules {
 	return schedule.CPURules{VectorBits: t.bits, Cores: goruntime.NumCPU(), MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable,
-		MinParallelWork: t.minParallelWork(), Int8Dot: Int8Dot(t.opts.MCPU)}
+		MinParallelWork: t.minParallelWork(), Int8Dot: Dot8(t.opts.MCPU) != llvm.Dot8None}
 }
 
 // minParallelWork is the cost rule's threshold: the option's, else
@@ -162,7 +162,7 @@ func (t *Target) PostSchedule() []string { return []string{"compact-buffer-alloc
 // MODEL.so). Errors: llvm.Compile's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
 	res, err := llvm.Compile(m, llvm.Options{MCPU: t.opts.MCPU, Prefix: prefix, StrictFP: t.opts.StrictFP, Profile: t.opts.Profile,
-		VNNI: HasVNNI(t.opts.MCPU), AVX512BW: HasAVX512BW(t.opts.MCPU)})
+		Dot8: Dot8(t.opts.MCPU)})
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"fmt"
+
 	"github.com/llir/llvm/ir"
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -28,11 +30,12 @@ import (
 // nest from the accesses' strides and emits one call of
 // llvm.x86.avx512.vpdpbusd.512 for it: a 4-byte load of A broadcast to the
 // 16 lanes, a 64-byte load of B, and the accumulator's vector load and
-// store (which LLVM keeps in a register across the unrolled tile). Any
-// other nest — other strides, a lane-dependent predicate, a processor
-// with neither VNNI (Options.VNNI) nor AVX-512BW (Options.AVX512BW, which
-// emulates the instruction exactly: dotBW) — is widened as usual, with
-// the same results.
+// store (which LLVM keeps in a register across the unrolled tile); on a
+// processor without it, the instruction set Options.Dot8 names computes
+// the same step (dot8: AVX-VNNI's 256-bit vpdpbusd twice, or the exact
+// vpmaddubsw emulation on AVX-512BW or AVX2). Any other nest — other
+// strides, a lane-dependent predicate — or Dot8None widens the nest as
+// usual, with the same results.
 
 // vnniLanes and vnniDepth are the instruction's i32 lanes and the 8-bit
 // products each lane sums.
@@ -125,7 +128,7 @@ func (m *vnniMatch) strides() bool {
 // vnniDot emits vectorized loop x as one vpdpbusd when the processor has
 // VNNI and x is the nest above; ok is false (nothing emitted) otherwise.
 func (g *fgen) vnniDot(x *tir.For) (ok bool, err error) {
-	if !g.m.opts.VNNI && !g.m.opts.AVX512BW || g.m.device {
+	if g.m.opts.Dot8 == Dot8None || g.m.device {
 		return false, nil
 	}
 	m := g.matchVNNI(x)
@@ -212,13 +215,7 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 		a = g.cur.NewSelect(c, a, constant.NewInt(types.I32, 0))
 	}
 	b := load(v16, ps, 1, mask)
-	var sum value.Value
-	if g.m.opts.VNNI {
-		f := g.m.declare("llvm.x86.avx512.vpdpbusd.512", v16, v16, v16, v16)
-		sum = g.cur.NewCall(f, acc, g.splat(a, vnniLanes), b)
-	} else {
-		sum = g.dotBW(acc, a, b)
-	}
+	sum := g.dot8(acc, a, b)
 	dst := g.cur.NewBitCast(pc, ptrTo(v16, pc))
 	if mask != nil {
 		g.maskedStore(sum, dst, 4, mask)
@@ -228,27 +225,77 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 	return nil
 }
 
-// dotBW computes vpdpbusd(acc, splat(word), b) exactly with AVX-512BW,
-// for processors without VNNI (skylake-avx512). vpmaddubsw multiplies u8
-// by s8 bytes and adds adjacent pairs into i16 with saturation, which
-// 255·(−128)·2 would overflow; so the unsigned word is split into its
-// bytes' upper 7 bits and lowest bit, u = 2·(u >> 1) + (u & 1), whose
-// pair sums stay within ±2·127·128 and ±2·128: two vpmaddubsw, then
-// vpmaddwd by 2 and by 1 widen each to the 4-product i32 sums, which add
-// to acc. Five instructions instead of one, bit-exact.
-func (g *fgen) dotBW(acc, word, b value.Value) value.Value {
+// dot8 is vpdpbusd(acc, splat(word), b) — acc <16 x i32>, word A's 4
+// bytes as an i32, b <16 x i32> holding S's 64 bytes — in the options'
+// instruction set: one 512-bit instruction, or the 256-bit halves of acc
+// and b (LLVM keeps each <16 x i32> in two ymm registers, so the halves'
+// shuffles cost nothing), natively or emulated (dotBW).
+func (g *fgen) dot8(acc, word, b value.Value) value.Value {
+	isa := g.m.opts.Dot8
+	bits := isa.Bits()
+	lanes := bits / 32
+	step := func(acc, b value.Value) value.Value {
+		vt := types.NewVector(uint64(lanes), types.I32)
+		if isa == Dot8AVX512VNNI || isa == Dot8AVXVNNI {
+			f := g.m.declare(fmt.Sprintf("llvm.x86.avx512.vpdpbusd.%d", bits), vt, vt, vt, vt)
+			return g.cur.NewCall(f, acc, g.splat(word, lanes), b)
+		}
+		return g.dotBW(acc, word, b, bits)
+	}
+	if lanes == vnniLanes {
+		return step(acc, b)
+	}
+	lo := step(g.half(acc, 0), g.half(b, 0))
+	hi := step(g.half(acc, 1), g.half(b, 1))
+	return g.cur.NewShuffleVector(lo, hi, laneMask(0, vnniLanes))
+}
+
+// half is the lower (h = 0) or upper (h = 1) half of the lanes of
+// vector v.
+func (g *fgen) half(v value.Value, h int) value.Value {
+	n := int(v.Type().(*types.VectorType).Len) / 2
+	return g.cur.NewShuffleVector(v, constant.NewUndef(v.Type()), laneMask(h*n, n))
+}
+
+// laneMask is the shufflevector mask <from, from+1, ..., from+n-1>.
+func laneMask(from, n int) *constant.Vector {
+	idx := make([]constant.Constant, n)
+	for i := range idx {
+		idx[i] = constant.NewInt(types.I32, int64(from+i))
+	}
+	return constant.NewVector(types.NewVector(uint64(n), types.I32), idx...)
+}
+
+// dotBW computes vpdpbusd(acc, splat(word), b) exactly on vectors of
+// bits (512: AVX-512BW, for processors without VNNI such as
+// skylake-avx512; 256: AVX2, haswell to znver3) with vpmaddubsw and
+// vpmaddwd. vpmaddubsw multiplies u8 by s8 bytes and adds adjacent pairs
+// into i16 with saturation, which 255·(−128)·2 would overflow (the u8×s8
+// pitfall); so the unsigned word is split into its bytes' upper 7 bits
+// and lowest bit, u = 2·(u >> 1) + (u & 1), whose pair sums stay within
+// ±2·127·128 and ±2·128: two vpmaddubsw, then vpmaddwd by 2 and by 1
+// widen each to the 4-product i32 sums, which add to acc. Five
+// instructions instead of one, bit-exact. (fbgemm and ONNX Runtime
+// instead accept the saturation or quantize activations to 7 bits,
+// "reduce_range"; Tessera's results stay the interpreter's.)
+func (g *fgen) dotBW(acc, word, b value.Value, bits int) value.Value {
 	i32 := func(v int64) constant.Constant { return constant.NewInt(types.I32, v) }
 	hi := g.cur.NewAnd(g.cur.NewLShr(word, i32(1)), i32(0x7F7F7F7F))
 	lo := g.cur.NewAnd(word, i32(0x01010101))
-	v64, v32 := types.NewVector(64, types.I8), types.NewVector(32, types.I16)
-	v16 := types.NewVector(vnniLanes, types.I32)
-	bytes := func(v value.Value) value.Value { return g.cur.NewBitCast(v, v64) }
-	pairs := g.m.declare("llvm.x86.avx512.pmaddubs.w.512", v32, v64, v64)
-	widen := g.m.declare("llvm.x86.avx512.pmaddw.d.512", v16, v32, v32)
+	lanes := bits / 32
+	vb, vw := types.NewVector(uint64(bits/8), types.I8), types.NewVector(uint64(bits/16), types.I16)
+	vd := types.NewVector(uint64(lanes), types.I32)
+	bytes := func(v value.Value) value.Value { return g.cur.NewBitCast(v, vb) }
+	pairs := g.m.declare("llvm.x86.avx512.pmaddubs.w.512", vw, vb, vb)
+	widen := g.m.declare("llvm.x86.avx512.pmaddw.d.512", vd, vw, vw)
+	if bits == 256 {
+		pairs = g.m.declare("llvm.x86.avx2.pmadd.ub.sw", vw, vb, vb)
+		widen = g.m.declare("llvm.x86.avx2.pmadd.wd", vd, vw, vw)
+	}
 	bb := bytes(b)
-	ph := g.cur.NewCall(pairs, bytes(g.splat(hi, vnniLanes)), bb)
-	pl := g.cur.NewCall(pairs, bytes(g.splat(lo, vnniLanes)), bb)
-	k := func(v int64) value.Value { return g.splat(constant.NewInt(types.I16, v), 32) }
+	ph := g.cur.NewCall(pairs, bytes(g.splat(hi, lanes)), bb)
+	pl := g.cur.NewCall(pairs, bytes(g.splat(lo, lanes)), bb)
+	k := func(v int64) value.Value { return g.splat(constant.NewInt(types.I16, v), bits/16) }
 	s := g.cur.NewAdd(g.cur.NewCall(widen, ph, k(2)), g.cur.NewCall(widen, pl, k(1)))
 	return g.cur.NewAdd(acc, s)
 }

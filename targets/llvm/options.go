@@ -45,13 +45,11 @@ type Options struct {
 	// Profile instruments every tir.call of a host function with
 	// timestamp probes (profile.go; --profile). It changes no kernel.
 	Profile bool
-	// VNNI lets code generation use AVX-512 VNNI's vpdpbusd for the 8-bit
-	// dot products the int8 schedule rule lays out (codegen_vnni.go). Set
-	// it only for a processor that has the instruction (targets/cpu.HasVNNI).
-	VNNI bool
-	// AVX512BW, without VNNI, emulates vpdpbusd exactly with AVX-512BW's
-	// vpmaddubsw and vpmaddwd (codegen_vnni.go's dotBW; targets/cpu.HasAVX512BW).
-	AVX512BW bool
+	// Dot8 is the instruction set code generation turns the int8 rule's
+	// 8-bit dot-product nests into (codegen_vnni.go); Dot8None widens
+	// them as plain vectors. Set it only to one the processor has
+	// (targets/cpu.Dot8).
+	Dot8 Dot8ISA
 }
 
 // fpContract is llc-16's -fp-contract flag for these options.
@@ -69,13 +67,50 @@ func (o Options) mcpu() string {
 	return o.MCPU
 }
 
-// HostHasVNNI reports whether this machine's /proc/cpuinfo lists
-// avx512_vnni (vpdpbusd on 512-bit vectors).
-func HostHasVNNI() bool { return hostHas(" avx512_vnni") }
+// Dot8ISA is an instruction set for the int8 rule's step, vpdpbusd's
+// semantics (16 i32 lanes, each += the sum of 4 u8·s8 products, exact):
+// natively on 512-bit (AVX-512 VNNI) or 256-bit vectors (AVX-VNNI's
+// VEX-encoded vpdpbusd, two per step), or emulated exactly with
+// vpmaddubsw and vpmaddwd (AVX-512BW, or AVX2 on 256-bit halves).
+type Dot8ISA int
 
-// HostHasAVX512BW reports whether this machine's /proc/cpuinfo lists
-// avx512bw (byte and word instructions on 512-bit vectors).
-func HostHasAVX512BW() bool { return hostHas(" avx512bw") }
+const (
+	Dot8None       Dot8ISA = iota // plain vectors (widened i32 multiply-adds)
+	Dot8AVX2                      // vpmaddubsw + vpmaddwd, 256-bit halves (haswell, znver1-3)
+	Dot8AVXVNNI                   // {vex} vpdpbusd, 256-bit halves (alderlake)
+	Dot8AVX512BW                  // vpmaddubsw + vpmaddwd, 512-bit (skylake-avx512)
+	Dot8AVX512VNNI                // vpdpbusd, 512-bit (cascadelake, icelake, sapphirerapids)
+)
+
+// String is the ISA's /proc/cpuinfo-style name.
+func (d Dot8ISA) String() string {
+	return [...]string{"none", "avx2", "avx_vnni", "avx512bw", "avx512_vnni"}[d]
+}
+
+// Bits is the vector width in bits the ISA's instructions work on.
+func (d Dot8ISA) Bits() int {
+	if d >= Dot8AVX512BW {
+		return 512
+	}
+	return 256
+}
+
+// dot8Flags are the /proc/cpuinfo flags of each Dot8ISA.
+var dot8Flags = [...]string{Dot8AVX2: " avx2", Dot8AVXVNNI: " avx_vnni", Dot8AVX512BW: " avx512bw", Dot8AVX512VNNI: " avx512_vnni"}
+
+// HostDot8 is the best Dot8ISA this machine's /proc/cpuinfo lists.
+func HostDot8() Dot8ISA {
+	for d := Dot8AVX512VNNI; d > Dot8None; d-- {
+		if HostHas(d) {
+			return d
+		}
+	}
+	return Dot8None
+}
+
+// HostHas reports whether this machine runs code using isa (Dot8None:
+// always).
+func HostHas(isa Dot8ISA) bool { return isa == Dot8None || hostHas(dot8Flags[isa]) }
 
 // hostHas reports whether /proc/cpuinfo contains flag.
 func hostHas(flag string) bool {
