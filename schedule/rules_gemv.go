@@ -156,11 +156,7 @@ func (p *gemvPlan) vectors() int64 { return ceilDiv(p.nest[p.col].extent, p.lane
 // (32 with AVX-512, else 16) less one broadcast per row and one spare,
 // shared by the rows' accumulators, and no more than there are.
 func (p *gemvPlan) maxVectors(target CPURules) int64 {
-	regs := int64(16)
-	if target.VectorBits >= 512 {
-		regs = 32
-	}
-	return min(p.vectors(), max(1, (regs-p.m-1)/p.m))
+	return min(p.vectors(), max(1, (target.vectorRegs()-p.m-1)/p.m))
 }
 
 // gemvMinAccumulators is the fewest accumulators (rows × vectors) a tile

@@ -286,6 +286,14 @@ func TestDefaultRulesTiling(t *testing.T) {
 	require.Contains(t, p, "tir.for %i_0_j_0_fused = 0 to 128 parallel")
 	require.Contains(t, p, "tir.for %i_3 = 0 to 8 unrolled")
 	require.Contains(t, p, "tir.for %j_3 = 0 to 32 vectorized")
+	// With AVX2's 16 ymm registers, 8 accumulators: 4 rows × 16 lanes.
+	avx2 := avx512
+	avx2.VectorBits = 256
+	s, err = ApplyDefaultRules(parseFunc(t, gemmOf(1024, 1024, 1024)), avx2)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %i_3 = 0 to 4 unrolled")
+	require.Contains(t, p, "tir.for %j_3 = 0 to 16 vectorized")
 
 	// The 3×3 conv: rows from the output channel (4 of them: the
 	// 6-wide row is whole, 1 vector per row, so up to 8 rows; 4 divides).

@@ -27,10 +27,12 @@ var errNotTileable = errors.New("not tileable")
 //     and spills). A dimension between W and 2·W that W does not divide
 //     but 2 does is two tiles of half of it instead (28 → 2×14: the
 //     peeled tail tile's masked accumulators stay in memory, 6.0 against
-//     2.7 µs on LeNet-5's first conv at batch 1). rows = min(16, 24 / vector
-//     registers per row), lowered to a divisor of the row dimension when
-//     one is at least half of it: 8×32 for GEMM 1024 (16 zmm accumulators,
-//     plus 2 for B's row and 1 broadcast of A, of 32), 16×16 for the 56² conv.
+//     2.7 µs on LeNet-5's first conv at batch 1). rows = min(16, A / vector
+//     registers per row), A the accumulator registers (24 of AVX-512's
+//     32 zmm, 8 of AVX2's 16 ymm: CPURules.accumulatorRegs), lowered to a
+//     divisor of the row dimension when one is at least half of it: 8×32
+//     for GEMM 1024 (16 zmm accumulators, plus 2 for B's row and 1
+//     broadcast of A, of 32; 4×16 with AVX2), 16×16 for the 56² conv.
 //     The rows come from a spatial dimension that does not index the
 //     operand the columns index (GEMM's i: A[i,k] is broadcast; conv's
 //     output channel: the weight is broadcast and one input vector serves
@@ -51,11 +53,10 @@ var errNotTileable = errors.New("not tileable")
 // Factors that do not divide an extent split with a guarded tail
 // (split's predicate), so every shape works.
 const (
-	tileKC       = 256
-	tileNCVecs   = 4  // register tiles per S2 column block
-	tileMC       = 64 // rows per S2 row block
-	tileMaxRows  = 16
-	tileRegsUsed = 24 // accumulator vector registers (of 32 zmm)
+	tileKC      = 256
+	tileNCVecs  = 4  // register tiles per S2 column block
+	tileMC      = 64 // rows per S2 row block
+	tileMaxRows = 16
 )
 
 // tileable reports whether the multi-level tiling rule applies to block
@@ -181,7 +182,10 @@ type tilePlan struct {
 	nest     []nestLoop
 	col, row int
 	w        int64
-	levels   tileLevels // set by tileNest
+	// accRegs is the vector registers the register tile's accumulators
+	// may take (CPURules.accumulatorRegs).
+	accRegs int64
+	levels  tileLevels // set by tileNest
 	// channel: the columns are not the store's innermost dimension
 	// (rules_channel.go); finishTile then changes the layouts.
 	channel bool
@@ -247,7 +251,7 @@ func planTiling(s *Schedule, name string, target CPURules) (*tilePlan, error) {
 	if row < 0 {
 		return nil, errNotTileable
 	}
-	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w}, nil
+	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w, accRegs: target.accumulatorRegs()}, nil
 }
 
 // multiLevelTile applies the int8 rule (rules_vnni.go) or the GEMV rule
@@ -331,7 +335,7 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 		}
 	}
 	regsPerRow := ceilDiv(cols, w)
-	rows := min(int64(tileMaxRows), max(1, tileRegsUsed/regsPerRow), rowExt)
+	rows := min(int64(tileMaxRows), max(1, p.accRegs/regsPerRow), rowExt)
 	if d := largestDivisorAtMost(rowExt, rows); 2*d >= rows {
 		rows = d
 	}
