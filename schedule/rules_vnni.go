@@ -41,20 +41,18 @@ const (
 	vnniMaxRows = 16
 )
 
-// vnniAccumulators bounds MR·NR, the 16-lane accumulators of the register
-// tile, on vectors of vectorBits: 24 of the 32 zmm registers with
-// AVX-512, the rest S's vectors and U's broadcasts; 4 with 256-bit
-// vectors (AVX2's emulation, AVX-VNNI), where each accumulator takes two
-// of the 16 ymm registers: 8 ymm, the rest S's vectors, U's broadcasts
-// and the emulation's temporaries. Measured on a GEMM 1024³ by a constant
-// weight (--mcpu haswell / alderlake, 2 threads): 12.1 / 3.8-4.2 ms with
-// 4, 24-26 / 16-23 ms with 3 or 5 (tiles that do not divide 64 vectors,
-// or spills), 17-21 / 12-14 ms with 6 (spills).
-func vnniAccumulators(vectorBits int) int64 {
-	if vectorBits >= 512 {
-		return 24
-	}
-	return 4
+// vnniAccumulators bounds MR·NR, the 16-lane i32 accumulators of the
+// register tile: the target's accumulator registers
+// (CPURules.accumulatorRegs), each accumulator taking 512/VectorBits of
+// them: 24 with AVX-512; 4 with 256-bit vectors (AVX2's emulation,
+// AVX-VNNI), two ymm registers each, the rest S's vectors, U's broadcasts
+// and the emulation's temporaries. Measured on a GEMM 1024³ by a
+// constant weight (--mcpu haswell / alderlake, 2 threads): 12.1 /
+// 3.8-4.2 ms with 4, 24-26 / 16-23 ms with 3 or 5 (tiles that do not
+// divide 64 vectors, or spills), 17-21 / 12-14 ms with 6 (spills).
+func vnniAccumulators(target CPURules) int64 {
+	perAcc := max(1, int64(vnniLanes*32/max(target.VectorBits, 1)))
+	return max(1, target.accumulatorRegs()/perAcc)
 }
 
 // vnniPlan is the analysis of a block the int8 rule takes: its nest and
@@ -92,7 +90,7 @@ func planVNNI(s *Schedule, name string, target CPURules) (*vnniPlan, error) {
 		return nil, errNotTileable
 	}
 	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1, packC: -1, packU: -1,
-		accumulators: vnniAccumulators(target.VectorBits)}
+		accumulators: vnniAccumulators(target)}
 	u, sg := d.U.Buffer, d.S.Buffer
 	lastC, lastU := len(st.Indices)-1, len(d.U.Indices)-1
 	for i, nl := range nest {
