@@ -140,11 +140,7 @@ func (g *fgen) stridedMaskedLoad(p value.Value, st types.Type, s int, m value.Va
 	wp := g.cur.NewBitCast(p, ptrTo(wt, p))
 	f := g.m.declare("llvm.masked.load."+llvmSuffix(wt)+".p0"+llvmSuffix(wt), wt, wp.Type(), types.I32, wm.Type(), wt)
 	ld := g.cur.NewCall(f, wp, constant.NewInt(types.I32, int64(align)), wm, constant.NewZeroInitializer(wt))
-	pick := make([]constant.Constant, lanes)
-	for l := range pick {
-		pick[l] = i32(l * s)
-	}
-	return g.cur.NewShuffleVector(ld, constant.NewUndef(wt), constant.NewVector(types.NewVector(uint64(lanes), types.I32), pick...))
+	return g.cur.NewShuffleVector(ld, constant.NewUndef(wt), laneMask(0, s, lanes))
 }
 
 // addends flattens the top-level integer additions of e.

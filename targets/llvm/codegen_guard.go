@@ -281,15 +281,9 @@ func (w *factWalk) never(d tir.Expr, split bool) bool {
 	if !split && constExt {
 		tightestAt(d, w.x.Var, loopDom{min: w.x.Min, ext: ext.Value}, corner)
 	}
-	b := tir.Substitute(d, corner)
-	env := tir.BoundEnv{}
-	for v, iv := range w.g.ranges {
-		env[v] = iv
-	}
-	if lo, ok := w.x.Min.(*tir.IntImm); ok && split && constExt {
-		env[w.x.Var] = tir.Interval{Lo: lo.Value, Hi: lo.Value + ext.Value - 1}
-	}
-	bd := tir.Bound(b, env)
+	b := tir.Substitute(d, corner) // uses x only when split
+	defer w.g.enterRange(w.x)()
+	bd := tir.Bound(b, w.g.ranges)
 	return !bd.IsFull() && bd.Hi < 0
 }
 

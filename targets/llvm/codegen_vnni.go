@@ -247,21 +247,22 @@ func (g *fgen) dot8(acc, word, b value.Value) value.Value {
 	}
 	lo := step(g.half(acc, 0), g.half(b, 0))
 	hi := step(g.half(acc, 1), g.half(b, 1))
-	return g.cur.NewShuffleVector(lo, hi, laneMask(0, vnniLanes))
+	return g.cur.NewShuffleVector(lo, hi, laneMask(0, 1, vnniLanes))
 }
 
 // half is the lower (h = 0) or upper (h = 1) half of the lanes of
 // vector v.
 func (g *fgen) half(v value.Value, h int) value.Value {
 	n := int(v.Type().(*types.VectorType).Len) / 2
-	return g.cur.NewShuffleVector(v, constant.NewUndef(v.Type()), laneMask(h*n, n))
+	return g.cur.NewShuffleVector(v, constant.NewUndef(v.Type()), laneMask(h*n, 1, n))
 }
 
-// laneMask is the shufflevector mask <from, from+1, ..., from+n-1>.
-func laneMask(from, n int) *constant.Vector {
+// laneMask is the shufflevector mask <from, from+step, ...,
+// from+(n-1)·step>.
+func laneMask(from, step, n int) *constant.Vector {
 	idx := make([]constant.Constant, n)
 	for i := range idx {
-		idx[i] = constant.NewInt(types.I32, int64(from+i))
+		idx[i] = constant.NewInt(types.I32, int64(from+i*step))
 	}
 	return constant.NewVector(types.NewVector(uint64(n), types.I32), idx...)
 }

@@ -82,9 +82,12 @@ const (
 	Dot8AVX512VNNI                // vpdpbusd, 512-bit (cascadelake, icelake, sapphirerapids)
 )
 
-// String is the ISA's /proc/cpuinfo-style name.
+// String is the ISA's /proc/cpuinfo flag ("none" for Dot8None).
 func (d Dot8ISA) String() string {
-	return [...]string{"none", "avx2", "avx_vnni", "avx512bw", "avx512_vnni"}[d]
+	if d == Dot8None {
+		return "none"
+	}
+	return strings.TrimSpace(dot8Flags[d])
 }
 
 // Bits is the vector width in bits the ISA's instructions work on.
