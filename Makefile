@@ -7,16 +7,19 @@
 #   make build   go build ./... and bin/tessera-opt, bin/tessera
 #   make lit     the lit suite only (go test ./lit/...)
 #   make fuzz    a short run of every parser fuzz target
-#   make deps    install LLVM 16 (llc-16, FileCheck-16, mlir-opt-16, ld.lld-16,
-#                clang-16) and nats-server (distributed tuning tests) when missing
+#   make deps    install LLVM 16 (llc-16, FileCheck-16, mlir-opt-16, clang-16),
+#                GNU binutils (as, ld) and nats-server (distributed tuning
+#                tests) when missing
 
 SHELL := /bin/bash
 .SHELLFLAGS := -o pipefail -c
 GO ?= go
 
 # Debian packages that provide llc-16/opt-16, FileCheck-16, mlir-opt-16,
-# ld.lld-16 (linking shared objects) and clang-16 (the C ABI test).
-LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools lld-16 clang-16
+# clang-16 (the C ABI test) and GNU as, ld and objcopy (a model's weights
+# are assembled, joined and linked with them: LLVM's tools hold them three
+# times over).
+LLVM_PKGS := llvm-16 llvm-16-tools mlir-16-tools clang-16 binutils
 
 # Debian's NATS server (nats-server -js): the broker of distributed tuning,
 # which cmd/tessera's TestDistributedWorkersNATSServer starts.
@@ -54,7 +57,7 @@ demo: deps build
 # prints the command to run.
 deps:
 	@have() { command -v "$$1" >/dev/null 2>&1 || [ -x "/usr/lib/llvm-16/bin/$$2" ]; }; \
-	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.lld-16 ld.lld && have clang-16 clang \
+	if have llc-16 llc && have FileCheck-16 FileCheck && have mlir-opt-16 mlir-opt && have ld.bfd ld.bfd && have as as && have clang-16 clang \
 		&& [ -d /usr/share/libonnx-testdata/data/node ] && [ -e /usr/lib/x86_64-linux-gnu/libopenblas.so.0 ] \
 		&& { command -v nats-server >/dev/null 2>&1 || [ -x /usr/sbin/nats-server ]; }; then \
 		exit 0; \

@@ -17,7 +17,7 @@ import (
 // needLLVM skips a test when LLVM 16's tools are missing.
 func needLLVM(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"llc-16", "opt-16", "ld.lld-16"} {
+	for _, tool := range []string{"llc-16", "opt-16", "ld.bfd", "as"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
 		}

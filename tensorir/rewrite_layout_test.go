@@ -59,6 +59,45 @@ func TestRewriteLayout(t *testing.T) {
 	require.Equal(t, after, tir.Print(back))
 }
 
+// TestRewriteLayoutReleases: the pipeline's pass releases the data of
+// an original constant once every use of it is rewritten (%w0, %tc), and
+// keeps it where one use keeps the layout (%w1, passed to @scale) or no
+// use is rewritten (%bv, %sv); RewriteLayoutModule releases nothing. The
+// results are unchanged either way.
+func TestRewriteLayoutReleases(t *testing.T) {
+	originals := func(m *tir.Module) map[string]*tir.AllocateConst {
+		out := map[string]*tir.AllocateConst{}
+		tir.VisitStmt(m.Func("main").Body, func(s tir.Stmt) bool {
+			if c, ok := s.(*tir.AllocateConst); ok {
+				out[c.Buffer.Name] = c
+			}
+			return true
+		})
+		return out
+	}
+	hasData := func(c *tir.AllocateConst) bool { return c.Raw != nil || c.Floats != nil || c.Ints != nil }
+
+	m := rewriteLayoutCase(t)
+	want := runHostOnRandom(t, m, 1)
+	before := originals(m)
+	pass, err := tir.LookupPass(tir.RewriteLayoutPassName).New(nil)
+	require.NoError(t, err)
+	require.NoError(t, pass.Run(m))
+	require.NoError(t, tir.Verify(m))
+	require.Equal(t, want, runHostOnRandom(t, m, 1))
+	for name, c := range before {
+		released := name == "w0" || name == "tc"
+		require.Equal(t, !released, hasData(c), "%%%s", name)
+	}
+
+	kept := rewriteLayoutCase(t)
+	before = originals(kept)
+	tir.RewriteLayoutModule(kept)
+	for name, c := range before {
+		require.True(t, hasData(c), "%%%s", name)
+	}
+}
+
 // TestRewriteLayoutNeedsConstants: a parameter that one call passes a
 // non-constant for keeps its layout (the caller's layout is the contract),
 // and so does the constant passed to it elsewhere.

@@ -105,7 +105,7 @@ func bestByWorkload(t *testing.T, path string) map[string]float64 {
 // needLLVMTools skips a test when LLVM 16's tools are missing.
 func needLLVMTools(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"llc-16", "opt-16", "ld.lld-16"} {
+	for _, tool := range []string{"llc-16", "opt-16", "ld.bfd", "as"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not installed", tool)
 		}

@@ -71,7 +71,12 @@ func ConvKernelLayoutFunc(f *g.Func) error {
 		close(done)
 	}()
 	for r := range done {
-		useKernel(ws[r.i], r.d, users[ws[r.i]])
+		w := ws[r.i]
+		useKernel(w, r.d, users[w])
+		// The erased constant is reachable from w (w.Def): drop the
+		// pass's own references so that its data is garbage now.
+		ws[r.i] = nil
+		delete(users, w)
 	}
 	for _, err := range errs {
 		if err != nil {

@@ -8,12 +8,11 @@ import (
 	"strings"
 
 	"github.com/llir/llvm/ir/constant"
-	"github.com/llir/llvm/ir/enum"
 )
 
 // blobBytes is the size from which a constant buffer (a model's weights)
 // is a blob: in an object or shared object, its bytes reach the object
-// through the assembler's .incbin rather than as LLVM IR text, so that
+// through GNU as's .incbin (blobObject) rather than as LLVM IR text, so that
 // neither Go's printer nor opt-16 and llc-16 parse megabytes of
 // c"\xx\xx..." literals (ResNet-18: 47 MB of weights were 188 MB of IR
 // text and 5 of the 8 seconds of opt and llc). Smaller constants stay in
@@ -22,79 +21,74 @@ import (
 // they are self-contained.
 const blobBytes = 16 << 10
 
-// objectText is the module's IR text for one object file: every blob is
-// written to a file in dir and becomes an external dso_local declaration
-// of the same global, defined by module assembly (blobAsm) with local
-// binding, so that two models linked into one program do not clash. The
-// module is restored before objectText returns. Errors: the files cannot
-// be written.
-func (r *Result) objectText(dir string) (string, error) {
-	if len(r.blobs) == 0 {
-		return r.LLVM(), nil
-	}
-	type saved struct {
-		init    constant.Constant
-		linkage enum.Linkage
-		unnamed enum.UnnamedAddr
-	}
-	keep := make([]saved, len(r.blobs))
-	asms := r.Module.ModuleAsms
-	defer func() {
-		for i, g := range r.blobs {
-			g.Init, g.Linkage, g.UnnamedAddr, g.Preemption = keep[i].init, keep[i].linkage, keep[i].unnamed, enum.PreemptionNone
-		}
-		r.Module.ModuleAsms = asms
-	}()
-	lines, err := r.blobAsm(dir, false)
-	if err != nil {
-		return "", err
-	}
-	for i, g := range r.blobs {
-		keep[i] = saved{g.Init, g.Linkage, g.UnnamedAddr}
-		g.Init, g.Linkage, g.UnnamedAddr, g.Preemption = nil, enum.LinkageExternal, enum.UnnamedAddrNone, enum.PreemptionDSOLocal
-	}
-	r.Module.ModuleAsms = append(append([]string(nil), asms...), lines...)
-	return r.LLVM(), nil
+// blob is one blob's symbol, alignment in bytes and data.
+type blob struct {
+	name  string
+	align int
+	data  []byte
 }
 
-// blobAsm writes each blob's bytes to a file in dir and returns the
-// module assembly that defines it:
+// blobList lists the module's blobs; call it before the blobs become
+// declarations (splitModules).
+func (r *Result) blobList() []blob {
+	out := make([]blob, len(r.blobs))
+	for i, g := range r.blobs {
+		out[i] = blob{g.Name(), int(g.Align), g.Init.(*constant.CharArray).X}
+	}
+	return out
+}
+
+// blobObject assembles blobs into a relocatable object of their own in
+// dir and returns its path ("" when there are none): each blob's bytes
+// are written to a file and the assembly
 //
 //	.section .rodata.tessera,"a",@progbits
 //	.p2align 6
+//	.globl NAME
+//	.hidden NAME
 //	.type NAME,@object
 //	NAME:
 //	.incbin "DIR/blob.N"
 //	.size NAME, BYTES
 //
-// with .globl and .hidden NAME when global (a split module: the parts
-// reference the blobs of part 0). Call it before the blobs' initializers
-// are removed. Errors: the files cannot be written.
-func (r *Result) blobAsm(dir string, global bool) ([]string, error) {
-	var lines []string
-	for i, g := range r.blobs {
-		data := g.Init.(*constant.CharArray).X
+// is assembled by GNU as (binutils), which streams the bytes: LLVM's
+// assembler holds an .incbin three times over (ResNet-18's 47 MB of
+// weights took llc-16 to 167 MB, GNU as to 50 MB). The code's modules
+// declare the blobs (exposeInternals), and joining or linking the
+// objects makes the hidden symbols local. Errors: the files cannot be
+// written, GNU as is missing or fails.
+func blobObject(dir string, blobs []blob) (string, error) {
+	if len(blobs) == 0 {
+		return "", nil
+	}
+	as, err := binutil("as")
+	if err != nil {
+		return "", err
+	}
+	if strings.ContainsAny(dir, "\"\\\n") {
+		return "", fmt.Errorf("temporary directory %q cannot be named in an .incbin directive", dir)
+	}
+	lines := []string{`.section .note.GNU-stack,"",@progbits`}
+	for i, b := range blobs {
 		path := filepath.Join(dir, fmt.Sprintf("blob.%d", i))
-		if err := os.WriteFile(path, data, 0o644); err != nil {
-			return nil, err
-		}
-		if strings.ContainsAny(path, "\"\\\n") {
-			return nil, fmt.Errorf("temporary directory %q cannot be named in an .incbin directive", dir)
+		if err := os.WriteFile(path, b.data, 0o644); err != nil {
+			return "", err
 		}
 		lines = append(lines,
 			`.section .rodata.tessera,"a",@progbits`,
-			fmt.Sprintf(".p2align %d", bits.TrailingZeros64(uint64(g.Align))),
-			fmt.Sprintf(".type %s,@object", g.Name()))
-		if global {
-			lines = append(lines, ".globl "+g.Name(), ".hidden "+g.Name())
-		}
-		lines = append(lines,
-			g.Name()+":",
+			fmt.Sprintf(".p2align %d", bits.TrailingZeros64(uint64(b.align))),
+			".globl "+b.name, ".hidden "+b.name,
+			fmt.Sprintf(".type %s,@object", b.name),
+			b.name+":",
 			fmt.Sprintf(".incbin %q", path),
-			fmt.Sprintf(".size %s, %d", g.Name(), len(data)),
-			".text")
+			fmt.Sprintf(".size %s, %d", b.name, len(b.data)))
 	}
-	return lines, nil
+	src := filepath.Join(dir, "blobs.s")
+	if err := os.WriteFile(src, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	obj := filepath.Join(dir, "blobs.o")
+	return obj, runTool(as, "--64", "-o", obj, src)
 }
 
 // symbolSafe replaces every byte of name outside [A-Za-z0-9_.] with '_',

@@ -75,37 +75,54 @@ tir.func @main(%x: buffer<4x64xf32>, out %y: buffer<4x96xf32>) attributes {globa
 }
 
 // TestBlobsAndParts: a weight of at least blobBytes reaches the object
-// through .incbin and a local symbol, the IR text of --emit llvm keeps it
-// inline, and a module compiled in one part or split in two (each
-// function defined in one part, the blob in part 0, internal symbols
-// hidden) computes what the interpreter does and exports only its entry
+// through its own object (GNU as, .incbin) and a hidden symbol made local,
+// the IR text of --emit llvm keeps it inline, and a module compiled in one
+// part or split in two (each function defined in one part, internal
+// symbols hidden), with its kernels kept as LLVM objects or compacted to
+// text, computes what the interpreter does and exports only its entry
 // point, from the shared object and from the relocatable object.
 func TestBlobsAndParts(t *testing.T) {
-	for _, parts := range []int{1, 2} {
-		t.Run(fmt.Sprintf("parts=%d", parts), func(t *testing.T) {
-			m := parseModule(t, blobModule(7))
-			res, err := Compile(m, Options{StrictFP: true})
-			require.NoError(t, err)
-			res.parts = parts
-			require.Len(t, res.blobs, 1, "the weight is a blob, the bias is not")
-			assert.Contains(t, res.LLVM(), "private unnamed_addr constant [24576 x i8] c\"")
-			assert.Contains(t, res.LLVM(), "thread_local global i64 0")
-			dir := t.TempDir()
-			so := filepath.Join(dir, "k.so")
-			require.NoError(t, res.WriteShared(so))
-			f := m.Func("main")
-			args := randomArgs(f, rand.New(rand.NewSource(3)))
-			want := cloneArgs(args)
-			require.NoError(t, tir.RunModule(m, "main", want))
-			runShared(t, so, "main", f, args, "TESSERA_NUM_THREADS=2")
-			assertClose(t, want, args, 0)
-			assert.Equal(t, []string{"main"}, definedGlobals(t, so, true))
+	plain := ""
+	for _, compact := range []bool{false, true} {
+		for _, parts := range []int{1, 2} {
+			t.Run(fmt.Sprintf("parts=%d,compact=%v", parts, compact), func(t *testing.T) {
+				m := parseModule(t, blobModule(7))
+				opts := Options{StrictFP: true}
+				if compact {
+					opts.compactAt = 1
+				}
+				res, err := Compile(m, opts)
+				require.NoError(t, err)
+				res.parts = parts
+				require.Len(t, res.blobs, 1, "the weight is a blob, the bias is not")
+				text := res.LLVM()
+				assert.Contains(t, text, "private unnamed_addr constant [24576 x i8] c\"")
+				assert.Contains(t, text, "thread_local global i64 0")
+				if compact {
+					require.Equal(t, 6, len(res.texts), "@dense's kernel and its three outlined functions, @relu's and @main's kernels")
+					assert.Equal(t, plain, strings.ReplaceAll(text, "define hidden ", "define internal "),
+						"the compacted module prints as the other, its kernels hidden")
+				} else {
+					require.Empty(t, res.texts)
+					plain = text
+				}
+				dir := t.TempDir()
+				so := filepath.Join(dir, "k.so")
+				require.NoError(t, res.WriteShared(so))
+				f := m.Func("main")
+				args := randomArgs(f, rand.New(rand.NewSource(3)))
+				want := cloneArgs(args)
+				require.NoError(t, tir.RunModule(m, "main", want))
+				runShared(t, so, "main", f, args, "TESSERA_NUM_THREADS=2")
+				assertClose(t, want, args, 0)
+				assert.Equal(t, []string{"main"}, definedGlobals(t, so, true))
 
-			obj := filepath.Join(dir, "k.o")
-			require.NoError(t, res.WriteObject(obj))
-			assert.Equal(t, []string{"main"}, definedGlobals(t, obj, false))
-			assert.NotContains(t, res.LLVM(), "incbin", "the module is restored after code generation")
-		})
+				obj := filepath.Join(dir, "k.o")
+				require.NoError(t, res.WriteObject(obj))
+				assert.Equal(t, []string{"main"}, definedGlobals(t, obj, false))
+				assert.Equal(t, text, res.LLVM(), "the module is restored after code generation")
+			})
+		}
 	}
 }
 

@@ -36,10 +36,13 @@ type Result struct {
 	// parts, when positive, is the number of parts code generation splits
 	// the module into instead of partCount's (split.go; for tests).
 	parts int
+	// texts holds the compacted functions (compact.go), whose blocks
+	// the module no longer has.
+	texts map[*ir.Func]funcText
 }
 
 // LLVM returns the module as LLVM 16 assembly text (typed pointers).
-func (r *Result) LLVM() string { return r.Module.String() }
+func (r *Result) LLVM() string { return moduleText{r.Module, r.texts}.String() }
 
 // mgen is the state of one module's code generation.
 type mgen struct {
@@ -69,6 +72,10 @@ type mgen struct {
 	sharedGlobals map[*tir.Buffer]*ir.Global
 	// prof is the probe state of a module compiled with Options.Profile.
 	prof *profiler
+	// texts are the compacted functions and generated the instruction
+	// count of the kernels finished so far (compact.go).
+	texts     map[*ir.Func]funcText
+	generated int
 }
 
 // Compile lowers every PrimFunc of mod to an LLVM function and exports
@@ -125,9 +132,11 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	}
 	symbols := map[string]bool{}
 	for _, pf := range mod.Funcs {
+		from := len(g.m.Funcs)
 		if err := g.emitKernel(pf); err != nil {
 			return nil, err
 		}
+		g.compactGroup(pf, from)
 		sym, ok := pf.Attrs[tir.AttrGlobalSymbol].(tir.StringAttr)
 		if !ok {
 			continue
@@ -147,6 +156,7 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	res.UsesParallel = g.usesParallel
 	res.ProfileSites = g.profileSites()
 	res.blobs = g.blobs
+	res.texts = g.texts
 	return res, nil
 }
 
@@ -181,6 +191,7 @@ func newMgen(opts Options, triple, layout string, device bool) *mgen {
 		strs:   map[string]*ir.Global{},
 		byName: map[string]*tir.PrimFunc{},
 		device: device,
+		texts:  map[*ir.Func]funcText{},
 	}
 	g.m.SourceFilename = "tessera"
 	g.m.TargetTriple = triple

@@ -352,7 +352,7 @@ func (r *DeviceResult) PTX() ([]byte, error) {
 	}
 	defer os.RemoveAll(dir)
 	in := filepath.Join(dir, "module.ll")
-	if err := os.WriteFile(in, []byte(r.LLVM()), 0o644); err != nil {
+	if err := writeText(in, r.Module); err != nil {
 		return nil, err
 	}
 	optTool, optErr := findTool("opt-16", "llvm-16")

@@ -2,7 +2,7 @@
 // Tessera tensor IR (package tensorir) to x86-64 object code. Each PrimFunc
 // becomes an LLVM function built with github.com/llir/llvm, the module is
 // optimised with opt-16 and compiled with llc-16 to a relocatable object
-// (.o) or assembly, and linked with ld.lld-16 into a shared object (.so).
+// (.o) or assembly, and linked with GNU ld into a shared object (.so).
 // It does not schedule or transform the tensor IR: the schedule rules are
 // schedule.CPURules and the post-schedule passes run in the pipeline
 // (targets/cpu wires them into a targets.Target).
@@ -12,7 +12,7 @@
 // codegen_func.go (per-function state), codegen_expr.go, codegen_stmt.go,
 // codegen_block.go, codegen_loop.go, codegen_vector.go,
 // codegen_parallel.go, mathfns.go (intrinsics; polynomial
-// exp/tanh/sigmoid/erf), toolchain.go (opt/llc/ld.lld), header.go (the C
+// exp/tanh/sigmoid/erf), toolchain.go (opt/llc, GNU as/ld/objcopy), header.go (the C
 // header). README.md describes the design.
 package llvm
 
@@ -50,6 +50,9 @@ type Options struct {
 	// them as plain vectors. Set it only to one the processor has
 	// (targets/cpu.Dot8).
 	Dot8 Dot8ISA
+	// compactAt, when positive, replaces compactInstructions (compact.go;
+	// for tests).
+	compactAt int
 }
 
 // fpContract is llc-16's -fp-contract flag for these options.

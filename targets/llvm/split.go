@@ -28,7 +28,7 @@ func (r *Result) partCount() int {
 	}
 	total := 0
 	for _, f := range r.Module.Funcs {
-		total += funcSize(f)
+		total += r.size(f)
 	}
 	return max(1, min(runtime.NumCPU(), maxParts, total/splitInstructions))
 }
@@ -68,13 +68,13 @@ func (r *Result) assignParts(n int) map[*ir.Func]int {
 	load := make([]int, n)
 	part := map[*ir.Func]int{}
 	for _, f := range r.Module.Funcs {
-		if len(f.Blocks) == 0 {
+		if !r.defined(f) {
 			continue
 		}
 		g := kernelGroup(f.Name())
 		if host[g] || g == f.Name() {
 			part[f] = 0
-			load[0] += funcSize(f)
+			load[0] += r.size(f)
 			continue
 		}
 		if groups[g] == nil {
@@ -85,7 +85,7 @@ func (r *Result) assignParts(n int) map[*ir.Func]int {
 	size := map[string]int{}
 	for g, fs := range groups {
 		for _, f := range fs {
-			size[g] += funcSize(f)
+			size[g] += r.size(f)
 		}
 	}
 	sort.SliceStable(names, func(i, j int) bool { return size[names[i]] > size[names[j]] })
@@ -105,35 +105,26 @@ func (r *Result) assignParts(n int) map[*ir.Func]int {
 }
 
 // splitModules splits the module into n modules for separate
-// compilation. Each function is defined in exactly one part and declared
-// in the others; a function or global that was internal becomes an
-// external symbol with hidden visibility, so that the parts link to each
-// other but nothing new is exported from a shared object (WriteObject
-// makes them local again with llvm-objcopy --localize-hidden). Small
-// private constants are copied into every part (opt drops the unused
-// copies); blobs are defined once, in part 0, by module assembly
-// (blobAsm), and declared everywhere; the module constructor list and
-// exported data (EmbedData) are defined in part 0 only. The parts share
-// no function object, so they may be printed concurrently. Call restore
-// when the parts have been printed: it undoes the changes to the module.
-// Errors: the blobs cannot be written to dir.
-func (r *Result) splitModules(dir string, n int) (parts []*ir.Module, restore func(), err error) {
-	asm, err := r.blobAsm(dir, true)
-	if err != nil {
-		return nil, nil, err
-	}
+// compilation (n may be 1: a module with blobs). Each function is
+// defined in exactly one part and declared in the others; a function or
+// global that was internal becomes an external symbol with hidden
+// visibility, so that the parts link to each other but nothing new is
+// exported from a shared object (WriteObject makes them local again with
+// objcopy --localize-hidden). Small private constants are copied into
+// every part (opt drops the unused copies); blobs are declared in every
+// part and defined by their own object (blobObject); the module
+// constructor list and exported data (EmbedData) are defined in part 0
+// only. The parts share no function object, so they may be printed
+// concurrently. Call restore when the parts have been printed: it undoes
+// the changes to the module.
+func (r *Result) splitModules(n int) (parts []*ir.Module, restore func()) {
 	restore = r.exposeInternals()
 	part := r.assignParts(n)
 	parts = make([]*ir.Module, n)
 	for p := range parts {
-		m := &ir.Module{
-			TypeDefs: r.Module.TypeDefs, SourceFilename: r.Module.SourceFilename,
-			DataLayout: r.Module.DataLayout, TargetTriple: r.Module.TargetTriple,
-			AttrGroupDefs: r.Module.AttrGroupDefs, MetadataDefs: r.Module.MetadataDefs,
-			NamedMetadataDefs: r.Module.NamedMetadataDefs,
-		}
+		m := headerOf(r.Module)
 		if p == 0 {
-			m.ModuleAsms = append(append([]string(nil), r.Module.ModuleAsms...), asm...)
+			m.ModuleAsms = r.Module.ModuleAsms
 		}
 		m.Globals = r.partGlobals(p)
 		for _, f := range r.Module.Funcs {
@@ -145,11 +136,11 @@ func (r *Result) splitModules(dir string, n int) (parts []*ir.Module, restore fu
 		}
 		parts[p] = m
 	}
-	return parts, restore, nil
+	return parts, restore
 }
 
 // partGlobals are the globals of part p: part 0 defines them all (blobs
-// through its module assembly), the others define the small private
+// are declarations while the module is split), the others define the small private
 // constants and declare the rest, except the constructor list.
 func (r *Result) partGlobals(p int) []*ir.Global {
 	var out []*ir.Global

@@ -1,8 +1,11 @@
 package llvm
 
 import (
+	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +47,21 @@ func runTool(path string, args ...string) error {
 }
 
 // WriteLLVM writes the module's LLVM assembly to path.
-func (r *Result) WriteLLVM(path string) error {
-	return os.WriteFile(path, []byte(r.LLVM()), 0o644)
+func (r *Result) WriteLLVM(path string) error { return writeText(path, r.text(r.Module)) }
+
+// writeText creates the file at path and prints text into it through a
+// buffer. Errors: the file's.
+func writeText(path string, text io.WriterTo) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	_, err = text.WriteTo(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // toolArgs are the opt-16 arguments (nil: no opt) and the llc-16
@@ -65,39 +81,48 @@ func (r *Result) toolArgs(filetype string) (opt, llc []string) {
 }
 
 // objects compiles the module to relocatable objects in dir: one, or one
-// per part of a split module (split.go), compiled in parallel. Blobs
-// reach the objects through .incbin of files in dir (blob.go).
+// per part of a split module (split.go), and the blobs' object
+// (blobObject) when the module has blobs, whose symbols the code's
+// objects then reference as hidden externals; opt, llc and the
+// assembler run in parallel.
 func (r *Result) objects(dir string) ([]string, error) {
 	opt, llc := r.toolArgs("obj")
 	n := r.partCount()
-	if n == 1 || !canSplit() {
-		text, err := r.objectText(dir)
-		if err != nil {
-			return nil, err
-		}
+	if n == 1 && len(r.blobs) == 0 && len(r.texts) == 0 {
 		obj := filepath.Join(dir, "module.o")
-		return []string{obj}, compileText(text, obj, opt, llc...)
+		return []string{obj}, compileModule(r.text(r.Module), obj, opt, llc...)
 	}
-	parts, restore, err := r.splitModules(dir, n)
-	if err != nil {
-		return nil, err
-	}
+	blobs := r.blobList()
+	parts, restore := r.splitModules(n)
 	defer restore()
-	objs := make([]string, len(parts))
+	objs := make([]string, len(parts), len(parts)+1)
 	var eg errgroup.Group
 	for p, m := range parts {
 		objs[p] = filepath.Join(dir, partName(p))
-		eg.Go(func() error { return compileText(m.String(), objs[p], opt, llc...) })
+		eg.Go(func() error { return compileModule(r.text(m), objs[p], opt, llc...) })
 	}
-	return objs, eg.Wait()
+	var blobObj string
+	eg.Go(func() (err error) {
+		blobObj, err = blobObject(dir, blobs)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
+		return nil, err
+	}
+	if blobObj != "" {
+		objs = append(objs, blobObj)
+	}
+	return objs, nil
 }
 
-// canSplit reports whether the tools that join a split module's objects
-// (ld.lld-16, llvm-objcopy-16) are installed.
-func canSplit() bool {
-	_, lld := findTool("ld.lld-16", "lld-16")
-	_, objcopy := findTool("llvm-objcopy-16", "llvm-16")
-	return lld == nil && objcopy == nil
+// binutil returns the path of a GNU binutils tool (as, ld.bfd, objcopy)
+// on $PATH; the error names the Debian package.
+func binutil(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("%s not found on PATH: install the Debian package binutils (apt-get install -y binutils)", name)
+	}
+	return p, nil
 }
 
 // CompileObject compiles LLVM 16 assembly text (a module for
@@ -105,13 +130,14 @@ func canSplit() bool {
 // -relocation-model=pic. Errors: the toolchain's (a missing llc-16 names
 // its Debian package).
 func CompileObject(text, path string) error {
-	return compileText(text, path, nil, "-O2", "-relocation-model=pic", "-filetype=obj")
+	return compileModule(strings.NewReader(text), path, nil, "-O2", "-relocation-model=pic", "-filetype=obj")
 }
 
-// compileText writes LLVM assembly text to a temporary file, runs opt-16
-// with optArgs on it unless optArgs is nil, and llc-16 with llcArgs to
-// out.
-func compileText(text, out string, optArgs []string, llcArgs ...string) error {
+// compileModule writes LLVM assembly text (a module, printed straight to
+// the file rather than built as a string: ResNet-18's is tens of
+// megabytes) to a temporary file, runs opt-16 with optArgs on it unless
+// optArgs is nil, and llc-16 with llcArgs to out.
+func compileModule(text io.WriterTo, out string, optArgs []string, llcArgs ...string) error {
 	llc, err := findTool("llc-16", "llvm-16")
 	if err != nil {
 		return err
@@ -122,7 +148,7 @@ func compileText(text, out string, optArgs []string, llcArgs ...string) error {
 	}
 	defer os.RemoveAll(dir)
 	in := filepath.Join(dir, "module.ll")
-	if err := os.WriteFile(in, []byte(text), 0o644); err != nil {
+	if err := writeText(in, text); err != nil {
 		return err
 	}
 	if optArgs != nil {
@@ -142,8 +168,8 @@ func compileText(text, out string, optArgs []string, llcArgs ...string) error {
 // WriteObject compiles the module to a relocatable ELF object at path. A
 // program linking it needs -lm (libgomp is dlopened at start-up when the
 // module has parallel loops; linking -lgomp as well is harmless).
-// A split module's parts are joined with ld.lld-16 -r, and the symbols
-// the split made hidden are local again (llvm-objcopy-16
+// A split module's parts (and the blobs' object) are joined with GNU
+// ld -r, and the symbols the split made hidden are local again (objcopy
 // --localize-hidden), so the object exports what an unsplit one does.
 func (r *Result) WriteObject(path string) error {
 	return r.withObjects(func(objs []string) error { return joinObjects(objs, path) })
@@ -165,8 +191,10 @@ func (r *Result) withObjects(use func(objs []string) error) error {
 }
 
 // joinObjects writes the one relocatable object of objs to path: a copy
-// of the only one, or the parts joined (ld.lld-16 -r) with their hidden
-// symbols made local (llvm-objcopy-16 --localize-hidden).
+// of the only one, or the objects joined (GNU ld -r) with their hidden
+// symbols made local (GNU objcopy --localize-hidden). The GNU tools
+// stream the weights; ld.lld-16 -r and llvm-objcopy-16 each held
+// ResNet-18's 47 MB three times (150 MB against 50).
 func joinObjects(objs []string, path string) error {
 	if len(objs) == 1 {
 		data, err := os.ReadFile(objs[0])
@@ -175,14 +203,14 @@ func joinObjects(objs []string, path string) error {
 		}
 		return os.WriteFile(path, data, 0o644)
 	}
-	lld, err := findTool("ld.lld-16", "lld-16")
+	ld, err := binutil("ld.bfd")
 	if err != nil {
 		return err
 	}
-	if err := runTool(lld, append([]string{"-r", "-o", path}, objs...)...); err != nil {
+	if err := runTool(ld, append([]string{"-r", "-o", path}, objs...)...); err != nil {
 		return err
 	}
-	objcopy, err := findTool("llvm-objcopy-16", "llvm-16")
+	objcopy, err := binutil("objcopy")
 	if err != nil {
 		return err
 	}
@@ -192,21 +220,21 @@ func joinObjects(objs []string, path string) error {
 // WriteAsm writes the module's x86-64 assembly (AT&T syntax) to path.
 func (r *Result) WriteAsm(path string) error {
 	opt, llc := r.toolArgs("asm")
-	return compileText(r.LLVM(), path, opt, llc...)
+	return compileModule(r.text(r.Module), path, opt, llc...)
 }
 
-// WriteShared compiles the module and links it with ld.lld-16 -shared
-// (clang-16 -shared when ld.lld-16 is missing) into a shared object at
-// path. The object records libm and libc as needed libraries, so it
-// loads into any process (dlopen, purego); libgomp is loaded by the
-// module's constructor (libgomp.go), not linked.
+// WriteShared compiles the module and links it with GNU ld -shared into
+// a shared object at path. The object records libm and libc as needed
+// libraries, so it loads into any process (dlopen, purego); libgomp is
+// loaded by the module's constructor (libgomp.go), not linked.
 func (r *Result) WriteShared(path string) error {
 	return r.withObjects(func(objs []string) error { return linkShared(objs, path) })
 }
 
-// linkShared links objects into a shared object at path (WriteShared).
+// linkShared links objects into a shared object at path (WriteShared)
+// with GNU ld (ld.bfd), which peaks at 53 MB linking ResNet-18's 47 MB of
+// weights where ld.lld-16 takes 155 MB.
 func linkShared(objs []string, path string) error {
-	libs := []string{"--as-needed"}
 	libm, err := findLib("libm.so.6", "libc6-dev")
 	if err != nil {
 		return err
@@ -215,18 +243,12 @@ func linkShared(objs []string, path string) error {
 	if err != nil {
 		return err
 	}
-	libs = append(libs, libm, libc)
-	if lld, err := findTool("ld.lld-16", "lld-16"); err == nil {
-		args := append(append([]string{"-shared", "-o", path}, objs...), libs...)
-		return runTool(lld, args...)
-	}
-	clang, err := findTool("clang-16", "clang-16")
+	ld, err := binutil("ld.bfd")
 	if err != nil {
-		return fmt.Errorf("neither ld.lld-16 nor clang-16 found: install the Debian package lld-16 (apt-get install -y lld-16)")
+		return err
 	}
-	args := append(append([]string{"-shared", "-o", path}, objs...), "-Wl,--as-needed")
-	args = append(args, libs[1:]...)
-	return runTool(clang, args...)
+	args := append(append([]string{"-shared", "-o", path}, objs...), "--as-needed", libm, libc)
+	return runTool(ld, args...)
 }
 
 // findLib locates a system library: `gcc -print-file-name=<name>` (which
