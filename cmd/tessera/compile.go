@@ -131,6 +131,7 @@ func compileTo(model string, o compileOptions, emit, output string, stats bool, 
 	if err != nil {
 		return err
 	}
+	defer c.release()
 	if stats && stop >= pipeline.TIR {
 		writeStats(stderr, c.runner)
 	}

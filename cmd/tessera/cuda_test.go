@@ -85,6 +85,7 @@ func TestCUDARecurrence(t *testing.T) {
 	require.NoError(t, err)
 	c, err := compileModel(filepath.Join(coverageDir, "bigru_opset17.onnx"), o, tg, pipeline.Artifact)
 	require.NoError(t, err)
+	defer c.release()
 	m := c.ir.TIR
 	scans := 0
 	for _, f := range m.Funcs {

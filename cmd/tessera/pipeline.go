@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-ml/tessera/dialects/graph/onnx"
 	"github.com/tessera-ml/tessera/graphir"
+	"github.com/tessera-ml/tessera/internal/gcpace"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
@@ -81,6 +82,9 @@ type compiled struct {
 	target targets.Target
 	// entry is @main's host function (the exported entry point).
 	entry *tensorir.PrimFunc
+	// release ends the collector's pacing on the model's weights
+	// (gcpace.HoldLive); call it when the artifact is written or loaded.
+	release func()
 }
 
 // fixDimUsage documents --fix-dim on every command that takes a model.
@@ -187,12 +191,14 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 		o.writeTiming(r)
 		return nil, err
 	}
+	release := gcpace.HoldLive()
 	ir, err := pipeline.Compile(m, cfg, r, stop)
 	if err != nil {
+		release()
 		o.writeTiming(r)
 		return nil, err
 	}
-	c := &compiled{ir: ir, runner: r, target: cfg.Target}
+	c := &compiled{ir: ir, runner: r, target: cfg.Target, release: release}
 	if ir.TIR != nil {
 		c.entry = ir.TIR.Func("main")
 	}

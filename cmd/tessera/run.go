@@ -60,6 +60,7 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	if err != nil {
 		return nil, err
 	}
+	defer c.release()
 	l := &loaded{}
 	if l.dir, err = os.MkdirTemp("", "tessera-run-"); err != nil {
 		return nil, err
