@@ -61,7 +61,7 @@ func blobObject(dir string, blobs []blob) (string, error) {
 	if len(blobs) == 0 {
 		return "", nil
 	}
-	as, err := binutil("as")
+	as, err := findTool("as", "binutils")
 	if err != nil {
 		return "", err
 	}

@@ -10,8 +10,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // blobModule is a host function with a 64x96 f32 weight (24 KiB, a
@@ -109,12 +107,7 @@ func TestBlobsAndParts(t *testing.T) {
 				dir := t.TempDir()
 				so := filepath.Join(dir, "k.so")
 				require.NoError(t, res.WriteShared(so))
-				f := m.Func("main")
-				args := randomArgs(f, rand.New(rand.NewSource(3)))
-				want := cloneArgs(args)
-				require.NoError(t, tir.RunModule(m, "main", want))
-				runShared(t, so, "main", f, args, "TESSERA_NUM_THREADS=2")
-				assertClose(t, want, args, 0)
+				checkHostShared(t, m, so, "main", 3, "TESSERA_NUM_THREADS=2")
 				assert.Equal(t, []string{"main"}, definedGlobals(t, so, true))
 
 				obj := filepath.Join(dir, "k.o")

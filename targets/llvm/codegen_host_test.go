@@ -1,7 +1,6 @@
 package llvm
 
 import (
-	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -69,12 +68,7 @@ func TestHostCallsConstantsArena(t *testing.T) {
 	assert.Contains(t, ll, "define internal void @dense.kernel(float* noalias %X")
 	assert.Contains(t, ll, "define internal void @relu.kernel(float* %A, float* %B)", "relu is called in place")
 	require.Len(t, res.Entries, 1)
-	f := m.Func("main")
-	args := randomArgs(f, rand.New(rand.NewSource(13)))
-	want := cloneArgs(args)
-	require.NoError(t, tir.RunModule(m, "main", want))
-	report := runShared(t, so, "main", f, args, "TESSERA_NUM_THREADS=2")
-	assertClose(t, want, args, 0)
+	report := checkHostShared(t, m, so, "main", 13, "TESSERA_NUM_THREADS=2")
 	assert.Equal(t, "rc=0 gomp=1 wait=unset spin="+GOMPSpinCount, report)
 }
 
@@ -97,12 +91,7 @@ tir.func @main(%x: buffer<20000xf32>, out %y: buffer<20000xf32>) attributes {glo
 	so, res := buildShared(t, m, Options{})
 	assert.Contains(t, res.LLVM(), "@aligned_alloc")
 	assert.Contains(t, res.LLVM(), "thread_local global i64 0")
-	f := m.Func("main")
-	args := randomArgs(f, rand.New(rand.NewSource(14)))
-	want := cloneArgs(args)
-	require.NoError(t, tir.RunModule(m, "main", want))
-	runShared(t, so, "main", f, args)
-	assertClose(t, want, args, 0)
+	checkHostShared(t, m, so, "main", 14)
 
 	w := tir.NewBuffer("w", tir.DF32, 2)
 	y := tir.NewBuffer("y", tir.DF32, 2)

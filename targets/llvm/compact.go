@@ -44,8 +44,10 @@ func (m *mgen) compactGroup(pf *tir.PrimFunc, from int) {
 			group = append(group, f)
 		}
 	}
-	for _, f := range group {
-		m.generated += funcSize(f)
+	sizes := make([]int, len(group))
+	for i, f := range group {
+		sizes[i] = funcSize(f)
+		m.generated += sizes[i]
 	}
 	at := m.opts.compactAt
 	if at == 0 {
@@ -54,14 +56,14 @@ func (m *mgen) compactGroup(pf *tir.PrimFunc, from int) {
 	if m.generated < at {
 		return
 	}
-	for _, f := range group {
+	for i, f := range group {
 		if len(f.Blocks) == 0 {
 			continue
 		}
 		if isLocal(f.Linkage) {
 			f.Linkage, f.Visibility = enum.LinkageNone, enum.VisibilityHidden
 		}
-		m.texts[f] = funcText{text: f.LLString(), size: funcSize(f)}
+		m.texts[f] = funcText{text: f.LLString(), size: sizes[i]}
 		f.Blocks = nil
 	}
 }
@@ -84,7 +86,7 @@ func (r *Result) size(f *ir.Func) int {
 // text is module m (r.Module or one of its parts) as LLVM assembly, with
 // the compacted functions' text: printing it streams the module to a
 // writer.
-func (r *Result) text(m *ir.Module) io.WriterTo { return moduleText{m, r.texts} }
+func (r *Result) text(m *ir.Module) moduleText { return moduleText{m, r.texts} }
 
 // moduleText prints a module whose functions may be compacted.
 type moduleText struct {

@@ -326,6 +326,20 @@ func assertClose(t *testing.T, want, got tir.Args, rel float64) {
 	}
 }
 
+// checkHostShared runs @main of m in the interpreter and the shared
+// object so's symbol on the same random arguments (seed) and requires
+// identical results; it returns the driver's report.
+func checkHostShared(t *testing.T, m *tir.Module, so, symbol string, seed int64, env ...string) string {
+	t.Helper()
+	f := m.Func("main")
+	args := randomArgs(f, rand.New(rand.NewSource(seed)))
+	want := cloneArgs(args)
+	require.NoError(t, tir.RunModule(m, "main", want))
+	report := runShared(t, so, symbol, f, args, env...)
+	assertClose(t, want, args, 0)
+	return report
+}
+
 // checkAgainstInterp compiles m, runs entry fn on random inputs and
 // compares with the tensorir interpreter; it returns the compiled module
 // and the driver's report. rel == 0 asks for bit-identical results, so

@@ -42,7 +42,7 @@ type Result struct {
 }
 
 // LLVM returns the module as LLVM 16 assembly text (typed pointers).
-func (r *Result) LLVM() string { return moduleText{r.Module, r.texts}.String() }
+func (r *Result) LLVM() string { return r.text(r.Module).String() }
 
 // mgen is the state of one module's code generation.
 type mgen struct {

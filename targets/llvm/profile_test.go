@@ -1,14 +1,10 @@
 package llvm
 
 import (
-	"math/rand"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // TestProfileProbes: Options.Profile puts two clock reads and an event
@@ -23,12 +19,7 @@ func TestProfileProbes(t *testing.T) {
 	assert.Equal(t, 10, strings.Count(ll, "call i32 @clock_gettime("))
 	assert.Contains(t, ll, "@p_profile_count = global i64 0")
 	assert.Contains(t, ll, "@p_profile_events = global [65536 x [3 x i64]] zeroinitializer")
-	f := m.Func("main")
-	args := randomArgs(f, rand.New(rand.NewSource(13)))
-	want := cloneArgs(args)
-	require.NoError(t, tir.RunModule(m, "main", want))
-	runShared(t, so, "p_main", f, args, "TESSERA_NUM_THREADS=2")
-	assertClose(t, want, args, 0)
+	checkHostShared(t, m, so, "p_main", 13, "TESSERA_NUM_THREADS=2")
 
 	_, plain := buildShared(t, m, Options{StrictFP: true})
 	assert.NotContains(t, plain.LLVM(), "clock_gettime")

@@ -20,18 +20,22 @@ const (
 	DataLayout   = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-f80:128-n8:16:32:64-S128"
 )
 
-// findTool returns the path of an LLVM 16 tool: name on $PATH (llc-16),
-// else /usr/lib/llvm-16/bin/<name without -16>; the error names the
-// Debian package that provides it.
+// findTool returns the path of a tool: name on $PATH (llc-16, as), else
+// for an LLVM 16 tool (a name ending in -16) /usr/lib/llvm-16/bin/<name
+// without -16>; the error names the Debian package that provides it.
 func findTool(name, pkg string) (string, error) {
 	if p, err := exec.LookPath(name); err == nil {
 		return p, nil
 	}
-	alt := filepath.Join("/usr/lib/llvm-16/bin", strings.TrimSuffix(name, "-16"))
-	if _, err := os.Stat(alt); err == nil {
-		return alt, nil
+	where := "on PATH"
+	if base, llvm := strings.CutSuffix(name, "-16"); llvm {
+		alt := filepath.Join("/usr/lib/llvm-16/bin", base)
+		if _, err := os.Stat(alt); err == nil {
+			return alt, nil
+		}
+		where += " or in /usr/lib/llvm-16/bin"
 	}
-	return "", fmt.Errorf("%s not found on PATH or in /usr/lib/llvm-16/bin: install the Debian package %s (apt-get install -y %s)", name, pkg, pkg)
+	return "", fmt.Errorf("%s not found %s: install the Debian package %s (apt-get install -y %s)", name, where, pkg, pkg)
 }
 
 // runTool runs a tool and returns an error with its command line and
@@ -115,16 +119,6 @@ func (r *Result) objects(dir string) ([]string, error) {
 	return objs, nil
 }
 
-// binutil returns the path of a GNU binutils tool (as, ld.bfd, objcopy)
-// on $PATH; the error names the Debian package.
-func binutil(name string) (string, error) {
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("%s not found on PATH: install the Debian package binutils (apt-get install -y binutils)", name)
-	}
-	return p, nil
-}
-
 // CompileObject compiles LLVM 16 assembly text (a module for
 // TargetTriple) to a relocatable ELF object at path with llc-16 -O2
 // -relocation-model=pic. Errors: the toolchain's (a missing llc-16 names
@@ -203,14 +197,14 @@ func joinObjects(objs []string, path string) error {
 		}
 		return os.WriteFile(path, data, 0o644)
 	}
-	ld, err := binutil("ld.bfd")
+	ld, err := findTool("ld.bfd", "binutils")
 	if err != nil {
 		return err
 	}
 	if err := runTool(ld, append([]string{"-r", "-o", path}, objs...)...); err != nil {
 		return err
 	}
-	objcopy, err := binutil("objcopy")
+	objcopy, err := findTool("objcopy", "binutils")
 	if err != nil {
 		return err
 	}
@@ -243,7 +237,7 @@ func linkShared(objs []string, path string) error {
 	if err != nil {
 		return err
 	}
-	ld, err := binutil("ld.bfd")
+	ld, err := findTool("ld.bfd", "binutils")
 	if err != nil {
 		return err
 	}
