@@ -13,9 +13,15 @@ func Interpret(f *Func, args []*Tensor) ([]*Tensor, error) {
 // InterpretObserved is Interpret calling observe with every op result of
 // f's body as it is computed (calibration collects activation ranges this
 // way; nil observes nothing). observe must not change the tensor.
+//
+// A function with symbolic dimensions runs on a clone specialized to the
+// arguments' shapes (BindingOf, BindFunc); observe still sees f's values.
 func InterpretObserved(f *Func, args []*Tensor, observe func(*Value, *Tensor)) ([]*Tensor, error) {
 	if len(args) != len(f.Type.Inputs) {
 		return nil, Errorf(f.Loc, "@%s expects %d arguments, got %d", f.Name, len(f.Type.Inputs), len(args))
+	}
+	if len(FuncSymbols(f)) > 0 {
+		return interpretSymbolic(f, args, observe)
 	}
 	b := f.Entry()
 	env := make(map[*Value]*Tensor, b.Len()+len(args))
@@ -80,4 +86,29 @@ func evalOpsObserved(b *Block, env map[*Value]*Tensor, observe func(*Value, *Ten
 		}
 	}
 	return nil, fmt.Errorf("block has no terminator")
+}
+
+// interpretSymbolic binds f's symbols from args' shapes and interprets a
+// specialized clone.
+func interpretSymbolic(f *Func, args []*Tensor, observe func(*Value, *Tensor)) ([]*Tensor, error) {
+	shapes := make([][]int64, len(args))
+	for i, a := range args {
+		shapes[i] = a.Type.Shape
+	}
+	bind, err := BindingOf(f, shapes, nil)
+	if err != nil {
+		return nil, Errorf(f.Loc, "%v", err)
+	}
+	c, mapping := cloneFunc(f)
+	if err := BindFunc(c, bind); err != nil {
+		return nil, err
+	}
+	if observe == nil {
+		return InterpretObserved(c, args, nil)
+	}
+	orig := make(map[*Value]*Value, len(mapping))
+	for k, v := range mapping {
+		orig[v] = k
+	}
+	return InterpretObserved(c, args, func(v *Value, t *Tensor) { observe(orig[v], t) })
 }

@@ -15,6 +15,11 @@ import (
 )
 
 var roundTripCases = map[string]string{
+	"symbolic dimensions": `func.func @s(%x: tensor<?x3x?xf32, ["batch", "seq"]>) -> tensor<?x3xf32, ["(batch*seq - 1) floordiv 2 + 1"]> {
+  %0 = "foo.collapse"(%x) {t = tensor<?xi8, ["n"]>} : (tensor<?x3x?xf32, ["batch", "seq"]>) -> tensor<?x3xf32, ["batch*seq"]>
+  %1 = "foo.pool"(%0) : (tensor<?x3xf32, ["batch*seq"]>) -> tensor<?x3xf32, ["(batch*seq - 1) floordiv 2 + 1"]>
+  func.return %1 : tensor<?x3xf32, ["(batch*seq - 1) floordiv 2 + 1"]>
+}`,
 	"pretty ops": `func.func @f(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = test.add %a, %b : tensor<2x3xf32>
   %1 = test.neg %0 : tensor<2x3xf32>
@@ -199,7 +204,12 @@ var badInputs = []struct{ name, src, want string }{
 	{"float literal for int type", `func.func @f() { test.attrs {i = 1.5 : i32} : () -> () func.return }`, "floating point literal"},
 	{"unknown type", `func.func @f(%a: tensor<2xq7>) { func.return }`, "unknown element type"},
 	{"unknown scalar type", `func.func @f(%a: foo) { func.return }`, "unknown type 'foo'"},
-	{"dynamic dim", `func.func @f(%a: tensor<?x2xf32>) { func.return }`, "dynamic dimension"},
+	{"dynamic dim", `func.func @f(%a: tensor<?x2xf32>) { func.return }`, "dynamic dimension '?' in tensor<?x2xf32> has no expression"},
+	{"constant symbolic dim", `func.func @f(%a: tensor<?x2xf32, ["3"]>) { func.return }`, `"3" is a constant; write it as a static dimension`},
+	{"more expressions than dims", `func.func @f(%a: tensor<?x2xf32, ["n", "m"]>) { func.return }`, "has 1 more symbolic expressions than '?' dimensions"},
+	{"bad symbolic expression", `func.func @f(%a: tensor<?x2xf32, ["n floordiv m"]>) { func.return }`, "floordiv needs a positive constant divisor"},
+	{"unquoted encoding", `func.func @f(%a: tensor<?x2xf32, [n]>) { func.return }`, "must list quoted expressions"},
+	{"encoding not a list", `func.func @f(%a: tensor<?x2xf32, "n">) { func.return }`, "must list its symbolic dimensions"},
 	{"bad dim", `func.func @f(%a: tensor<2x-1xf32>) { func.return }`, "invalid dimension"},
 	{"dense count", `func.func @f() { %0 = test.const {value = dense<[1.0, 2.0, 3.0]> : tensor<2xf32>} : tensor<2xf32> func.return }`, "dimension 0 of the dense literal has 3 elements"},
 	{"dense nesting", `func.func @f() { %0 = test.const {value = dense<[1.0, 2.0]> : tensor<2x1xf32>} : tensor<2x1xf32> func.return }`, "expected a nested list"},

@@ -2,6 +2,8 @@ package graphir
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/tessera-ml/tessera/internal/registry"
 )
@@ -138,6 +140,10 @@ type OpDef struct {
 	// Eval is the reference evaluator: inputs are operand tensors, outputs
 	// the result tensors. May be nil for ops without semantics (terminators).
 	Eval func(op *Op, args []*Tensor) ([]*Tensor, error)
+	// Symbolic marks an op whose Infer and Verify take symbolic
+	// dimensions (TensorType.Sym): the verifier and Build refuse any other
+	// op with a symbolic operand or result (symbolicGate).
+	Symbolic bool
 	// Pretty selects the short custom form `%r = name %a, %b {attrs} : types`.
 	Pretty bool
 	// Canonicalize lists the op's canonicalization patterns.
@@ -202,5 +208,49 @@ func init() {
 		Operands: AtLeast(0),
 		Results:  Exactly(0),
 		Traits:   Terminator,
+		Symbolic: true,
 	})
+}
+
+// InferTypes runs d's Infer on op after symbolicGate. Errors: the gate's,
+// Infer's.
+func (d *OpDef) InferTypes(op *Op) ([]Type, error) {
+	if err := symbolicGate(op); err != nil {
+		return nil, err
+	}
+	return d.Infer(op)
+}
+
+// symbolicGate refuses an op whose operands or results have symbolic
+// dimensions when its definition does not take them, naming the symbols
+// and how to pin them.
+func symbolicGate(op *Op) *Diagnostic {
+	if op.Def == nil || op.Def.Symbolic {
+		return nil
+	}
+	var syms []string
+	for _, v := range op.Operands() {
+		if t := AsTensor(v.Type); t != nil {
+			syms = append(syms, t.Symbols()...)
+		}
+	}
+	for _, v := range op.Results {
+		if t := AsTensor(v.Type); t != nil {
+			syms = append(syms, t.Symbols()...)
+		}
+	}
+	if len(syms) == 0 {
+		return nil
+	}
+	slices.Sort(syms)
+	syms = slices.Compact(syms)
+	return op.Errorf("does not take symbolic dimensions yet (%s); pin them with %s", strings.Join(quoteAll(syms), ", "), FixDimHint(syms))
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = "'" + s + "'"
+	}
+	return out
 }

@@ -102,7 +102,7 @@ func Build(name string, operands []*Value, attrs DictAttr, loc Location) (*Op, e
 		return nil, Errorf(loc, "'%s' op expects %s operands, got %d", name, def.Operands, len(operands))
 	}
 	op := NewOp(name, operands, nil, attrs, loc)
-	tys, err := def.Infer(op)
+	tys, err := def.InferTypes(op)
 	if err != nil {
 		op.SetOperands(nil)
 		return nil, err

@@ -28,7 +28,7 @@ func init() {
 	graphir.RegisterOp(&graphir.OpDef{
 		Name: "test.add", Operands: graphir.Exactly(2), Results: graphir.Exactly(1),
 		Traits: graphir.Pure | graphir.Commutative | graphir.Elementwise | graphir.SameOperandsAndResultType,
-		Infer:  sameAsOperand0, Pretty: true,
+		Infer:  sameAsOperand0, Pretty: true, Symbolic: true,
 		Eval: evalBinary(func(a, b float64) float64 { return a + b }),
 	})
 	graphir.RegisterOp(&graphir.OpDef{

@@ -2,6 +2,7 @@ package graphir
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -93,11 +94,103 @@ type Type interface {
 	Equal(Type) bool
 }
 
-// TensorType is a statically shaped tensor, row-major; e.g. tensor<1x3x32x32xf32>.
+// TensorType is a ranked tensor, row-major; e.g. tensor<1x3x32x32xf32>.
 // A rank-0 tensor has an empty Shape and prints as tensor<f32>.
+//
+// A dimension may be symbolic (ONNX's dim_param; MLIR's `?`): Shape holds
+// Dynamic there and Sym its expression, and the type prints its symbolic
+// dimensions' expressions in order as the tensor's encoding attribute,
+// tensor<?x3x224x224xf32, ["batch"]> (mlir-opt reads it as an array
+// attribute). Sym is nil for a static type, which is what everything past
+// the graph dialect's shape inference takes; IsStatic says which.
 type TensorType struct {
 	Shape []int64
 	Elem  DType
+	// Sym is nil, or has one entry per dimension: nil for a constant
+	// dimension, the expression of a symbolic one.
+	Sym []*SymExpr
+}
+
+// Dynamic is the Shape entry of a symbolic dimension.
+const Dynamic int64 = -1
+
+// NewTensorDims returns a tensor type of the given element type whose
+// dimensions are dims: constant expressions become static dimensions,
+// the others symbolic ones.
+func NewTensorDims(elem DType, dims ...*SymExpr) *TensorType {
+	t := &TensorType{Shape: make([]int64, len(dims)), Elem: elem}
+	for i, d := range dims {
+		if c, ok := d.Const(); ok {
+			t.Shape[i] = c
+			continue
+		}
+		if t.Sym == nil {
+			t.Sym = make([]*SymExpr, len(dims))
+		}
+		t.Shape[i], t.Sym[i] = Dynamic, d
+	}
+	return t
+}
+
+// IsStatic reports whether every dimension of t is a constant.
+func (t *TensorType) IsStatic() bool { return t.Sym == nil }
+
+// Dim returns dimension i as an expression (a constant one when static).
+func (t *TensorType) Dim(i int) *SymExpr {
+	if t.Sym != nil && t.Sym[i] != nil {
+		return t.Sym[i]
+	}
+	return SymConst(t.Shape[i])
+}
+
+// Dims returns every dimension as an expression.
+func (t *TensorType) Dims() []*SymExpr {
+	out := make([]*SymExpr, len(t.Shape))
+	for i := range out {
+		out[i] = t.Dim(i)
+	}
+	return out
+}
+
+// WithElem returns a tensor type of t's shape (symbolic dimensions
+// included) and element type elem.
+func (t *TensorType) WithElem(elem DType) *TensorType {
+	return &TensorType{Shape: slices.Clone(t.Shape), Elem: elem, Sym: slices.Clone(t.Sym)}
+}
+
+// Symbols returns the symbol names t's dimensions use, sorted, each once.
+func (t *TensorType) Symbols() []string {
+	var out []string
+	for _, e := range t.Sym {
+		if e != nil {
+			out = append(out, e.Symbols()...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// Bind returns t with every symbolic dimension evaluated under bind.
+// Errors: a symbol bind lacks, a dimension that evaluates below 0.
+func (t *TensorType) Bind(bind map[string]int64) (*TensorType, error) {
+	if t.IsStatic() {
+		return t, nil
+	}
+	out := &TensorType{Shape: slices.Clone(t.Shape), Elem: t.Elem}
+	for i, e := range t.Sym {
+		if e == nil {
+			continue
+		}
+		v, err := e.Eval(bind)
+		if err != nil {
+			return nil, err
+		}
+		if v < 0 {
+			return nil, fmt.Errorf("dimension %d of %s is %s = %d, below 0", i, t, e, v)
+		}
+		out.Shape[i] = v
+	}
+	return out, nil
 }
 
 // NewTensor returns a tensor type with the given element type and shape.
@@ -108,8 +201,12 @@ func NewTensor(elem DType, shape ...int64) *TensorType {
 // Rank is the number of dimensions.
 func (t *TensorType) Rank() int { return len(t.Shape) }
 
-// NumElements is the product of the dimensions (1 for rank 0).
+// NumElements is the product of the dimensions (1 for rank 0); Dynamic
+// for a type with symbolic dimensions.
 func (t *TensorType) NumElements() int64 {
+	if !t.IsStatic() {
+		return Dynamic
+	}
 	n := int64(1)
 	for _, d := range t.Shape {
 		n *= d
@@ -120,11 +217,29 @@ func (t *TensorType) NumElements() int64 {
 func (t *TensorType) String() string {
 	var b strings.Builder
 	b.WriteString("tensor<")
-	for _, d := range t.Shape {
-		b.WriteString(strconv.FormatInt(d, 10))
+	for i, d := range t.Shape {
+		if t.Sym != nil && t.Sym[i] != nil {
+			b.WriteByte('?')
+		} else {
+			b.WriteString(strconv.FormatInt(d, 10))
+		}
 		b.WriteByte('x')
 	}
 	b.WriteString(t.Elem.String())
+	if t.Sym != nil {
+		b.WriteString(", [")
+		first := true
+		for _, e := range t.Sym {
+			if e != nil {
+				if !first {
+					b.WriteString(", ")
+				}
+				first = false
+				b.WriteString(strconv.Quote(e.String()))
+			}
+		}
+		b.WriteByte(']')
+	}
 	b.WriteByte('>')
 	return b.String()
 }
@@ -137,6 +252,14 @@ func (t *TensorType) Equal(o Type) bool {
 	}
 	for i := range t.Shape {
 		if t.Shape[i] != u.Shape[i] {
+			return false
+		}
+	}
+	if (t.Sym == nil) != (u.Sym == nil) {
+		return false
+	}
+	for i, e := range t.Sym {
+		if (e == nil) != (u.Sym[i] == nil) || e != nil && !e.Equal(u.Sym[i]) {
 			return false
 		}
 	}
@@ -231,29 +354,83 @@ func init() {
 	scalarTys["index"] = IndexTy
 }
 
-// ParseTensorType parses the text of a tensor type such as "tensor<1x784xf32>".
+// ParseTensorType parses the text of a tensor type such as
+// "tensor<1x784xf32>", or one with symbolic dimensions such as
+// `tensor<?x784xf32, ["batch"]>` (one expression per '?', in order;
+// ParseSymExpr's syntax). Errors: a malformed type; a '?' without its
+// expression.
 func ParseTensorType(s string) (*TensorType, error) {
 	if !strings.HasPrefix(s, "tensor<") || !strings.HasSuffix(s, ">") {
 		return nil, fmt.Errorf("expected tensor type, got %q", s)
 	}
 	body := s[len("tensor<") : len(s)-1]
+	var syms []*SymExpr
+	if i := strings.IndexByte(body, ','); i >= 0 {
+		var err error
+		if syms, err = parseDimEncoding(strings.TrimSpace(body[i+1:]), s); err != nil {
+			return nil, err
+		}
+		body = body[:i]
+	}
 	parts := strings.Split(body, "x")
 	elem, ok := ParseDType(parts[len(parts)-1])
 	if !ok {
 		return nil, fmt.Errorf("unknown element type %q in %s (want one of f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui16, ui32, ui64)", parts[len(parts)-1], s)
 	}
-	shape := make([]int64, 0, len(parts)-1)
+	dims := make([]*SymExpr, 0, len(parts)-1)
 	for _, p := range parts[:len(parts)-1] {
 		if p == "?" {
-			return nil, fmt.Errorf("dynamic dimension '?' in %s: Tessera needs static shapes", s)
+			if len(syms) == 0 {
+				return nil, fmt.Errorf("dynamic dimension '?' in %s has no expression: name it, as in tensor<?x3xf32, [\"batch\"]>", s)
+			}
+			dims = append(dims, syms[0])
+			syms = syms[1:]
+			continue
 		}
 		d, err := strconv.ParseInt(p, 10, 64)
 		if err != nil || d < 0 || p == "" || (len(p) > 1 && p[0] == '0') {
 			return nil, fmt.Errorf("invalid dimension %q in %s", p, s)
 		}
-		shape = append(shape, d)
+		dims = append(dims, SymConst(d))
 	}
-	return &TensorType{Shape: shape, Elem: elem}, nil
+	if len(syms) > 0 {
+		return nil, fmt.Errorf("%s has %d more symbolic expressions than '?' dimensions", s, len(syms))
+	}
+	return NewTensorDims(elem, dims...), nil
+}
+
+// parseDimEncoding parses a tensor type's encoding: the expressions of
+// its symbolic dimensions, a bracketed list of quoted strings, none of
+// them constant.
+func parseDimEncoding(enc, typ string) ([]*SymExpr, error) {
+	if !strings.HasPrefix(enc, "[") || !strings.HasSuffix(enc, "]") {
+		return nil, fmt.Errorf("the encoding of %s must list its symbolic dimensions, as in [\"batch\"]", typ)
+	}
+	var out []*SymExpr
+	rest := strings.TrimSpace(enc[1 : len(enc)-1])
+	for rest != "" {
+		q, err := strconv.QuotedPrefix(rest)
+		if err != nil {
+			return nil, fmt.Errorf("the encoding of %s must list quoted expressions: %q", typ, rest)
+		}
+		text, _ := strconv.Unquote(q)
+		e, err := ParseSymExpr(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", typ, err)
+		}
+		if _, ok := e.Const(); ok {
+			return nil, fmt.Errorf("%s: %q is a constant; write it as a static dimension", typ, text)
+		}
+		out = append(out, e)
+		rest = strings.TrimSpace(rest[len(q):])
+		if rest != "" {
+			if rest[0] != ',' {
+				return nil, fmt.Errorf("the encoding of %s must separate its expressions with ','", typ)
+			}
+			rest = strings.TrimSpace(rest[1:])
+		}
+	}
+	return out, nil
 }
 
 // AsTensor returns t as a tensor type, or nil.

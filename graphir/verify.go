@@ -1,6 +1,6 @@
 package graphir
 
-import ()
+import "fmt"
 
 // VerifyOptions tune the verifier.
 type VerifyOptions struct {
@@ -35,6 +35,14 @@ func VerifyWith(m *Module, opts VerifyOptions) error {
 			break
 		}
 	}
+	return v.diags.Err()
+}
+
+// VerifyFunc checks one function as VerifyWith checks each of a module's
+// (function calls into other functions are not resolved).
+func VerifyFunc(f *Func) error {
+	v := &verifier{opts: VerifyOptions{MaxErrors: 100}, visible: map[*Value]bool{}}
+	v.fn(f)
 	return v.diags.Err()
 }
 
@@ -185,6 +193,14 @@ func VerifyOp(op *Op) error {
 // checkSemantics compares op's inferred result types with the written
 // ones and runs its Verify.
 func checkSemantics(op *Op) *Diagnostic {
+	if d := symbolicGate(op); d != nil {
+		return d
+	}
+	for i, r := range op.Results {
+		if err := validType(r.Type); err != nil {
+			return op.Errorf("result #%d: %v", i, err)
+		}
+	}
 	if op.Def.Infer != nil {
 		tys, err := op.Def.Infer(op)
 		if err != nil {
@@ -360,4 +376,24 @@ func (op *Op) TensorOperand(i int) (*TensorType, error) {
 		return nil, op.Errorf("operand #%d must be a tensor, got %s", i, op.Operand(i).Type)
 	}
 	return t, nil
+}
+
+// validType refuses a tensor type with a negative static dimension or a
+// Sym list that does not match its Shape (types built through the API;
+// the parser refuses them).
+func validType(t Type) error {
+	tt := AsTensor(t)
+	if tt == nil {
+		return nil
+	}
+	if tt.Sym != nil && len(tt.Sym) != len(tt.Shape) {
+		return fmt.Errorf("type %s has %d symbolic entries for rank %d", tt, len(tt.Sym), len(tt.Shape))
+	}
+	for i, d := range tt.Shape {
+		sym := tt.Sym != nil && tt.Sym[i] != nil
+		if sym != (d == Dynamic) || !sym && d < 0 {
+			return fmt.Errorf("type %s: dimension %d is %d", tt, i, d)
+		}
+	}
+	return nil
 }

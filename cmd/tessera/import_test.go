@@ -101,8 +101,6 @@ func TestImportCLIErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(truncated, data[:len(data)/2], 0o644))
 	garbage := filepath.Join(dir, "garbage.onnx")
 	require.NoError(t, os.WriteFile(garbage, []byte("\x00\xff this is not a protobuf \xff\xff\xff"), 0o644))
-	dynamic := filepath.Join(dir, "dynamic.onnx")
-	writeImportModel(t, dynamic, "batch_size", 4, 3)
 	unsupported := filepath.Join(dir, "unsupported.onnx")
 	writeImportModel(t, unsupported, 1, 4, 3, &pb.NodeProto{Name: proto.String("nms"), OpType: proto.String("NonMaxSuppression"), Input: []string{"y0"}, Output: []string{"y"}})
 
@@ -113,7 +111,6 @@ func TestImportCLIErrors(t *testing.T) {
 		{[]string{"import", filepath.Join(dir, "missing.onnx")}, filepath.Join(dir, "missing.onnx") + ": error: cannot read model: open "},
 		{[]string{"import", truncated}, truncated + ": error: not a valid ONNX model: "},
 		{[]string{"import", garbage}, garbage + ": error: not a valid ONNX model: "},
-		{[]string{"import", dynamic}, dynamic + ": error: dynamic shape: input 'x' dimension 0 is 'batch_size'; Tessera needs static shapes"},
 		{[]string{"import", unsupported}, unsupported + ":3:1: error: node #2 'nms' (NonMaxSuppression, opset 13): unsupported op 'NonMaxSuppression'"},
 		{[]string{"import"}, "accepts 1 arg(s), received 0"},
 	} {
@@ -143,6 +140,14 @@ func TestFixDim(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "func.func @main(%arg0: tensor<3x4xf32>")
 
+	// Unpinned, the symbol stays in the graph-dialect text, which compiles
+	// and runs once it is pinned or sized from the input.
+	out, stderr, code = tessera("import", dynamic)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `func.func @main(%arg0: tensor<?x4xf32, ["batch_size"]>) -> tensor<?x3xf32, ["batch_size"]>`)
+	symbolic := filepath.Join(dir, "dynamic.mlir")
+	require.NoError(t, os.WriteFile(symbolic, []byte(out), 0o644))
+
 	x, err := rt.FromSlice([]int64{2, 4}, []float32{1, -2, 3, 0.5, -1, 4, 2, -3})
 	require.NoError(t, err)
 	in := filepath.Join(dir, "x.npy")
@@ -152,6 +157,11 @@ func TestFixDim(t *testing.T) {
 	got, stderr, code := tessera("run", dynamic, "--fix-dim", "batch_size=2", "--input", in)
 	require.Equal(t, 0, code, stderr)
 	assert.Equal(t, want, got)
+	for _, args := range [][]string{{"run", symbolic, "--input", in}, {"run", symbolic, "--fix-dim", "batch_size=2", "--input", in}} {
+		got, stderr, code = tessera(args...)
+		require.Equal(t, 0, code, "%v: %s", args, stderr)
+		assert.Equal(t, want, got, "%v", args)
+	}
 	assert.Contains(t, got, "tensor<2x3xf32>")
 	// Without --fix-dim, run takes the symbol's size from the input file.
 	got, stderr, code = tessera("run", dynamic, "--input", in)
@@ -168,13 +178,14 @@ func TestFixDim(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"import", dynamic}, "error: dynamic shape: input 'x' dimension 0 is 'batch_size'; Tessera needs static shapes: pin it with --fix-dim batch_size=N"},
+		{[]string{"compile", dynamic, "--emit", "hlo"}, "error: @main has symbolic dimensions (batch_size) and code generation needs their sizes: pin them with --fix-dim batch_size=N (run and bench also take them from their --input files)"},
+		{[]string{"compile", symbolic, "--emit", "hlo", "--fix-dim", "batch=1"}, "error: cannot fix dimension 'batch': no input dimension of @main is named so (its symbolic dimensions: batch_size)"},
 		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch=1"}, "error: cannot fix dimension 'batch': no input dimension of the model is named so (its symbolic dimensions: 'batch_size')"},
 		{[]string{"import", static, "--fix-dim", "batch=1"}, "(its symbolic dimensions: none)"},
 		{[]string{"import", dynamic, "--fix-dim", "batch_size=0"}, `--fix-dim "batch_size=0": expected NAME=N, N a positive integer`},
 		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch_size=2"}, "--fix-dim: dimension 'batch_size' is fixed twice"},
 		{[]string{"compile", dynamic, "--emit", "hlo", "--fix-dim", "batch_size"}, `--fix-dim "batch_size": expected NAME=N`},
-		{[]string{"compile", model, "--emit", "hlo", "--fix-dim", "batch=1"}, "--fix-dim applies to ONNX models; " + model + " is graph-dialect text, whose shapes are static"},
+		{[]string{"compile", model, "--emit", "hlo", "--fix-dim", "batch=1"}, "cannot fix dimension 'batch': no input dimension of @main is named so (its symbolic dimensions: none)"},
 	} {
 		_, stderr, code := tessera(c.args...)
 		assert.Equal(t, 1, code, "%v: %s", c.args, stderr)

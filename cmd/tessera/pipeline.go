@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -123,10 +124,8 @@ func loadModelFor(path string, fixDims, inputs []string, keepQDQ bool) (*graphir
 		if m, err = onnx.ImportWith(path, onnx.Options{FixDims: fix, InputShapes: shapes, InputNames: inputs, KeepQDQ: keepQDQ}); err != nil {
 			return nil, err
 		}
+		fixDims, inputs = nil, nil // the importer pinned and sized what they name
 	} else {
-		if len(fixDims) > 0 {
-			return nil, fmt.Errorf("--fix-dim applies to ONNX models; %s is graph-dialect text, whose shapes are static", path)
-		}
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return nil, err
@@ -138,10 +137,72 @@ func loadModelFor(path string, fixDims, inputs []string, keepQDQ bool) (*graphir
 	if err := graphir.Verify(m); err != nil {
 		return nil, err
 	}
-	if m.Lookup("main") == nil {
+	main := m.Lookup("main")
+	if main == nil {
 		return nil, graphir.Errorf(graphir.Location{File: path}, "the model has no function @main (the entry point)")
 	}
+	if err := bindSymbols(path, m, main, fixDims, inputs); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// bindSymbols specializes a graph-dialect model whose @main has symbolic
+// dimensions: --fix-dim pins symbols by name, and the --input files' shapes
+// size the others (graphir.BindingOf). Symbols left free are an error:
+// code generation needs every size. An ONNX model arrives here with its
+// symbols already pinned or sized by the importer, or free. Errors: a
+// --fix-dim naming no symbol of @main, inconsistent input files, shapes
+// that disagree under the binding (BindFunc's verification), a free
+// symbol.
+func bindSymbols(path string, m *graphir.Module, main *graphir.Func, fixDims, inputs []string) error {
+	syms := graphir.FuncSymbols(main)
+	bind, err := parseFixDims(fixDims)
+	if err != nil {
+		return err
+	}
+	for name := range bind {
+		if !slices.Contains(syms, name) {
+			have := strings.Join(syms, ", ")
+			if have == "" {
+				have = "none"
+			}
+			return graphir.Errorf(graphir.Location{File: path}, "cannot fix dimension '%s': no input dimension of @main is named so (its symbolic dimensions: %s)", name, have)
+		}
+	}
+	if len(syms) == 0 {
+		return nil
+	}
+	if len(inputs) == len(main.Type.Inputs) {
+		shapes, err := npyShapes(inputs)
+		if err != nil {
+			return err
+		}
+		from, err := graphir.BindingOf(main, shapes, inputs)
+		if err != nil {
+			return graphir.Errorf(graphir.Location{File: path}, "%v", err)
+		}
+		for k, v := range from {
+			if _, pinned := bind[k]; !pinned {
+				bind[k] = v
+			}
+		}
+	}
+	var free []string
+	for _, s := range syms {
+		if _, ok := bind[s]; !ok {
+			free = append(free, s)
+		}
+	}
+	if len(free) > 0 {
+		return graphir.Errorf(main.Loc, "@main has symbolic dimensions (%s) and code generation needs their sizes: pin them with %s (run and bench also take them from their --input files)", strings.Join(free, ", "), graphir.FixDimHint(free))
+	}
+	for _, f := range m.Funcs {
+		if err := graphir.BindFunc(f, bind); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newTarget makes the target instance the flags select. Errors: an

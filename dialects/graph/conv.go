@@ -32,7 +32,8 @@ func init() {
 			{Name: "dilations", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
 			{Name: "groups", Kind: graphir.KindInt, Default: graphir.IntAttr(1)},
 		},
-		Infer: inferConv2D,
+		Symbolic: true,
+		Infer:    inferConv2D,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
 			if err != nil {
@@ -162,6 +163,14 @@ func inferConv2D(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := requireStatic(op, x, 1, "the input channel count"); err != nil {
+		return nil, err
+	}
+	for d := range w.Shape {
+		if err := requireStatic(op, w, d, "the weight's shape"); err != nil {
+			return nil, err
+		}
+	}
 	c, o := x.Shape[1], w.Shape[0]
 	if c%p.groups != 0 {
 		return nil, op.Errorf("groups %d does not divide input channels %d", p.groups, c)
@@ -177,15 +186,11 @@ func inferConv2D(op *graphir.Op) ([]graphir.Type, error) {
 			return nil, op.Errorf("bias must have shape [%d] (output channels), got %s", o, b)
 		}
 	}
-	oh, err := ConvOutputSize(x.Shape[2], w.Shape[2], p.strides[0], p.pads[0], p.pads[2], p.dilations[0])
+	oh, ow, err := windowDims(op, x, w.Shape[2:], p.strides, p.pads, p.dilations, false, "weight "+w.String())
 	if err != nil {
-		return nil, op.Errorf("height: %v (input %s, weight %s)", err, x, w)
+		return nil, err
 	}
-	ow, err := ConvOutputSize(x.Shape[3], w.Shape[3], p.strides[1], p.pads[1], p.pads[3], p.dilations[1])
-	if err != nil {
-		return nil, op.Errorf("width: %v (input %s, weight %s)", err, x, w)
-	}
-	return one(graphir.NewTensor(elem, x.Shape[0], o, oh, ow)), nil
+	return one(graphir.NewTensorDims(elem, x.Dim(0), graphir.SymConst(o), oh, ow)), nil
 }
 
 // evalConv2D is a direct convolution with float64 accumulation.

@@ -184,6 +184,7 @@ func registerUnary(us []unaryOp) {
 			Results:  graphir.Exactly(1),
 			Traits:   graphir.Pure | graphir.Elementwise | graphir.SameOperandsAndResultType,
 			Attrs:    u.attrs,
+			Symbolic: true,
 			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
 				ts, err := operandTensors(op)
 				if err != nil {
@@ -250,6 +251,7 @@ func registerBinary(bs []binaryOp) {
 			Operands: graphir.Exactly(2),
 			Results:  graphir.Exactly(1),
 			Traits:   graphir.Pure | graphir.Elementwise | b.traits,
+			Symbolic: true,
 			Infer: func(op *graphir.Op) ([]graphir.Type, error) {
 				tys, err := inferBinary(op)
 				if err != nil {
@@ -260,7 +262,7 @@ func registerBinary(bs []binaryOp) {
 					return nil, err
 				}
 				if b.boolResult {
-					return one(graphir.NewTensor(graphir.I1, t.Shape...)), nil
+					return one(t.WithElem(graphir.I1)), nil
 				}
 				return tys, nil
 			},
@@ -298,11 +300,11 @@ func inferBinary(op *graphir.Op) ([]graphir.Type, error) {
 	if err := sameElem(op, ts); err != nil {
 		return nil, err
 	}
-	shape, err := BroadcastShapes(ts[0].Shape, ts[1].Shape)
+	dims, err := BroadcastDims(ts[0], ts[1])
 	if err != nil {
 		return nil, op.Errorf("operand %s", err)
 	}
-	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+	return one(graphir.NewTensorDims(ts[0].Elem, dims...)), nil
 }
 
 func evalBinary(op *graphir.Op, args []*graphir.Tensor, fn func(a, b float64) float64) ([]*graphir.Tensor, error) {

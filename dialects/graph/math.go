@@ -114,6 +114,7 @@ func init() {
 		Operands: graphir.Exactly(1),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure | graphir.Elementwise,
+		Symbolic: true,
 		Verify:   verifyCast,
 		Eval:     evalCast,
 		Pretty:   true,
@@ -215,7 +216,7 @@ func castResult(op *graphir.Op) (*graphir.TensorType, error) {
 	if rt == nil {
 		return nil, op.Errorf("result must be a tensor, got %s", op.Results[0].Type)
 	}
-	if !graphir.NewTensor(rt.Elem, ts[0].Shape...).Equal(rt) {
+	if !ts[0].WithElem(rt.Elem).Equal(rt) {
 		return nil, op.Errorf("result shape must equal the operand shape: operand %s, result %s", ts[0], rt)
 	}
 	return rt, nil

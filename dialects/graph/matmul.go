@@ -27,6 +27,7 @@ func init() {
 		Operands: graphir.Exactly(2),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
+		Symbolic: true,
 		Infer:    inferMatMul,
 		Eval:     evalMatMul,
 		Pretty:   true,
@@ -43,9 +44,10 @@ func init() {
 			{Name: "transA", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 			{Name: "transB", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 		},
-		Infer:  inferGemm,
-		Eval:   evalGemm,
-		Pretty: true,
+		Symbolic: true,
+		Infer:    inferGemm,
+		Eval:     evalGemm,
+		Pretty:   true,
 	}, Conversions{Legalize: legalizeGemm})
 }
 
@@ -61,23 +63,16 @@ type matmulShapes struct {
 	aType, bType *graphir.TensorType
 }
 
+// analyseMatMul is inferMatMul's validation, then the static sizes the
+// evaluator and the legalization read.
 func analyseMatMul(op *graphir.Op) (*matmulShapes, error) {
-	ts, err := operandTensors(op)
+	tys, err := inferMatMul(op)
 	if err != nil {
 		return nil, err
 	}
-	if len(ts) != 2 {
-		return nil, op.Errorf("expects 2 operands, got %d", len(ts))
-	}
-	elem, err := contractionElem(op, ts)
-	if err != nil {
-		return nil, err
-	}
-	a, b := ts[0], ts[1]
-	if a.Rank() < 1 || b.Rank() < 1 {
-		return nil, op.Errorf("operands must have rank at least 1, got %s and %s", a, b)
-	}
-	s := &matmulShapes{elem: elem, aType: a, bType: b}
+	a, b := graphir.AsTensor(op.Operand(0).Type), graphir.AsTensor(op.Operand(1).Type)
+	rt := graphir.AsTensor(tys[0])
+	s := &matmulShapes{elem: rt.Elem, aType: a, bType: b, resultShape: rt.Shape}
 	as, bs := a.Shape, b.Shape
 	if len(as) == 1 {
 		s.aVec = true
@@ -87,33 +82,10 @@ func analyseMatMul(op *graphir.Op) (*matmulShapes, error) {
 		s.bVec = true
 		bs = []int64{bs[0], 1}
 	}
-	s.m, s.k = as[len(as)-2], as[len(as)-1]
-	kb := bs[len(bs)-2]
-	s.n = bs[len(bs)-1]
-	if s.k != kb {
-		return nil, op.Errorf("contracting dimensions differ: %s has %d, %s has %d", a, s.k, b, kb)
-	}
+	s.m, s.k, s.n = as[len(as)-2], as[len(as)-1], bs[len(bs)-1]
 	s.aBatch, s.bBatch = as[:len(as)-2], bs[:len(bs)-2]
 	s.batch, err = BroadcastShapes(s.aBatch, s.bBatch)
-	if err != nil {
-		return nil, op.Errorf("batch dimensions of %s and %s: %v", a, b, err)
-	}
-	s.resultShape = append([]int64(nil), s.batch...)
-	if !s.aVec {
-		s.resultShape = append(s.resultShape, s.m)
-	}
-	if !s.bVec {
-		s.resultShape = append(s.resultShape, s.n)
-	}
-	return s, nil
-}
-
-func inferMatMul(op *graphir.Op) ([]graphir.Type, error) {
-	s, err := analyseMatMul(op)
-	if err != nil {
-		return nil, err
-	}
-	return one(&graphir.TensorType{Shape: s.resultShape, Elem: s.elem}), nil
+	return s, err
 }
 
 func evalMatMul(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
@@ -151,17 +123,14 @@ type gemmParams struct {
 	m, k, n        int64
 }
 
+// analyseGemm is inferGemm's validation, then the attributes and static
+// sizes the evaluator and the legalization read.
 func analyseGemm(op *graphir.Op) (*gemmParams, []*graphir.TensorType, error) {
-	ts, err := operandTensors(op)
+	tys, err := inferGemm(op)
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(ts) < 2 {
-		return nil, nil, op.Errorf("expects 2 or 3 operands, got %d", len(ts))
-	}
-	if err := sameElem(op, ts); err != nil {
-		return nil, nil, err
-	}
+	ts, _ := operandTensors(op)
 	p := &gemmParams{}
 	if p.alpha, err = op.Float("alpha"); err != nil {
 		return nil, nil, err
@@ -169,49 +138,14 @@ func analyseGemm(op *graphir.Op) (*gemmParams, []*graphir.TensorType, error) {
 	if p.beta, err = op.Float("beta"); err != nil {
 		return nil, nil, err
 	}
-	if p.transA, err = op.Bool("transA"); err != nil {
-		return nil, nil, err
-	}
-	if p.transB, err = op.Bool("transB"); err != nil {
-		return nil, nil, err
-	}
-	a, b := ts[0], ts[1]
-	if a.Rank() != 2 || b.Rank() != 2 {
-		return nil, nil, op.Errorf("A and B must be rank 2, got %s and %s", a, b)
-	}
-	p.m, p.k = a.Shape[0], a.Shape[1]
+	p.transA, _ = op.Bool("transA")
+	p.transB, _ = op.Bool("transB")
+	rt := graphir.AsTensor(tys[0])
+	p.m, p.n, p.k = rt.Shape[0], rt.Shape[1], ts[0].Shape[1]
 	if p.transA {
-		p.m, p.k = p.k, p.m
-	}
-	kb, n := b.Shape[0], b.Shape[1]
-	if p.transB {
-		kb, n = n, kb
-	}
-	p.n = n
-	if p.k != kb {
-		return nil, nil, op.Errorf("contracting dimensions differ: A' is %d×%d, B' is %d×%d", p.m, p.k, kb, p.n)
-	}
-	if len(ts) == 3 {
-		c := ts[2]
-		if c.Rank() > 2 {
-			return nil, nil, op.Errorf("C %s is not unidirectionally broadcastable to [%d, %d]", c, p.m, p.n)
-		}
-		target := []int64{p.m, p.n}[2-c.Rank():]
-		for i, d := range c.Shape {
-			if d != 1 && d != target[i] {
-				return nil, nil, op.Errorf("C %s is not unidirectionally broadcastable to [%d, %d]", c, p.m, p.n)
-			}
-		}
+		p.k = ts[0].Shape[0]
 	}
 	return p, ts, nil
-}
-
-func inferGemm(op *graphir.Op) ([]graphir.Type, error) {
-	p, ts, err := analyseGemm(op)
-	if err != nil {
-		return nil, err
-	}
-	return one(graphir.NewTensor(ts[0].Elem, p.m, p.n)), nil
 }
 
 func evalGemm(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
@@ -343,4 +277,103 @@ func legalizeGemm(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	}
 	cb := c.do(func() (*graphir.Value, error) { return b.broadcastTo(cv, rt.Shape) })
 	return c.done(c.op(hlo.AddOp, y, cb))
+}
+
+// inferMatMul is NumPy matmul's shape rule over dimension expressions
+// (constants included): 1-D operands are promoted, the contracting
+// dimensions must be equal expressions, the batch dimensions broadcast
+// (BroadcastDims).
+func inferMatMul(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) != 2 {
+		return nil, op.Errorf("expects 2 operands, got %d", len(ts))
+	}
+	elem, err := contractionElem(op, ts)
+	if err != nil {
+		return nil, err
+	}
+	a, b := ts[0], ts[1]
+	if a.Rank() < 1 || b.Rank() < 1 {
+		return nil, op.Errorf("operands must have rank at least 1, got %s and %s", a, b)
+	}
+	as, bs := a.Dims(), b.Dims()
+	aVec, bVec := len(as) == 1, len(bs) == 1
+	if aVec {
+		as = []*graphir.SymExpr{graphir.SymConst(1), as[0]}
+	}
+	if bVec {
+		bs = []*graphir.SymExpr{bs[0], graphir.SymConst(1)}
+	}
+	m, k := as[len(as)-2], as[len(as)-1]
+	kb, n := bs[len(bs)-2], bs[len(bs)-1]
+	if !k.Equal(kb) {
+		return nil, op.Errorf("contracting dimensions differ: %s has %s, %s has %s", a, k, b, kb)
+	}
+	batch, err := BroadcastDims(graphir.NewTensorDims(elem, as[:len(as)-2]...), graphir.NewTensorDims(elem, bs[:len(bs)-2]...))
+	if err != nil {
+		return nil, op.Errorf("batch dimensions of %s and %s: %v", a, b, err)
+	}
+	if !aVec {
+		batch = append(batch, m)
+	}
+	if !bVec {
+		batch = append(batch, n)
+	}
+	return one(graphir.NewTensorDims(elem, batch...)), nil
+}
+
+// inferGemm is Gemm's shape rule over dimension expressions (constants
+// included): A' = op(A) is M×K, B' = op(B) is K×N, C broadcasts
+// unidirectionally to M×N.
+func inferGemm(op *graphir.Op) ([]graphir.Type, error) {
+	ts, err := operandTensors(op)
+	if err != nil {
+		return nil, err
+	}
+	if len(ts) < 2 {
+		return nil, op.Errorf("expects 2 or 3 operands, got %d", len(ts))
+	}
+	if err := sameElem(op, ts); err != nil {
+		return nil, err
+	}
+	transA, err := op.Bool("transA")
+	if err != nil {
+		return nil, err
+	}
+	transB, err := op.Bool("transB")
+	if err != nil {
+		return nil, err
+	}
+	a, b := ts[0], ts[1]
+	if a.Rank() != 2 || b.Rank() != 2 {
+		return nil, op.Errorf("A and B must be rank 2, got %s and %s", a, b)
+	}
+	m, k := a.Dim(0), a.Dim(1)
+	if transA {
+		m, k = k, m
+	}
+	kb, n := b.Dim(0), b.Dim(1)
+	if transB {
+		kb, n = n, kb
+	}
+	if !k.Equal(kb) {
+		return nil, op.Errorf("contracting dimensions differ: A' is %s×%s, B' is %s×%s", m, k, kb, n)
+	}
+	if len(ts) == 3 {
+		c := ts[2]
+		target := []*graphir.SymExpr{m, n}
+		if c.Rank() > 2 {
+			return nil, op.Errorf("C %s is not unidirectionally broadcastable to [%s, %s]", c, m, n)
+		}
+		target = target[2-c.Rank():]
+		for i, d := range c.Dims() {
+			if v, ok := d.Const(); !(ok && v == 1) && !d.Equal(target[i]) {
+				return nil, op.Errorf("C %s is not unidirectionally broadcastable to [%s, %s]", c, m, n)
+			}
+		}
+	}
+	return one(graphir.NewTensorDims(ts[0].Elem, m, n)), nil
 }

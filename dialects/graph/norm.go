@@ -29,6 +29,7 @@ func init() {
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
 		Attrs:    []graphir.AttrSpec{{Name: "epsilon", Kind: graphir.KindFloat, Default: graphir.F32Attr(DefaultBatchNormEpsilon)}},
+		Symbolic: true,
 		Infer:    inferBatchNorm,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
@@ -68,6 +69,9 @@ func inferBatchNorm(op *graphir.Op) ([]graphir.Type, error) {
 	x := ts[0]
 	if x.Rank() < 2 {
 		return nil, op.Errorf("input must have rank at least 2 (N×C×...), got %s", x)
+	}
+	if err := requireStatic(op, x, 1, "the channel count"); err != nil {
+		return nil, err
 	}
 	c := x.Shape[1]
 	names := [...]string{"", "scale", "bias", "mean", "var"}
@@ -250,6 +254,7 @@ func registerSoftmaxLike(name, summary string, eval func(*graphir.Op, []*graphir
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure | graphir.SameOperandsAndResultType,
 		Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(-1)}},
+		Symbolic: true,
 		Infer:    inferSoftmax,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)

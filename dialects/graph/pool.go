@@ -38,9 +38,10 @@ func init() {
 			{Name: "dilations", Kind: graphir.KindIntArray, Len: 2, Default: graphir.I64Array(1, 1)},
 			{Name: "ceil_mode", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 		},
-		Infer:  inferPool,
-		Eval:   evalPool,
-		Pretty: true,
+		Symbolic: true,
+		Infer:    inferPool,
+		Eval:     evalPool,
+		Pretty:   true,
 	}, Conversions{Legalize: legalizePool2D(true)})
 	register(&graphir.OpDef{
 		Name:     AvgPool2DOp,
@@ -55,7 +56,8 @@ func init() {
 			{Name: "ceil_mode", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 			{Name: "count_include_pad", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 		},
-		Infer: inferPool,
+		Symbolic: true,
+		Infer:    inferPool,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
 			if err != nil {
@@ -72,6 +74,7 @@ func init() {
 		Operands: graphir.Exactly(1),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
+		Symbolic: true,
 		Infer:    inferGlobalAvgPool,
 		Verify: func(op *graphir.Op) error {
 			t, err := op.TensorOperand(0)
@@ -158,15 +161,11 @@ func inferPool(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	oh, err := PoolOutputSize(x.Shape[2], p.kernel[0], p.strides[0], p.pads[0], p.pads[2], p.dilations[0], p.ceil)
+	oh, ow, err := windowDims(op, x, p.kernel, p.strides, p.pads, p.dilations, p.ceil, "kernel "+shapeString(p.kernel))
 	if err != nil {
-		return nil, op.Errorf("height: %v (input %s, kernel %s)", err, x, shapeString(p.kernel))
+		return nil, err
 	}
-	ow, err := PoolOutputSize(x.Shape[3], p.kernel[1], p.strides[1], p.pads[1], p.pads[3], p.dilations[1], p.ceil)
-	if err != nil {
-		return nil, op.Errorf("width: %v (input %s, kernel %s)", err, x, shapeString(p.kernel))
-	}
-	return one(graphir.NewTensor(x.Elem, x.Shape[0], x.Shape[1], oh, ow)), nil
+	return one(graphir.NewTensorDims(x.Elem, x.Dim(0), x.Dim(1), oh, ow)), nil
 }
 
 // evalPool evaluates max and average pooling. Padding never contributes a
@@ -252,11 +251,11 @@ func inferGlobalAvgPool(op *graphir.Op) ([]graphir.Type, error) {
 	if x.Rank() < 3 {
 		return nil, op.Errorf("input must have rank at least 3 (N×C×spatial...), got %s", x)
 	}
-	shape := append([]int64(nil), x.Shape...)
-	for i := 2; i < len(shape); i++ {
-		shape[i] = 1
+	dims := x.Dims()
+	for i := 2; i < len(dims); i++ {
+		dims[i] = graphir.SymConst(1)
 	}
-	return one(&graphir.TensorType{Shape: shape, Elem: x.Elem}), nil
+	return one(graphir.NewTensorDims(x.Elem, dims...)), nil
 }
 
 func evalGlobalAvgPool(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {

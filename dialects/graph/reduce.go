@@ -70,7 +70,8 @@ func init() {
 				{Name: "keepdims", Kind: graphir.KindBool, Default: graphir.BoolAttr(true)},
 				{Name: "noop_with_empty_axes", Kind: graphir.KindBool, Default: graphir.BoolAttr(false)},
 			},
-			Infer: inferReduce,
+			Symbolic: true,
+			Infer:    inferReduce,
 			Verify: func(op *graphir.Op) error {
 				t, err := op.TensorOperand(0)
 				if err != nil {
@@ -151,6 +152,18 @@ func inferReduce(op *graphir.Op) ([]graphir.Type, error) {
 	red, keep, err := ReduceAxes(op, ts[0].Rank())
 	if err != nil {
 		return nil, err
+	}
+	if !ts[0].IsStatic() {
+		var dims []*graphir.SymExpr
+		for i, d := range ts[0].Dims() {
+			switch {
+			case !red[i]:
+				dims = append(dims, d)
+			case keep:
+				dims = append(dims, graphir.SymConst(1))
+			}
+		}
+		return one(graphir.NewTensorDims(ts[0].Elem, dims...)), nil
 	}
 	return one(&graphir.TensorType{Shape: reducedShape(ts[0].Shape, red, keep), Elem: ts[0].Elem}), nil
 }

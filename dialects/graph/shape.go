@@ -29,6 +29,7 @@ func init() {
 		Results:      graphir.Exactly(1),
 		Traits:       graphir.Pure,
 		Attrs:        []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(1)}},
+		Symbolic:     true,
 		Infer:        inferFlatten,
 		Eval:         evalCopy,
 		Pretty:       true,
@@ -41,6 +42,7 @@ func init() {
 		Results:      graphir.Exactly(1),
 		Traits:       graphir.Pure,
 		Attrs:        []graphir.AttrSpec{{Name: "shape", Kind: graphir.KindIntArray, Required: true}},
+		Symbolic:     true,
 		Infer:        inferReshape,
 		Eval:         evalCopy,
 		Pretty:       true,
@@ -53,6 +55,7 @@ func init() {
 		Results:      graphir.Exactly(1),
 		Traits:       graphir.Pure,
 		Attrs:        []graphir.AttrSpec{{Name: "perm", Kind: graphir.KindIntArray}},
+		Symbolic:     true,
 		Infer:        inferTranspose,
 		Eval:         evalTranspose,
 		Pretty:       true,
@@ -65,24 +68,12 @@ func init() {
 		Results:      graphir.Exactly(1),
 		Traits:       graphir.Pure,
 		Attrs:        []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Required: true}},
+		Symbolic:     true,
 		Infer:        inferConcat,
 		Eval:         evalConcat,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{concatSingle()},
 	}, Conversions{Legalize: legalizeConcat})
-}
-
-// flattenShape returns the 2-D shape of ONNX Flatten of shape at axis
-// (axis in [-rank, rank]; negative counts from the end).
-func flattenShape(op *graphir.Op, shape []int64, axis int64) ([]int64, error) {
-	r := int64(len(shape))
-	if axis < -r || axis > r {
-		return nil, op.Errorf("axis %d is out of range for rank %d (expected [%d, %d])", axis, r, -r, r)
-	}
-	if axis < 0 {
-		axis += r
-	}
-	return []int64{product(shape[:axis]), product(shape[axis:])}, nil
 }
 
 func inferFlatten(op *graphir.Op) ([]graphir.Type, error) {
@@ -94,11 +85,15 @@ func inferFlatten(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape, err := flattenShape(op, ts[0].Shape, axis)
-	if err != nil {
-		return nil, err
+	r := int64(ts[0].Rank())
+	if axis < -r || axis > r {
+		return nil, op.Errorf("axis %d is out of range for rank %d (expected [%d, %d])", axis, r, -r, r)
 	}
-	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+	if axis < 0 {
+		axis += r
+	}
+	dims := ts[0].Dims()
+	return one(graphir.NewTensorDims(ts[0].Elem, productDims(dims[:axis]), productDims(dims[axis:]))), nil
 }
 
 // ReshapeShape resolves an ONNX Reshape target (allowzero = 0) against the
@@ -107,9 +102,21 @@ func inferFlatten(op *graphir.Op) ([]graphir.Type, error) {
 // more than one -1, a 0 past the input rank, an ambiguous -1 (other
 // dimensions with product 0) and an element count mismatch.
 func ReshapeShape(in, target []int64) ([]int64, error) {
-	out := make([]int64, len(target))
+	dims, err := reshapeDims(graphir.NewTensor(graphir.F32, in...).Dims(), target)
+	if err != nil {
+		return nil, err
+	}
+	return graphir.NewTensorDims(graphir.F32, dims...).Shape, nil
+}
+
+// reshapeDims is ReshapeShape over dimension expressions: a 0 copies the
+// input's expression, and the -1 is the input's element count divided by
+// the other dimensions' product, which must divide it for every value of
+// the symbols (graphir.SymExpr.DivExactBy).
+func reshapeDims(in []*graphir.SymExpr, target []int64) ([]*graphir.SymExpr, error) {
+	out := make([]*graphir.SymExpr, len(target))
 	infer := -1
-	known := int64(1)
+	known := graphir.SymConst(1)
 	for i, d := range target {
 		switch {
 		case d == -1:
@@ -120,25 +127,30 @@ func ReshapeShape(in, target []int64) ([]int64, error) {
 			continue
 		case d == 0:
 			if i >= len(in) {
-				return nil, errorf("shape %s copies dimension %d (0) but the input %s has rank %d", shapeString(target), i, shapeString(in), len(in))
+				return nil, errorf("shape %s copies dimension %d (0) but the input %s has rank %d", shapeString(target), i, dimsString(in), len(in))
 			}
-			d = in[i]
+			out[i] = in[i]
 		case d < 0:
 			return nil, errorf("shape %s has invalid dimension %d", shapeString(target), d)
+		default:
+			out[i] = graphir.SymConst(d)
 		}
-		out[i] = d
-		known *= d
+		known = known.Mul(out[i])
 	}
-	total := product(in)
+	total := productDims(in)
 	if infer >= 0 {
-		if known == 0 || total%known != 0 {
-			return nil, errorf("cannot infer -1 in shape %s for input %s (%d elements)", shapeString(target), shapeString(in), total)
+		q, ok := total.DivExactBy(known)
+		if !ok {
+			if _, static := total.Const(); static {
+				return nil, errorf("cannot infer -1 in shape %s for input %s (%s elements)", shapeString(target), dimsString(in), total)
+			}
+			return nil, errorf("cannot infer -1 in shape %s for input %s: %s elements are not a multiple of %s for every value of the symbols", shapeString(target), dimsString(in), total, known)
 		}
-		out[infer] = total / known
+		out[infer] = q
 		known = total
 	}
-	if known != total {
-		return nil, errorf("shape %s has %d elements, input %s has %d", shapeString(out), known, shapeString(in), total)
+	if !known.Equal(total) {
+		return nil, errorf("shape %s has %s elements, input %s has %s", dimsString(out), known, dimsString(in), total)
 	}
 	return out, nil
 }
@@ -155,11 +167,48 @@ func inferReshape(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape, err := ReshapeShape(ts[0].Shape, target)
+	if countOf(target, -1) > 1 {
+		return reshapeToWritten(op, ts[0], target)
+	}
+	dims, err := reshapeDims(ts[0].Dims(), target)
 	if err != nil {
 		return nil, op.Errorf("%v", err)
 	}
-	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+	return one(graphir.NewTensorDims(ts[0].Elem, dims...)), nil
+}
+
+// reshapeToWritten infers a reshape whose shape attribute has more than
+// one −1: each −1 is the written result type's dimension (a reshape over
+// symbolic dimensions that splits one into several, [b*s, 256] to
+// [s, b, 256], which the attribute alone cannot say; the importer writes
+// the type). The element counts must be equal for every value of the
+// symbols. Errors: no written result, a 0 past the input's rank, element
+// counts that differ.
+func reshapeToWritten(op *graphir.Op, in *graphir.TensorType, target []int64) ([]graphir.Type, error) {
+	var rt *graphir.TensorType
+	if len(op.Results) == 1 {
+		rt = graphir.AsTensor(op.Results[0].Type)
+	}
+	if rt == nil || rt.Rank() != len(target) {
+		return nil, op.Errorf("shape %s has more than one -1, which only a written result type of rank %d resolves", shapeString(target), len(target))
+	}
+	dims := make([]*graphir.SymExpr, len(target))
+	for i, d := range target {
+		switch {
+		case d == -1:
+			dims[i] = rt.Dim(i)
+		case d == 0 && i < in.Rank():
+			dims[i] = in.Dim(i)
+		case d < 0 || d == 0:
+			return nil, op.Errorf("shape %s has invalid dimension %d at %d for input %s", shapeString(target), d, i, in)
+		default:
+			dims[i] = graphir.SymConst(d)
+		}
+	}
+	if a, b := productDims(in.Dims()), productDims(dims); !a.Equal(b) {
+		return nil, op.Errorf("shape %s resolved by the result type %s has %s elements, input %s has %s", shapeString(target), rt, b, in, a)
+	}
+	return one(graphir.NewTensorDims(in.Elem, dims...)), nil
 }
 
 // evalCopy evaluates ops that keep the row-major data (reshape, flatten).
@@ -204,11 +253,11 @@ func inferTranspose(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := make([]int64, len(perm))
+	dims := make([]*graphir.SymExpr, len(perm))
 	for i, p := range perm {
-		shape[i] = ts[0].Shape[p]
+		dims[i] = ts[0].Dim(int(p))
 	}
-	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+	return one(graphir.NewTensorDims(ts[0].Elem, dims...)), nil
 }
 
 func evalTranspose(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
@@ -278,20 +327,20 @@ func inferConcat(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
-	shape := append([]int64(nil), ts[0].Shape...)
+	dims := ts[0].Dims()
 	for i := 1; i < len(ts); i++ {
 		t := ts[i]
 		if t.Rank() != r {
 			return nil, op.Errorf("operand #%d %s has rank %d, operand #0 %s has rank %d", i, t, t.Rank(), ts[0], r)
 		}
 		for d := range t.Shape {
-			if d != ax && t.Shape[d] != shape[d] {
+			if d != ax && !t.Dim(d).Equal(dims[d]) {
 				return nil, op.Errorf("operand #%d %s differs from operand #0 %s in dimension %d (concatenating along %d)", i, t, ts[0], d, ax)
 			}
 		}
-		shape[ax] += t.Shape[ax]
+		dims[ax] = dims[ax].Add(t.Dim(ax))
 	}
-	return one(&graphir.TensorType{Shape: shape, Elem: ts[0].Elem}), nil
+	return one(graphir.NewTensorDims(ts[0].Elem, dims...)), nil
 }
 
 func evalConcat(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
@@ -362,4 +411,15 @@ func legalizeConcat(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	}
 	r, err := b.insert(hlo.Concatenate(op.Operands(), int64(ax), op.Loc))
 	return []*graphir.Value{r}, err
+}
+
+// countOf returns how many entries of xs are v.
+func countOf(xs []int64, v int64) int {
+	n := 0
+	for _, x := range xs {
+		if x == v {
+			n++
+		}
+	}
+	return n
 }

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/tessera-ml/tessera/graphir"
@@ -82,9 +83,10 @@ func init() {
 			{Name: "axes", Kind: graphir.KindIntArray},
 			{Name: "steps", Kind: graphir.KindIntArray},
 		},
-		Infer:  inferSlice,
-		Eval:   evalSlice,
-		Pretty: true,
+		Symbolic: true,
+		Infer:    inferSlice,
+		Eval:     evalSlice,
+		Pretty:   true,
 	}, Conversions{Legalize: legalizeSlice})
 	register(&graphir.OpDef{
 		Name:     GatherOp,
@@ -381,7 +383,46 @@ func inferSlice(op *graphir.Op) ([]graphir.Type, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !ts[0].IsStatic() {
+		return sliceSymbolic(op, ts[0], size)
+	}
 	return one(&graphir.TensorType{Shape: size, Elem: ts[0].Elem}), nil
+}
+
+// sliceSymbolic is inferSlice's result for an input x with symbolic
+// dimensions, size being SliceParams' sizes for the static ones: a
+// symbolic dimension the slice leaves alone keeps its expression, one it
+// slices from a constant start s ≥ 0 to the end (an end of at least
+// 2^31−1, ONNX's idiom for "to the end") with step 1 becomes d − s; any
+// other slice of a symbolic dimension depends on the clamping of its
+// value and is refused with the --fix-dim hint.
+func sliceSymbolic(op *graphir.Op, x *graphir.TensorType, size []int64) ([]graphir.Type, error) {
+	starts, _ := op.Ints("starts")
+	ends, _ := op.Ints("ends")
+	axes, _ := intsOr(op, "axes", iota64n(len(starts)))
+	steps, _ := intsOr(op, "steps", nil)
+	dims := make([]*graphir.SymExpr, x.Rank())
+	for d := range dims {
+		dims[d] = graphir.SymConst(size[d])
+		if x.Sym[d] != nil {
+			dims[d] = x.Sym[d]
+		}
+	}
+	for i, a := range axes {
+		ax, _ := normAxis(op, a, x.Rank())
+		if x.Sym[ax] == nil {
+			continue
+		}
+		step := int64(1)
+		if steps != nil {
+			step = steps[i]
+		}
+		if step != 1 || starts[i] < 0 || ends[i] < math.MaxInt32 {
+			return nil, symbolicRefusal(op, x.Sym[ax], fmt.Sprintf("dimension %d of %s, sliced from %d to %d by %d,", ax, x, starts[i], ends[i], step))
+		}
+		dims[ax] = x.Sym[ax].AddConst(-starts[i])
+	}
+	return one(graphir.NewTensorDims(x.Elem, dims...)), nil
 }
 
 func evalSlice(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {

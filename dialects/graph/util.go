@@ -114,7 +114,7 @@ func one(t graphir.Type) []graphir.Type { return []graphir.Type{t} }
 
 // inferOne runs op's Infer and returns its single tensor result type.
 func inferOne(op *graphir.Op) (*graphir.TensorType, error) {
-	tys, err := op.Def.Infer(op)
+	tys, err := op.Def.InferTypes(op)
 	if err != nil {
 		return nil, err
 	}
@@ -170,8 +170,8 @@ func product(dims []int64) int64 {
 // checkShape rejects negative dimensions (types built in Go code may
 // carry them; the parser never does).
 func checkShape(op *graphir.Op, i int, t *graphir.TensorType) error {
-	for _, d := range t.Shape {
-		if d < 0 {
+	for k, d := range t.Shape {
+		if d < 0 && (t.Sym == nil || t.Sym[k] == nil) {
 			return op.Errorf("operand #%d has a negative dimension: %s", i, t)
 		}
 	}

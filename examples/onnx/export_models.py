@@ -9,7 +9,10 @@ For every model (all of them when none is named) it writes, into
 examples/onnx/:
 
   MODEL.onnx           torch.onnx.export, opset 13, constant folding on,
-                       static shapes (no dynamic_axes), eval mode
+                       static shapes (no dynamic_axes), eval mode; the
+                       *_dynamic models with dynamic_axes (DYNAMIC), their
+                       inputs and outputs at several sizes as
+                       MODEL_input_K.npy and MODEL_output_K.npy
   MODEL_input.npy      a fixed-seed float32 input
   MODEL_output.npy     PyTorch's float32 output on that input
   manifest.json        per model: file, opset, input/output names and shapes,
@@ -41,6 +44,18 @@ def transformer_layer():
         d_model=256, nhead=4, dropout=0.0, batch_first=True)
 
 
+class MLP(torch.nn.Module):
+    """784-200-10 with ReLU, the shape of examples/mlp.mlir (random weights)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(784, 200)
+        self.fc2 = torch.nn.Linear(200, 10)
+
+    def forward(self, x):
+        return self.fc2(torch.relu(self.fc1(torch.flatten(x, 1))))
+
+
 # name -> (constructor, input shape)
 MODELS = {
     "resnet18": (lambda: torchvision.models.resnet18(weights=None), (1, 3, 224, 224)),
@@ -54,6 +69,22 @@ MODELS = {
 }
 
 
+def onnx_export(model, x, path, dynamic_axes=None):
+    """torch.onnx.export as every model here is exported; returns the checked proto."""
+    torch.onnx.export(
+        model, (x,), path,
+        opset_version=OPSET,
+        do_constant_folding=True,
+        input_names=["input"],
+        output_names=["output"],
+        dynamic_axes=dynamic_axes,
+        training=torch.onnx.TrainingMode.EVAL,
+    )
+    proto = onnx.load(path)
+    onnx.checker.check_model(proto)
+    return proto
+
+
 def export(name, build, shape):
     torch.manual_seed(0)
     model = build().eval()
@@ -65,16 +96,7 @@ def export(name, build, shape):
     # reference output comes from the same path that is exported.
     y = model(x).detach()
     path = os.path.join(HERE, name + ".onnx")
-    torch.onnx.export(
-        model, (x,), path,
-        opset_version=OPSET,
-        do_constant_folding=True,
-        input_names=["input"],
-        output_names=["output"],
-        training=torch.onnx.TrainingMode.EVAL,
-    )
-    proto = onnx.load(path)
-    onnx.checker.check_model(proto)
+    proto = onnx_export(model, x, path)
     np.save(os.path.join(HERE, name + "_input.npy"), x.numpy().astype(np.float32))
     np.save(os.path.join(HERE, name + "_output.npy"), y.numpy().astype(np.float32))
 
@@ -94,20 +116,66 @@ def export(name, build, shape):
     }
 
 
+# Models exported with dynamic axes (issue 19): name -> (constructor, the
+# input's symbolic dimensions {axis: name}, the input shapes to sample).
+# Each sample writes NAME_input_K.npy and NAME_output_K.npy, K = 1, 2, ...
+DYNAMIC = {
+    "resnet18_dynamic": (lambda: torchvision.models.resnet18(weights=None), {0: "batch"},
+                         [(1, 3, 224, 224), (3, 3, 224, 224), (8, 3, 224, 224)]),
+    "mlp_dynamic": (MLP, {0: "batch"}, [(1, 1, 28, 28), (3, 1, 28, 28), (8, 1, 28, 28)]),
+    "transformer_encoder_layer_dynamic": (transformer_layer, {0: "batch", 1: "seq"},
+                                          [(1, 17, 256), (2, 64, 256), (4, 128, 256)]),
+}
+
+
+def export_dynamic(name, build, axes, shapes):
+    torch.manual_seed(0)
+    model = build().eval()
+    path = os.path.join(HERE, name + ".onnx")
+    samples = []
+    for k, shape in enumerate(shapes, 1):
+        gen = torch.Generator().manual_seed(k)
+        x = torch.randn(*shape, generator=gen, dtype=torch.float32)
+        y = model(x).detach()  # gradients on: see export()
+        if k == 1:
+            out_axes = {a: n for a, n in axes.items() if a < y.dim()}
+            onnx_export(model, x, path, {"input": axes, "output": out_axes})
+        xf, yf = "%s_input_%d.npy" % (name, k), "%s_output_%d.npy" % (name, k)
+        np.save(os.path.join(HERE, xf), x.numpy().astype(np.float32))
+        np.save(os.path.join(HERE, yf), y.numpy().astype(np.float32))
+        samples.append({"input": xf, "output": yf, "shape": list(shape)})
+    size = os.path.getsize(path)
+    big = size >= COMMIT_LIMIT
+    return {
+        "model": name,
+        "file": name + ".onnx",
+        "opset": OPSET,
+        "dynamic_axes": {str(a): n for a, n in axes.items()},
+        "samples": samples,
+        "size_bytes": size,
+        "committed": not big,
+        # a git-ignored model's samples are regenerated with it
+        "ignored_samples": [f for s in samples for f in (s["input"], s["output"])] if big else [],
+    }
+
+
 def main(argv):
     torch.set_num_threads(1)
-    names = argv or list(MODELS)
+    names = argv or list(MODELS) + list(DYNAMIC)
     for n in names:
-        if n not in MODELS:
-            sys.exit("unknown model %r (known: %s)" % (n, ", ".join(MODELS)))
+        if n not in MODELS and n not in DYNAMIC:
+            sys.exit("unknown model %r (known: %s)" % (n, ", ".join(list(MODELS) + list(DYNAMIC))))
     manifest_path = os.path.join(HERE, "manifest.json")
     manifest = {"models": {}}
     if os.path.exists(manifest_path):
         with open(manifest_path) as f:
             manifest = json.load(f)
     for n in names:
-        build, shape = MODELS[n]
-        entry = export(n, build, shape)
+        if n in DYNAMIC:
+            entry = export_dynamic(n, *DYNAMIC[n])
+        else:
+            build, shape = MODELS[n]
+            entry = export(n, build, shape)
         manifest["models"][n] = entry
         print("%-26s %10d bytes  %s" % (n, entry["size_bytes"], "commit" if entry["committed"] else "git-ignored"))
     manifest["torch"] = torch.__version__
@@ -127,6 +195,9 @@ def main(argv):
         f.write("#   /usr/bin/python3 examples/onnx/export_models.py\n")
         for b in big:
             f.write("/" + b + "\n")
+        for m in sorted(manifest["models"]):
+            for b in manifest["models"][m].get("ignored_samples", []):
+                f.write("/" + b + "\n")
 
 
 if __name__ == "__main__":

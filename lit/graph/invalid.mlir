@@ -335,3 +335,19 @@ func.func @f41(%a: tensor<2xf32>) -> tensor<2xf32> {
   %0 = graph.matmul %a : (tensor<2xf32>) -> tensor<2xf32>
   func.return %0 : tensor<2xf32>
 }
+
+// -----
+
+func.func @symbolic_gate(%x: tensor<?x3xf32, ["n"]>) -> tensor<?x6xf32, ["n"]> {
+  // expected-error@+1 {{'graph.tile' op does not take symbolic dimensions yet ('n'); pin them with --fix-dim n=N}}
+  %0 = graph.tile %x {repeats = [1, 2]} : (tensor<?x3xf32, ["n"]>) -> tensor<?x6xf32, ["n"]>
+  func.return %0 : tensor<?x6xf32, ["n"]>
+}
+
+// -----
+
+func.func @symbolic_mismatch(%x: tensor<?x3xf32, ["n"]>, %y: tensor<?x3xf32, ["m"]>) -> tensor<?x3xf32, ["n"]> {
+  // expected-error@+1 {{operand shapes tensor<?x3xf32, ["n"]> and tensor<?x3xf32, ["m"]> are not broadcast-compatible (dimension 0: n vs m)}}
+  %0 = graph.add %x, %y : (tensor<?x3xf32, ["n"]>, tensor<?x3xf32, ["m"]>) -> tensor<?x3xf32, ["n"]>
+  func.return %0 : tensor<?x3xf32, ["n"]>
+}

@@ -157,10 +157,19 @@ type value struct {
 	raw *graphir.DenseElementsAttr
 	// loc is where a constant was produced, for its graph.constant op.
 	loc graphir.Location
+	// sym, when set, is a shape value over symbolic dimensions (an i64
+	// vector, or a scalar when symScalar) known only as its elements'
+	// expressions; it has no graph value (symvalue.go).
+	sym       []*graphir.SymExpr
+	symScalar bool
 }
 
 func (x *value) typ() *graphir.TensorType {
 	switch {
+	case x.sym != nil && x.symScalar:
+		return graphir.NewTensor(graphir.I64)
+	case x.sym != nil:
+		return graphir.NewTensor(graphir.I64, int64(len(x.sym)))
 	case x.c != nil:
 		return x.c.Type
 	case x.raw != nil:
@@ -259,6 +268,9 @@ func (im *importer) graph(g *onnxpb.GraphProto) (*graphir.Module, error) {
 		x, ok := im.values[out.GetName()]
 		if !ok {
 			return nil, graphir.Errorf(fileLoc, "graph output '%s' is not produced by any node", out.GetName())
+		}
+		if x.sym != nil {
+			return nil, graphir.Errorf(fileLoc, "%v", errSymOutput(out.GetName(), x))
 		}
 		if err := checkOutputType(out, x.typ()); err != nil {
 			return nil, graphir.Errorf(fileLoc, "%v", err)
@@ -389,7 +401,18 @@ func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
 	if !ok {
 		return n.errorf("unsupported op '%s' %s", np.GetOpType(), unsupportedHint)
 	}
-	outs, err := conv(n)
+	var outs []*value
+	var err error
+	switch _, custom := converters[np.GetOpType()]; {
+	case n.hasSymInput():
+		outs, err = n.foldSymbolic()
+	case custom && !symbolicConverters[np.GetOpType()]:
+		if err = n.staticInputs(); err == nil {
+			outs, err = conv(n)
+		}
+	default:
+		outs, err = conv(n)
+	}
 	if err != nil {
 		return err
 	}

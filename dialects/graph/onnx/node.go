@@ -3,6 +3,8 @@ package onnx
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
@@ -16,6 +18,22 @@ type converter func(n *node) ([]*value, error)
 // converters maps ONNX op types to their translation; each ops_*.go file
 // registers its family in init.
 var converters = map[string]converter{}
+
+// symbolicConverters are the op types whose converters take inputs with
+// symbolic dimensions (their own shape logic reads no Dynamic entry; the
+// graph ops they emit infer symbolically or refuse). A node of any other
+// custom converter with such an input is refused with the --fix-dim hint
+// (importer.node); ops converted directly rely on their graph op's
+// Symbolic.
+var symbolicConverters = map[string]bool{}
+
+// registerSymbolic is register for converters that take symbolic inputs.
+func registerSymbolic(c converter, opTypes ...string) {
+	register(c, opTypes...)
+	for _, t := range opTypes {
+		symbolicConverters[t] = true
+	}
+}
 
 func register(c converter, opTypes ...string) {
 	for _, t := range opTypes {
@@ -395,4 +413,22 @@ func (n *node) graphAttr(a *onnxpb.AttributeProto, k graphir.AttrKind) (graphir.
 		return graphir.StringAttr(v), err
 	}
 	return nil, n.errorf("unsupported attribute '%s' (%s)", name, a.GetType())
+}
+
+// staticInputs refuses a node whose inputs have symbolic dimensions,
+// naming them with the --fix-dim hint (converters not in
+// symbolicConverters).
+func (n *node) staticInputs() error {
+	var syms []string
+	for _, x := range n.ins {
+		if x != nil {
+			syms = append(syms, x.typ().Symbols()...)
+		}
+	}
+	if len(syms) == 0 {
+		return nil
+	}
+	slices.Sort(syms)
+	syms = slices.Compact(syms)
+	return n.errorf("does not take symbolic dimensions yet ('%s'); pin them with %s", strings.Join(syms, "', '"), graphir.FixDimHint(syms))
 }

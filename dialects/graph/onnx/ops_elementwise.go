@@ -16,10 +16,10 @@ import (
 
 func init() {
 	register(convertXor, "Xor")
-	register(convertPow, "Pow")
-	register(convertClip, "Clip")
-	register(convertVariadic, "Max", "Min", "Sum", "Mean")
-	register(convertCast, "Cast", "CastLike")
+	registerSymbolic(convertPow, "Pow")
+	registerSymbolic(convertClip, "Clip")
+	registerSymbolic(convertVariadic, "Max", "Min", "Sum", "Mean")
+	registerSymbolic(convertCast, "Cast", "CastLike")
 	register(convertThresholdedRelu, "ThresholdedRelu")
 }
 
@@ -67,7 +67,7 @@ func (n *node) convertPow(a, b *value) ([]*value, error) {
 		if x.isConst() {
 			return constValue(foldCast(x.tensor(), dt), n.loc), nil
 		}
-		out, err := n.emitTyped("graph.cast", list(x), nil, []graphir.Type{graphir.NewTensor(dt, x.typ().Shape...)})
+		out, err := n.emitTyped("graph.cast", list(x), nil, []graphir.Type{x.typ().WithElem(dt)})
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +199,7 @@ func (n *node) castTo(x *value, dt graphir.DType) (*value, error) {
 	if x.typ().Elem == dt {
 		return x, nil
 	}
-	ys, err := n.emitTyped("graph.cast", list(x), nil, []graphir.Type{graphir.NewTensor(dt, x.typ().Shape...)})
+	ys, err := n.emitTyped("graph.cast", list(x), nil, []graphir.Type{x.typ().WithElem(dt)})
 	if err != nil {
 		return nil, err
 	}

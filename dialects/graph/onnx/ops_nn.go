@@ -9,14 +9,14 @@ import (
 // GlobalAveragePool, GlobalMaxPool, BatchNormalization, Gemm, MatMul, Softmax, LogSoftmax.
 
 func init() {
-	register(convertConv, "Conv")
+	registerSymbolic(convertConv, "Conv")
 	register(convertConvTranspose, "ConvTranspose")
-	register(convertPool, "MaxPool", "AveragePool")
-	register(convertGlobalPool, "GlobalAveragePool", "GlobalMaxPool")
-	register(convertBatchNorm, "BatchNormalization")
-	register(convertGemm, "Gemm")
-	register(convertMatMul, "MatMul")
-	register(convertSoftmax, "Softmax", "LogSoftmax", "Hardmax")
+	registerSymbolic(convertPool, "MaxPool", "AveragePool")
+	registerSymbolic(convertGlobalPool, "GlobalAveragePool", "GlobalMaxPool")
+	registerSymbolic(convertBatchNorm, "BatchNormalization")
+	registerSymbolic(convertGemm, "Gemm")
+	registerSymbolic(convertMatMul, "MatMul")
+	registerSymbolic(convertSoftmax, "Softmax", "LogSoftmax", "Hardmax")
 	register(convertLayerNorm, "LayerNormalization")
 }
 
@@ -50,6 +50,10 @@ func (n *node) windowAttrs(in []int64, k [2]int64, what, op string) (strides, pa
 		for d := 0; d < 2; d++ {
 			if strides[d] < 1 {
 				err = n.errorf("stride %d must be at least 1", strides[d])
+				return
+			}
+			if in[d] == graphir.Dynamic {
+				err = n.errorf("auto_pad %s over symbolic spatial dimension %d: the padding depends on its size; pin it with --fix-dim", autoPad, d+2)
 				return
 			}
 			out := (in[d] + strides[d] - 1) / strides[d]
@@ -348,6 +352,9 @@ func convertSoftmax(n *node) ([]*value, error) {
 	}
 	if r == 2 && axis == 1 {
 		return n.emit(name, list(x), attrs("axis", graphir.IntAttr(1)))
+	}
+	if !x.typ().IsStatic() {
+		return nil, n.errorf("%s before opset 13 over %s coerces the input to 2-D, which needs its shape; pin its symbols with --fix-dim", n.p.GetOpType(), x.typ())
 	}
 	rows, cols := int64(1), int64(1)
 	for d, s := range shape {

@@ -23,7 +23,7 @@ var reduceOps = map[string]string{
 
 func init() {
 	for k := range reduceOps {
-		register(convertReduce, k)
+		registerSymbolic(convertReduce, k)
 	}
 	register(convertTopK, "TopK")
 }

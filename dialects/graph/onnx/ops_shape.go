@@ -14,21 +14,21 @@ import (
 // Constant, ConstantOfShape, Shape, Size, Range.
 
 func init() {
-	register(convertIdentity, "Identity", "Dropout")
-	register(convertReshape, "Reshape")
-	register(convertFlatten, "Flatten")
-	register(convertSqueeze, "Squeeze", "Unsqueeze")
-	register(convertTranspose, "Transpose")
-	register(convertConcat, "Concat")
+	registerSymbolic(convertIdentity, "Identity", "Dropout")
+	registerSymbolic(convertReshape, "Reshape")
+	registerSymbolic(convertFlatten, "Flatten")
+	registerSymbolic(convertSqueeze, "Squeeze", "Unsqueeze")
+	registerSymbolic(convertTranspose, "Transpose")
+	registerSymbolic(convertConcat, "Concat")
 	register(convertSplit, "Split")
-	register(convertSlice, "Slice")
+	registerSymbolic(convertSlice, "Slice")
 	register(convertGather, "Gather")
 	register(convertPad, "Pad")
 	register(convertExpand, "Expand")
 	register(convertTile, "Tile")
 	register(convertConstant, "Constant")
 	register(convertConstantOfShape, "ConstantOfShape")
-	register(convertShape, "Shape", "Size")
+	registerSymbolic(convertShape, "Shape", "Size")
 	register(convertRange, "Range")
 	register(convertDepthSpace, "DepthToSpace", "SpaceToDepth")
 }
@@ -85,6 +85,9 @@ func convertIdentity(n *node) ([]*value, error) {
 			if n.opset < 10 {
 				dt = n.in(0).typ().Elem
 			}
+			if !n.in(0).typ().IsStatic() {
+				return nil, n.errorf("the mask output over %s needs a static shape; pin its symbols with --fix-dim", n.in(0).typ())
+			}
 			mask, err := newConst(dt, n.in(0).typ().Shape)
 			if err != nil {
 				return nil, n.errorf("%v", err)
@@ -138,6 +141,10 @@ func convertReshape(n *node) ([]*value, error) {
 				return nil, n.errorf("unsupported: allowzero = 1 with a 0 in the shape")
 			}
 		}
+	}
+	if !x.typ().IsStatic() {
+		// graph.reshape resolves 0 and -1 over the symbolic dimensions
+		return n.emit("graph.reshape", list(x), attrs("shape", graphir.I64Array(target...)))
 	}
 	shape, err := graph.ReshapeShape(in, target)
 	if err != nil {
@@ -384,6 +391,26 @@ func convertSplit(n *node) ([]*value, error) {
 	return n.emit("graph.split", list(x), attrs("axis", graphir.IntAttr(int64(d)), "split", graphir.I64Array(sizes...)))
 }
 
+// sliceInputs reads Slice's constant inputs (opset ≥ 10): starts, ends,
+// and the optional axes and steps (nil when absent).
+func (n *node) sliceInputs() (starts, ends, axes, steps []int64, err error) {
+	if starts, err = n.constInts(1, "starts"); err != nil {
+		return
+	}
+	if ends, err = n.constInts(2, "ends"); err != nil {
+		return
+	}
+	if n.in(3) != nil {
+		if axes, err = n.constInts(3, "axes"); err != nil {
+			return
+		}
+	}
+	if n.in(4) != nil {
+		steps, err = n.constInts(4, "steps")
+	}
+	return
+}
+
 // convertSlice maps Slice (attributes before opset 10, constant inputs
 // from 10) to graph.slice with every axis written explicitly, its ONNX
 // clamping already applied.
@@ -407,24 +434,22 @@ func convertSlice(n *node) ([]*value, error) {
 		if err = n.need(3, 5); err != nil {
 			return nil, err
 		}
-		if starts, err = n.constInts(1, "starts"); err != nil {
+		if starts, ends, axes, steps, err = n.sliceInputs(); err != nil {
 			return nil, err
-		}
-		if ends, err = n.constInts(2, "ends"); err != nil {
-			return nil, err
-		}
-		if n.in(3) != nil {
-			if axes, err = n.constInts(3, "axes"); err != nil {
-				return nil, err
-			}
-		}
-		if n.in(4) != nil {
-			if steps, err = n.constInts(4, "steps"); err != nil {
-				return nil, err
-			}
 		}
 	}
 	x := n.in(0)
+	if !x.typ().IsStatic() {
+		// graph.slice clamps as ONNX does, over the symbolic dimensions too
+		a := attrs("starts", graphir.I64Array(starts...), "ends", graphir.I64Array(ends...))
+		if axes != nil {
+			a = a.Set("axes", graphir.I64Array(axes...))
+		}
+		if steps != nil {
+			a = a.Set("steps", graphir.I64Array(steps...))
+		}
+		return n.emit("graph.slice", list(x), a)
+	}
 	shape := x.typ().Shape
 	rs, err := sliceRanges(shape, starts, ends, axes, steps)
 	if err != nil {
@@ -669,37 +694,15 @@ func convertConstantOfShape(n *node) ([]*value, error) {
 	return list(constValue(t, n.loc)), nil
 }
 
-// convertShape folds Shape (with opset-15 start/end) and Size: shapes are static.
+// convertShape folds Shape (with opset-15 start/end) and Size: to a
+// constant over static dimensions, to a shape value over symbolic ones
+// (shapeValueOf).
 func convertShape(n *node) ([]*value, error) {
 	if err := n.need(1, 1); err != nil {
 		return nil, err
 	}
-	s := n.in(0).typ().Shape
-	if n.p.GetOpType() == "Size" {
-		t := graphir.NewZeroTensor(graphir.NewTensor(graphir.I64))
-		t.Data[0] = float64(graphir.NewTensor(graphir.F32, s...).NumElements())
-		return list(constValue(t, n.loc)), nil
-	}
-	r := int64(len(s))
-	start, err := n.intAttr("start", 0)
-	if err != nil {
-		return nil, err
-	}
-	end, err := n.intAttr("end", r)
-	if err != nil {
-		return nil, err
-	}
-	if start < 0 {
-		start += r
-	}
-	if end < 0 {
-		end += r
-	}
-	start, end = clamp(start, 0, r), clamp(end, 0, r)
-	if end < start {
-		end = start
-	}
-	return list(constValue(int64Const(s[start:end]), n.loc)), nil
+	x, err := shapeValueOf(n, n.in(0).typ())
+	return list(x), err
 }
 
 // convertRange folds Range over constant scalar inputs.

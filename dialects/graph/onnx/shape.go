@@ -9,14 +9,17 @@ import (
 	"github.com/tessera-ml/tessera/graphir"
 )
 
-// Static shapes: every graph input must declare a tensor type whose
-// dimensions are all known numbers. From there every value's shape follows
-// from the graph ops' own shape inference (graphir.Build runs each op's
-// Infer), and shape-computation subgraphs (Shape, Gather, Concat, ...)
-// fold to constants in fold.go, so the module is fully static.
+// Shapes: every graph input must declare a tensor type whose dimensions
+// are numbers or named symbols (dim_param). A symbol that Options.FixDims
+// pins, or that Options.InputShapes sizes, becomes that number; the others
+// stay symbolic (graphir.TensorType.Sym, named by symbolName). From there
+// every value's shape follows from the graph ops' own shape inference
+// (graphir.Build runs each op's Infer, symbolically where the op takes
+// symbols), and shape-computation subgraphs (Shape, Gather, Concat, ...)
+// over static shapes fold to constants in fold.go.
 
-// inputType returns the static tensor type of a graph input, its
-// symbolic dimensions pinned by Options.FixDims.
+// inputType returns the tensor type of a graph input, its symbolic
+// dimensions pinned by Options.FixDims or sized from InputShapes.
 func (im *importer) inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, error) {
 	tt := vi.GetType().GetTensorType()
 	if tt == nil {
@@ -29,22 +32,41 @@ func (im *importer) inputType(vi *onnxpb.ValueInfoProto) (*graphir.TensorType, e
 	if tt.GetShape() == nil {
 		return nil, fmt.Errorf("dynamic shape: input '%s' has no shape; Tessera needs static shapes", vi.GetName())
 	}
-	shape, err := im.staticDims(vi.GetName(), tt.GetShape())
+	dims, err := im.inputDims(vi.GetName(), tt.GetShape())
 	if err != nil {
 		return nil, err
 	}
-	return graphir.NewTensor(dt, shape...), nil
+	return graphir.NewTensorDims(dt, dims...), nil
 }
 
-func (im *importer) staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64, error) {
-	shape := make([]int64, len(s.GetDim()))
+// symbolName is the graph symbol of ONNX dim_param p: p itself when it is
+// an identifier (graphir.ValidSymbol), else p with every other character
+// replaced by '_' (and a leading '_' before a digit).
+func symbolName(p string) string {
+	if graphir.ValidSymbol(p) {
+		return p
+	}
+	b := []byte(p)
+	for i, c := range b {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || b[0] >= '0' && b[0] <= '9' {
+		b = append([]byte{'_'}, b...)
+	}
+	return string(b)
+}
+
+func (im *importer) inputDims(name string, s *onnxpb.TensorShapeProto) ([]*graphir.SymExpr, error) {
+	dims := make([]*graphir.SymExpr, len(s.GetDim()))
 	for i, d := range s.GetDim() {
 		switch v := d.GetValue().(type) {
 		case *onnxpb.TensorShapeProto_Dimension_DimValue:
 			if v.DimValue < 0 {
 				return nil, fmt.Errorf("input '%s' dimension %d is negative (%d)", name, i, v.DimValue)
 			}
-			shape[i] = v.DimValue
+			dims[i] = graphir.SymConst(v.DimValue)
 		case *onnxpb.TensorShapeProto_Dimension_DimParam:
 			n, ok := im.fix[v.DimParam]
 			if !ok {
@@ -54,15 +76,16 @@ func (im *importer) staticDims(name string, s *onnxpb.TensorShapeProto) ([]int64
 				}
 			}
 			if !ok {
-				return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is '%s'; Tessera needs static shapes: pin it with --fix-dim %s=N", name, i, v.DimParam, v.DimParam)
+				dims[i] = graphir.Sym(symbolName(v.DimParam))
+				continue
 			}
 			im.fixed[v.DimParam] = true
-			shape[i] = n
+			dims[i] = graphir.SymConst(n)
 		default:
-			return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is unknown; Tessera needs static shapes", name, i)
+			return nil, fmt.Errorf("dynamic shape: input '%s' dimension %d is unknown (neither a number nor a named symbol); Tessera needs its size or name", name, i)
 		}
 	}
-	return shape, nil
+	return dims, nil
 }
 
 // symbolFromInput reads symbol sym at dimension dim of the current graph

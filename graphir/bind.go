@@ -1,0 +1,187 @@
+package graphir
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// FuncSymbols returns the symbolic dimension names of f's inputs, sorted,
+// each once. Shape inference derives every other value's dimensions from
+// them, so they are all of f's symbols.
+func FuncSymbols(f *Func) []string {
+	var out []string
+	for _, t := range f.Type.Inputs {
+		if tt := AsTensor(t); tt != nil {
+			out = append(out, tt.Symbols()...)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// BindFunc specializes f in place: every symbolic dimension of its
+// signature, block arguments and op results (nested regions included)
+// takes its value under bind, and f is verified again, so that a binding
+// under which the shapes disagree (a dimension below 0, a reshape whose
+// element counts differ) is refused. Symbols bind does not name stay
+// symbolic. Errors: a located diagnostic; f is then partly specialized,
+// so callers bind a clone (CloneFunc) when they keep the original.
+func BindFunc(f *Func, bind map[string]int64) error {
+	var err error
+	sub := func(t Type) Type {
+		tt := AsTensor(t)
+		if tt == nil || tt.IsStatic() || err != nil {
+			return t
+		}
+		var b *TensorType
+		if b, err = bindPartial(tt, bind); err != nil {
+			err = Errorf(f.Loc, "@%s: %v", f.Name, err)
+		}
+		return b
+	}
+	for i, t := range f.Type.Inputs {
+		f.Type.Inputs[i] = sub(t)
+	}
+	for i, t := range f.Type.Results {
+		f.Type.Results[i] = sub(t)
+	}
+	bindRegion(f.Body, sub)
+	if err != nil {
+		return err
+	}
+	return VerifyFunc(f)
+}
+
+// bindPartial evaluates t's dimensions whose symbols bind all names and
+// substitutes the named symbols in the others.
+func bindPartial(t *TensorType, bind map[string]int64) (*TensorType, error) {
+	dims := t.Dims()
+	subst := map[string]*SymExpr{}
+	for k, v := range bind {
+		subst[k] = SymConst(v)
+	}
+	for i, d := range dims {
+		if t.Sym[i] == nil {
+			continue
+		}
+		dims[i] = d.Subst(subst)
+		if v, ok := dims[i].Const(); ok && v < 0 {
+			return nil, fmt.Errorf("dimension %d of %s is %s = %d, below 0", i, t, d, v)
+		}
+	}
+	return NewTensorDims(t.Elem, dims...), nil
+}
+
+func bindRegion(r *Region, sub func(Type) Type) {
+	for _, b := range r.Blocks {
+		for _, a := range b.Args {
+			a.Type = sub(a.Type)
+		}
+		for op := b.First(); op != nil; op = op.Next() {
+			for _, v := range op.Results {
+				v.Type = sub(v.Type)
+			}
+			for _, nr := range op.Regions {
+				bindRegion(nr, sub)
+			}
+		}
+	}
+}
+
+// CloneFunc deep-copies f (its ops, regions and types; attributes are
+// shared, as Op.Clone shares them) into a function of no module.
+func CloneFunc(f *Func) *Func {
+	c, _ := cloneFunc(f)
+	return c
+}
+
+// cloneFunc is CloneFunc returning the mapping of f's values (block
+// arguments and op results) to the clone's.
+func cloneFunc(f *Func) (*Func, map[*Value]*Value) {
+	ty := &FunctionType{Inputs: slices.Clone(f.Type.Inputs), Results: slices.Clone(f.Type.Results)}
+	c := &Func{Name: f.Name, Type: ty, Private: f.Private, Attrs: f.Attrs, Loc: f.Loc, Body: NewRegion()}
+	mapping := map[*Value]*Value{}
+	for _, b := range f.Body.Blocks {
+		nb := NewBlock()
+		for _, a := range b.Args {
+			mapping[a] = nb.AddArg(a.Type, a.Loc)
+		}
+		c.Body.AddBlock(nb)
+	}
+	for bi, b := range f.Body.Blocks {
+		for op := b.First(); op != nil; op = op.Next() {
+			c.Body.Blocks[bi].Append(op.Clone(mapping))
+		}
+	}
+	return c, mapping
+}
+
+// BindingOf returns the values of f's symbols that the shapes of its
+// arguments give: input i has shape shapes[i], and each symbolic
+// dimension that is a symbol alone takes the size found there. Errors
+// (no located position: the caller names its files): a rank that differs
+// from the input's, a static dimension that differs, two inputs that give
+// one symbol different sizes (naming the symbol and both inputs, labelled
+// by names[i] when given), a symbol only expressions use.
+func BindingOf(f *Func, shapes [][]int64, names []string) (map[string]int64, error) {
+	if len(shapes) != len(f.Type.Inputs) {
+		return nil, fmt.Errorf("@%s takes %d inputs, got %d", f.Name, len(f.Type.Inputs), len(shapes))
+	}
+	label := func(i int) string {
+		if i < len(names) && names[i] != "" {
+			return fmt.Sprintf("input #%d (%s)", i, names[i])
+		}
+		return fmt.Sprintf("input #%d", i)
+	}
+	bind := map[string]int64{}
+	from := map[string]int{}
+	for i, t := range f.Type.Inputs {
+		tt := AsTensor(t)
+		if tt == nil {
+			continue
+		}
+		if len(shapes[i]) != tt.Rank() {
+			return nil, fmt.Errorf("%s has shape %v, but @%s's input is %s", label(i), shapes[i], f.Name, tt)
+		}
+		for d, e := range tt.Dims() {
+			v := shapes[i][d]
+			if c, ok := e.Const(); ok {
+				if c != v {
+					return nil, fmt.Errorf("%s has shape %v, but @%s's input is %s", label(i), shapes[i], f.Name, tt)
+				}
+				continue
+			}
+			syms := e.Symbols()
+			if len(syms) != 1 || !e.Equal(Sym(syms[0])) {
+				continue
+			}
+			s := syms[0]
+			if j, seen := from[s]; seen && bind[s] != v {
+				return nil, fmt.Errorf("inconsistent inputs: symbolic dimension '%s' is %d in %s but %d in %s", s, bind[s], label(j), v, label(i))
+			}
+			bind[s], from[s] = v, i
+		}
+	}
+	var missing []string
+	for _, s := range FuncSymbols(f) {
+		if _, ok := bind[s]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("@%s: symbolic dimensions %s appear in no input dimension of their own", f.Name, strings.Join(quoteAll(missing), ", "))
+	}
+	return bind, nil
+}
+
+// FixDimHint is the flags that pin syms (`--fix-dim NAME=N` for each, as
+// every command that loads a model takes), for diagnostics that refuse a
+// symbolic dimension.
+func FixDimHint(syms []string) string {
+	pins := make([]string, len(syms))
+	for i, s := range syms {
+		pins[i] = "--fix-dim " + s + "=N"
+	}
+	return strings.Join(pins, " ")
+}

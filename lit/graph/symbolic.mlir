@@ -1,0 +1,19 @@
+// Symbolic dimensions: MLIR's `?` with each dimension's expression in the
+// tensor's encoding. Shape inference carries the expressions (a stride-2
+// convolution's floor division, a flatten's product), the text round-trips,
+// and mlir-opt-16 reads the generic form.
+// RUN: tessera-opt %s | FileCheck %s
+// RUN: tessera-opt %s | tessera-opt | FileCheck %s
+// RUN: tessera-opt %s --mlir-print-op-generic | mlir-opt-16 --allow-unregistered-dialect > /dev/null
+
+// CHECK-LABEL: func.func @main(%arg0: tensor<?x3x?x?xf32, ["batch", "h", "w"]>) -> tensor<?x4xf32, ["((h - 1) floordiv 2)*((w - 1) floordiv 2)*batch + ((h - 1) floordiv 2)*batch + ((w - 1) floordiv 2)*batch + batch"]> {
+func.func @main(%x: tensor<?x3x?x?xf32, ["batch", "h", "w"]>) -> tensor<?x4xf32, ["((h - 1) floordiv 2)*((w - 1) floordiv 2)*batch + ((h - 1) floordiv 2)*batch + ((w - 1) floordiv 2)*batch + batch"]> {
+  %w = graph.constant {value = dense<0.5> : tensor<4x3x3x3xf32>} : tensor<4x3x3x3xf32>
+  // CHECK: graph.conv2d {{.*}} -> tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>
+  %c = graph.conv2d %x, %w {pads = [1, 1, 1, 1], strides = [2, 2]} : (tensor<?x3x?x?xf32, ["batch", "h", "w"]>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>
+  %r = graph.relu %c : tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>
+  // CHECK: graph.transpose {{.*}} -> tensor<?x?x?x4xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>
+  %t = graph.transpose %r {perm = [0, 2, 3, 1]} : (tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>) -> tensor<?x?x?x4xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>
+  %f = graph.reshape %t {shape = [-1, 4]} : (tensor<?x?x?x4xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>) -> tensor<?x4xf32, ["((h - 1) floordiv 2)*((w - 1) floordiv 2)*batch + ((h - 1) floordiv 2)*batch + ((w - 1) floordiv 2)*batch + batch"]>
+  func.return %f : tensor<?x4xf32, ["((h - 1) floordiv 2)*((w - 1) floordiv 2)*batch + ((h - 1) floordiv 2)*batch + ((w - 1) floordiv 2)*batch + batch"]>
+}
