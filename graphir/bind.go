@@ -3,6 +3,7 @@ package graphir
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -35,7 +36,7 @@ func BindFunc(f *Func, bind map[string]int64) error {
 			return t
 		}
 		var b *TensorType
-		if b, err = bindPartial(tt, bind); err != nil {
+		if b, err = tt.Bind(bind); err != nil {
 			err = Errorf(f.Loc, "@%s: %v", f.Name, err)
 		}
 		return b
@@ -51,26 +52,6 @@ func BindFunc(f *Func, bind map[string]int64) error {
 		return err
 	}
 	return VerifyFunc(f)
-}
-
-// bindPartial evaluates t's dimensions whose symbols bind all names and
-// substitutes the named symbols in the others.
-func bindPartial(t *TensorType, bind map[string]int64) (*TensorType, error) {
-	dims := t.Dims()
-	subst := map[string]*SymExpr{}
-	for k, v := range bind {
-		subst[k] = SymConst(v)
-	}
-	for i, d := range dims {
-		if t.Sym[i] == nil {
-			continue
-		}
-		dims[i] = d.Subst(subst)
-		if v, ok := dims[i].Const(); ok && v < 0 {
-			return nil, fmt.Errorf("dimension %d of %s is %s = %d, below 0", i, t, d, v)
-		}
-	}
-	return NewTensorDims(t.Elem, dims...), nil
 }
 
 func bindRegion(r *Region, sub func(Type) Type) {
@@ -184,4 +165,41 @@ func FixDimHint(syms []string) string {
 		pins[i] = "--fix-dim " + s + "=N"
 	}
 	return strings.Join(pins, " ")
+}
+
+// FixDimsPassName is the pass that binds symbolic dimensions to sizes
+// (BindFunc on every function), tessera-opt's counterpart of --fix-dim.
+const FixDimsPassName = "fix-dims"
+
+func init() {
+	RegisterPass(&PassInfo{
+		Name:    FixDimsPassName,
+		Summary: "bind symbolic dimensions to sizes in every function (the specialization --fix-dim makes) and verify again",
+		Options: map[string]string{"dims": "the sizes, NAME:N[,NAME:N...] (N ≥ 0)"},
+		New: func(opts map[string]string) (Pass, error) {
+			bind, err := parseDimsOption(opts["dims"])
+			if err != nil {
+				return nil, err
+			}
+			return &FuncPass{PassName: FixDimsPassName, Fn: func(f *Func) error { return BindFunc(f, bind) }}, nil
+		},
+	})
+}
+
+// parseDimsOption parses fix-dims' dims option. Errors: a malformed item,
+// a symbol named twice.
+func parseDimsOption(s string) (map[string]int64, error) {
+	bind := map[string]int64{}
+	for _, item := range strings.Split(s, ",") {
+		name, size, ok := strings.Cut(strings.TrimSpace(item), ":")
+		n, err := strconv.ParseInt(size, 10, 64)
+		if !ok || !ValidSymbol(name) || err != nil || n < 0 {
+			return nil, fmt.Errorf("option dims: expected NAME:N[,NAME:N...], got %q", s)
+		}
+		if _, dup := bind[name]; dup {
+			return nil, fmt.Errorf("option dims: '%s' is given twice", name)
+		}
+		bind[name] = n
+	}
+	return bind, nil
 }

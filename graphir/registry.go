@@ -214,10 +214,11 @@ func init() {
 
 // InferTypes runs d's Infer on op after symbolicGate. Errors: the gate's,
 // Infer's.
-func (d *OpDef) InferTypes(op *Op) ([]Type, error) {
-	if err := symbolicGate(op); err != nil {
-		return nil, err
+func (d *OpDef) InferTypes(op *Op) (tys []Type, err error) {
+	if d := symbolicGate(op); d != nil {
+		return nil, d
 	}
+	defer CatchOverflow(&err, func() string { return op.Name + "'s shape arithmetic" })
 	return d.Infer(op)
 }
 

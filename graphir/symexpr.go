@@ -20,7 +20,9 @@ import (
 // shapes play the same part in Relax.
 //
 // A SymExpr is immutable; the zero value is the constant 0. Arithmetic
-// that overflows int64 coefficients panics (shapes are below 2^62).
+// that overflows int64 coefficients panics with errOverflow, which Eval,
+// ParseSymExpr and shape inference (OpDef.InferTypes, the verifier) report
+// as an error.
 type SymExpr struct {
 	terms []symTerm // sorted by key; no zero coefficients; the constant term has key ""
 }
@@ -229,11 +231,7 @@ func (e *SymExpr) DivExact(d int64) (*SymExpr, bool) {
 // Eval returns e's value with each symbol bound by bind. Errors: a symbol
 // bind lacks, an int64 overflow.
 func (e *SymExpr) Eval(bind map[string]int64) (v int64, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			v, err = 0, fmt.Errorf("%s overflows int64", e)
-		}
-	}()
+	defer CatchOverflow(&err, e.String)
 	return e.eval(bind)
 }
 
@@ -283,12 +281,31 @@ func (e *SymExpr) Subst(bind map[string]*SymExpr) *SymExpr {
 	return sum
 }
 
+// errOverflow is the panic of arithmetic on expressions that overflows
+// int64; the exported entry points that can meet it (Eval, ParseSymExpr,
+// the verifier's and Build's shape inference, CatchOverflow) turn it into
+// an error.
+type errOverflow struct{}
+
 func addChecked(a, b int64) int64 {
 	s := a + b
 	if (s > a) != (b > 0) {
-		panic("graphir: symbolic expression overflows int64")
+		panic(errOverflow{})
 	}
 	return s
+}
+
+// CatchOverflow, deferred, turns the panic of SymExpr arithmetic that
+// overflows int64 into *err ("<what> overflows int64"); other panics go
+// on. Code that does shape arithmetic outside the verifier and Build (an
+// importer folding shape computations) defers it.
+func CatchOverflow(err *error, what func() string) {
+	if r := recover(); r != nil {
+		if _, ok := r.(errOverflow); !ok {
+			panic(r)
+		}
+		*err = fmt.Errorf("%s overflows int64", what())
+	}
 }
 
 func mulChecked(a, b int64) int64 {
@@ -298,7 +315,7 @@ func mulChecked(a, b int64) int64 {
 	neg := (a < 0) != (b < 0)
 	hi, lo := bits.Mul64(absU(a), absU(b))
 	if hi != 0 || lo > math.MaxInt64 && !(neg && lo == 1<<63) {
-		panic("graphir: symbolic expression overflows int64")
+		panic(errOverflow{})
 	}
 	if neg {
 		return int64(-lo)
@@ -375,11 +392,7 @@ func (e *SymExpr) String() string {
 // non-constant factors written with a floordiv, a non-constant or
 // non-positive divisor, an overflow.
 func ParseSymExpr(s string) (e *SymExpr, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			e, err = nil, fmt.Errorf("symbolic expression %q overflows int64", s)
-		}
-	}()
+	defer CatchOverflow(&err, func() string { return fmt.Sprintf("symbolic expression %q", s) })
 	p := &symParser{src: s}
 	e, err = p.sum()
 	if err == nil {

@@ -170,27 +170,29 @@ func (t *TensorType) Symbols() []string {
 	return slices.Compact(out)
 }
 
-// Bind returns t with every symbolic dimension evaluated under bind.
-// Errors: a symbol bind lacks, a dimension that evaluates below 0.
-func (t *TensorType) Bind(bind map[string]int64) (*TensorType, error) {
+// Bind returns t with its symbols bound: the dimensions whose symbols
+// bind all names become constants, the others have the named symbols
+// substituted. Errors: a dimension that evaluates below 0 or overflows.
+func (t *TensorType) Bind(bind map[string]int64) (_ *TensorType, err error) {
 	if t.IsStatic() {
 		return t, nil
 	}
-	out := &TensorType{Shape: slices.Clone(t.Shape), Elem: t.Elem}
+	defer CatchOverflow(&err, t.String)
+	subst := make(map[string]*SymExpr, len(bind))
+	for k, v := range bind {
+		subst[k] = SymConst(v)
+	}
+	dims := t.Dims()
 	for i, e := range t.Sym {
 		if e == nil {
 			continue
 		}
-		v, err := e.Eval(bind)
-		if err != nil {
-			return nil, err
-		}
-		if v < 0 {
+		dims[i] = e.Subst(subst)
+		if v, ok := dims[i].Const(); ok && v < 0 {
 			return nil, fmt.Errorf("dimension %d of %s is %s = %d, below 0", i, t, e, v)
 		}
-		out.Shape[i] = v
 	}
-	return out, nil
+	return NewTensorDims(t.Elem, dims...), nil
 }
 
 // NewTensor returns a tensor type with the given element type and shape.

@@ -192,10 +192,17 @@ func VerifyOp(op *Op) error {
 
 // checkSemantics compares op's inferred result types with the written
 // ones and runs its Verify.
-func checkSemantics(op *Op) *Diagnostic {
+func checkSemantics(op *Op) (diag *Diagnostic) {
 	if d := symbolicGate(op); d != nil {
 		return d
 	}
+	var overflow error
+	defer func() {
+		if overflow != nil {
+			diag = op.Errorf("%v", overflow)
+		}
+	}()
+	defer CatchOverflow(&overflow, func() string { return "its shape arithmetic" })
 	for i, r := range op.Results {
 		if err := validType(r.Type); err != nil {
 			return op.Errorf("result #%d: %v", i, err)

@@ -156,10 +156,25 @@ func loadModelFor(path string, fixDims, inputs []string, keepQDQ bool) (*graphir
 // that disagree under the binding (BindFunc's verification), a free
 // symbol.
 func bindSymbols(path string, m *graphir.Module, main *graphir.Func, fixDims, inputs []string) error {
+	bind, err := symbolBinding(path, main, fixDims, inputs)
+	if err != nil || bind == nil {
+		return err
+	}
+	for _, f := range m.Funcs {
+		if err := graphir.BindFunc(f, bind); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// symbolBinding is bindSymbols' binding of main's symbols (nil when main
+// has none).
+func symbolBinding(path string, main *graphir.Func, fixDims, inputs []string) (map[string]int64, error) {
 	syms := graphir.FuncSymbols(main)
 	bind, err := parseFixDims(fixDims)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for name := range bind {
 		if !slices.Contains(syms, name) {
@@ -167,20 +182,20 @@ func bindSymbols(path string, m *graphir.Module, main *graphir.Func, fixDims, in
 			if have == "" {
 				have = "none"
 			}
-			return graphir.Errorf(graphir.Location{File: path}, "cannot fix dimension '%s': no input dimension of @main is named so (its symbolic dimensions: %s)", name, have)
+			return nil, graphir.Errorf(graphir.Location{File: path}, "cannot fix dimension '%s': no input dimension of @main is named so (its symbolic dimensions: %s)", name, have)
 		}
 	}
 	if len(syms) == 0 {
-		return nil
+		return nil, nil
 	}
 	if len(inputs) == len(main.Type.Inputs) {
 		shapes, err := npyShapes(inputs)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		from, err := graphir.BindingOf(main, shapes, inputs)
 		if err != nil {
-			return graphir.Errorf(graphir.Location{File: path}, "%v", err)
+			return nil, graphir.Errorf(graphir.Location{File: path}, "%v", err)
 		}
 		for k, v := range from {
 			if _, pinned := bind[k]; !pinned {
@@ -195,14 +210,9 @@ func bindSymbols(path string, m *graphir.Module, main *graphir.Func, fixDims, in
 		}
 	}
 	if len(free) > 0 {
-		return graphir.Errorf(main.Loc, "@main has symbolic dimensions (%s) and code generation needs their sizes: pin them with %s (run and bench also take them from their --input files)", strings.Join(free, ", "), graphir.FixDimHint(free))
+		return nil, graphir.Errorf(main.Loc, "@main has symbolic dimensions (%s) and code generation needs their sizes: pin them with %s (run and bench also take them from their --input files)", strings.Join(free, ", "), graphir.FixDimHint(free))
 	}
-	for _, f := range m.Funcs {
-		if err := graphir.BindFunc(f, bind); err != nil {
-			return err
-		}
-	}
-	return nil
+	return bind, nil
 }
 
 // newTarget makes the target instance the flags select. Errors: an

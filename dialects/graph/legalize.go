@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"strings"
 
 	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
@@ -73,8 +74,13 @@ func init() {
 // Each graph op is replaced by a small hlo subgraph whose ops all carry the
 // graph op's location. Errors (a located diagnostic naming the graph op):
 // an op with no rule, an attribute or shape the rule cannot express, and,
-// after the rewrite, any graph op other than an unused graph.none left in f.
+// after the rewrite, any graph op other than an unused graph.none left in f;
+// a function with symbolic dimensions (the hlo dialect and the lowering
+// below it take static shapes: bind them first, graphir.BindFunc).
 func LegalizeFunc(f *graphir.Func) error {
+	if syms := graphir.FuncSymbols(f); len(syms) > 0 {
+		return graphir.Errorf(f.Loc, "@%s has symbolic dimensions (%s); legalizing to hlo needs static shapes: pin them with %s (tessera-opt: --%s='dims=NAME:N,...')", f.Name, strings.Join(syms, ", "), graphir.FixDimHint(syms), graphir.FixDimsPassName)
+	}
 	var work []*graphir.Op
 	f.Walk(func(op *graphir.Op) {
 		if op.Dialect() == "graph" && op.Name != NoneOp {

@@ -351,3 +351,11 @@ func.func @symbolic_mismatch(%x: tensor<?x3xf32, ["n"]>, %y: tensor<?x3xf32, ["m
   %0 = graph.add %x, %y : (tensor<?x3xf32, ["n"]>, tensor<?x3xf32, ["m"]>) -> tensor<?x3xf32, ["n"]>
   func.return %0 : tensor<?x3xf32, ["n"]>
 }
+
+// -----
+
+func.func @symbolic_overflow(%x: tensor<?x4611686018427387904x4xf32, ["n"]>) -> tensor<?xf32, ["n"]> {
+  // expected-error@+1 {{'graph.flatten' op its shape arithmetic overflows int64}}
+  %0 = graph.flatten %x {axis = 0} : (tensor<?x4611686018427387904x4xf32, ["n"]>) -> tensor<?xf32, ["n"]>
+  func.return %0 : tensor<?xf32, ["n"]>
+}

@@ -27,6 +27,23 @@ func FuzzImport(f *testing.F) {
 			mkNode("Softmax", ss("r"), ss("y")),
 		},
 	}.bytes(f))
+	// The same shape computation over symbolic dimensions (shape values).
+	f.Add(modelSpec{
+		opset:   13,
+		inputs:  []*pb.ValueInfoProto{f32In("x", "b", "s", 4)},
+		outputs: []*pb.ValueInfoProto{out("y")},
+		inits:   []*pb.TensorProto{i64Tensor("zero", nil, 0), i64Tensor("one", nil, 1), i64Tensor("axes", []int64{1}, 0), i64Tensor("minus1", []int64{1}, -1)},
+		nodes: []*pb.NodeProto{
+			mkNode("Shape", ss("x"), ss("s")),
+			mkNode("Gather", ss("s", "zero"), ss("d0")),
+			mkNode("Gather", ss("s", "one"), ss("d1")),
+			mkNode("Mul", ss("d0", "d1"), ss("d")),
+			mkNode("Unsqueeze", ss("d", "axes"), ss("u")),
+			mkNode("Concat", ss("u", "minus1"), ss("shape"), aInt("axis", 0)),
+			mkNode("Reshape", ss("x", "shape"), ss("r")),
+			mkNode("Softmax", ss("r"), ss("y")),
+		},
+	}.bytes(f))
 	f.Add(modelSpec{
 		opset:   11,
 		inputs:  []*pb.ValueInfoProto{f32In("x", 1, 2, 4, 4)},

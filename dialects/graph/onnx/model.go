@@ -377,9 +377,17 @@ func (im *importer) unsupported(nodes []*onnxpb.NodeProto) error {
 	return ds.Err()
 }
 
-// node translates one NodeProto.
-func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
+// node translates one NodeProto. Shape arithmetic over symbols that
+// overflows is an error at the node.
+func (im *importer) node(idx int, np *onnxpb.NodeProto) (err error) {
 	n := &node{im: im, p: np, idx: idx, loc: graphir.Location{File: im.file, Line: idx + 1, Col: 1}, opset: im.opset}
+	var overflow error
+	defer func() {
+		if overflow != nil {
+			err = n.errorf("%v", overflow)
+		}
+	}()
+	defer graphir.CatchOverflow(&overflow, func() string { return "its shape arithmetic" })
 	if d := np.GetDomain(); d != "" && d != "ai.onnx" {
 		return n.errorf("unsupported operator domain '%s'; only the default ONNX domain (ai.onnx) is supported", d)
 	}
@@ -402,7 +410,6 @@ func (im *importer) node(idx int, np *onnxpb.NodeProto) error {
 		return n.errorf("unsupported op '%s' %s", np.GetOpType(), unsupportedHint)
 	}
 	var outs []*value
-	var err error
 	switch _, custom := converters[np.GetOpType()]; {
 	case n.hasSymInput():
 		outs, err = n.foldSymbolic()

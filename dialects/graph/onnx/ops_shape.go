@@ -207,38 +207,64 @@ func convertSqueeze(n *node) ([]*value, error) {
 		return nil, err
 	}
 	x := n.in(0)
-	in := x.typ().Shape
+	in := x.typ().Dims()
 	axes, given, err := n.axesArg(13)
 	if err != nil {
 		return nil, err
 	}
+	var dims []*graphir.SymExpr
 	if n.p.GetOpType() == "Squeeze" {
-		drop := map[int]bool{}
-		if !given {
-			for d, v := range in {
-				if v == 1 {
-					drop[d] = true
-				}
-			}
-		}
-		for _, a := range axes {
-			d, err := n.normAxis(a, len(in))
-			if err != nil {
-				return nil, err
-			}
-			if in[d] != 1 {
-				return nil, n.errorf("cannot squeeze dimension %d of size %d", d, in[d])
-			}
-			drop[d] = true
-		}
-		var shape []int64
-		for d, v := range in {
-			if !drop[d] {
-				shape = append(shape, v)
-			}
-		}
-		return n.reshapeTo(x, shape)
+		dims, err = n.squeezedDims(x.typ(), axes, given)
+	} else {
+		dims, err = n.unsqueezedDims(in, axes, given)
 	}
+	if err != nil {
+		return nil, err
+	}
+	if !x.typ().IsStatic() {
+		return n.reshapeToDims(x, dims)
+	}
+	return n.reshapeTo(x, graphir.NewTensorDims(x.typ().Elem, dims...).Shape)
+}
+
+// squeezedDims drops the dimensions axes names (every dimension of size 1
+// when not given) from t's. Errors: an axis out of range, a dimension that
+// is not 1, a symbolic one (it is 1 only for some values).
+func (n *node) squeezedDims(t *graphir.TensorType, axes []int64, given bool) ([]*graphir.SymExpr, error) {
+	in := t.Dims()
+	drop := map[int]bool{}
+	if !given {
+		if !t.IsStatic() {
+			return nil, n.errorf("Squeeze without axes over %s: whether a symbolic dimension is 1 depends on its value; give axes or pin its symbols with %s", t, graphir.FixDimHint(t.Symbols()))
+		}
+		for d, v := range t.Shape {
+			if v == 1 {
+				drop[d] = true
+			}
+		}
+	}
+	for _, a := range axes {
+		d, err := n.normAxis(a, len(in))
+		if err != nil {
+			return nil, err
+		}
+		if c, ok := in[d].Const(); !ok || c != 1 {
+			return nil, n.errorf("cannot squeeze dimension %d of size %s", d, in[d])
+		}
+		drop[d] = true
+	}
+	var out []*graphir.SymExpr
+	for d, v := range in {
+		if !drop[d] {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// unsqueezedDims inserts a 1 into in at each of axes (positions in the
+// result). Errors: no axes, an axis out of range or repeated.
+func (n *node) unsqueezedDims(in []*graphir.SymExpr, axes []int64, given bool) ([]*graphir.SymExpr, error) {
 	if !given {
 		return nil, n.errorf("Unsqueeze needs axes")
 	}
@@ -254,17 +280,17 @@ func convertSqueeze(n *node) ([]*value, error) {
 		}
 		ins[d] = true
 	}
-	shape := make([]int64, 0, r)
+	out := make([]*graphir.SymExpr, 0, r)
 	k := 0
 	for d := 0; d < r; d++ {
 		if ins[d] {
-			shape = append(shape, 1)
+			out = append(out, graphir.SymConst(1))
 		} else {
-			shape = append(shape, in[k])
+			out = append(out, in[k])
 			k++
 		}
 	}
-	return n.reshapeTo(x, shape)
+	return out, nil
 }
 
 // convertTranspose maps Transpose {perm} (default: reversed) to graph.transpose.

@@ -119,3 +119,30 @@ func TestImportSymbolicShapeRefusals(t *testing.T) {
 		})
 	}
 }
+
+// Unsqueeze and Squeeze of a tensor with symbolic dimensions reshape it;
+// Squeeze without axes is refused over a symbolic dimension, which is 1
+// only for some values.
+func TestImportSymbolicSqueeze(t *testing.T) {
+	spec := modelSpec{
+		inputs:  []*pb.ValueInfoProto{f32In("x", "b", 3, "s")},
+		outputs: []*pb.ValueInfoProto{out("y")},
+		nodes: []*pb.NodeProto{
+			mkNode("Unsqueeze", ss("x", "ax"), ss("u")),
+			mkNode("Squeeze", ss("u", "ax0"), ss("y")),
+		},
+		inits: []*pb.TensorProto{i64Tensor("ax", []int64{2}, 0, 3), i64Tensor("ax0", []int64{1}, 0)},
+	}
+	m, err := importSpec(t, spec)
+	require.NoError(t, err)
+	main := m.Lookup("main")
+	assert.Equal(t, `tensor<?x3x1x?xf32, ["b", "s"]>`, main.Type.Results[0].String())
+	x := graphir.NewZeroTensor(graphir.NewTensor(graphir.F32, 2, 3, 5))
+	got, err := graphir.Interpret(main, []*graphir.Tensor{x})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{2, 3, 1, 5}, got[0].Shape())
+
+	spec.nodes = []*pb.NodeProto{mkNode("Squeeze", ss("x"), ss("y"))}
+	_, err = importSpec(t, spec)
+	assert.ErrorContains(t, err, `Squeeze without axes over tensor<?x3x?xf32, ["b", "s"]>: whether a symbolic dimension is 1 depends on its value; give axes or pin its symbols with --fix-dim b=N --fix-dim s=N`)
+}

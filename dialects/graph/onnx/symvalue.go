@@ -256,11 +256,8 @@ func foldSymSlice(n *node) ([]*value, error) {
 	return list(symValue(out, false, n.loc)), nil
 }
 
-// foldSymReshape is Reshape of a tensor to a shape value: each target
-// expression becomes graph.reshape's shape attribute entry — its
-// constant, 0 where it is the input's dimension at that index, or −1 —
-// and the inferred result must have exactly the target expressions (with
-// several −1, the written result type gives them).
+// foldSymReshape is Reshape of a tensor to a shape value
+// (reshapeToDims).
 func foldSymReshape(n *node) ([]*value, error) {
 	if err := n.need(2, 2); err != nil {
 		return nil, err
@@ -269,10 +266,20 @@ func foldSymReshape(n *node) ([]*value, error) {
 	if x.sym != nil || shape.sym == nil || shape.symScalar {
 		return nil, n.symRefusal()
 	}
+	return n.reshapeToDims(x, shape.sym)
+}
+
+// reshapeToDims reshapes x to dimension expressions dims: each becomes
+// graph.reshape's shape attribute entry — its constant, 0 where it is the
+// input's dimension at that index, or −1 — and the inferred result must
+// have exactly dims (with several −1, the written result type gives
+// them). Errors: element counts that differ for some value of the
+// symbols.
+func (n *node) reshapeToDims(x *value, dims []*graphir.SymExpr) ([]*value, error) {
 	in := x.typ()
-	attr := make([]int64, len(shape.sym))
-	free := -1
-	for i, e := range shape.sym {
+	attr := make([]int64, len(dims))
+	free := 0
+	for i, e := range dims {
 		if c, ok := e.Const(); ok {
 			attr[i] = c
 			continue
@@ -283,17 +290,17 @@ func foldSymReshape(n *node) ([]*value, error) {
 		free, attr[i] = free+1, -1
 	}
 	var types []graphir.Type // graph.reshape takes several −1 from its written type
-	if free > 0 {
-		types = []graphir.Type{graphir.NewTensorDims(in.Elem, shape.sym...)}
+	if free > 1 {
+		types = []graphir.Type{graphir.NewTensorDims(in.Elem, dims...)}
 	}
 	outs, err := n.emitTyped("graph.reshape", list(x), attrs("shape", graphir.I64Array(attr...)), types)
 	if err != nil {
 		return nil, err
 	}
 	got := outs[0].typ().Dims()
-	for i, e := range shape.sym {
+	for i, e := range dims {
 		if !got[i].Equal(e) {
-			return nil, n.errorf("reshapes %s to [%s], but the element count gives dimension %d as %s", in, exprList(shape.sym), i, got[i])
+			return nil, n.errorf("reshapes %s to [%s], but the element count gives dimension %d as %s", in, exprList(dims), i, got[i])
 		}
 	}
 	return outs, nil
