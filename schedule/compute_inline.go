@@ -158,13 +158,10 @@ func analyzeProducer(f *tir.PrimFunc, name string) (*producer, error) {
 			return nil, refuse(name, "has store indices that are not exactly its iteration variables")
 		}
 		p.vars = append(p.vars, v)
-		lo, ok1 := b.IterVars[i].Dom.Min.(*tir.IntImm)
-		ext, ok2 := b.IterVars[i].Dom.Extent.(*tir.IntImm)
 		if i >= len(st.Buffer.Shape) {
 			return nil, refuse(name, "stores with more indices than buffer %%%s has dimensions", st.Buffer.Name)
 		}
-		dim, ok3 := st.Buffer.Shape[i].(*tir.IntImm)
-		if !ok1 || !ok2 || !ok3 || lo.Value != 0 || ext.Value != dim.Value {
+		if !coversDim(b.IterVars[i].Dom, st.Buffer.Shape[i]) {
 			return nil, refuse(name, "does not cover buffer %%%s (iteration domain of %%%s is not the dimension's extent)", st.Buffer.Name, v.Name)
 		}
 	}

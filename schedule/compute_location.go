@@ -259,13 +259,16 @@ func nodeExprs(st tir.Stmt) []tir.Expr {
 // ---- loop nest construction ----
 
 // buildNest realizes block under new loops: iteration variable i ranges
-// over need[i] (nil: its whole domain) intersected with its domain.
-// Returns the nest or a reason.
+// over need[i] (nil: its whole domain) intersected with its domain. A
+// range of non-constant length gets a loop of its constant upper bound
+// and a guard, or, when it has none (a symbolic shape), a loop of the
+// symbolic length (empty when that is not positive). Returns the nest or
+// a reason.
 func buildNest(r *tir.BlockRealize, need []*tir.SymRange, env tir.BoundEnv) (tir.Stmt, string) {
 	b := r.Block
 	type lp struct {
 		v   *tir.Var
-		ext int64
+		ext tir.Expr
 	}
 	var loops []lp
 	values := make([]tir.Expr, len(b.IterVars))
@@ -288,7 +291,13 @@ func buildNest(r *tir.BlockRealize, need []*tir.SymRange, env tir.BoundEnv) (tir
 		if !isConst {
 			hiBound, ok := extentBound(lo, hi, env)
 			if !ok {
-				return nil, fmt.Sprintf("cannot bound the extent %s of the region of %%%s", tir.ExprString(ext), iv.Var.Name)
+				if !symbolicLength(ext, env) {
+					return nil, fmt.Sprintf("cannot bound the extent %s of the region of %%%s", tir.ExprString(ext), iv.Var.Name)
+				}
+				t := tir.NewVar(fmt.Sprintf("ax%d", len(loops)), lo.DType())
+				loops = append(loops, lp{t, ext})
+				values[i] = tir.Simplify(tir.Add(lo, t), inner)
+				continue
 			}
 			n, guarded = hiBound, true
 		}
@@ -300,7 +309,7 @@ func buildNest(r *tir.BlockRealize, need []*tir.SymRange, env tir.BoundEnv) (tir
 			continue
 		}
 		t := tir.NewVar(fmt.Sprintf("ax%d", len(loops)), lo.DType())
-		loops = append(loops, lp{t, n})
+		loops = append(loops, lp{t, tir.IntOf(lo.DType(), n)})
 		inner[t] = tir.Interval{Lo: 0, Hi: n - 1}
 		values[i] = tir.Simplify(tir.Add(lo, t), inner)
 		if guarded {
@@ -320,9 +329,29 @@ func buildNest(r *tir.BlockRealize, need []*tir.SymRange, env tir.BoundEnv) (tir
 	}
 	var st tir.Stmt = &tir.BlockRealize{Values: values, Predicate: pred, Block: b, Loc: r.Loc}
 	for i := len(loops) - 1; i >= 0; i-- {
-		st = &tir.For{Var: loops[i].v, Min: tir.IntOf(loops[i].v.Type, 0), Extent: tir.IntOf(loops[i].v.Type, loops[i].ext), Body: st, Loc: r.Loc}
+		st = &tir.For{Var: loops[i].v, Min: tir.IntOf(loops[i].v.Type, 0), Extent: loops[i].ext, Body: st, Loc: r.Loc}
 	}
 	return st, ""
+}
+
+// symbolicLength reports whether ext, a length with no constant bound,
+// is symbolic: it uses a variable env does not bound (a scalar parameter,
+// or a loop of non-constant extent) and loads no memory; it then serves
+// as a loop extent as it is.
+func symbolicLength(ext tir.Expr, env tir.BoundEnv) bool {
+	free, load := false, false
+	tir.VisitExpr(ext, func(e tir.Expr) bool {
+		switch x := e.(type) {
+		case *tir.BufferLoad:
+			load = true
+		case *tir.Var:
+			if _, bounded := env[x]; !bounded {
+				free = true
+			}
+		}
+		return true
+	})
+	return free && !load
 }
 
 // minTerms are the operands of a tree of min (e itself otherwise).

@@ -190,21 +190,45 @@ func parseFunc(t testing.TB, src string) *tir.PrimFunc {
 // interpret runs f on random inputs (seeded) and returns its outputs.
 func interpret(t testing.TB, f *tir.PrimFunc, seed int64) map[string][]float64 {
 	t.Helper()
+	return interpretAt(t, f, seed, nil)
+}
+
+// interpretAt runs f as interpret does, with its scalar parameters bound
+// to ints (keyed by name without the '%'; every parameter needs a value);
+// each buffer parameter takes the shape its dimension expressions
+// evaluate to there (symbolic shapes such as (%m)x12).
+func interpretAt(t testing.TB, f *tir.PrimFunc, seed int64, ints map[string]int64) map[string][]float64 {
+	t.Helper()
 	rng := newRand(seed)
+	sub := map[*tir.Var]tir.Expr{}
+	for _, p := range f.Params {
+		if p.Var != nil {
+			v, ok := ints[p.Var.Name]
+			require.True(t, ok, "no value for %%%s", p.Var.Name)
+			sub[p.Var] = tir.IntOf(p.Var.Type, v)
+		}
+	}
 	arrays := map[string]*tir.Array{}
 	outs := map[string][]float64{}
 	for _, p := range f.Params {
-		shape, ok := p.Buffer.ConstShape()
-		require.True(t, ok)
+		if p.Buffer == nil {
+			continue
+		}
+		shape := make([]int64, len(p.Buffer.Shape))
+		for i, d := range p.Buffer.Shape {
+			c, ok := constInt(tir.Simplify(tir.Substitute(d, sub), nil))
+			require.True(t, ok, "dimension %d of %%%s", i, p.Buffer.Name)
+			shape[i] = c
+		}
 		a := tir.NewArray(p.Buffer.DType, shape...)
 		for i := range a.Floats {
 			a.Floats[i] = tir.RoundFloat(p.Buffer.DType, rng.Float64()*4-2)
 		}
 		arrays[p.Buffer.Name] = a
 	}
-	require.NoError(t, tir.Run(f, arrays), tir.PrintFunc(f, tir.PrintOptions{}))
+	require.NoError(t, tir.RunArgs(f, tir.Args{Arrays: arrays, Ints: ints}), tir.PrintFunc(f, tir.PrintOptions{}))
 	for _, p := range f.Params {
-		if p.Role != tir.RoleIn {
+		if p.Buffer != nil && p.Role != tir.RoleIn {
 			outs[p.Buffer.Name] = arrays[p.Buffer.Name].Floats
 		}
 	}

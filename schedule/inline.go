@@ -185,10 +185,7 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 		if !ok {
 			return fail("the block loads %%%s at an index that is not exactly its iteration variables", mid.Name)
 		}
-		lo, ok1 := constInt(iv.Dom.Min)
-		ext, ok2 := constInt(iv.Dom.Extent)
-		dim, ok3 := constInt(mid.Shape[d])
-		if !ok1 || !ok2 || !ok3 || lo != 0 || ext != dim {
+		if !coversDim(iv.Dom, mid.Shape[d]) {
 			return fail("the block does not cover %%%s (the domain of %%%s is not the dimension's extent)", mid.Name, iv.Var.Name)
 		}
 	}
@@ -199,10 +196,7 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 		if v, ok := e.(*tir.Var); !ok || v != pb.IterVars[i].Var {
 			return fail("the producer %q stores %%%s at an index that is not exactly its iteration variables", pb.Name, mid.Name)
 		}
-		lo, ok1 := constInt(pb.IterVars[i].Dom.Min)
-		ext, ok2 := constInt(pb.IterVars[i].Dom.Extent)
-		dim, ok3 := constInt(mid.Shape[i])
-		if !ok1 || !ok2 || !ok3 || lo != 0 || ext != dim {
+		if !coversDim(pb.IterVars[i].Dom, mid.Shape[i]) {
 			return fail("the producer %q does not cover %%%s", pb.Name, mid.Name)
 		}
 	}

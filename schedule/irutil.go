@@ -120,3 +120,18 @@ func constInt(e tir.Expr) (int64, bool) {
 	}
 	return 0, false
 }
+
+// coversDim reports whether the iteration domain dom is exactly [0, dim):
+// a zero minimum and an extent equal to the dimension, both constants or
+// (symbolic shapes) the same expression once simplified.
+func coversDim(dom tir.Range, dim tir.Expr) bool {
+	if lo, ok := constInt(dom.Min); !ok || lo != 0 {
+		return false
+	}
+	ext, ok1 := constInt(dom.Extent)
+	n, ok2 := constInt(dim)
+	if ok1 || ok2 {
+		return ok1 && ok2 && ext == n
+	}
+	return tir.Equal(tir.Simplify(dom.Extent, nil), tir.Simplify(dim, nil))
+}

@@ -176,19 +176,24 @@ func formatInts(xs []int64) string {
 // blocks, an enclosing tir.if). The new loops are serial and carry no
 // annotations.
 //
-// Refused: an unknown loop, a non-constant extent, fewer than two factors,
-// a factor that is zero or negative (other than one -1), two inferred
-// factors, factors whose product is less than the extent.
+// A symbolic (non-constant) extent E is split the same way: an inferred
+// factor becomes the loop extent floordiv(E + P - 1, P), P the product of
+// the given factors, and the tail is guarded unless the simplifier proves
+// floormod(E, P) = 0 (no divisibility is assumed). All-constant factors
+// of a symbolic extent are accepted when the bound analysis (constant
+// enclosing loops) proves E ≤ their product, and guarded as well.
+//
+// Refused: an unknown loop, fewer than two factors, a factor that is zero
+// or negative (other than one -1), two inferred factors, factors whose
+// product is less than the extent (for a symbolic extent with no inferred
+// factor: not proven at least the extent).
 func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 	const prim = "split"
 	f, err := s.FindLoop(l)
 	if err != nil {
 		return nil, s.Errorf(prim, nil, &l, "no such loop in @%s", s.f.Name)
 	}
-	ext, ok := constInt(f.Extent)
-	if !ok {
-		return nil, s.loopErr(prim, l, "the extent %s is not a constant", tir.ExprString(f.Extent))
-	}
+	ext, isConst := constInt(f.Extent)
 	if len(factors) < 2 {
 		return nil, s.loopErr(prim, l, "needs at least two factors, have %s", formatInts(factors))
 	}
@@ -209,6 +214,9 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 			prod *= x
 		}
 	}
+	if !isConst {
+		return s.splitSymbolic(l, f, factors, infer, prod)
+	}
 	fs := append([]int64(nil), factors...)
 	if infer >= 0 {
 		fs[infer] = (ext + prod - 1) / prod
@@ -218,16 +226,60 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 		return nil, s.loopErr(prim, l, "factors %s multiply to %d, less than the extent %d", formatInts(fs), prod, ext)
 	}
 	t := f.Var.Type
-	vars := make([]*tir.Var, len(fs))
+	exts := make([]tir.Expr, len(fs))
+	for i, x := range fs {
+		exts[i] = tir.IntOf(t, x)
+	}
+	var tail tir.Expr
+	if prod > ext {
+		tail = tir.IntOf(t, ext)
+	}
+	return s.splitInto(l, f, factors, exts, tail), nil
+}
+
+// splitSymbolic is Split of loop f with a non-constant extent: factors
+// were checked (at most one -1, at infer; prod is the product of the
+// others).
+func (s *Schedule) splitSymbolic(l LoopRV, f *tir.For, factors []int64, infer int, prod int64) ([]LoopRV, error) {
+	const prim = "split"
+	t := f.Var.Type
+	env := s.loopEnv()
+	exts := make([]tir.Expr, len(factors))
+	for i, x := range factors {
+		exts[i] = tir.IntOf(t, x)
+	}
+	var tail tir.Expr = f.Extent
+	if infer >= 0 {
+		// ceil(E / P) as floordiv(E + (P - 1), P): exact for every E,
+		// and ≤ 0 (an empty loop) when E ≤ 0.
+		exts[infer] = tir.Simplify(tir.FloorDiv(tir.Add(f.Extent, tir.IntOf(t, prod-1)), tir.IntOf(t, prod)), env)
+		if r, ok := constInt(tir.Simplify(tir.FloorMod(f.Extent, tir.IntOf(t, prod)), env)); ok && r == 0 {
+			tail = nil
+		}
+	} else if b := tir.Bound(f.Extent, env); b.IsFull() || b.Hi > prod {
+		return nil, s.loopErr(prim, l, "factors %s multiply to %d, which is not proven at least the extent %s (give one factor as -1 to infer it)", formatInts(factors), prod, tir.ExprString(f.Extent))
+	}
+	return s.splitInto(l, f, factors, exts, tail), nil
+}
+
+// splitInto replaces loop f by nested loops with extents exts (outermost
+// first), guarding the body with fused < tail when tail is not nil, and
+// records the split with the factors given.
+func (s *Schedule) splitInto(l LoopRV, f *tir.For, factors []int64, exts []tir.Expr, tail tir.Expr) []LoopRV {
+	const prim = "split"
+	t := f.Var.Type
+	vars := make([]*tir.Var, len(exts))
 	env := s.loopEnv()
 	var fused tir.Expr
-	for i, x := range fs {
+	for i, x := range exts {
 		vars[i] = tir.NewVar(fmt.Sprintf("%s_%d", f.Var.Name, i), t)
-		env[vars[i]] = tir.Interval{Lo: 0, Hi: x - 1}
+		if c, ok := constInt(x); ok {
+			env[vars[i]] = tir.Interval{Lo: 0, Hi: c - 1}
+		}
 		if fused == nil {
 			fused = vars[i]
 		} else {
-			fused = tir.Add(tir.Mul(fused, tir.IntOf(t, x)), vars[i])
+			fused = tir.Add(tir.Mul(fused, x), vars[i])
 		}
 	}
 	val := fused
@@ -235,11 +287,13 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 		val = tir.Add(f.Min, fused)
 	}
 	body := substStmt(f.Body, map[*tir.Var]tir.Expr{f.Var: val}, env)
-	if prod > ext {
-		body = guard(body, tir.Simplify(tir.LT(fused, tir.IntOf(t, ext)), env))
+	if tail != nil {
+		if cond := tir.Simplify(tir.LT(fused, tail), env); !isTrue(cond) {
+			body = guard(body, cond)
+		}
 	}
 	for i := len(vars) - 1; i >= 0; i-- {
-		body = &tir.For{Var: vars[i], Min: tir.IntOf(t, 0), Extent: tir.IntOf(t, fs[i]), Body: body, Loc: f.Loc}
+		body = &tir.For{Var: vars[i], Min: tir.IntOf(t, 0), Extent: exts[i], Body: body, Loc: f.Loc}
 	}
 	s.EnsureLoopIDs(l)
 	s.replaceStmt(f, body)
@@ -248,7 +302,13 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 		out[i] = LoopRV{Var: v}
 	}
 	s.Record(prim, []any{l}, map[string]any{"factors": s.valueRefs(l.Var, factors)}, nil, []any{out})
-	return out, nil
+	return out
+}
+
+// isTrue reports whether e is a non-zero integer constant.
+func isTrue(e tir.Expr) bool {
+	c, ok := constInt(e)
+	return ok && c != 0
 }
 
 // replaceStmt replaces the statement old (by identity) with repl.

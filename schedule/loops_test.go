@@ -363,12 +363,17 @@ func TestReorderDependentBounds(t *testing.T) {
       }
     }
   }`, err.Error())
-	_, err = s.Split(ls[1], []int64{2, 2})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), `split: block "lower", loop %j: the extent %i + 1 is not a constant`)
 	_, err = s.Fuse(ls...)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `fuse: block "lower", loop %j: the extent %i + 1 depends on the fused loop %i`)
+	// The extent %i + 1 is at most 4: constant factors must cover that.
+	_, err = s.Split(ls[1], []int64{1, 3})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `split: block "lower", loop %j: factors [1, 3] multiply to 3, which is not proven at least the extent %i + 1 (give one factor as -1 to infer it)`)
+	_, err = s.Split(ls[1], []int64{2, 2})
+	require.NoError(t, err)
+	assert.Contains(t, printed(s.Func()), `where(%j_0 * 2 + %j_1 < %i + 1)`)
+	checkSame(t, s)
 }
 
 func TestFuseSpatialReduceRefused(t *testing.T) {

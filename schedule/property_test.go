@@ -19,6 +19,14 @@ import (
 // returns whether the step was applied.
 func randomStep(t testing.TB, s *Schedule, rng *rand.Rand) (string, bool) {
 	t.Helper()
+	op, ok, _ := randomLoopStep(t, s, rng)
+	return op, ok
+}
+
+// randomLoopStep is randomStep, also reporting whether a loop the
+// primitive was given has a non-constant extent.
+func randomLoopStep(t testing.TB, s *Schedule, rng *rand.Rand) (op string, applied, symbolic bool) {
+	t.Helper()
 	var blocks []string
 	for _, r := range BlocksUnder(s.Func().Body) {
 		blocks = append(blocks, r.Block.Name)
@@ -27,18 +35,43 @@ func randomStep(t testing.TB, s *Schedule, rng *rand.Rand) (string, bool) {
 	ls, err := s.GetLoops(b)
 	require.NoError(t, err)
 	if len(ls) == 0 {
-		return "none", false
+		return "none", false, false
+	}
+	symbolicIn := func(ls ...LoopRV) bool {
+		for _, l := range ls {
+			if f, err := s.FindLoop(l); err == nil {
+				if _, ok := constInt(f.Extent); !ok {
+					return true
+				}
+			}
+		}
+		return false
 	}
 	l := ls[rng.Intn(len(ls))]
 	f, err := s.FindLoop(l)
 	require.NoError(t, err)
-	ext, _ := constInt(f.Extent)
+	ext, isConst := constInt(f.Extent)
 	before := printed(s.Func())
 	n := len(s.Trace().Insts)
-	var op string
+	symbolic = !isConst
 	switch k := rng.Intn(10); k {
 	case 0, 1, 2:
 		op = "split"
+		if !isConst {
+			// A symbolic extent: small factors, usually one inferred
+			// (ceil of the extent over the others, with a guarded
+			// tail), sometimes all given (refused unless the bound
+			// analysis proves they cover the extent).
+			fs := make([]int64, 2+rng.Intn(2))
+			for i := range fs {
+				fs[i] = 1 + rng.Int63n(6)
+			}
+			if rng.Intn(5) != 0 {
+				fs[rng.Intn(len(fs))] = -1
+			}
+			_, err = s.Split(l, fs)
+			break
+		}
 		// Factors whose product is within about twice the extent: one
 		// inferred (non-dividing as often as not), or all given.
 		nf := 2 + rng.Intn(2)
@@ -68,8 +101,9 @@ func randomStep(t testing.TB, s *Schedule, rng *rand.Rand) (string, bool) {
 		i := rng.Intn(len(ls))
 		j := min(len(ls), i+2+rng.Intn(2))
 		if j-i < 2 {
-			return op, false
+			return op, false, false
 		}
+		symbolic = symbolicIn(ls[i:j]...)
 		_, err = s.Fuse(ls[i:j]...)
 	case 5:
 		op = "reorder"
@@ -78,12 +112,14 @@ func randomStep(t testing.TB, s *Schedule, rng *rand.Rand) (string, bool) {
 		for i, p := range perm {
 			sel[i] = ls[p]
 		}
+		symbolic = symbolicIn(sel...)
 		err = s.Reorder(sel...)
 	case 6:
 		op = "parallel"
 		err = s.Parallel(l)
 	case 7:
 		op = "vectorize"
+		symbolic = symbolicIn(ls[len(ls)-1])
 		err = s.Vectorize(ls[len(ls)-1])
 	case 8:
 		op = "unroll"
@@ -98,9 +134,9 @@ func randomStep(t testing.TB, s *Schedule, rng *rand.Rand) (string, bool) {
 		require.NotContains(t, err.Error(), "(not rendered)")
 		require.Equal(t, before, printed(s.Func()), "%s refused but changed the IR: %v", op, err)
 		require.Len(t, s.Trace().Insts, n, "%s refused but recorded: %v", op, err)
-		return op, false
+		return op, false, symbolic
 	}
-	return op, true
+	return op, true, symbolic
 }
 
 func propertyWorkloads() []string {

@@ -113,13 +113,28 @@ func (r *RelaxEnv) Set(e Expr) (SymRange, bool) {
 				}
 				return SymRange{r.simp(Mul(a.Lo, b.Hi)), r.simp(Mul(a.Lo, b.Lo))}, true
 			}
+			if Equal(b.Lo, b.Hi) {
+				return r.monotone(a, b.Lo, Mul), true
+			}
+			if Equal(a.Lo, a.Hi) {
+				return r.monotone(b, a.Lo, func(x, p Expr) Expr { return Mul(p, x) }), true
+			}
 		case OpFloorDiv:
 			if c, ok := constInt(b.Lo); ok && c > 0 && Equal(b.Lo, b.Hi) {
 				return SymRange{r.simp(FloorDiv(a.Lo, b.Lo)), r.simp(FloorDiv(a.Hi, b.Lo))}, true
 			}
+			if _, ok := constInt(b.Lo); !ok && Equal(b.Lo, b.Hi) {
+				return r.monotone(a, b.Lo, FloorDiv), true
+			}
 		case OpFloorMod:
 			if c, ok := constInt(b.Lo); ok && c > 0 && Equal(b.Lo, b.Hi) {
 				return SymRange{Int(0), Int(c - 1)}, true
+			}
+			if _, ok := constInt(b.Lo); !ok && Equal(b.Lo, b.Hi) {
+				// floormod by a symbolic divisor p has p's sign: it lies
+				// in [0, p-1] for p > 0 and in [p+1, 0] for p < 0.
+				p, t := b.Lo, b.Lo.DType()
+				return SymRange{SymMin(IntOf(t, 0), r.simp(Add(p, IntOf(t, 1))), r.Fixed), SymMax(IntOf(t, 0), r.simp(Sub(p, IntOf(t, 1))), r.Fixed)}, true
 			}
 		case OpMin:
 			return SymRange{SymMin(a.Lo, b.Lo, r.Fixed), SymMin(a.Hi, b.Hi, r.Fixed)}, true
@@ -134,6 +149,21 @@ func (r *RelaxEnv) Set(e Expr) (SymRange, bool) {
 		}
 	}
 	return SymRange{}, false
+}
+
+// monotone is the interval of op(x, p) for x in a and a fixed symbolic p
+// (op is x*p or floordiv(x, p)), which is monotone in x for each p: its
+// ends are op(a.Lo, p) and op(a.Hi, p), in an order that p's sign (when
+// the fixed bounds prove it) decides, else their min and max.
+func (r *RelaxEnv) monotone(a SymRange, p Expr, op func(x, p Expr) Expr) SymRange {
+	lo, hi := r.simp(op(a.Lo, p)), r.simp(op(a.Hi, p))
+	switch bp := Bound(p, r.Fixed); {
+	case !bp.IsFull() && bp.Lo >= 0:
+		return SymRange{lo, hi}
+	case !bp.IsFull() && bp.Hi <= 0:
+		return SymRange{hi, lo}
+	}
+	return SymRange{SymMin(lo, hi, r.Fixed), SymMax(lo, hi, r.Fixed)}
 }
 
 // UnionRange is the hull of a and b.

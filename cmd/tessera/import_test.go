@@ -235,4 +235,17 @@ func TestSymbolsFromInputs(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "inconsistent inputs: symbolic dimension 'batch' is 3 in input 'a' ("+a3+") but 4 in input 'b' ("+b4+")")
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+
+	// The same from the symbolic graph-dialect text the model imports to.
+	text, stderr, code := tessera("import", model)
+	require.Equal(t, 0, code, stderr)
+	mlir := filepath.Join(dir, "add.mlir")
+	require.NoError(t, os.WriteFile(mlir, []byte(text), 0o644))
+	out, stderr, code = tessera("run", mlir, "--input", a3, "--input", b3)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "result #0: tensor<3x2xf32> min 0 max 10")
+	_, stderr, code = tessera("run", mlir, "--input", a3, "--input", b4)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, mlir+": error: inconsistent inputs: symbolic dimension 'batch' is 3 in input #0 ("+a3+") but 4 in input #1 ("+b4+")")
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 }
