@@ -85,6 +85,14 @@ var compiledScenarios = []scenario{
 func randomLocationSchedule(t testing.TB, name string, seed int64, applied map[string]int) *Schedule {
 	rng := rand.New(rand.NewSource(seed))
 	s := NewWithSeed(locWorkload(t, name), seed)
+	locationSteps(t, s, rng, applied)
+	return s
+}
+
+// locationSteps applies 2 to 8 random steps to s, a third of them loop
+// primitives (randomStep), the others location, cache and reduction
+// primitives (randomLocationStep), counting those applied by name.
+func locationSteps(t testing.TB, s *Schedule, rng *rand.Rand, applied map[string]int) {
 	for k := 0; k < 2+rng.Intn(7); k++ {
 		var op string
 		var ok bool
@@ -97,7 +105,6 @@ func randomLocationSchedule(t testing.TB, name string, seed int64, applied map[s
 			applied[op]++
 		}
 	}
-	return s
 }
 
 // TestLocationSchedulesCompiled compiles the scenarios with targets/cpu

@@ -226,6 +226,17 @@ func (c symbolicCase) check(t *testing.T, s *Schedule) bool {
 	return compacted
 }
 
+// run checks schedule s (of workload name, seed) in a subtest, counting
+// in *compacted the schedules compaction changed; it reports whether the
+// subtest passed.
+func (c symbolicCase) run(t *testing.T, name string, seed int64, s *Schedule, compacted *int) bool {
+	return t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
+		if c.check(t, s) {
+			*compacted++
+		}
+	})
+}
+
 // hasGuard reports whether a block of f has a predicate or f holds a
 // tir.if (a guarded split tail).
 func hasGuard(f *tir.PrimFunc) bool {
@@ -269,12 +280,7 @@ func TestRandomSymbolicSchedules(t *testing.T) {
 					}
 				}
 			}
-			ok := t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
-				if c.check(t, s) {
-					compacted++
-				}
-			})
-			if !ok {
+			if !c.run(t, name, seed, s, &compacted) {
 				return
 			}
 			checked++
@@ -308,24 +314,8 @@ func TestRandomSymbolicLocationSchedules(t *testing.T) {
 			seed := locationScheduleSeed(name, i)
 			rng := newRand(seed)
 			s := NewWithSeed(parseFunc(t, symbolicWorkloads[name]), seed)
-			for k := 0; k < 2+rng.Intn(7); k++ {
-				var op string
-				var ok bool
-				if rng.Intn(3) == 0 {
-					op, ok = randomStep(t, s, rng)
-				} else {
-					op, ok = randomLocationStep(t, s, rng)
-				}
-				if ok {
-					applied[op]++
-				}
-			}
-			ok := t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
-				if c.check(t, s) {
-					compacted++
-				}
-			})
-			if !ok {
+			locationSteps(t, s, rng, applied)
+			if !c.run(t, name, seed, s, &compacted) {
 				return
 			}
 			checked++
