@@ -10,15 +10,25 @@ import (
 // FuncSymbols returns the symbolic dimension names of f's inputs, sorted,
 // each once. Shape inference derives every other value's dimensions from
 // them, so they are all of f's symbols.
-func FuncSymbols(f *Func) []string {
-	var out []string
-	for _, t := range f.Type.Inputs {
+func FuncSymbols(f *Func) []string { return TypesSymbols(f.Type.Inputs...) }
+
+// TypesSymbols returns the symbols the tensor types among ts use, sorted,
+// each once.
+func TypesSymbols(ts ...Type) []string {
+	var es []*SymExpr
+	for _, t := range ts {
 		if tt := AsTensor(t); tt != nil {
-			out = append(out, tt.Symbols()...)
+			es = append(es, tt.Sym...)
 		}
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return SymbolsOf(es)
+}
+
+// NotSymbolicYet is the refusal of an op (or an importer's node) that
+// does not take symbolic dimensions, naming syms and the flags that pin
+// them.
+func NotSymbolicYet(syms []string) string {
+	return fmt.Sprintf("does not take symbolic dimensions yet ('%s'); pin them with %s", strings.Join(syms, "', '"), FixDimHint(syms))
 }
 
 // BindFunc specializes f in place: every symbolic dimension of its
@@ -151,7 +161,7 @@ func BindingOf(f *Func, shapes [][]int64, names []string) (map[string]int64, err
 		}
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("@%s: symbolic dimensions %s appear in no input dimension of their own", f.Name, strings.Join(quoteAll(missing), ", "))
+		return nil, fmt.Errorf("@%s: symbolic dimensions '%s' appear in no input dimension of their own", f.Name, strings.Join(missing, "', '"))
 	}
 	return bind, nil
 }

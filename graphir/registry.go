@@ -2,8 +2,6 @@ package graphir
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/tessera-ml/tessera/internal/registry"
 )
@@ -229,29 +227,20 @@ func symbolicGate(op *Op) *Diagnostic {
 	if op.Def == nil || op.Def.Symbolic {
 		return nil
 	}
-	var syms []string
-	for _, v := range op.Operands() {
-		if t := AsTensor(v.Type); t != nil {
-			syms = append(syms, t.Symbols()...)
-		}
+	if !anySymbolic(op.Operands()) && !anySymbolic(op.Results) {
+		return nil // the verifier's path for every static op: no allocation
 	}
-	for _, v := range op.Results {
-		if t := AsTensor(v.Type); t != nil {
-			syms = append(syms, t.Symbols()...)
-		}
-	}
-	if len(syms) == 0 {
-		return nil
-	}
-	slices.Sort(syms)
-	syms = slices.Compact(syms)
-	return op.Errorf("does not take symbolic dimensions yet (%s); pin them with %s", strings.Join(quoteAll(syms), ", "), FixDimHint(syms))
+	syms := TypesSymbols(append(valueTypes(op.Operands()), valueTypes(op.Results)...)...)
+	return op.Errorf("%s", NotSymbolicYet(syms))
 }
 
-func quoteAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = "'" + s + "'"
+// anySymbolic reports whether a tensor value among vs has a symbolic
+// dimension.
+func anySymbolic(vs []*Value) bool {
+	for _, v := range vs {
+		if t := AsTensor(v.Type); t != nil && !t.IsStatic() {
+			return true
+		}
 	}
-	return out
+	return false
 }

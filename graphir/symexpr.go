@@ -89,12 +89,7 @@ func (e *SymExpr) Const() (int64, bool) {
 func (e *SymExpr) Equal(o *SymExpr) bool { return e.String() == o.String() }
 
 // Symbols returns the names e uses, sorted, each once.
-func (e *SymExpr) Symbols() []string {
-	var out []string
-	e.symbols(&out)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+func (e *SymExpr) Symbols() []string { return SymbolsOf([]*SymExpr{e}) }
 
 func (e *SymExpr) symbols(out *[]string) {
 	for _, t := range e.terms {
@@ -106,6 +101,29 @@ func (e *SymExpr) symbols(out *[]string) {
 			}
 		}
 	}
+}
+
+// SymbolsOf returns the symbols es use (nil entries skipped), sorted, each
+// once.
+func SymbolsOf(es []*SymExpr) []string {
+	var out []string
+	for _, e := range es {
+		if e != nil {
+			e.symbols(&out)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// FormatSymExprs prints es separated by ", " (a shape's dimensions, a
+// shape value's elements).
+func FormatSymExprs(es []*SymExpr) string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 // Add returns e + o.

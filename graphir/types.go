@@ -159,16 +159,7 @@ func (t *TensorType) WithElem(elem DType) *TensorType {
 }
 
 // Symbols returns the symbol names t's dimensions use, sorted, each once.
-func (t *TensorType) Symbols() []string {
-	var out []string
-	for _, e := range t.Sym {
-		if e != nil {
-			out = append(out, e.Symbols()...)
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
-}
+func (t *TensorType) Symbols() []string { return SymbolsOf(t.Sym) }
 
 // Bind returns t with its symbols bound: the dimensions whose symbols
 // bind all names become constants, the others have the named symbols

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/tessera-ml/tessera/graphir"
 )
@@ -13,9 +12,6 @@ import (
 // (a symbolic channel count a weight must match, a ceil-mode window, a
 // slice bound inside a symbolic dimension) is refused naming the
 // dimension and its symbol, with the --fix-dim hint.
-
-// symDims returns t's dimensions as expressions.
-func symDims(t *graphir.TensorType) []*graphir.SymExpr { return t.Dims() }
 
 // requireStatic refuses dimension d of operand t when it is symbolic:
 // what says what op needs the dimension for.
@@ -44,7 +40,7 @@ func BroadcastDims(a, b *graphir.TensorType) ([]*graphir.SymExpr, error) {
 		}
 		return graphir.NewTensor(a.Elem, s...).Dims(), nil
 	}
-	da, db := symDims(a), symDims(b)
+	da, db := a.Dims(), b.Dims()
 	n := max(len(da), len(db))
 	out := make([]*graphir.SymExpr, n)
 	for i := range out {
@@ -124,10 +120,4 @@ func productDims(dims []*graphir.SymExpr) *graphir.SymExpr {
 }
 
 // dimsString prints dimension expressions as a list, [2, 3] or [b, 4*s].
-func dimsString(ds []*graphir.SymExpr) string {
-	s := make([]string, len(ds))
-	for i, d := range ds {
-		s[i] = d.String()
-	}
-	return "[" + strings.Join(s, ", ") + "]"
-}
+func dimsString(ds []*graphir.SymExpr) string { return "[" + graphir.FormatSymExprs(ds) + "]" }

@@ -3,8 +3,6 @@ package onnx
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 
 	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/dialects/graph/onnx/onnxpb"
@@ -419,16 +417,14 @@ func (n *node) graphAttr(a *onnxpb.AttributeProto, k graphir.AttrKind) (graphir.
 // naming them with the --fix-dim hint (converters not in
 // symbolicConverters).
 func (n *node) staticInputs() error {
-	var syms []string
+	var ts []graphir.Type
 	for _, x := range n.ins {
 		if x != nil {
-			syms = append(syms, x.typ().Symbols()...)
+			ts = append(ts, x.typ())
 		}
 	}
-	if len(syms) == 0 {
-		return nil
+	if syms := graphir.TypesSymbols(ts...); len(syms) > 0 {
+		return n.errorf("%s", graphir.NotSymbolicYet(syms))
 	}
-	slices.Sort(syms)
-	syms = slices.Compact(syms)
-	return n.errorf("does not take symbolic dimensions yet ('%s'); pin them with %s", strings.Join(syms, "', '"), graphir.FixDimHint(syms))
+	return nil
 }

@@ -3,7 +3,6 @@ package onnx
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/tessera-ml/tessera/graphir"
@@ -104,7 +103,7 @@ func (n *node) symRefusal() error {
 			es = append(es, x.sym...)
 		}
 	}
-	syms := symbolsOf(es)
+	syms := graphir.SymbolsOf(es)
 	return n.errorf("takes a value computed from the input's shape, which depends on the symbolic dimensions '%s' (only Reshape's shape may); pin them with %s", strings.Join(syms, "', '"), graphir.FixDimHint(syms))
 }
 
@@ -181,7 +180,7 @@ func foldSymArith(n *node) ([]*value, error) {
 	}
 	a, okA := symElems(n.in(0))
 	b, okB := symElems(n.in(1))
-	if !okA || !okB || !n.in(0).typ().Elem.IsInt() && n.in(0).sym == nil || !n.in(1).typ().Elem.IsInt() && n.in(1).sym == nil {
+	if !okA || !okB {
 		return nil, n.symRefusal()
 	}
 	scalar := isScalarValue(n.in(0)) && isScalarValue(n.in(1))
@@ -300,18 +299,10 @@ func (n *node) reshapeToDims(x *value, dims []*graphir.SymExpr) ([]*value, error
 	got := outs[0].typ().Dims()
 	for i, e := range dims {
 		if !got[i].Equal(e) {
-			return nil, n.errorf("reshapes %s to [%s], but the element count gives dimension %d as %s", in, exprList(dims), i, got[i])
+			return nil, n.errorf("reshapes %s to [%s], but the element count gives dimension %d as %s", in, graphir.FormatSymExprs(dims), i, got[i])
 		}
 	}
 	return outs, nil
-}
-
-func exprList(es []*graphir.SymExpr) string {
-	s := make([]string, len(es))
-	for i, e := range es {
-		s[i] = e.String()
-	}
-	return strings.Join(s, ", ")
 }
 
 // shapeValueOf is Shape (start, end) or Size of a tensor of type t: a
@@ -350,15 +341,5 @@ func shapeValueOf(n *node, t *graphir.TensorType) (*value, error) {
 
 // errSymOutput refuses a shape value as a graph output.
 func errSymOutput(name string, x *value) error {
-	return fmt.Errorf("graph output '%s' is a shape value [%s] over symbolic dimensions, which Tessera computes only at import; pin them with %s", name, exprList(x.sym), graphir.FixDimHint(symbolsOf(x.sym)))
-}
-
-// symbolsOf returns the symbols es use, sorted, each once.
-func symbolsOf(es []*graphir.SymExpr) []string {
-	var syms []string
-	for _, e := range es {
-		syms = append(syms, e.Symbols()...)
-	}
-	slices.Sort(syms)
-	return slices.Compact(syms)
+	return fmt.Errorf("graph output '%s' is a shape value [%s] over symbolic dimensions, which Tessera computes only at import; pin them with %s", name, graphir.FormatSymExprs(x.sym), graphir.FixDimHint(graphir.SymbolsOf(x.sym)))
 }
