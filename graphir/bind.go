@@ -3,6 +3,7 @@ package graphir
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -187,7 +188,7 @@ func init() {
 		Summary: "bind symbolic dimensions to sizes in every function (the specialization --fix-dim makes) and verify again",
 		Options: map[string]string{"dims": "the sizes, NAME:N[,NAME:N...] (N ≥ 0)"},
 		New: func(opts map[string]string) (Pass, error) {
-			bind, err := parseDimsOption(opts["dims"])
+			bind, err := ParseDimsOption(opts["dims"])
 			if err != nil {
 				return nil, err
 			}
@@ -196,9 +197,23 @@ func init() {
 	})
 }
 
-// parseDimsOption parses fix-dims' dims option. Errors: a malformed item,
-// a symbol named twice.
-func parseDimsOption(s string) (map[string]int64, error) {
+// FormatDims prints sizes as ParseDimsOption reads them, by name.
+func FormatDims(sizes map[string]int64) string {
+	names := make([]string, 0, len(sizes))
+	for n := range sizes {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range names {
+		names[i] = n + ":" + strconv.FormatInt(sizes[n], 10)
+	}
+	return strings.Join(names, ",")
+}
+
+// ParseDimsOption parses a list of symbol sizes, NAME:N[,NAME:N...] (the
+// fix-dims pass's dims option, the default-schedule step's bind-dims).
+// Errors: a malformed item, a symbol named twice.
+func ParseDimsOption(s string) (map[string]int64, error) {
 	bind := map[string]int64{}
 	for _, item := range strings.Split(s, ",") {
 		name, size, ok := strings.Cut(strings.TrimSpace(item), ":")

@@ -65,33 +65,60 @@ func toArray(t *testing.T, x *graphir.Tensor) *tir.Array {
 // that an element left unwritten is caught).
 func runHost(t *testing.T, m *tir.Module, name string, args []*graphir.Tensor) []*tir.Array {
 	t.Helper()
+	return runHostAt(t, m, name, args, nil)
+}
+
+// runHostAt is runHost for a host function with symbolic dimensions (its
+// scalar parameters), bound by ints.
+func runHostAt(t *testing.T, m *tir.Module, name string, args []*graphir.Tensor, ints map[string]int64) []*tir.Array {
+	t.Helper()
 	f := m.Func(name)
 	require.NotNil(t, f, "host function @%s", name)
+	bind := map[*tir.Var]tir.Expr{}
+	for _, p := range f.Params {
+		if p.Var != nil {
+			v, ok := ints[p.Var.Name]
+			require.True(t, ok, "no value for %%%s", p.Var.Name)
+			bind[p.Var] = tir.IntOf(p.Var.Type, v)
+		}
+	}
 	arrays := map[string]*tir.Array{}
 	var outs []*tir.Array
 	ai := 0
 	for _, p := range f.Params {
-		require.NotNil(t, p.Buffer)
-		if p.Role == tir.RoleIn {
+		switch {
+		case p.Buffer == nil:
+		case p.Role == tir.RoleIn:
 			require.Less(t, ai, len(args))
 			arrays[p.Buffer.Name] = toArray(t, args[ai])
 			ai++
-			continue
+		default:
+			a := garbageArray(t, p.Buffer, bind)
+			arrays[p.Buffer.Name] = a
+			outs = append(outs, a)
 		}
-		shape, ok := p.Buffer.ConstShape()
-		require.True(t, ok)
-		a := tir.NewArray(p.Buffer.DType, shape...)
-		for i := range a.Floats {
-			a.Floats[i] = math.NaN()
-		}
-		for i := range a.Ints {
-			a.Ints[i] = tir.WrapInt(p.Buffer.DType, 77)
-		}
-		arrays[p.Buffer.Name] = a
-		outs = append(outs, a)
 	}
-	require.NoError(t, tir.RunModule(m, name, tir.Args{Arrays: arrays}))
+	require.NoError(t, tir.RunModule(m, name, tir.Args{Arrays: arrays, Ints: ints}))
 	return outs
+}
+
+// garbageArray is an array for buffer b (its shape under bind) holding
+// NaN or 77.
+func garbageArray(t *testing.T, b *tir.Buffer, bind map[*tir.Var]tir.Expr) *tir.Array {
+	shape := make([]int64, len(b.Shape))
+	for i, d := range b.Shape {
+		c, ok := tir.Simplify(tir.Substitute(d, bind), nil).(*tir.IntImm)
+		require.True(t, ok, "dimension %d of %%%s", i, b.Name)
+		shape[i] = c.Value
+	}
+	a := tir.NewArray(b.DType, shape...)
+	for i := range a.Floats {
+		a.Floats[i] = math.NaN()
+	}
+	for i := range a.Ints {
+		a.Ints[i] = tir.WrapInt(b.DType, 77)
+	}
+	return a
 }
 
 // requireClose compares an interpreter result with a reference tensor:

@@ -48,6 +48,8 @@ type kernel struct {
 	bufs    map[string]int // buffer names used
 	loc     tir.Location
 	current *graphir.Op // op being lowered, for diagnostics
+	// syms holds the kernel's symbolic dimensions (its scalar parameters).
+	syms *symScope
 	// opaque is set when an op with a Kernel lowering built the body; the
 	// kernel is then marked tensorir.AttrRecurrence.
 	opaque bool
@@ -84,6 +86,9 @@ func blockName(op *graphir.Op) string {
 // emit adds the block computing c into out, named after base (made
 // unique).
 func (k *kernel) emit(base string, loc tir.Location, out *tir.Buffer, c *tir.Compute) {
+	if _, static := out.ConstShape(); !static && c.Extents == nil && c.Out == nil {
+		c.Extents = out.Shape
+	}
 	if s := c.Block(k.uniqueBlock(base), out, loc); s != nil {
 		k.blocks = append(k.blocks, s)
 	}
@@ -99,6 +104,9 @@ func (k *kernel) copyBlock(src *tir.Operand, out *tir.Buffer, loc tir.Location) 
 func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) error {
 	if op.Name == hlo.ConstantOp {
 		return k.constOperand(op)
+	}
+	if syms := graphir.TypesSymbols(opTypes(op)...); len(syms) > 0 && !hlo.LowersSymbolic(op.Name) {
+		return errorAt(op, "'%s' %s", op.Name, graphir.NotSymbolicYet(syms))
 	}
 	if low, ok := hlo.LoweringOf(op.Name); ok && low.Kernel != nil {
 		return k.lowerKernelOp(op, low, outFor)
@@ -122,8 +130,25 @@ func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) 
 	if err != nil {
 		return err
 	}
+	for _, r := range c.Reduce {
+		if r < 0 {
+			return errorAt(op, "'%s' reduces over a symbolic dimension, which the tensor IR lowering does not take yet; pin it with --fix-dim", op.Name)
+		}
+	}
 	k.emit(blockName(op), op.Loc, out, c)
 	return nil
+}
+
+// opTypes lists the types of op's operands and results.
+func opTypes(op *graphir.Op) []graphir.Type {
+	var ts []graphir.Type
+	for _, v := range op.Operands() {
+		ts = append(ts, v.Type)
+	}
+	for _, v := range op.Results {
+		ts = append(ts, v.Type)
+	}
+	return ts
 }
 
 // lowerFusion builds the kernel of one hlo.fusion named name.
@@ -137,13 +162,16 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		f:     &tir.PrimFunc{Name: name, Attrs: tir.Attrs{tir.AttrKernel: tir.UnitAttr{}}, Loc: loc},
 		vals:  map[*graphir.Value]*tir.Operand{},
 		names: map[string]int{}, bufs: map[string]int{}, loc: loc,
+		syms: newSymScope(),
 	}
+	k.syms.valueSymbols(body)
+	k.f.Params = k.syms.params(loc)
 	for i, a := range body.Args {
 		t, dt, err := tensorOf(op, a)
 		if err != nil {
 			return nil, err
 		}
-		b := bufferFor("in"+strconv.Itoa(i), t, dt)
+		b := k.syms.buffer("in"+strconv.Itoa(i), t, dt)
 		b.Loc = loc
 		k.f.Params = append(k.f.Params, &tir.Param{Buffer: b, Role: tir.RoleIn, Loc: loc})
 		k.vals[a] = &tir.Operand{Buffer: b, Shape: t.Shape, DType: dt}
@@ -161,7 +189,7 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 		if err != nil {
 			return nil, err
 		}
-		b := bufferFor("out"+strconv.Itoa(i), t, dt)
+		b := k.syms.buffer("out"+strconv.Itoa(i), t, dt)
 		b.Loc = loc
 		k.f.Params = append(k.f.Params, &tir.Param{Buffer: b, Role: tir.RoleOut, Loc: loc})
 		outs = append(outs, b)
@@ -225,7 +253,7 @@ func (k *kernel) result(op *graphir.Op, i int, outFor map[*graphir.Value]*tir.Bu
 	}
 	b := outFor[v]
 	if b == nil {
-		b = bufferFor(k.uniqueBuffer("t"), t, dt)
+		b = k.syms.buffer(k.uniqueBuffer("t"), t, dt)
 		b.Scope = tir.ScopeLocal
 		b.Loc = op.Loc
 		k.allocs = append(k.allocs, b)

@@ -116,13 +116,16 @@ func (l *tirLowering) function(f *graphir.Func) error {
 	loc := f.Loc
 	host := &tir.PrimFunc{Name: f.Name, Attrs: tir.Attrs{tir.AttrHost: tir.UnitAttr{}}, Loc: loc}
 	vals := map[*graphir.Value]*hostValue{}
+	syms := newSymScope()
+	syms.valueSymbols(f.Entry())
+	host.Params = syms.params(loc)
 	for i, a := range f.Args() {
 		t, ok := a.Type.(*graphir.TensorType)
 		dt, ok2 := hlo.TIRDType(elemOf(t))
 		if !ok || !ok2 {
 			return graphir.Errorf(f.Loc, "lower-to-tir: argument #%d of @%s must be a tensor with a tensor IR element type, got %s", i, f.Name, a.Type)
 		}
-		b := bufferFor("arg"+strconv.Itoa(i), t, dt)
+		b := syms.buffer("arg"+strconv.Itoa(i), t, dt)
 		b.Loc = loc
 		host.Params = append(host.Params, &tir.Param{Buffer: b, Role: tir.RoleIn, Loc: loc})
 		vals[a] = &hostValue{buf: b, arena: -1}
@@ -140,7 +143,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 		if err != nil {
 			return err
 		}
-		b := bufferFor("out"+strconv.Itoa(i), t, dt)
+		b := syms.buffer("out"+strconv.Itoa(i), t, dt)
 		b.Loc = loc
 		host.Params = append(host.Params, &tir.Param{Buffer: b, Role: tir.RoleOut, Loc: loc})
 		outs = append(outs, b)
@@ -150,7 +153,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 	}
 	var consts []*tir.AllocateConst
 	var calls []tir.Stmt
-	var arena []PlanBuffer
+	var arena []SymPlanBuffer
 	var arenaBufs []*tir.Buffer
 	var fusionIdx []*graphir.Op
 	for op := entry.First(); op != nil && op != ret; op = op.Next() {
@@ -181,7 +184,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 			}
 			l.out.Funcs = append(l.out.Funcs, kern)
 			idx := len(calls)
-			call := &tir.CallKernel{Callee: name, Loc: op.Loc}
+			call := &tir.CallKernel{Callee: name, Scalars: syms.argsFor(kern), Loc: op.Loc}
 			for i, v := range op.Operands() {
 				hv, ok := vals[v]
 				if !ok {
@@ -202,11 +205,10 @@ func (l *tirLowering) function(f *graphir.Func) error {
 				if err != nil {
 					return err
 				}
-				b := bufferFor("t"+strconv.Itoa(len(arena)), t, dt)
+				b := syms.buffer("t"+strconv.Itoa(len(arena)), t, dt)
 				b.Loc = op.Loc
-				size, _ := tir.BufferBytes(b)
 				vals[r] = &hostValue{buf: b, arena: len(arena)}
-				arena = append(arena, PlanBuffer{Name: b.Name, Size: size, Live: Lifetime{idx, idx}})
+				arena = append(arena, SymPlanBuffer{Name: b.Name, Bytes: byteSize(t, dt), Live: Lifetime{idx, idx}})
 				arenaBufs = append(arenaBufs, b)
 				call.Args = append(call.Args, b)
 			}
@@ -231,18 +233,16 @@ func (l *tirLowering) function(f *graphir.Func) error {
 		}
 		ck := l.copyKernel(t, dt, ret.Loc)
 		l.out.Funcs = append(l.out.Funcs, ck)
-		calls = append(calls, &tir.CallKernel{Callee: ck.Name, Args: []*tir.Buffer{hv.buf, outs[i]}, Loc: ret.Loc})
+		calls = append(calls, &tir.CallKernel{Callee: ck.Name, Args: []*tir.Buffer{hv.buf, outs[i]}, Scalars: syms.argsFor(ck), Loc: ret.Loc})
 	}
 	body := tir.Seq(calls...)
 	if len(calls) == 0 {
 		body = &tir.SeqStmt{Loc: loc}
 	}
-	offsets, stats := PlanMemory(arena)
-	l.stats.ArenaBytes += stats.ArenaBytes
-	l.stats.NaiveBytes += stats.NaiveBytes
-	l.stats.Buffers += stats.Buffers
 	if len(arenaBufs) > 0 {
-		body = &tir.ArenaAlloc{Size: stats.ArenaBytes, Buffers: arenaBufs, Offsets: offsets, Body: body, Loc: loc}
+		size, offsets, stats := planArena(arena, syms)
+		l.stats.add(stats)
+		body = &tir.ArenaAlloc{Size: size, Buffers: arenaBufs, Offsets: offsets, Body: body, Loc: loc}
 	}
 	for i := len(consts) - 1; i >= 0; i-- {
 		consts[i].Body = body

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"strings"
+
 	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/internal/registry"
@@ -13,8 +15,28 @@ import (
 // post-schedule passes, what codegen compiles; Artifact: the compiled
 // code). Errors: the steps' located diagnostics.
 func Compile(m *graphir.Module, cfg Config, r *Runner, stop Level) (*IR, error) {
+	if err := checkSymbolic(m, cfg.Target, stop); err != nil {
+		return nil, err
+	}
 	ir := &IR{Level: Graph, Graph: m}
 	return ir, run(ir, upTo(Table(cfg), stop), r)
+}
+
+// checkSymbolic refuses a module with symbolic dimensions in its
+// functions' signatures for a target that does not compile them
+// (targets.TakesSymbolicShapes) when the compilation goes below the graph
+// level, naming the symbols with the --fix-dim hint.
+func checkSymbolic(m *graphir.Module, t targets.Target, stop Level) error {
+	if stop == Graph || t == nil || targets.TakesSymbolicShapes(t) {
+		return nil
+	}
+	for _, f := range m.Funcs {
+		if syms := graphir.FuncSymbols(f); len(syms) > 0 {
+			hint := graphir.FixDimHint(syms)
+			return graphir.Errorf(f.Loc, "@%s has symbolic dimensions (%s), and target %s compiles static shapes only (the cpu target compiles them once for every size): specialize them with %s or %s", f.Name, strings.Join(syms, ", "), t.Name(), strings.ReplaceAll(hint, "--fix-dim", "--bind-dim"), hint)
+		}
+	}
+	return nil
 }
 
 // run configures rows and runs them on ir.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"github.com/tessera-ml/tessera/graphir"
 	"os"
 	"strconv"
 
@@ -117,7 +118,7 @@ func init() {
 		New:     newApplyRecords})
 	register(&Step{Name: "default-schedule", From: TIR, To: TIR,
 		Summary: "schedule each unscheduled kernel with the target's default rules (or, when they refuse it, their fallback rule)",
-		Options: targetOptionDocs,
+		Options: withTargetOptions(map[string]string{"bind-dims": "representative sizes NAME:N,... the rules tile symbolic dimensions for (default 8); the code is correct for every size"}),
 		New:     newDefaultSchedule})
 	register(&Step{Name: "codegen", From: TIR, To: Artifact,
 		Summary: "compile the scheduled module with the target's code generation, exporting function export (as <prefix>_<export>) and any function with a global_symbol",
@@ -307,6 +308,7 @@ func (a *applyRecords) Statistics() []registry.Statistic {
 // defaultSchedule applies the target's default rules.
 type defaultSchedule struct {
 	rules              schedule.Rules
+	sizes              map[string]int64 // representative sizes of symbols
 	applied, fallbacks int
 }
 
@@ -315,7 +317,24 @@ func newDefaultSchedule(opts map[string]string) (Action, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &defaultSchedule{rules: t.Rules()}, nil
+	var sizes map[string]int64
+	if v := opts["bind-dims"]; v != "" {
+		if sizes, err = graphir.ParseDimsOption(v); err != nil {
+			return nil, err
+		}
+	}
+	return &defaultSchedule{rules: t.Rules(), sizes: sizes}, nil
+}
+
+// hasScalarParams reports whether kernel f takes scalar parameters (the
+// symbolic dimensions of its buffers).
+func hasScalarParams(f *tir.PrimFunc) bool {
+	for _, p := range f.Params {
+		if p.Var != nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (d *defaultSchedule) Run(ir *IR) error {
@@ -333,6 +352,13 @@ func (d *defaultSchedule) Run(ir *IR) error {
 	}
 	for _, i := range unscheduledKernels(ir.TIR) {
 		f := ir.TIR.Funcs[i]
+		if hasScalarParams(f) {
+			if g, err := schedule.RepresentativeDefault(d.rules, f, d.sizes); err == nil {
+				ir.TIR.Funcs[i] = mark(g, "default")
+				d.applied++
+				continue
+			}
+		}
 		if s, err := d.rules.Default(f); err == nil {
 			ir.TIR.Funcs[i] = mark(s.Func(), "default")
 			d.applied++

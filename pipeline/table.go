@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/internal/registry"
 	"github.com/tessera-ml/tessera/targets"
 
@@ -30,6 +31,9 @@ type Config struct {
 	// FoldQDQ runs fold-qdq first: quantized contractions in QDQ form
 	// become i32 contractions and graph.requantize (integer-only).
 	FoldQDQ bool
+	// BindDims are the sizes the default rules tile symbolic dimensions
+	// for (the default-schedule step's bind-dims; others: 8).
+	BindDims map[string]int64
 }
 
 // graphSteps are the graph- and hlo-level steps: graph clean-ups,
@@ -75,7 +79,11 @@ func Table(cfg Config) []registry.Item {
 	if cfg.TuningDB != "" {
 		add("apply-tuning-records", with(to, "db", cfg.TuningDB))
 	}
-	add("default-schedule", to)
+	if len(cfg.BindDims) > 0 {
+		add("default-schedule", with(to, "bind-dims", graphir.FormatDims(cfg.BindDims)))
+	} else {
+		add("default-schedule", to)
+	}
 	if !cfg.KeepLayouts {
 		add("rewrite-layout", nil)
 	}

@@ -141,6 +141,9 @@ func (s *Schedule) Vectorize(l LoopRV) error {
 		return s.Errorf(prim, nil, &l, "no such loop in @%s", s.f.Name)
 	}
 	if _, ok := constInt(f.Extent); !ok {
+		if s.generalize {
+			return nil // a representative trace's hint: the loop stays serial
+		}
 		return s.loopErr(prim, l, "the extent %s is not a constant", tir.ExprString(f.Extent))
 	}
 	if f.Kind == tir.ThreadBinding {
@@ -163,6 +166,9 @@ func (s *Schedule) Unroll(l LoopRV) error {
 		return s.Errorf(prim, nil, &l, "no such loop in @%s", s.f.Name)
 	}
 	if _, ok := constInt(f.Extent); !ok {
+		if s.generalize {
+			return nil // a representative trace's hint: the loop stays serial
+		}
 		return s.loopErr(prim, l, "the extent %s is not a constant", tir.ExprString(f.Extent))
 	}
 	if f.Kind == tir.ThreadBinding {

@@ -215,9 +215,19 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 		}
 	}
 	if !isConst {
+		if s.generalize && infer < 0 {
+			// A tiling chosen at a representative size: the outermost
+			// factor becomes the inferred one.
+			prod /= factors[0]
+			factors = append([]int64{-1}, factors[1:]...)
+			infer = 0
+		}
 		return s.splitSymbolic(l, f, factors, infer, prod)
 	}
 	fs := append([]int64(nil), factors...)
+	if s.generalize && infer < 0 && prod != ext {
+		fs, infer, prod = generalizedFactors(fs, ext)
+	}
 	if infer >= 0 {
 		fs[infer] = (ext + prod - 1) / prod
 		prod *= fs[infer]
@@ -240,6 +250,26 @@ func (s *Schedule) Split(l LoopRV, factors []int64) ([]LoopRV, error) {
 // splitSymbolic is Split of loop f with a non-constant extent: factors
 // were checked (at most one -1, at infer; prod is the product of the
 // others).
+// generalizedFactors adapts the constant factors of a split recorded at a
+// representative size to a loop of constant extent ext that they do not
+// tile exactly (ReplayGeneralized): a loop of one iteration is split into
+// ones; otherwise the outermost factor is inferred. It returns the
+// factors, the inferred position (or -1) and the product of the others.
+func generalizedFactors(fs []int64, ext int64) ([]int64, int, int64) {
+	if ext == 1 {
+		for i := range fs {
+			fs[i] = 1
+		}
+		return fs, -1, 1
+	}
+	prod := int64(1)
+	for _, x := range fs[1:] {
+		prod *= x
+	}
+	fs[0] = -1
+	return fs, 0, prod
+}
+
 func (s *Schedule) splitSymbolic(l LoopRV, f *tir.For, factors []int64, infer int, prod int64) ([]LoopRV, error) {
 	const prim = "split"
 	t := f.Var.Type

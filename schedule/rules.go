@@ -423,3 +423,88 @@ func simpleRule(s *Schedule, name string, target CPURules) error {
 type RecurrenceRules interface {
 	Recurrence(f *tir.PrimFunc) (*tir.PrimFunc, error)
 }
+
+// DefaultRepresentative is the size a symbolic dimension is tiled for when
+// none is given (RepresentativeDefault's sizes).
+const DefaultRepresentative = 8
+
+// RepresentativeDefault schedules a kernel over symbolic dimensions (its
+// index-typed scalar parameters) with r's default rules for
+// representative sizes (sizes by parameter name, DefaultRepresentative
+// for the others), returning the scheduled kernel, correct for every size:
+//   - a kernel separable along its one symbol (a batch, separableSymbol)
+//     is lifted: scheduled at the representative size B and at 1 and run
+//     as chunks of B rows then one row at a time (liftBatch), so every
+//     row runs the code a static compile of B rows (or of one) would have;
+//   - otherwise the rules run on f specialized at the representative
+//     sizes (tensorir.Specialize) and their trace is replayed on f with
+//     ReplayGeneralized (tiles chosen for the representative size, the
+//     outermost tile of a symbolic loop inferred and its tail guarded;
+//     MetaSchedule tunes a dynamic workload at a representative shape the
+//     same way).
+//
+// Errors: the rules refuse a specialized kernel, the trace does not
+// replay on f, or r.Check refuses the result.
+func RepresentativeDefault(r Rules, f *tir.PrimFunc, sizes map[string]int64) (*tir.PrimFunc, error) {
+	vals := map[string]int64{}
+	for _, p := range f.Params {
+		if p.Var != nil && p.Var.Type.IsInt() {
+			v, ok := sizes[p.Var.Name]
+			if !ok {
+				v = DefaultRepresentative
+			}
+			vals[p.Var.Name] = v
+		}
+	}
+	if sym, why := separableSymbol(f); why == "" {
+		if g, err := liftedDefault(r, f, sym, vals[sym.Name]); err == nil {
+			return g, nil
+		}
+	}
+	rep, err := r.Default(tir.Specialize(f, vals))
+	if err != nil {
+		return nil, err
+	}
+	s, err := ReplayGeneralized(f, rep.Trace())
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Check(s.Func()); err != nil {
+		return nil, err
+	}
+	return s.Func(), nil
+}
+
+// liftedDefault is the lifted kernel of RepresentativeDefault: f
+// scheduled by r at chunk rows and at one row, run by liftBatch.
+//
+// The row is scheduled by the chunk's trace where it replays
+// (ReplayGeneralized: the row loops split into ones), so both read the
+// weights in the same order and rewrite-layout packs them once for both;
+// else by the rules on its own.
+func liftedDefault(r Rules, f *tir.PrimFunc, sym *tir.Var, chunk int64) (*tir.PrimFunc, error) {
+	row := tir.Specialize(f, map[string]int64{sym.Name: 1})
+	var main, one *tir.PrimFunc
+	if chunk > 1 {
+		s, err := r.Default(tir.Specialize(f, map[string]int64{sym.Name: chunk}))
+		if err != nil {
+			return nil, err
+		}
+		main = s.Func()
+		if o, err := ReplayGeneralized(row, s.Trace()); err == nil && r.Check(o.Func()) == nil {
+			one = o.Func()
+		}
+	}
+	if one == nil {
+		s, err := r.Default(row)
+		if err != nil {
+			return nil, err
+		}
+		one = s.Func()
+	}
+	g, err := liftBatch(f, sym, chunk, main, one)
+	if err != nil {
+		return nil, err
+	}
+	return g, r.Check(g)
+}

@@ -27,6 +27,9 @@ type Schedule struct {
 	next     int
 	// sampled values not yet consumed, most recent last
 	samples []sampleGroup
+	// generalize is set while ReplayGeneralized replays a trace made at
+	// a representative size on a function with symbolic extents.
+	generalize bool
 }
 
 // sampleGroup is the output of one sampling instruction: value handles

@@ -355,7 +355,35 @@ func equalInts(a, b []int64) bool {
 // so a trace whose decisions were edited replays with the new decisions
 // (and every instruction referencing a sampled value sees the new value).
 func Replay(f *tir.PrimFunc, t *Trace) (*Schedule, error) {
+	return replayOn(New(f), t)
+}
+
+// ReplayGeneralized replays trace t, made on f specialized at a
+// representative size of its symbolic dimensions (tensorir.Specialize),
+// on f itself: a split whose factors are all constants on a loop whose
+// extent is symbolic infers its outermost factor instead (the loop is
+// tiled as at the representative size, the outermost loop running to
+// ceil(extent / inner tiles), the tail guarded unless proven exact), so
+// the schedule is correct for every value of the symbols; vectorizing or
+// unrolling a loop of symbolic extent is left out (it stays serial); a
+// split of a loop of constant extent that its factors do not tile (a
+// loop whose extent depends on the symbols) infers its outermost factor,
+// or splits into ones a loop of one iteration. The instructions are
+// recorded as applied, so the returned schedule's trace replays on f with
+// Replay. Errors: those of Replay, and any primitive that refuses a
+// symbolic extent (sampling a perfect tiling of it).
+func ReplayGeneralized(f *tir.PrimFunc, t *Trace) (*Schedule, error) {
 	s := New(f)
+	s.generalize = true
+	r, err := replayOn(s, t)
+	if r != nil {
+		r.generalize = false
+	}
+	return r, err
+}
+
+// replayOn replays t's instructions on the fresh schedule s.
+func replayOn(s *Schedule, t *Trace) (*Schedule, error) {
 	s.trace.Func = t.Func
 	env := map[string]any{"root": RootLoop}
 	vals := map[string]int64{}

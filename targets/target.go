@@ -92,6 +92,21 @@ type StepSkipper interface {
 	SkipsStep(name string) bool
 }
 
+// SymbolicShaper is implemented by a target whose code takes symbolic
+// dimensions at run time (kernels and an entry point with the symbols'
+// values as scalar arguments, issue 19): the CPU target. The pipeline
+// refuses a model with symbolic dimensions for any other target, naming
+// them with the --fix-dim hint.
+type SymbolicShaper interface {
+	SymbolicShapes() bool
+}
+
+// TakesSymbolicShapes reports whether t compiles symbolic dimensions.
+func TakesSymbolicShapes(t Target) bool {
+	s, ok := t.(SymbolicShaper)
+	return ok && s.SymbolicShapes()
+}
+
 // StepOptioner is implemented by a target that runs some of the
 // pipeline's graph steps with options of its own (the NPU fuses an
 // integer contraction with integer ops only: fuse{integer-epilogues=true}).

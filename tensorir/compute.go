@@ -58,12 +58,32 @@ func (n Nest) Index() []Expr {
 // Out, when set, gives the indices of out the element at n is stored to
 // (default: the spatial variables); it lets a block write a slice of a
 // larger buffer (hlo.rnn_scan's step t of Y).
+//
+// Extents, when set, are the output dimensions as expressions, one per
+// Shape entry: a kernel over symbolic dimensions (issue 19) sets them,
+// with Shape holding -1 (graphir.Dynamic) where a dimension is an
+// expression of the kernel's scalar parameters; the spatial loops then
+// run to those extents.
 type Compute struct {
-	Shape  []int64
-	Reduce []int64
-	Init   func(n Nest) Expr
-	Body   func(n Nest, acc Expr) Expr
-	Out    func(n Nest) []Expr
+	Shape   []int64
+	Reduce  []int64
+	Init    func(n Nest) Expr
+	Body    func(n Nest, acc Expr) Expr
+	Out     func(n Nest) []Expr
+	Extents []Expr
+}
+
+// spatialExtents is the extent of each spatial loop: Extents when set,
+// else Shape's constants.
+func (c *Compute) spatialExtents() []Expr {
+	if c.Extents != nil {
+		return c.Extents
+	}
+	out := make([]Expr, len(c.Shape))
+	for i, d := range c.Shape {
+		out[i] = Int(d)
+	}
+	return out
 }
 
 // Block returns the loop nest (one loop per iteration variable, spatial
@@ -75,8 +95,9 @@ type Compute struct {
 // buffer its value loads (a sound over-approximation) and writes one
 // element of out.
 func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
-	for _, d := range c.Shape {
-		if d == 0 {
+	extents := c.spatialExtents()
+	for _, d := range extents {
+		if k, ok := d.(*IntImm); ok && k.Value == 0 {
 			return nil
 		}
 	}
@@ -85,7 +106,7 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 	var loops []*Var
 	blk := &Block{Name: name, Loc: loc}
 	var values []Expr
-	addLoop := func(kind IterKind, extent int64, i int) *Var {
+	addLoop := func(kind IterKind, extent Expr, i int) *Var {
 		prefix, ivPrefix := "i", "v"
 		if kind == Reduce {
 			prefix, ivPrefix = "r", "k"
@@ -93,15 +114,15 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 		lv := NewVar(prefix+strconv.Itoa(i), DIndex)
 		iv := NewVar(ivPrefix+strconv.Itoa(i), DIndex)
 		loops = append(loops, lv)
-		blk.IterVars = append(blk.IterVars, &IterVar{Var: iv, Dom: RangeOf(0, extent), Kind: kind})
+		blk.IterVars = append(blk.IterVars, &IterVar{Var: iv, Dom: Range{Min: Int(0), Extent: extent}, Kind: kind})
 		values = append(values, lv)
 		return iv
 	}
-	for i, d := range c.Shape {
+	for i, d := range extents {
 		n.Spatial = append(n.Spatial, addLoop(Spatial, d, i))
 	}
 	for i, e := range reduce {
-		n.Reduce = append(n.Reduce, addLoop(Reduce, e, i))
+		n.Reduce = append(n.Reduce, addLoop(Reduce, Int(e), i))
 	}
 	idx := n.Index()
 	if c.Out != nil {
@@ -119,9 +140,8 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 	blk.Writes = []BufferRegion{pointRegion(out, idx)}
 	blk.Reads = wholeReads(out, init != nil, val)
 	var s Stmt = &BlockRealize{Values: values, Block: blk, Loc: loc}
-	extents := append(append([]int64(nil), c.Shape...), reduce...)
 	for i := len(loops) - 1; i >= 0; i-- {
-		s = &For{Var: loops[i], Min: Int(0), Extent: Int(extents[i]), Body: s, Loc: loc}
+		s = &For{Var: loops[i], Min: Int(0), Extent: blk.IterVars[i].Dom.Extent, Body: s, Loc: loc}
 	}
 	return s
 }

@@ -25,9 +25,11 @@ var tensorLevel = syntaxtest.Level[*tensorir.Module]{
 // printer. None may panic; errors must be located; every accepted and
 // verified module must print to text that parses back, verifies and
 // prints identically. The seed corpus (every round-trip example, the
-// README examples, the bad inputs and the verifier's error cases) runs in
+// README examples, the bad inputs, the verifier's error cases and a
+// symbolic host function) runs in
 // every `go test`.
 func FuzzParse(f *testing.F) {
+	f.Add(symbolicHost)
 	syntaxtest.AddSeeds(f, maps.Values(roundTripCases), slices.Values(readmeExamples(f)),
 		syntaxtest.Field(badInputs, func(c badInput) string { return c.src }),
 		syntaxtest.Field(verifyErrorCases, func(c verifyCase) string { return c.src }))

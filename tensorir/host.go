@@ -1,5 +1,10 @@
 package tensorir
 
+import (
+	"fmt"
+	"slices"
+)
+
 // Host-level statements: what a model's entry function is made of once
 // every fused kernel is a PrimFunc of its own. The host function calls the
 // kernels (CallKernel) over weights embedded as constant buffers
@@ -8,15 +13,22 @@ package tensorir
 // "workspace" pools and TFLite's arena planner output).
 
 // CallKernel calls the PrimFunc named Callee of the same module with Args,
-// one buffer per parameter of the callee (which must have only buffer
-// parameters); the callee runs on the caller's memory: writes through an
-// out/inout parameter land in the argument buffer. Printed as
+// one buffer per buffer parameter of the callee in order, and Scalars, one
+// integer value per scalar parameter in order (the values of the
+// symbolic dimensions a kernel's buffer shapes are written in, TVM's
+// T.int64 vars of a dynamic-shape PrimFunc); the callee runs on the
+// caller's memory: writes through an out/inout parameter land in the
+// argument buffer. Each argument's shape must be the parameter's shape
+// with the scalar parameters replaced by Scalars. Printed with the
+// scalars first:
 //
 //	tir.call @fused_0(%a, %w0, %t1)
+//	tir.call @fused_1(%batch, %t1, %out0)
 type CallKernel struct {
-	Callee string
-	Args   []*Buffer
-	Loc    Location
+	Callee  string
+	Args    []*Buffer
+	Scalars []Expr
+	Loc     Location
 }
 
 // AllocateConst makes Buffer a read-only buffer holding constant Data for
@@ -61,20 +73,45 @@ func (s *AllocateConst) FloatValues() []float64 {
 }
 
 // ArenaAlloc places Buffers at byte Offsets of one arena of Size bytes for
-// the duration of Body. Buffers have constant shapes and the default
-// row-major layout; an element occupies ElemBytes of its dtype (i1: one
-// byte). Offsets are multiples of ArenaAlign and each buffer lies inside
-// the arena. Buffers may share bytes (a memory plan reuses the storage of
-// tensors that are no longer live); the interpreter gives them exactly
-// that aliasing. Printed as
+// the duration of Body. Buffers have the default row-major layout; an
+// element occupies ElemBytes of its dtype (i1: one byte). Offsets are
+// multiples of ArenaAlign and each buffer lies inside the arena. Buffers
+// may share bytes (a memory plan reuses the storage of tensors that are no
+// longer live); the interpreter gives them exactly that aliasing.
+//
+// Size, the offsets and the buffers' shapes are integer expressions: in a
+// host function with symbolic dimensions (scalar parameters) they are
+// expressions of those parameters, evaluated when the statement runs (the
+// arena's size is a function of the symbols, issue 19); otherwise
+// constants, checked by the verifier. Printed as (non-constant sizes and
+// offsets in parentheses)
 //
 //	tir.arena 4096 (%t0: buffer<8x16xf32> at 0, %t1: buffer<8x16xf32> at 512) { ... }
+//	tir.arena (%batch * 1024) (%t0: buffer<?x16xf32, [%batch]> at 0, ...) { ... }
 type ArenaAlloc struct {
-	Size    int64
+	Size    Expr
 	Buffers []*Buffer
-	Offsets []int64
+	Offsets []Expr
 	Body    Stmt
 	Loc     Location
+}
+
+// ConstLayout returns the arena's size and offsets when all are
+// constants.
+func (s *ArenaAlloc) ConstLayout() (size int64, offsets []int64, ok bool) {
+	c, ok := s.Size.(*IntImm)
+	if !ok {
+		return 0, nil, false
+	}
+	offsets = make([]int64, len(s.Offsets))
+	for i, o := range s.Offsets {
+		oc, ok := o.(*IntImm)
+		if !ok {
+			return 0, nil, false
+		}
+		offsets[i] = oc.Value
+	}
+	return c.Value, offsets, true
 }
 
 // ArenaAlign is the byte alignment of every buffer placed in an arena (a
@@ -206,40 +243,58 @@ func (v *verifier) hostStmt(s Stmt, blk *blockCtx) {
 		delete(v.bufs, b)
 		delete(v.consts, b)
 	case *ArenaAlloc:
-		if x.Size < 0 {
-			v.errorf("tir.arena: negative size %d", x.Size)
-		}
-		if len(x.Offsets) != len(x.Buffers) {
-			v.errorf("tir.arena: %d buffers but %d offsets", len(x.Buffers), len(x.Offsets))
+		v.arena(x, blk)
+	}
+}
+
+// arena checks a tir.arena: integer size and offsets over the variables
+// in scope, and for a constant layout, offsets aligned and every buffer
+// inside the arena (a symbolic layout is checked when it runs).
+func (v *verifier) arena(x *ArenaAlloc, blk *blockCtx) {
+	v.intExpr(x.Size, "tir.arena: size")
+	if len(x.Offsets) != len(x.Buffers) {
+		v.errorf("tir.arena: %d buffers but %d offsets", len(x.Buffers), len(x.Offsets))
+		return
+	}
+	size, offsets, constant := x.ConstLayout()
+	if constant && size < 0 {
+		v.errorf("tir.arena: negative size %d", size)
+	}
+	for i, b := range x.Buffers {
+		if b == nil {
+			v.errorf("tir.arena: buffer #%d is missing", i)
 			return
 		}
-		for i, b := range x.Buffers {
-			if b == nil {
-				v.errorf("tir.arena: buffer #%d is missing", i)
-				return
-			}
-			v.bufferDecl(b)
-			size, ok := BufferBytes(b)
-			off := x.Offsets[i]
-			switch {
-			case !ok:
-				v.errorf("tir.arena: buffer %%%s must have a constant shape", b.Name)
-			case b.Strides != nil || b.ElemOffset != nil:
-				v.errorf("tir.arena: buffer %%%s must have the default row-major layout", b.Name)
-			case off < 0 || off%ArenaAlign != 0:
-				v.errorf("tir.arena: buffer %%%s at offset %d: offsets must be non-negative multiples of %d", b.Name, off, ArenaAlign)
-			case off > x.Size-size:
-				v.errorf("tir.arena: buffer %%%s of %d bytes at offset %d ends at %d, past the arena's %d bytes", b.Name, size, off, off+size, x.Size)
-			}
-			if v.bufs[b] {
-				v.errorf("buffer %%%s is allocated twice", b.Name)
-			}
-			v.bufs[b] = true
+		v.bufferDecl(b)
+		v.intExpr(x.Offsets[i], fmt.Sprintf("tir.arena: offset of %%%s", b.Name))
+		if b.Strides != nil || b.ElemOffset != nil {
+			v.errorf("tir.arena: buffer %%%s must have the default row-major layout", b.Name)
 		}
-		v.stmt(x.Body, blk)
-		for _, b := range x.Buffers {
-			delete(v.bufs, b)
+		if constant {
+			v.arenaPlace(b, offsets[i], size)
 		}
+		if v.bufs[b] {
+			v.errorf("buffer %%%s is allocated twice", b.Name)
+		}
+		v.bufs[b] = true
+	}
+	v.stmt(x.Body, blk)
+	for _, b := range x.Buffers {
+		delete(v.bufs, b)
+	}
+}
+
+// arenaPlace checks buffer b at constant offset off of an arena of size
+// bytes.
+func (v *verifier) arenaPlace(b *Buffer, off, size int64) {
+	n, ok := BufferBytes(b)
+	switch {
+	case !ok:
+		v.errorf("tir.arena: buffer %%%s must have a constant shape in an arena of constant size", b.Name)
+	case off < 0 || off%ArenaAlign != 0:
+		v.errorf("tir.arena: buffer %%%s at offset %d: offsets must be non-negative multiples of %d", b.Name, off, ArenaAlign)
+	case off > size-n:
+		v.errorf("tir.arena: buffer %%%s of %d bytes at offset %d ends at %d, past the arena's %d bytes", b.Name, n, off, off+n, size)
 	}
 }
 
@@ -253,6 +308,9 @@ func (v *verifier) call(x *CallKernel) {
 			v.errorf("tir.call @%s: argument %%%s is not a parameter or allocated in scope", x.Callee, a.Name)
 		}
 	}
+	for i, e := range x.Scalars {
+		v.intExpr(e, fmt.Sprintf("tir.call @%s: scalar argument #%d", x.Callee, i))
+	}
 	if v.mod == nil {
 		return // VerifyFunc alone cannot resolve callees; Verify(m) does.
 	}
@@ -265,21 +323,19 @@ func (v *verifier) call(x *CallKernel) {
 		v.errorf("tir.call: @%s calls itself", x.Callee)
 		return
 	}
-	if len(x.Args) != len(callee.Params) {
-		v.errorf("tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(callee.Params))
+	bufs, scalars := splitParams(callee)
+	if len(x.Args) != len(bufs) || len(x.Scalars) != len(scalars) {
+		v.errorf("tir.call @%s: %d buffer and %d scalar arguments for %d buffer and %d scalar parameters", x.Callee, len(x.Args), len(x.Scalars), len(bufs), len(scalars))
 		return
 	}
-	for i, p := range callee.Params {
+	bind := callBinding(scalars, x.Scalars)
+	for i, p := range bufs {
 		a := x.Args[i]
-		if p.Buffer == nil {
-			v.errorf("tir.call @%s: parameter #%d (%%%s) is a scalar; tir.call passes buffers only", x.Callee, i, p.Name())
-			continue
-		}
 		if a.DType != p.Buffer.DType {
 			v.errorf("tir.call @%s: argument %%%s has dtype %s but parameter %%%s has %s", x.Callee, a.Name, a.DType, p.Buffer.Name, p.Buffer.DType)
 		}
-		if !sameShape(a.Shape, p.Buffer.Shape) {
-			v.errorf("tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, a.Name, shapeString(a.Shape), p.Buffer.Name, shapeString(p.Buffer.Shape))
+		if want := substShape(p.Buffer.Shape, bind); !sameShape(a.Shape, want) {
+			v.errorf("tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, a.Name, shapeString(a.Shape), p.Buffer.Name, shapeString(want))
 		}
 		if p.Role != RoleIn && v.consts[a] {
 			v.errorf("tir.call @%s: constant buffer %%%s is passed as %s parameter %%%s", x.Callee, a.Name, p.Role, p.Buffer.Name)
@@ -287,6 +343,44 @@ func (v *verifier) call(x *CallKernel) {
 	}
 }
 
+// splitParams returns f's buffer and scalar parameters, each in order.
+func splitParams(f *PrimFunc) (bufs, scalars []*Param) {
+	for _, p := range f.Params {
+		if p.Buffer != nil {
+			bufs = append(bufs, p)
+		} else {
+			scalars = append(scalars, p)
+		}
+	}
+	return bufs, scalars
+}
+
+// callBinding maps a callee's scalar parameters to a call's values.
+func callBinding(scalars []*Param, values []Expr) map[*Var]Expr {
+	m := make(map[*Var]Expr, len(scalars))
+	for i, p := range scalars {
+		if p.Var != nil && i < len(values) {
+			m[p.Var] = values[i]
+		}
+	}
+	return m
+}
+
+// substShape is shape with bind's variables replaced (shape itself when
+// bind is empty).
+func substShape(shape []Expr, bind map[*Var]Expr) []Expr {
+	if len(bind) == 0 {
+		return shape
+	}
+	out := make([]Expr, len(shape))
+	for i, d := range shape {
+		out[i] = Simplify(Substitute(d, bind), nil)
+	}
+	return out
+}
+
+// sameShape reports whether two shapes are the same: equal constants,
+// or structurally equal expressions once simplified.
 func sameShape(a, b []Expr) bool {
 	if len(a) != len(b) {
 		return false
@@ -294,7 +388,14 @@ func sameShape(a, b []Expr) bool {
 	for i := range a {
 		x, ok1 := a[i].(*IntImm)
 		y, ok2 := b[i].(*IntImm)
-		if !(ok1 && ok2 && x.Value == y.Value) {
+		switch {
+		case ok1 && ok2:
+			if x.Value != y.Value {
+				return false
+			}
+		case ok1 || ok2:
+			return false
+		case !Equal(Simplify(a[i], nil), Simplify(b[i], nil)):
 			return false
 		}
 	}
@@ -340,37 +441,58 @@ func (c *compiler) hostStmt(s Stmt) stmtFn {
 			fr.bufs[slot] = nil
 		}
 	case *ArenaAlloc:
-		if x.Size > 1<<31 {
-			return c.failStmt("tir.arena of %d bytes is too large for the interpreter", x.Size)
-		}
-		slots := make([]int, len(x.Buffers))
-		var restores []func()
-		for i, b := range x.Buffers {
-			var restore func()
-			slots[i], restore = c.defineBuf(b)
-			restores = append(restores, restore)
-		}
-		body := c.stmtOrNop(x.Body)
-		for i := len(restores) - 1; i >= 0; i-- {
-			restores[i]()
-		}
-		return func(fr *frame) {
-			mem := make([]byte, x.Size)
-			for i, b := range x.Buffers {
-				fr.bufs[slots[i]] = arenaView(b, mem, x.Offsets[i])
-			}
-			body(fr)
-			for _, s := range slots {
-				fr.bufs[s] = nil
-			}
-		}
+		return c.arena(x)
 	}
 	return c.failStmt("cannot execute %T", s)
 }
 
-// arenaView is buffer b placed at byte offset base of mem (row-major).
-func arenaView(b *Buffer, mem []byte, base int64) *boundBuf {
-	shape, _ := b.ConstShape()
+// arena compiles a tir.arena: its size, offsets and buffer shapes are
+// evaluated when it runs, and every buffer must lie inside it.
+func (c *compiler) arena(x *ArenaAlloc) stmtFn {
+	loc, block := c.loc, c.block
+	size := c.intExpr(x.Size)
+	offs := make([]intFn, len(x.Offsets))
+	for i, o := range x.Offsets {
+		offs[i] = c.intExpr(o)
+	}
+	slots := make([]int, len(x.Buffers))
+	layouts := make([]*bufLayout, len(x.Buffers))
+	var restores []func()
+	for i, b := range x.Buffers {
+		var restore func()
+		layouts[i] = c.layout(b)
+		slots[i], restore = c.defineBuf(b)
+		restores = append(restores, restore)
+	}
+	body := c.stmtOrNop(x.Body)
+	for i := len(restores) - 1; i >= 0; i-- {
+		restores[i]()
+	}
+	return func(fr *frame) {
+		n := size(fr)
+		if n < 0 || n > 1<<31 {
+			raise(loc, block, "tir.arena of %d bytes: negative or too large for the interpreter", n)
+		}
+		mem := make([]byte, n)
+		for i, b := range x.Buffers {
+			shape := layouts[i].dims(fr, true)
+			off := offs[i](fr)
+			view := arenaView(b, shape, mem, off)
+			if end := off + view.n*ElemBytes(b.DType); off < 0 || off%ArenaAlign != 0 || end > n {
+				raise(loc, block, "tir.arena: buffer %%%s of shape %s at offset %d does not lie in the arena's %d bytes at an offset aligned to %d", b.Name, shapeText(shape), off, n, ArenaAlign)
+			}
+			fr.bufs[slots[i]] = view
+		}
+		body(fr)
+		for _, s := range slots {
+			fr.bufs[s] = nil
+		}
+	}
+}
+
+// arenaView is buffer b of the given shape placed at byte offset base of
+// mem (row-major).
+func arenaView(b *Buffer, shape []int64, mem []byte, base int64) *boundBuf {
 	bb := &boundBuf{shape: shape, strides: make([]int64, len(shape)), mem: mem, base: base, dtype: b.DType}
 	st := int64(1)
 	for j := len(shape) - 1; j >= 0; j-- {
@@ -393,6 +515,10 @@ func (c *compiler) callKernel(x *CallKernel) stmtFn {
 		}
 		args[i] = slot
 	}
+	scalars := make([]intFn, len(x.Scalars))
+	for i, e := range x.Scalars {
+		scalars[i] = c.intExpr(e)
+	}
 	return func(fr *frame) {
 		if fr.mod == nil {
 			raise(loc, block, "tir.call @%s needs the module; run the function with RunModule", x.Callee)
@@ -404,8 +530,9 @@ func (c *compiler) callKernel(x *CallKernel) stmtFn {
 		if fr.depth >= maxCallDepth {
 			raise(loc, block, "tir.call @%s: calls nested more than %d deep", x.Callee, maxCallDepth)
 		}
-		if len(x.Args) != len(callee.Params) {
-			raise(loc, block, "tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(callee.Params))
+		bufs, scalarParams := splitParams(callee)
+		if len(x.Args) != len(bufs) || len(x.Scalars) != len(scalarParams) {
+			raise(loc, block, "tir.call @%s: %d buffer and %d scalar arguments for %d buffer and %d scalar parameters", x.Callee, len(x.Args), len(x.Scalars), len(bufs), len(scalarParams))
 		}
 		p := fr.progs[callee]
 		if p == nil {
@@ -413,24 +540,33 @@ func (c *compiler) callKernel(x *CallKernel) stmtFn {
 			fr.progs[callee] = p
 		}
 		sub := p.newFrame(fr.mod, fr.depth+1, fr.progs)
+		nb, ns := 0, 0
 		for i, prm := range callee.Params {
-			if args[i] < 0 || prm.Buffer == nil {
-				raise(loc, block, "tir.call @%s: argument #%d is not bound to a buffer", x.Callee, i)
+			if prm.Var != nil {
+				sub.vals[p.paramSlots[i]] = scalar{i: WrapInt(prm.Var.Type, scalars[ns](fr))}
+				ns++
 			}
-			bb := fr.bufs[args[i]]
-			shape, ok := prm.Buffer.ConstShape()
-			if !ok || prm.Buffer.Strides != nil || prm.Buffer.ElemOffset != nil || len(shape) != len(bb.shape) {
-				raise(loc, block, "tir.call @%s: parameter %%%s needs a constant shape and the default layout", x.Callee, prm.Buffer.Name)
+		}
+		for i, prm := range callee.Params {
+			if prm.Buffer == nil {
+				continue
 			}
-			for j := range shape {
-				if shape[j] != bb.shape[j] {
-					raise(loc, block, "tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, x.Args[i].Name, shapeText(bb.shape), prm.Buffer.Name, shapeText(shape))
-				}
+			if args[nb] < 0 {
+				raise(loc, block, "tir.call @%s: argument #%d is not bound to a buffer", x.Callee, nb)
+			}
+			bb := fr.bufs[args[nb]]
+			if prm.Buffer.Strides != nil || prm.Buffer.ElemOffset != nil {
+				raise(loc, block, "tir.call @%s: parameter %%%s needs the default layout", x.Callee, prm.Buffer.Name)
+			}
+			shape := p.layouts[i].dims(sub, false)
+			if !slices.Equal(shape, bb.shape) {
+				raise(loc, block, "tir.call @%s: argument %%%s has shape %s but parameter %%%s has %s", x.Callee, x.Args[nb].Name, shapeText(bb.shape), prm.Buffer.Name, shapeText(shape))
 			}
 			if prm.Role != RoleIn && bb.readOnly {
-				raise(loc, block, "tir.call @%s: constant buffer %%%s passed as %s parameter", x.Callee, x.Args[i].Name, prm.Role)
+				raise(loc, block, "tir.call @%s: constant buffer %%%s passed as %s parameter", x.Callee, x.Args[nb].Name, prm.Role)
 			}
 			sub.bufs[p.paramSlots[i]] = bb
+			nb++
 		}
 		p.body(sub)
 	}

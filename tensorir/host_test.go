@@ -153,7 +153,7 @@ func TestHostVerifyErrors(t *testing.T) {
 		{"unknown callee", "tir.func @main(%x: buffer<4xf32>) {\n  tir.call @nope(%x)\n}",
 			"v.tir:2:3: error: tir.call: no function @nope in the module"},
 		{"arity", kernel + "tir.func @main(%x: buffer<4xf32>) {\n  tir.call @k(%x)\n}",
-			"v.tir:5:3: error: tir.call @k: 1 arguments for 2 parameters"},
+			"v.tir:5:3: error: tir.call @k: 1 buffer and 0 scalar arguments for 2 buffer and 0 scalar parameters"},
 		{"dtype", kernel + "tir.func @main(%x: buffer<4xf32>, out %y: buffer<4xf16>) {\n  tir.call @k(%x, %y)\n}",
 			"v.tir:5:3: error: tir.call @k: argument %y has dtype f16 but parameter %B has f32"},
 		{"shape", kernel + "tir.func @main(%x: buffer<4xf32>, out %y: buffer<2x2xf32>) {\n  tir.call @k(%x, %y)\n}",
@@ -163,7 +163,9 @@ func TestHostVerifyErrors(t *testing.T) {
 		{"self call", "tir.func @main(%x: buffer<4xf32>) {\n  tir.call @main(%x)\n}",
 			"v.tir:2:3: error: tir.call: @main calls itself"},
 		{"scalar param", "tir.func @s(%n: index) {\n  tir.evaluate 0\n}\ntir.func @main() {\n  tir.call @s()\n}",
-			"v.tir:5:3: error: tir.call @s: 0 arguments for 1 parameters"},
+			"v.tir:5:3: error: tir.call @s: 0 buffer and 0 scalar arguments for 0 buffer and 1 scalar parameters"},
+		{"symbolic argument shape", "tir.func @s(%n: index, %a: buffer<(%n + 1)xf32>) {\n  tir.evaluate 0\n}\ntir.func @main(%m: index, %b: buffer<(%m)xf32>) {\n  tir.call @s(%m, %b)\n}",
+			"v.tir:5:3: error: tir.call @s: argument %b has shape [%m] but parameter %a has [%m + 1]"},
 		{"constant count", "tir.func @main() {\n  tir.constant %c: buffer<2x2xf32> = dense<[1.0, 2.0, 3.0]> {\n  }\n}",
 			"v.tir:2:3: error: constant buffer %c of 4 elements of f32 holds 3 float values"},
 		{"store to constant", "tir.func @main() {\n  tir.constant %c: buffer<2xi32> = dense<[1, 2]> {\n    %c[0] = 3 : i32\n  }\n}",
@@ -173,7 +175,7 @@ func TestHostVerifyErrors(t *testing.T) {
 		{"arena alignment", "tir.func @main() {\n  tir.arena 1000 (%t: buffer<3xf32> at 32) {\n  }\n}",
 			"v.tir:2:3: error: tir.arena: buffer %t at offset 32: offsets must be non-negative multiples of 64"},
 		{"arena symbolic", "tir.func @main(%n: index) {\n  tir.arena 1000 (%t: buffer<(%n)xf32> at 0) {\n  }\n}",
-			"v.tir:2:3: error: tir.arena: buffer %t must have a constant shape"},
+			"v.tir:2:3: error: tir.arena: buffer %t must have a constant shape in an arena of constant size"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m, err := tensorir.ParseString("v.tir", c.src)
@@ -187,6 +189,8 @@ func TestHostVerifyErrors(t *testing.T) {
 
 func TestHostParseErrors(t *testing.T) {
 	for _, c := range []struct{ src, want string }{
+		{"tir.func @s(%n: index, %a: buffer<(%n)xf32>) {\n  tir.evaluate 0\n}\ntir.func @main(%m: index, %b: buffer<(%m)xf32>) {\n  tir.call @s(%b, %m)\n}",
+			"p.tir:5:3: error: tir.call @s: scalar argument %m after a buffer argument (scalars come first)"},
 		{"tir.func @main() {\n  tir.constant %c: buffer<2xf32> = dense<[1.0, 0.1 : f32]> {\n  }\n}", "p.tir:2:"},
 		{"tir.func @main() {\n  tir.constant %c: buffer<2xi8> = dense<[1, 300]> {\n  }\n}", "p.tir:2:45: error: constant element 300 is not a value of i8"},
 		{"tir.func @main() {\n  tir.constant %c: buffer<2xf16> = dense<[1.0, 0.1]> {\n  }\n}", "p.tir:2:48: error: constant element 0.1 is not a value of f16"},

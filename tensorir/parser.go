@@ -154,15 +154,7 @@ func (b *builder) bufType(name string, pt *pBufType) (*Buffer, error) {
 	}
 	buf := &Buffer{Name: name, DType: t, Scope: ScopeGlobal, Shape: []Expr{}}
 	for _, d := range pt.Dims {
-		if d.Int != nil {
-			v, err := strconv.ParseInt(*d.Int, 10, 64)
-			if err != nil {
-				return nil, b.Errorf(d.Pos, "buffer dimension %s is out of range", *d.Int)
-			}
-			buf.Shape = append(buf.Shape, Int(v))
-			continue
-		}
-		e, err := b.expr(d.Expr)
+		e, err := b.dim(d, "buffer dimension")
 		if err != nil {
 			return nil, err
 		}
@@ -852,9 +844,9 @@ func (b *builder) constStmt(pc *pConst, loc Location) (Stmt, error) {
 }
 
 func (b *builder) arenaStmt(pa *pArena, loc Location) (Stmt, error) {
-	size, err := strconv.ParseInt(pa.Size, 10, 64)
+	size, err := b.dim(pa.Size, "arena size")
 	if err != nil {
-		return nil, b.Errorf(pa.Pos, "arena size %s is out of range", pa.Size)
+		return nil, err
 	}
 	s := &ArenaAlloc{Size: size, Loc: loc}
 	b.push()
@@ -865,9 +857,9 @@ func (b *builder) arenaStmt(pa *pArena, loc Location) (Stmt, error) {
 			return nil, err
 		}
 		buf.Loc = b.At(pb.Pos)
-		off, err := strconv.ParseInt(pb.Offset, 10, 64)
+		off, err := b.dim(pb.Offset, "arena offset")
 		if err != nil {
-			return nil, b.Errorf(pb.Pos, "arena offset %s is out of range", pb.Offset)
+			return nil, err
 		}
 		if err := b.define(pb.Name, buf, pb.Pos); err != nil {
 			return nil, err
@@ -881,6 +873,19 @@ func (b *builder) arenaStmt(pa *pArena, loc Location) (Stmt, error) {
 	return s, nil
 }
 
+// dim is an integer literal or a parenthesized expression (a buffer
+// dimension, an arena size or offset); what names it in errors.
+func (b *builder) dim(d *pDim, what string) (Expr, error) {
+	if d.Int == nil {
+		return b.expr(d.Expr)
+	}
+	v, err := strconv.ParseInt(*d.Int, 10, 64)
+	if err != nil {
+		return nil, b.Errorf(d.Pos, "%s %s is out of range", what, *d.Int)
+	}
+	return Int(v), nil
+}
+
 func (b *builder) callKernel(pc *pCallK, loc Location) (Stmt, error) {
 	name := pc.Callee[1:]
 	if strings.HasPrefix(name, `"`) {
@@ -892,6 +897,13 @@ func (b *builder) callKernel(pc *pCallK, loc Location) (Stmt, error) {
 	}
 	s := &CallKernel{Callee: name, Args: []*Buffer{}, Loc: loc}
 	for _, a := range pc.Args {
+		if v, ok := b.lookup(a[1:]).(*Var); ok {
+			if len(s.Args) > 0 {
+				return nil, b.Errorf(pc.Pos, "tir.call %s: scalar argument %s after a buffer argument (scalars come first)", pc.Callee, a)
+			}
+			s.Scalars = append(s.Scalars, v)
+			continue
+		}
 		buf, err := b.bufferRef(a, pc.Pos)
 		if err != nil {
 			return nil, err

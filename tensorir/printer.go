@@ -175,6 +175,18 @@ func symbolText(s string) string {
 	return strconv.Quote(s)
 }
 
+// dim prints a buffer dimension, an arena size or offset: a non-negative
+// index constant as an integer, anything else in parentheses.
+func (p *printer) dim(d Expr) {
+	if c, ok := d.(*IntImm); ok && c.Type == DIndex && c.Value >= 0 {
+		p.b.WriteString(strconv.FormatInt(c.Value, 10))
+		return
+	}
+	p.b.WriteString("(")
+	p.expr(d, precLowest)
+	p.b.WriteString(")")
+}
+
 // bufType prints buffer<128x64xf32, "shared", strides = [64, 1], offset = 0, align = 64>.
 func (p *printer) bufType(b *Buffer) {
 	if b == nil {
@@ -183,13 +195,7 @@ func (p *printer) bufType(b *Buffer) {
 	}
 	p.b.WriteString("buffer<")
 	for _, d := range b.Shape {
-		if c, ok := d.(*IntImm); ok && c.Type == DIndex && c.Value >= 0 {
-			p.b.WriteString(strconv.FormatInt(c.Value, 10))
-		} else {
-			p.b.WriteString("(")
-			p.expr(d, precLowest)
-			p.b.WriteString(")")
-		}
+		p.dim(d)
 		p.b.WriteString("x")
 	}
 	p.b.WriteString(b.DType.String())
@@ -353,8 +359,14 @@ func (p *printer) stmt(s Stmt, depth int) {
 		p.expr(x.Value, precLowest)
 	case *CallKernel:
 		p.b.WriteString("tir.call @" + symbolText(x.Callee) + "(")
-		for i, a := range x.Args {
+		for i, e := range x.Scalars {
 			if i > 0 {
+				p.b.WriteString(", ")
+			}
+			p.expr(e, precPrimary)
+		}
+		for i, a := range x.Args {
+			if i > 0 || len(x.Scalars) > 0 {
 				p.b.WriteString(", ")
 			}
 			p.b.WriteString("%" + p.name(a, bname(a)))
@@ -369,7 +381,9 @@ func (p *printer) stmt(s Stmt, depth int) {
 		p.body(x.Body, depth)
 		p.undefine(x.Buffer)
 	case *ArenaAlloc:
-		p.b.WriteString("tir.arena " + strconv.FormatInt(x.Size, 10) + " (")
+		p.b.WriteString("tir.arena ")
+		p.dim(x.Size)
+		p.b.WriteString(" (")
 		for i, b := range x.Buffers {
 			if i > 0 {
 				p.b.WriteString(", ")
@@ -377,7 +391,8 @@ func (p *printer) stmt(s Stmt, depth int) {
 			p.b.WriteString("%" + p.define(b, bname(b)) + ": ")
 			p.bufType(b)
 			if i < len(x.Offsets) {
-				p.b.WriteString(" at " + strconv.FormatInt(x.Offsets[i], 10))
+				p.b.WriteString(" at ")
+				p.dim(x.Offsets[i])
 			}
 		}
 		p.b.WriteString(") ")

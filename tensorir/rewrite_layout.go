@@ -102,13 +102,14 @@ func rewriteLayout(m *Module, release bool) LayoutRewriteStats {
 	if !ok {
 		return st
 	}
-	plans := map[string]map[int]*layoutPlan{} // kernel → parameter index → plan
+	plans := map[string]map[int]*layoutPlan{} // kernel → buffer argument index → plan
 	for i, f := range m.Funcs {
 		if _, host := f.Attrs[AttrHost]; host {
 			continue
 		}
-		for p, prm := range f.Params {
-			if prm.Buffer == nil || prm.Role != RoleIn || !consts[callArg{f.Name, p}] {
+		for a, p := range bufferParams(f) {
+			prm := f.Params[p]
+			if prm.Role != RoleIn || !consts[callArg{f.Name, a}] {
 				continue
 			}
 			plan := planLayout(f, prm.Buffer)
@@ -119,7 +120,7 @@ func rewriteLayout(m *Module, release bool) LayoutRewriteStats {
 			if plans[f.Name] == nil {
 				plans[f.Name] = map[int]*layoutPlan{}
 			}
-			plans[f.Name][p] = plan
+			plans[f.Name][a] = plan
 			st.Params++
 		}
 		m.Funcs[i] = f
@@ -138,16 +139,30 @@ func ConstantParams(m *Module) map[string][]int {
 	consts, _ := hostConstArgs(m)
 	out := map[string][]int{}
 	for _, f := range m.Funcs {
-		for i := range f.Params {
-			if consts[callArg{f.Name, i}] {
-				out[f.Name] = append(out[f.Name], i)
+		for a, p := range bufferParams(f) {
+			if consts[callArg{f.Name, a}] {
+				out[f.Name] = append(out[f.Name], p)
 			}
 		}
 	}
 	return out
 }
 
-// callArg names argument Index of the calls of kernel Callee.
+// bufferParams lists the indices of f's buffer parameters in order: entry
+// a is the parameter that argument a of a tir.call binds (CallKernel.Args
+// skips the scalar parameters).
+func bufferParams(f *PrimFunc) []int {
+	var out []int
+	for i, p := range f.Params {
+		if p.Buffer != nil {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// callArg names buffer argument Index (of CallKernel.Args) of the calls
+// of kernel Callee.
 type callArg struct {
 	Callee string
 	Index  int
@@ -199,6 +214,8 @@ type layoutPlan struct {
 	buf     *Buffer
 	realize *BlockRealize
 	digits  []*layoutDigit
+	// others are the plans of buf's other readers, in the same layout.
+	others []*layoutPlan
 }
 
 // Key identifies the layout (equal keys transpose a constant the same way).
@@ -226,16 +243,37 @@ type loopInfo struct {
 	ext   int64
 }
 
-// planLayout finds the layout buf is read in by f's loop nest, or nil.
+// planLayout finds the layout buf is read in by f's loop nest, or nil:
+// the layout of its reader's access order, or of all its readers when
+// each reads it in the same layout (a kernel holding one loop nest per
+// batch chunk size, schedule's batch lifting); nil when they disagree.
 func planLayout(f *PrimFunc, buf *Buffer) *layoutPlan {
 	shape, ok := buf.ConstShape()
 	if !ok || buf.Strides != nil || buf.ElemOffset != nil {
 		return nil
 	}
-	r, loops, env := readerOf(f.Body, buf)
-	if r == nil {
+	var first *layoutPlan
+	for _, r := range readersOf(f.Body, buf) {
+		p := readerPlan(r, buf, shape)
+		switch {
+		case p == nil, first != nil && p.Key() != first.Key():
+			return nil
+		case first == nil:
+			first = p
+		default:
+			first.others = append(first.others, p)
+		}
+	}
+	if first == nil || first.isIdentity(shape) {
 		return nil
 	}
+	return first
+}
+
+// readerPlan is the layout reader r reads buf (of the given shape) in,
+// or nil.
+func readerPlan(rd reader, buf *Buffer, shape []int64) *layoutPlan {
+	r := rd.realize
 	idx := loadIndices(r.Block, buf)
 	if idx == nil || len(idx) != len(shape) {
 		return nil
@@ -251,7 +289,7 @@ func planLayout(f *PrimFunc, buf *Buffer) *layoutPlan {
 			return nil
 		}
 		used[j] = true
-		ds := digitsOf(r.Values[j], loops, env, shape[k])
+		ds := digitsOf(r.Values[j], rd.loops, rd.env, shape[k])
 		if ds == nil {
 			return nil
 		}
@@ -264,9 +302,6 @@ func planLayout(f *PrimFunc, buf *Buffer) *layoutPlan {
 		ka, kb := p.digits[a].key, p.digits[b].key
 		return ka[0] < kb[0] || ka[0] == kb[0] && ka[1] < kb[1]
 	})
-	if p.isIdentity(shape) {
-		return nil
-	}
 	return p
 }
 
@@ -294,12 +329,19 @@ func (p *layoutPlan) isIdentity(shape []int64) bool {
 	return true
 }
 
-// readerOf finds the one leaf block realize that loads buf (nil when the
-// buffer is stored to, loaded outside that block, or named in the regions
-// of another block), with the loops around it and their ranges.
-func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEnv) {
-	var found *BlockRealize
-	var foundLoops map[*Var]loopInfo
+// reader is a leaf block realize that loads a buffer, with the loops
+// around it and their ranges.
+type reader struct {
+	realize *BlockRealize
+	loops   map[*Var]loopInfo
+	env     BoundEnv
+}
+
+// readersOf finds the leaf block realizes that load buf (nil when the
+// buffer is stored to, loaded outside such a block, or named in the
+// regions of a block that does not load it itself: an enclosing block).
+func readersOf(body Stmt, buf *Buffer) []reader {
+	var found []reader
 	bad := false
 	loops := map[*Var]loopInfo{}
 	var walk func(s Stmt, depth int)
@@ -332,15 +374,18 @@ func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEn
 			switch {
 			case exprsLoad(x.Values, buf) || exprsLoad([]Expr{x.Predicate}, buf):
 				bad = true
-			case reads && !nested && found == nil && !writesTo(x.Block, buf):
-				found = x
-				foundLoops = make(map[*Var]loopInfo, len(loops))
+			case reads && !nested && !writesTo(x.Block, buf):
+				r := reader{realize: x, loops: make(map[*Var]loopInfo, len(loops)), env: BoundEnv{}}
 				for v, l := range loops {
-					foundLoops[v] = l
+					r.loops[v] = l
+					if l.ext > 0 {
+						r.env[v] = Interval{l.lo, l.lo + l.ext - 1}
+					}
 				}
+				found = append(found, r)
 				return
 			case mentions || reads:
-				bad = true // several readers, or an enclosing block's regions
+				bad = true // an enclosing block's regions
 			}
 			walk(x.Block.Body, depth)
 			return
@@ -357,16 +402,10 @@ func readerOf(body Stmt, buf *Buffer) (*BlockRealize, map[*Var]loopInfo, BoundEn
 		}
 	}
 	walk(body, 0)
-	if bad || found == nil {
-		return nil, nil, nil
+	if bad {
+		return nil
 	}
-	env := BoundEnv{}
-	for v, l := range foundLoops {
-		if l.ext > 0 {
-			env[v] = Interval{l.lo, l.lo + l.ext - 1}
-		}
-	}
-	return found, foundLoops, env
+	return found
 }
 
 // regionHas reports whether one of rs is a region of buf.
@@ -579,6 +618,29 @@ func (p *layoutPlan) apply(f *PrimFunc, param int) *PrimFunc {
 		nb.Shape = append(nb.Shape, Int(d))
 	}
 	names := usedNames(f)
+	repl := map[Stmt]Stmt{}
+	for _, q := range append([]*layoutPlan{p}, p.others...) {
+		repl[q.realize] = q.rewritten(nb, names)
+	}
+	out := *f
+	out.Params = append([]*Param(nil), f.Params...)
+	np := *f.Params[param]
+	np.Buffer = nb
+	out.Params[param] = &np
+	out.Body = Mutate(f.Body, func(s Stmt) (Stmt, bool) {
+		if r, ok := repl[s]; ok {
+			return r, true
+		}
+		return nil, false
+	})
+	return &out
+}
+
+// rewritten is the plan's reader reading nb, the buffer in the new
+// layout, its iteration variables split into the layout's digits (new
+// variable names drawn from names).
+func (p *layoutPlan) rewritten(nb *Buffer, names map[string]bool) *BlockRealize {
+	old := p.buf
 	b := p.realize.Block
 	nr := *p.realize
 	nblk := *b
@@ -656,18 +718,7 @@ func (p *layoutPlan) apply(f *PrimFunc, param int) *PrimFunc {
 	}
 	nblk.Reads, nblk.Writes = regions(b.Reads), regions(b.Writes)
 	nblk.Init, nblk.Body = mapStmtExprs(b.Init, ex), mapStmtExprs(b.Body, ex)
-	out := *f
-	out.Params = append([]*Param(nil), f.Params...)
-	np := *f.Params[param]
-	np.Buffer = nb
-	out.Params[param] = &np
-	out.Body = Mutate(f.Body, func(s Stmt) (Stmt, bool) {
-		if s == Stmt(p.realize) {
-			return &nr, true
-		}
-		return nil, false
-	})
-	return &out
+	return &nr
 }
 
 // mapStmtExprs rebuilds the statements of a leaf block's init or body with

@@ -144,3 +144,21 @@ func TestRawConstants(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "raw bytes")
 }
+
+// TestRewriteLayoutSeveralReaders: a kernel holding two loop nests that
+// read a constant parameter in the same order (schedule's batch lifting
+// runs one per chunk size) is rewritten in both; the results are those of
+// the unrewritten module.
+func TestRewriteLayoutSeveralReaders(t *testing.T) {
+	m := rewriteLayoutCase(t)
+	for _, f := range m.Funcs {
+		if _, kernel := f.Attrs[tir.AttrKernel]; kernel {
+			f.Body = tir.Seq(f.Body, tir.FreshCopy(f.Body, "_again"))
+		}
+	}
+	require.NoError(t, tir.Verify(m), tir.Print(m))
+	want := runHostOnRandom(t, m, 1)
+	require.Equal(t, tir.LayoutRewriteStats{Params: 2, Constants: 3}, tir.RewriteLayoutModule(m))
+	require.NoError(t, tir.Verify(m))
+	require.Equal(t, want, runHostOnRandom(t, m, 1))
+}

@@ -164,7 +164,7 @@ type pConstElem struct {
 
 type pArena struct {
 	Pos  lexer.Position
-	Size string       `parser:"'tir.arena' @Int '('"`
+	Size *pDim        `parser:"'tir.arena' @@ '('"`
 	Bufs []*pArenaBuf `parser:"( @@ ( ',' @@ )* )? ')'"`
 	Body *pBody       `parser:"@@"`
 }
@@ -173,7 +173,7 @@ type pArenaBuf struct {
 	Pos    lexer.Position
 	Name   string    `parser:"@ValueID ':'"`
 	Type   *pBufType `parser:"@@"`
-	Offset string    `parser:"'at' @Int"`
+	Offset *pDim     `parser:"'at' @@"`
 }
 
 type pCallK struct {

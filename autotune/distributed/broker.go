@@ -100,8 +100,14 @@ func setup(ctx context.Context, nc *nats.Conn) (*Broker, error) {
 	b.Workers, err = js.KeyValue(ctx, WorkersBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		b.Workers, err = js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: WorkersBucket, Description: "live Tessera workers", TTL: WorkerTTL, Storage: jetstream.MemoryStorage})
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			b.Workers, err = js.KeyValue(ctx, WorkersBucket)
+		if err != nil {
+			// Another client created it first: the server answers
+			// "bucket exists" or, inside the creation's window, "subjects
+			// overlap with an existing stream" (err_code 10065); either
+			// way the bucket is there to use.
+			if kv, lookErr := js.KeyValue(ctx, WorkersBucket); lookErr == nil {
+				b.Workers, err = kv, nil
+			}
 		}
 	}
 	if err != nil {

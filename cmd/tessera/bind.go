@@ -35,16 +35,21 @@ func parseBindings(flags []string) (map[string]*graphir.Tensor, error) {
 
 // parseFixDims parses --fix-dim NAME=N flags (N ≥ 1): symbolic input
 // dimensions of an ONNX model pinned to a size (onnx.Options.FixDims).
-func parseFixDims(flags []string) (map[string]int64, error) {
+func parseFixDims(flags []string) (map[string]int64, error) { return parseDimFlags("fix-dim", flags) }
+
+// parseDimFlags reads the NAME=N values of the repeatable flag --flag
+// (--fix-dim, --bind-dim). Errors: a malformed value, N < 1, a name given
+// twice.
+func parseDimFlags(flag string, flags []string) (map[string]int64, error) {
 	out := map[string]int64{}
 	for _, f := range flags {
 		name, size, ok := strings.Cut(f, "=")
 		n, err := strconv.ParseInt(size, 10, 64)
 		if !ok || name == "" || err != nil || n < 1 {
-			return nil, fmt.Errorf("--fix-dim %q: expected NAME=N, N a positive integer", f)
+			return nil, fmt.Errorf("--%s %q: expected NAME=N, N a positive integer", flag, f)
 		}
 		if _, dup := out[name]; dup {
-			return nil, fmt.Errorf("--fix-dim: dimension '%s' is fixed twice", name)
+			return nil, fmt.Errorf("--%s: dimension '%s' is given twice", flag, name)
 		}
 		out[name] = n
 	}

@@ -81,7 +81,11 @@ func printTable(o compileOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	_, err = fmt.Fprintln(stdout, pipeline.Text(pipeline.Table(o.config(t))))
+	cfg, err := o.config(t)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	_, err = fmt.Fprintln(stdout, pipeline.Text(pipeline.Table(cfg)))
 	return err
 }
 

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -55,4 +58,134 @@ func TestDynamicModels(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cDynamicDriver runs model_main, compiled once with a symbolic batch, on
+// every (batch, input file, output file) triple of its arguments: one
+// object, several batch sizes.
+const cDynamicDriver = `#include <stdio.h>
+#include <stdlib.h>
+#include "model.h"
+
+int main(int argc, char **argv) {
+	long in_per = atol(argv[1]), out_per = atol(argv[2]);
+	for (int a = 3; a + 2 < argc; a += 3) {
+		long batch = atol(argv[a]);
+		float *x = malloc(sizeof(float) * in_per * batch + 1), *y = malloc(sizeof(float) * out_per * batch + 1);
+		FILE *f = fopen(argv[a + 1], "rb");
+		if (!f || fread(x, sizeof(float), in_per * batch, f) != (size_t)(in_per * batch)) { perror("input"); return 3; }
+		fclose(f);
+		int32_t rc = model_main(batch, x, y);
+		if (rc != 0) { fprintf(stderr, "model_main returned %d\n", rc); return 4; }
+		f = fopen(argv[a + 2], "wb");
+		if (!f || fwrite(y, sizeof(float), out_per * batch, f) != (size_t)(out_per * batch)) { perror("output"); return 5; }
+		fclose(f);
+		free(x);
+		free(y);
+	}
+	return 0;
+}
+`
+
+// TestDynamicCompileOnce compiles the MLP and ResNet-18 exported with a
+// dynamic batch once, with the batch left symbolic (int32_t
+// model_main(int64_t batch, const float *in0, float *out0)), links one C
+// program against the object, and runs it at batch 1, 3 and 8 in one
+// process: each result within 1e-4 of PyTorch and within 1e-6 (relative
+// to the largest value) of the static compile of the same batch
+// (tessera run, which sizes the batch from its input file).
+func TestDynamicCompileOnce(t *testing.T) {
+	for _, m := range []struct {
+		name          string
+		inPer, outPer int
+		short         bool
+	}{{"mlp_dynamic", 784, 10, true}, {"resnet18_dynamic", 3 * 224 * 224, 1000, false}} {
+		t.Run(m.name, func(t *testing.T) {
+			if testing.Short() && !m.short {
+				t.Skip("-short compiles the MLP only")
+			}
+			model := onnxModel(t, m.name)
+			dir := t.TempDir()
+			mlir := filepath.Join(dir, "model.mlir")
+			_, stderr, code := tessera("import", model, "-o", mlir)
+			require.Equal(t, 0, code, stderr)
+			_, stderr, code = tessera("compile", mlir, "-o", filepath.Join(dir, "model.o"))
+			require.Equal(t, 0, code, stderr)
+			hdr, err := os.ReadFile(filepath.Join(dir, "model.h"))
+			require.NoError(t, err)
+			assert.Contains(t, string(hdr), "int32_t model_main(int64_t batch, const float *in0, float *out0);")
+
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "driver.c"), []byte(cDynamicDriver), 0o644))
+			cc := exec.Command(cCompiler(t), "-O2", "-o", "driver", "driver.c", "model.o", "-lm", "-lgomp", "-ldl")
+			cc.Dir = dir
+			out, err := cc.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+
+			args := []string{fmt.Sprint(m.inPer), fmt.Sprint(m.outPer)}
+			batches := map[int]int{}
+			for k := 1; k <= 3; k++ {
+				x := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", m.name, k)))
+				batches[k] = len(x) / m.inPer
+				in := filepath.Join(dir, fmt.Sprintf("x%d.bin", k))
+				writeRawF32(t, in, x)
+				args = append(args, fmt.Sprint(batches[k]), in, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
+			}
+			run := exec.Command(filepath.Join(dir, "driver"), args...)
+			out, err = run.CombinedOutput()
+			require.NoError(t, err, "%s", out)
+
+			for k := 1; k <= 3; k++ {
+				got := readRawF32(t, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
+				torch := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_output_%d.npy", m.name, k)))
+				require.Len(t, got, len(torch))
+				static := filepath.Join(dir, fmt.Sprintf("static%d.npy", k))
+				_, stderr, code := tessera("run", mlir, "--input", filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", m.name, k)), "--output", static)
+				require.Equal(t, 0, code, stderr)
+				vsStatic, vsTorch := relativeError(got, readF32(t, static)), relativeError(got, torch)
+				t.Logf("%s batch %d (one object): max|Δ|/max|ref| vs the static compile %.3g, vs PyTorch %.3g", m.name, batches[k], vsStatic, vsTorch)
+				assert.LessOrEqual(t, vsStatic, 1e-6, "batch %d against the static compile", batches[k])
+				assert.LessOrEqual(t, vsTorch, 1e-4, "batch %d against PyTorch", batches[k])
+			}
+		})
+	}
+}
+
+// writeRawF32 writes xs as little-endian float32s.
+func writeRawF32(t *testing.T, path string, xs []float32) {
+	var raw bytes.Buffer
+	require.NoError(t, binary.Write(&raw, binary.LittleEndian, xs))
+	require.NoError(t, os.WriteFile(path, raw.Bytes(), 0o644))
+}
+
+// readRawF32 reads little-endian float32s.
+func readRawF32(t *testing.T, path string) []float32 {
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	xs := make([]float32, len(raw)/4)
+	require.NoError(t, binary.Read(bytes.NewReader(raw), binary.LittleEndian, xs))
+	return xs
+}
+
+// TestDynamicTargetsAndFlags: a target that compiles static shapes only
+// refuses a model with symbols left free, with the hints, and specializes
+// at --bind-dim saying so; tune needs sizes; a malformed --bind-dim is
+// refused.
+func TestDynamicTargetsAndFlags(t *testing.T) {
+	model := onnxModel(t, "mlp_dynamic")
+	dir := t.TempDir()
+	mlir := filepath.Join(dir, "m.mlir")
+	_, stderr, code := tessera("import", model, "-o", mlir)
+	require.Equal(t, 0, code, stderr)
+	_, stderr, code = tessera("compile", "--target", "npu", mlir, "-o", filepath.Join(dir, "m.npu"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "error: @main has symbolic dimensions (batch), and target npu compiles static shapes only (the cpu target compiles them once for every size): specialize them with --bind-dim batch=N or --fix-dim batch=N")
+	_, stderr, code = tessera("compile", "--target", "npu", mlir, "--bind-dim", "batch=2", "-o", filepath.Join(dir, "m.npu"))
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "note: target npu compiles static shapes: specialized at batch=2 (--bind-dim)")
+	_, stderr, code = tessera("tune", mlir, "--trials", "1", "--db", filepath.Join(dir, "db.jsonl"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "@main has symbolic dimensions (batch) and tuning needs their sizes: pin them with --fix-dim batch=N")
+	_, stderr, code = tessera("compile", mlir, "--bind-dim", "batch=0", "-o", filepath.Join(dir, "m.o"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, `--bind-dim "batch=0": expected NAME=N, N a positive integer`)
 }

@@ -178,12 +178,12 @@ func TestFixDim(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"compile", dynamic, "--emit", "hlo"}, "error: @main has symbolic dimensions (batch_size) and code generation needs their sizes: pin them with --fix-dim batch_size=N (run and bench also take them from their --input files)"},
+		{[]string{"compile", dynamic, "--target", "npu", "--emit", "npu-asm"}, "error: @main has symbolic dimensions (batch_size), and target npu compiles static shapes only (the cpu target compiles them once for every size): specialize them with --bind-dim batch_size=N or --fix-dim batch_size=N"},
 		{[]string{"compile", symbolic, "--emit", "hlo", "--fix-dim", "batch=1"}, "error: cannot fix dimension 'batch': no input dimension of @main is named so (its symbolic dimensions: batch_size)"},
 		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch=1"}, "error: cannot fix dimension 'batch': no input dimension of the model is named so (its symbolic dimensions: 'batch_size')"},
 		{[]string{"import", static, "--fix-dim", "batch=1"}, "(its symbolic dimensions: none)"},
 		{[]string{"import", dynamic, "--fix-dim", "batch_size=0"}, `--fix-dim "batch_size=0": expected NAME=N, N a positive integer`},
-		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch_size=2"}, "--fix-dim: dimension 'batch_size' is fixed twice"},
+		{[]string{"import", dynamic, "--fix-dim", "batch_size=1", "--fix-dim", "batch_size=2"}, "--fix-dim: dimension 'batch_size' is given twice"},
 		{[]string{"compile", dynamic, "--emit", "hlo", "--fix-dim", "batch_size"}, `--fix-dim "batch_size": expected NAME=N`},
 		{[]string{"compile", model, "--emit", "hlo", "--fix-dim", "batch=1"}, "cannot fix dimension 'batch': no input dimension of @main is named so (its symbolic dimensions: none)"},
 	} {

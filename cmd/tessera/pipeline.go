@@ -54,6 +54,9 @@ type compileOptions struct {
 	// shapes pin the symbols fixDims leaves free.
 	fixDims    []string
 	inputFiles []string
+	// bindDims are the representative sizes (NAME=N) the default rules
+	// tile symbolic dimensions left free for (--bind-dim).
+	bindDims []string
 	// log receives remarks (the tuning summary), dumps and timing.
 	log io.Writer
 }
@@ -74,6 +77,7 @@ func addCompileFlags(cmd *cobra.Command, o *compileOptions, stderr io.Writer) {
 	f.BoolVar(&o.printIRAfterAll, "print-ir-after-all", false, "print the IR to stderr after every pipeline step")
 	f.BoolVar(&o.timing, "timing", false, "print the wall-clock time of every pipeline step to stderr")
 	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
+	f.StringArrayVar(&o.bindDims, "bind-dim", nil, "NAME=N: tile a symbolic dimension left free (compiled once for every size) for the size N (default 8), the code staying correct for every size; a target that compiles static shapes only (npu, cuda) specializes at N instead (repeatable)")
 }
 
 // compiled is a finished (or stopped) compilation.
@@ -97,7 +101,11 @@ const fixDimUsage = "NAME=N: an ONNX model's symbolic input dimension NAME (its 
 // --fix-dim given for a graph-dialect file, and a compiled model
 // (isCompiledModel), which only run and bench take.
 func loadModel(path string, fixDims []string) (*graphir.Module, error) {
-	return loadModelFor(path, fixDims, nil, false)
+	m, err := loadModelFor(path, fixDims, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return m, requireBound(m, "tuning")
 }
 
 // loadModelFor is loadModel for running on the .npy files inputs (run,
@@ -149,12 +157,12 @@ func loadModelFor(path string, fixDims, inputs []string, keepQDQ bool) (*graphir
 
 // bindSymbols specializes a graph-dialect model whose @main has symbolic
 // dimensions: --fix-dim pins symbols by name, and the --input files' shapes
-// size the others (graphir.BindingOf). Symbols left free are an error:
-// code generation needs every size. An ONNX model arrives here with its
+// size the others (graphir.BindingOf). Symbols left free stay symbolic:
+// the CPU target compiles them once for every size (requireBound refuses
+// them where a command needs sizes). An ONNX model arrives here with its
 // symbols already pinned or sized by the importer, or free. Errors: a
 // --fix-dim naming no symbol of @main, inconsistent input files, shapes
-// that disagree under the binding (BindFunc's verification), a free
-// symbol.
+// that disagree under the binding (BindFunc's verification).
 func bindSymbols(path string, m *graphir.Module, main *graphir.Func, fixDims, inputs []string) error {
 	bind, err := symbolBinding(path, main, fixDims, inputs)
 	if err != nil || bind == nil {
@@ -203,16 +211,20 @@ func symbolBinding(path string, main *graphir.Func, fixDims, inputs []string) (m
 			}
 		}
 	}
-	var free []string
-	for _, s := range syms {
-		if _, ok := bind[s]; !ok {
-			free = append(free, s)
-		}
-	}
-	if len(free) > 0 {
-		return nil, graphir.Errorf(main.Loc, "@main has symbolic dimensions (%s) and code generation needs their sizes: pin them with %s (run and bench also take them from their --input files)", strings.Join(free, ", "), graphir.FixDimHint(free))
-	}
 	return bind, nil
+}
+
+// requireBound refuses a model whose @main still has symbolic dimensions,
+// for a command that needs their sizes (what), with the --fix-dim hint.
+func requireBound(m *graphir.Module, what string) error {
+	main := m.Lookup("main")
+	if main == nil {
+		return nil
+	}
+	if free := graphir.FuncSymbols(main); len(free) > 0 {
+		return graphir.Errorf(main.Loc, "@main has symbolic dimensions (%s) and %s needs their sizes: pin them with %s", strings.Join(free, ", "), what, graphir.FixDimHint(free))
+	}
+	return nil
 }
 
 // newTarget makes the target instance the flags select. Errors: an
@@ -226,8 +238,10 @@ func (o compileOptions) newTarget() (targets.Target, error) {
 }
 
 // config is the pipeline configuration of the flags for target t.
-func (o compileOptions) config(t targets.Target) pipeline.Config {
-	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name, FoldQDQ: o.foldQDQ}
+// Errors: a malformed --bind-dim.
+func (o compileOptions) config(t targets.Target) (pipeline.Config, error) {
+	bind, err := parseDimFlags("bind-dim", o.bindDims)
+	return pipeline.Config{Target: t, Traces: o.traces, TuningDB: o.tuningDB, KeepLayouts: o.keepLayouts, Prefix: o.name, FoldQDQ: o.foldQDQ, BindDims: bind}, err
 }
 
 // runner observes the steps as the flags ask.
@@ -248,7 +262,18 @@ func (o compileOptions) runner() (*pipeline.Runner, error) {
 // compileModel runs the pipeline for target t on the model at path
 // through the steps that end at level stop.
 func compileModel(path string, o compileOptions, t targets.Target, stop pipeline.Level) (*compiled, error) {
-	cfg := o.config(t)
+	cfg, err := o.config(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(o.bindDims) > 0 && !targets.TakesSymbolicShapes(t) {
+		// A target that compiles static shapes specializes at the sizes
+		// --bind-dim gives, and says so.
+		o.fixDims = append(append([]string(nil), o.fixDims...), o.bindDims...)
+		if o.log != nil {
+			fmt.Fprintf(o.log, "note: target %s compiles static shapes: specialized at %s (--bind-dim)\n", t.Name(), strings.Join(o.bindDims, ", "))
+		}
+	}
 	r, err := o.runner()
 	if err != nil {
 		return nil, err

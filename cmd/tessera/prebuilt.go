@@ -70,7 +70,7 @@ func loadPrebuilt(path string, threads int) (*loaded, error) {
 	}
 	entry, ok := sig.Entry("main")
 	if !ok {
-		return fail(fmt.Errorf("its signature lists no @main entry point (%d others): not a model's shared object", len(sig.Entries)))
+		return fail(fmt.Errorf("its signature lists no @main entry point (%d others): not a model's shared object, or one compiled with symbolic dimensions, whose <prefix>_main takes their values and is called from C (tessera run and bench take the .mlir or .onnx and size them from the --input files)", len(sig.Entries)))
 	}
 	if host := llvm.HostVectorBits(); sig.Target == "cpu" && sig.VectorBits > host {
 		return fail(fmt.Errorf("compiled for %d-bit vectors (-mcpu %s), but this machine has %d-bit ones: recompile it here, or with a --mcpu this machine runs", sig.VectorBits, sig.MCPU, host))

@@ -83,6 +83,9 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 	}
 	first := strings.Split(o.calibrate[0], ",") // an ONNX model's free symbols take the first batch's sizes
 	m, err := loadModelFor(model, o.fixDims, first, false)
+	if err == nil {
+		err = requireBound(m, "quantization")
+	}
 	if err != nil {
 		return err
 	}
@@ -190,6 +193,9 @@ func (p *calibrationProbe) Close() {
 // them passes the entry point's argument limit) and loads it.
 func compiledEvaluator(model string, fixDims, first []string, n int) (*calibrationProbe, error) {
 	m, err := loadModelFor(model, fixDims, first, false)
+	if err == nil {
+		err = requireBound(m, "quantization")
+	}
 	if err != nil {
 		return nil, err
 	}

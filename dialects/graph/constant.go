@@ -20,7 +20,7 @@ func init() {
 		Verify:   verifyConstant,
 		Eval:     evalConstant,
 		Pretty:   true,
-	}, Conversions{Legalize: legalizeConstant})
+	}, Conversions{Legalize: legalizeConstant, Symbolic: true})
 }
 
 // legalizeConstant: graph.constant → hlo.constant with the same value.

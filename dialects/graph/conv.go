@@ -46,7 +46,7 @@ func init() {
 		},
 		Eval:   evalConv2D,
 		Pretty: true,
-	}, Conversions{Legalize: legalizeConv2D})
+	}, Conversions{Legalize: legalizeConv2D, Symbolic: true})
 }
 
 // ConvOutputSize returns the output length of one spatial dimension of a
@@ -273,6 +273,6 @@ func legalizeConv2D(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		return []*graphir.Value{conv}, nil
 	}
 	c := &chain{b: b, t: rt}
-	bb := c.do(func() (*graphir.Value, error) { return b.broadcastInDim(bias, rt.Shape, []int64{1}) })
+	bb := c.do(func() (*graphir.Value, error) { return b.broadcastInDimDims(bias, rt.Dims(), []int64{1}) })
 	return c.done(c.op(hlo.AddOp, conv, bb))
 }

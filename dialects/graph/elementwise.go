@@ -218,7 +218,7 @@ func registerUnary(us []unaryOp) {
 			},
 			Pretty:       true,
 			Canonicalize: u.canon,
-		}, Conversions{Legalize: legalize, ONNX: u.onnx})
+		}, Conversions{Legalize: legalize, Symbolic: true, ONNX: u.onnx})
 	}
 }
 
@@ -270,7 +270,7 @@ func registerBinary(bs []binaryOp) {
 				return evalBinary(op, args, b.fn)
 			},
 			Pretty: true,
-		}, Conversions{Legalize: legalize, ONNX: b.onnx})
+		}, Conversions{Legalize: legalize, Symbolic: true, ONNX: b.onnx})
 	}
 }
 

@@ -2,7 +2,7 @@ package graph
 
 import (
 	"math"
-	"strings"
+	"slices"
 
 	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
@@ -30,18 +30,25 @@ type legalizeFn func(op *graphir.Op, b *builder) ([]*graphir.Value, error)
 // Conversions are what only the graph level knows about an op, registered
 // with its definition:
 //   - Legalize is its rewrite into hlo ops (legalize-to-hlo);
+//   - Symbolic says that Legalize takes symbolic dimensions (its hlo ops
+//     are built from the graph op's result dimensions, TensorType.Dims,
+//     and are hlo ops that take them): legalize-to-hlo refuses an op with
+//     symbolic operands or results whose rule has not opted in, naming the
+//     symbols and the --fix-dim hint;
 //   - ONNX is the ONNX op type it implements one-to-one, or "" when the
 //     importer converts it with a rule of its own: the node's inputs are
 //     the op's operands in order, and the node's attributes are the op's,
 //     by name, at the op's defaults (AttrSpec.Default) when absent.
 type Conversions struct {
 	Legalize legalizeFn
+	Symbolic bool
 	ONNX     string
 }
 
 var (
-	legalizations = map[string]legalizeFn{}
-	onnxOps       = map[string]*graphir.OpDef{}
+	legalizations         = map[string]legalizeFn{}
+	symbolicLegalizations = map[string]bool{}
+	onnxOps               = map[string]*graphir.OpDef{}
 )
 
 // register adds def to graphir's op registry with its conversions: the
@@ -50,6 +57,7 @@ func register(def *graphir.OpDef, c Conversions) {
 	graphir.RegisterOp(def)
 	if c.Legalize != nil {
 		legalizations[def.Name] = c.Legalize
+		symbolicLegalizations[def.Name] = c.Symbolic
 	}
 	if c.ONNX != "" {
 		if prev := onnxOps[c.ONNX]; prev != nil {
@@ -61,6 +69,10 @@ func register(def *graphir.OpDef, c Conversions) {
 
 // Legalizes reports whether graph op name has a legalization to hlo.
 func Legalizes(name string) bool { return legalizations[name] != nil }
+
+// LegalizesSymbolic reports whether graph op name's legalization to hlo
+// takes symbolic dimensions (Conversions.Symbolic).
+func LegalizesSymbolic(name string) bool { return symbolicLegalizations[name] }
 
 // ONNXOp returns the graph op implementing ONNX op type t one-to-one (see
 // Conversions.ONNX), or nil.
@@ -75,12 +87,10 @@ func init() {
 // graph op's location. Errors (a located diagnostic naming the graph op):
 // an op with no rule, an attribute or shape the rule cannot express, and,
 // after the rewrite, any graph op other than an unused graph.none left in f;
-// a function with symbolic dimensions (the hlo dialect and the lowering
-// below it take static shapes: bind them first, graphir.BindFunc).
+// an op with symbolic operands or results whose rule does not take them
+// (Conversions.Symbolic), naming the symbols and the flags that pin them
+// (or bind them first: graphir.BindFunc, tessera-opt's fix-dims pass).
 func LegalizeFunc(f *graphir.Func) error {
-	if syms := graphir.FuncSymbols(f); len(syms) > 0 {
-		return graphir.Errorf(f.Loc, "@%s has symbolic dimensions (%s); legalizing to hlo needs static shapes: pin them with %s (tessera-opt: --%s='dims=NAME:N,...')", f.Name, strings.Join(syms, ", "), graphir.FixDimHint(syms), graphir.FixDimsPassName)
-	}
 	var work []*graphir.Op
 	f.Walk(func(op *graphir.Op) {
 		if op.Dialect() == "graph" && op.Name != NoneOp {
@@ -123,6 +133,9 @@ func legalizeOp(op *graphir.Op) error {
 	if err := graphir.VerifyOp(op); err != nil {
 		return err
 	}
+	if syms := opSymbols(op); len(syms) > 0 && !symbolicLegalizations[op.Name] {
+		return op.Errorf("failed to legalize to hlo: %s (tessera-opt: --%s='dims=NAME:N,...')", graphir.NotSymbolicYet(syms), graphir.FixDimsPassName)
+	}
 	b := &builder{src: op}
 	vals, err := fn(op, b)
 	if err == nil {
@@ -140,6 +153,20 @@ func legalizeOp(op *graphir.Op) error {
 	}
 	op.Erase()
 	return nil
+}
+
+// opSymbols returns the symbols of op's operand and result types.
+func opSymbols(op *graphir.Op) []string {
+	var ts []graphir.Type
+	for _, v := range op.Operands() {
+		if v != nil {
+			ts = append(ts, v.Type)
+		}
+	}
+	for _, r := range op.Results {
+		ts = append(ts, r.Type)
+	}
+	return graphir.TypesSymbols(ts...)
 }
 
 // checkReplacement compares a rule's values with the op's results.
@@ -219,9 +246,20 @@ func (b *builder) constant(d *graphir.DenseElementsAttr) (*graphir.Value, error)
 	return b.insert(hlo.ConstantFromDense(d, b.src.Loc), nil)
 }
 
-// splat creates a constant of type t with every element v.
+// splat creates a value of type t with every element v: a splat
+// hlo.constant when t is static; for a symbolic t (constants hold data,
+// so they are static) a rank-0 constant broadcast to t's dimensions by
+// hlo.broadcast_in_dim, which the fuse pass clones into each fusion that
+// uses it, as it does splat constants.
 func (b *builder) splat(t *graphir.TensorType, v float64) (*graphir.Value, error) {
-	return b.insert(hlo.Splat(t.Elem, t.Shape, v, b.src.Loc), nil)
+	if t.IsStatic() {
+		return b.insert(hlo.Splat(t.Elem, t.Shape, v, b.src.Loc), nil)
+	}
+	s, err := b.scalar(t.Elem, v)
+	if err != nil {
+		return nil, err
+	}
+	return b.broadcastInDimDims(s, t.Dims(), nil)
 }
 
 // scalar creates a rank-0 constant of dtype dt (a reduction init value).
@@ -234,22 +272,51 @@ func (b *builder) compare(dir string, x, y *graphir.Value) (*graphir.Value, erro
 	return b.insert(hlo.Compare(x, y, dir, b.src.Loc))
 }
 
-// reshape creates hlo.reshape of x to shape, or returns x when the shape
-// is already right.
+// constDims returns a static shape as dimension expressions.
+func constDims(shape []int64) []*graphir.SymExpr {
+	out := make([]*graphir.SymExpr, len(shape))
+	for i, d := range shape {
+		out[i] = graphir.SymConst(d)
+	}
+	return out
+}
+
+// dimsEq reports whether a and b are the same dimensions.
+func dimsEq(a, b []*graphir.SymExpr) bool {
+	return slices.EqualFunc(a, b, (*graphir.SymExpr).Equal)
+}
+
+// reshape is reshapeDims to a static shape.
 func (b *builder) reshape(x *graphir.Value, shape []int64) (*graphir.Value, error) {
+	return b.reshapeDims(x, constDims(shape))
+}
+
+// reshapeDims creates hlo.reshape of x to dimensions dims (expressions;
+// symbolic ones make a symbolic result type), or returns x when its
+// dimensions are already dims. Errors: element counts that are not equal
+// expressions (hlo.reshape's check), at the graph op.
+func (b *builder) reshapeDims(x *graphir.Value, dims []*graphir.SymExpr) (*graphir.Value, error) {
 	t, err := b.tensorOf(x, "reshape operand")
 	if err != nil {
 		return nil, err
 	}
-	if shapeEq(t.Shape, shape) {
+	if dimsEq(t.Dims(), dims) {
 		return x, nil
 	}
-	return b.insert(hlo.Reshape(x, graphir.NewTensor(t.Elem, shape...), b.src.Loc))
+	return b.insert(hlo.Reshape(x, graphir.NewTensorDims(t.Elem, dims...), b.src.Loc))
 }
 
-// broadcastInDim creates hlo.broadcast_in_dim of x to shape with the
-// given dimension map, or returns x when it is the identity.
+// broadcastInDim is broadcastInDimDims to a static shape.
 func (b *builder) broadcastInDim(x *graphir.Value, shape []int64, dims []int64) (*graphir.Value, error) {
+	return b.broadcastInDimDims(x, constDims(shape), dims)
+}
+
+// broadcastInDimDims creates hlo.broadcast_in_dim of x to the dimensions
+// target (expressions) with the dimension map dims (x's dimension i is
+// result dimension dims[i]), or returns x when it is the identity.
+// Errors: a map of the wrong length, a dimension out of range, or an
+// operand dimension that is neither 1 nor the target's expression.
+func (b *builder) broadcastInDimDims(x *graphir.Value, target []*graphir.SymExpr, dims []int64) (*graphir.Value, error) {
 	t, err := b.tensorOf(x, "broadcast operand")
 	if err != nil {
 		return nil, err
@@ -257,35 +324,49 @@ func (b *builder) broadcastInDim(x *graphir.Value, shape []int64, dims []int64) 
 	if len(dims) != t.Rank() {
 		return nil, b.src.Errorf("failed to legalize to hlo: broadcast of rank-%d value with %d dimensions", t.Rank(), len(dims))
 	}
-	identity := len(shape) == t.Rank() && shapeEq(shape, t.Shape)
+	identity := len(target) == t.Rank() && dimsEq(target, t.Dims())
 	for i, d := range dims {
-		if d < 0 || int(d) >= len(shape) || (t.Shape[i] != 1 && t.Shape[i] != shape[d]) {
-			return nil, b.src.Errorf("cannot broadcast %s to shape %s", t, shapeString(shape))
+		if d < 0 || int(d) >= len(target) || !broadcastsTo(t.Dim(i), target[d]) {
+			return nil, b.src.Errorf("cannot broadcast %s to shape %s", t, dimsString(target))
 		}
 		identity = identity && d == int64(i)
 	}
 	if identity {
 		return x, nil
 	}
-	return b.insert(hlo.BroadcastInDim(x, graphir.NewTensor(t.Elem, shape...), dims, b.src.Loc))
+	return b.insert(hlo.BroadcastInDim(x, graphir.NewTensorDims(t.Elem, target...), dims, b.src.Loc))
 }
 
-// broadcastTo broadcasts x to shape NumPy-style: x's dimensions align with
-// the trailing dimensions of shape, and each has size 1 or the target size.
+// broadcastsTo reports whether a dimension of size d broadcasts to one of
+// size to: d is the constant 1 or the same expression.
+func broadcastsTo(d, to *graphir.SymExpr) bool {
+	c, ok := d.Const()
+	return ok && c == 1 || d.Equal(to)
+}
+
+// broadcastTo is broadcastToDims to a static shape.
 func (b *builder) broadcastTo(x *graphir.Value, shape []int64) (*graphir.Value, error) {
+	return b.broadcastToDims(x, constDims(shape))
+}
+
+// broadcastToDims broadcasts x to the dimensions target NumPy-style: x's
+// dimensions align with the trailing dimensions of target, and each is 1
+// or the target's expression. Errors: x of higher rank, or a dimension
+// that does not broadcast.
+func (b *builder) broadcastToDims(x *graphir.Value, target []*graphir.SymExpr) (*graphir.Value, error) {
 	t, err := b.tensorOf(x, "broadcast operand")
 	if err != nil {
 		return nil, err
 	}
-	if t.Rank() > len(shape) {
-		return nil, b.src.Errorf("cannot broadcast %s to shape %s", t, shapeString(shape))
+	if t.Rank() > len(target) {
+		return nil, b.src.Errorf("cannot broadcast %s to shape %s", t, dimsString(target))
 	}
-	off := len(shape) - t.Rank()
+	off := len(target) - t.Rank()
 	dims := make([]int64, t.Rank())
 	for i := range dims {
 		dims[i] = int64(off + i)
 	}
-	return b.broadcastInDim(x, shape, dims)
+	return b.broadcastInDimDims(x, target, dims)
 }
 
 // reduce creates hlo.reduce of x over dims, starting from init and
@@ -434,7 +515,7 @@ func broadcastThen(build func(b *builder, xs []*graphir.Value) (*graphir.Value, 
 		if err != nil {
 			return nil, err
 		}
-		xs, err := broadcastOperands(op, b, rt.Shape)
+		xs, err := broadcastOperands(op, b, rt.Dims())
 		if err != nil {
 			return nil, err
 		}
@@ -443,12 +524,13 @@ func broadcastThen(build func(b *builder, xs []*graphir.Value) (*graphir.Value, 
 	}
 }
 
-// broadcastOperands broadcasts every operand of op to shape.
-func broadcastOperands(op *graphir.Op, b *builder, shape []int64) ([]*graphir.Value, error) {
+// broadcastOperands broadcasts every operand of op to the dimensions
+// target.
+func broadcastOperands(op *graphir.Op, b *builder, target []*graphir.SymExpr) ([]*graphir.Value, error) {
 	xs := make([]*graphir.Value, op.NumOperands())
 	for i := range xs {
 		var err error
-		if xs[i], err = b.broadcastTo(op.Operand(i), shape); err != nil {
+		if xs[i], err = b.broadcastToDims(op.Operand(i), target); err != nil {
 			return nil, err
 		}
 	}

@@ -118,7 +118,7 @@ func init() {
 		Verify:   verifyCast,
 		Eval:     evalCast,
 		Pretty:   true,
-	}, Conversions{Legalize: legalizeCast})
+	}, Conversions{Legalize: legalizeCast, Symbolic: true})
 }
 
 // Mod is ONNX Mod of a and b of element type dt: with fmod the remainder

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"slices"
+
 	"github.com/tessera-ml/tessera/dialects/hlo"
 	"github.com/tessera-ml/tessera/graphir"
 )
@@ -31,7 +33,7 @@ func init() {
 		Infer:    inferMatMul,
 		Eval:     evalMatMul,
 		Pretty:   true,
-	}, Conversions{Legalize: legalizeMatMul})
+	}, Conversions{Legalize: legalizeMatMul, Symbolic: true})
 	register(&graphir.OpDef{
 		Name:     GemmOp,
 		Summary:  "alpha * op(A) * op(B) + beta * C (ONNX Gemm)",
@@ -48,7 +50,7 @@ func init() {
 		Infer:    inferGemm,
 		Eval:     evalGemm,
 		Pretty:   true,
-	}, Conversions{Legalize: legalizeGemm})
+	}, Conversions{Legalize: legalizeGemm, Symbolic: true})
 }
 
 // matmulShapes holds the analysed shapes of a matmul.
@@ -209,12 +211,13 @@ func evalGemm(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error)
 // to M×N and added.
 
 func legalizeMatMul(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
-	s, err := analyseMatMul(op)
+	rt, err := b.resultTensor()
 	if err != nil {
 		return nil, err
 	}
 	lhs, rhs := op.Operand(0), op.Operand(1)
-	ra, rb := s.aType.Rank(), s.bType.Rank()
+	at, bt := graphir.AsTensor(lhs.Type), graphir.AsTensor(rhs.Type)
+	ra, rb := at.Rank(), bt.Rank()
 	kbDim := int64(0)
 	if rb >= 2 {
 		kbDim = int64(rb - 2)
@@ -225,13 +228,15 @@ func legalizeMatMul(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		r, err := b.insert(hlo.DotGeneral(lhs, rhs, dims, op.Loc))
 		return []*graphir.Value{r}, err
 	}
-	// Both batched (ra ≥ 2, rb ≥ 3): broadcast batch dims to the common shape.
-	nb := len(s.batch)
-	x, err := b.broadcastTo(lhs, append(append([]int64(nil), s.batch...), s.aType.Shape[ra-2:]...))
+	// Both batched (ra ≥ 2, rb ≥ 3): broadcast batch dims to the common
+	// shape, the result's leading dimensions.
+	nb := rt.Rank() - 2
+	batch := rt.Dims()[:nb]
+	x, err := b.broadcastToDims(lhs, append(slices.Clone(batch), at.Dims()[ra-2:]...))
 	if err != nil {
 		return nil, err
 	}
-	y, err := b.broadcastTo(rhs, append(append([]int64(nil), s.batch...), s.bType.Shape[rb-2:]...))
+	y, err := b.broadcastToDims(rhs, append(slices.Clone(batch), bt.Dims()[rb-2:]...))
 	if err != nil {
 		return nil, err
 	}
@@ -275,7 +280,7 @@ func legalizeGemm(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 			return nil, cc.err
 		}
 	}
-	cb := c.do(func() (*graphir.Value, error) { return b.broadcastTo(cv, rt.Shape) })
+	cb := c.do(func() (*graphir.Value, error) { return b.broadcastToDims(cv, rt.Dims()) })
 	return c.done(c.op(hlo.AddOp, y, cb))
 }
 

@@ -50,7 +50,7 @@ func init() {
 		},
 		Eval:   evalBatchNorm,
 		Pretty: true,
-	}, Conversions{Legalize: legalizeBatchNorm})
+	}, Conversions{Legalize: legalizeBatchNorm, Symbolic: true})
 	registerSoftmaxLike(SoftmaxOp, "softmax along one axis (ONNX Softmax, opset 13)", evalSoftmax, false)
 	registerSoftmaxLike(LogSoftmaxOp, "log of softmax along one axis (ONNX LogSoftmax, opset 13)", evalLogSoftmax, true)
 }
@@ -197,7 +197,7 @@ func legalizeBatchNorm(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	}
 	c := &chain{b: b, t: xt}
 	perChannel := func(v *graphir.Value) *graphir.Value {
-		return c.do(func() (*graphir.Value, error) { return b.broadcastInDim(v, xt.Shape, []int64{1}) })
+		return c.do(func() (*graphir.Value, error) { return b.broadcastInDimDims(v, xt.Dims(), []int64{1}) })
 	}
 	y := c.op(hlo.SubtractOp, x, perChannel(mean))
 	y = c.op(hlo.MultiplyOp, y, perChannel(s))
@@ -229,7 +229,7 @@ func legalizeSoftmaxLike(logOut bool) legalizeFn {
 		}
 		c := &chain{b: b, t: xt}
 		back := func(v *graphir.Value) *graphir.Value {
-			return c.do(func() (*graphir.Value, error) { return b.broadcastInDim(v, xt.Shape, keep) })
+			return c.do(func() (*graphir.Value, error) { return b.broadcastInDimDims(v, xt.Dims(), keep) })
 		}
 		reduce := func(v *graphir.Value, init float64, combiner string) *graphir.Value {
 			return c.do(func() (*graphir.Value, error) { return b.reduce(v, init, combiner, []int64{int64(ax)}) })
@@ -265,5 +265,5 @@ func registerSoftmaxLike(name, summary string, eval func(*graphir.Op, []*graphir
 		},
 		Eval:   eval,
 		Pretty: true,
-	}, Conversions{Legalize: legalizeSoftmaxLike(log)})
+	}, Conversions{Legalize: legalizeSoftmaxLike(log), Symbolic: true})
 }

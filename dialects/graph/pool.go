@@ -42,7 +42,7 @@ func init() {
 		Infer:    inferPool,
 		Eval:     evalPool,
 		Pretty:   true,
-	}, Conversions{Legalize: legalizePool2D(true)})
+	}, Conversions{Legalize: legalizePool2D(true), Symbolic: true})
 	register(&graphir.OpDef{
 		Name:     AvgPool2DOp,
 		Summary:  "2-D average pooling over NCHW input (ONNX AveragePool)",
@@ -67,7 +67,7 @@ func init() {
 		},
 		Eval:   evalPool,
 		Pretty: true,
-	}, Conversions{Legalize: legalizePool2D(false)})
+	}, Conversions{Legalize: legalizePool2D(false), Symbolic: true})
 	register(&graphir.OpDef{
 		Name:     GlobalAvgPoolOp,
 		Summary:  "mean over all spatial dimensions: N×C×H×W → N×C×1×1 (ONNX GlobalAveragePool)",
@@ -85,7 +85,7 @@ func init() {
 		},
 		Eval:   evalGlobalAvgPool,
 		Pretty: true,
-	}, Conversions{Legalize: legalizeGlobalAvgPool})
+	}, Conversions{Legalize: legalizeGlobalAvgPool, Symbolic: true})
 }
 
 type poolParams struct {
@@ -310,6 +310,10 @@ type poolDim struct {
 	in, out, k, s, d, lo, hi int64
 }
 
+// symbolic reports whether the dimension's size is symbolic (in and out
+// are then graphir.Dynamic).
+func (p poolDim) symbolic() bool { return p.in == graphir.Dynamic }
+
 // highPad returns the high padding that makes reduce_window produce at
 // least out windows.
 func (p poolDim) highPad() int64 {
@@ -347,7 +351,10 @@ func legalizePool2D(isMax bool) legalizeFn {
 		var his [2]int64
 		for i := range dims {
 			dims[i] = poolDim{in: xt.Shape[2+i], out: rt.Shape[2+i], k: p.kernel[i], s: p.strides[i], d: p.dilations[i], lo: p.pads[i], hi: p.pads[2+i]}
-			his[i] = dims[i].highPad()
+			his[i] = dims[i].hi
+			if !dims[i].symbolic() { // symbolic: no ceil_mode (inference refuses it), so hi suffices
+				his[i] = dims[i].highPad()
+			}
 		}
 		init, combiner := 0.0, hlo.AddOp
 		if isMax {
@@ -370,9 +377,14 @@ func legalizePool2D(isMax bool) legalizeFn {
 		}
 		var cnt [2][]int64
 		for i, d := range dims {
-			if p.includePad {
+			switch {
+			case d.symbolic() && !p.includePad && d.lo+d.hi > 0:
+				return nil, requireStatic(op, xt, 2+i, "the size of a dimension that avg_pool2d pads without count_include_pad")
+			case d.symbolic():
+				cnt[i] = []int64{d.k} // every window lies inside the padded extent
+			case p.includePad:
 				cnt[i] = d.counts(-d.lo, d.in+d.hi)
-			} else {
+			default:
 				cnt[i] = d.counts(0, d.in)
 			}
 		}
@@ -398,6 +410,11 @@ func (b *builder) countTensor(cnt [2][]int64, rt *graphir.TensorType) (*graphir.
 	if uniform {
 		return b.splat(rt, ct.Data[0])
 	}
+	for d := 2; d < 4; d++ {
+		if err := requireStatic(b.src, rt, d, "a spatial dimension of an avg_pool2d whose window counts vary by position"); err != nil {
+			return nil, err
+		}
+	}
 	v, err := b.constant(ct.Round().ToDense())
 	if err != nil {
 		return nil, err
@@ -412,9 +429,14 @@ func legalizeGlobalAvgPool(op *graphir.Op, b *builder) ([]*graphir.Value, error)
 	}
 	x := op.Operand(0)
 	xt := graphir.AsTensor(x.Type)
+	for d := 2; d < xt.Rank(); d++ {
+		if err := requireStatic(op, xt, d, "the element count of global_avg_pool's window"); err != nil {
+			return nil, err
+		}
+	}
 	count := product(xt.Shape[2:])
 	c := &chain{b: b, t: rt}
 	sum := c.do(func() (*graphir.Value, error) { return b.reduce(x, 0, hlo.AddOp, iota64(2, xt.Rank())) })
-	r := c.do(func() (*graphir.Value, error) { return b.reshape(sum, rt.Shape) })
+	r := c.do(func() (*graphir.Value, error) { return b.reshapeDims(sum, rt.Dims()) })
 	return c.done(c.op(hlo.DivideOp, r, c.splat(float64(count))))
 }

@@ -87,7 +87,7 @@ func init() {
 			},
 			Eval:   evalReduce,
 			Pretty: true,
-		}, Conversions{Legalize: legalizeReduce})
+		}, Conversions{Legalize: legalizeReduce, Symbolic: true})
 	}
 }
 
@@ -310,12 +310,18 @@ func legalizeReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	var dims, keep []int64
 	count := int64(1)
 	for i, r := range red {
-		if r {
-			dims = append(dims, int64(i))
-			count *= xt.Shape[i]
-		} else {
+		if !r {
 			keep = append(keep, int64(i))
+			continue
 		}
+		dims = append(dims, int64(i))
+		if op.Name != ReduceMeanOp {
+			continue
+		}
+		if err := requireStatic(op, xt, i, "the element count of a mean"); err != nil {
+			return nil, err
+		}
+		count *= xt.Shape[i]
 	}
 	c := &chain{b: b, t: xt}
 	reduce := func(v *graphir.Value, init float64, combiner string) *graphir.Value {
@@ -327,7 +333,10 @@ func legalizeReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		y = reduce(x, 0, hlo.AddOp)
 	case ReduceMeanOp:
 		sum := reduce(x, 0, hlo.AddOp)
-		mean := &chain{b: b, t: graphir.NewTensor(xt.Elem, reducedShape(xt.Shape, red, false)...)}
+		if c.err != nil {
+			return nil, c.err
+		}
+		mean := &chain{b: b, t: graphir.AsTensor(sum.Type)}
 		y = mean.op(hlo.DivideOp, sum, mean.splat(float64(count)))
 		c.err = mean.err
 	case ReduceMaxOp:
@@ -341,7 +350,7 @@ func legalizeReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	case ReduceLogSumExpOp:
 		y = c.logSumExp(x, xt, dims, keep)
 	}
-	return c.done(c.do(func() (*graphir.Value, error) { return b.reshape(y, rt.Shape) }))
+	return c.done(c.do(func() (*graphir.Value, error) { return b.reshapeDims(y, rt.Dims()) }))
 }
 
 // logSumExp builds m + log(Σ exp(x − m)) over dims, with m the maximum
@@ -359,7 +368,7 @@ func (c *chain) logSumExp(x *graphir.Value, xt *graphir.TensorType, dims, keep [
 	if c.err = mc.err; c.err != nil {
 		return nil
 	}
-	sb := c.do(func() (*graphir.Value, error) { return b.broadcastInDim(s, xt.Shape, keep) })
+	sb := c.do(func() (*graphir.Value, error) { return b.broadcastInDimDims(s, xt.Dims(), keep) })
 	e := c.op(hlo.ExponentialOp, c.op(hlo.SubtractOp, x, sb))
 	sum := c.do(func() (*graphir.Value, error) { return b.reduce(e, 0, hlo.AddOp, dims) })
 	return c.op(hlo.AddOp, c.op(hlo.LogOp, sum), s)

@@ -34,7 +34,7 @@ func init() {
 		Eval:         evalCopy,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{dropIdentity(FlattenOp), foldReshapeChain(FlattenOp)},
-	}, Conversions{Legalize: legalizeReshape})
+	}, Conversions{Legalize: legalizeReshape, Symbolic: true})
 	register(&graphir.OpDef{
 		Name:         ReshapeOp,
 		Summary:      "reshape to a static shape; 0 copies a dim, one -1 is inferred (ONNX Reshape)",
@@ -47,7 +47,7 @@ func init() {
 		Eval:         evalCopy,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{dropIdentity(ReshapeOp), foldReshapeChain(ReshapeOp)},
-	}, Conversions{Legalize: legalizeReshape})
+	}, Conversions{Legalize: legalizeReshape, Symbolic: true})
 	register(&graphir.OpDef{
 		Name:         TransposeOp,
 		Summary:      "permute dimensions: result dim i = input dim perm[i] (ONNX Transpose)",
@@ -60,7 +60,7 @@ func init() {
 		Eval:         evalTranspose,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{dropIdentityTranspose(), foldTransposeChain()},
-	}, Conversions{Legalize: legalizeTranspose})
+	}, Conversions{Legalize: legalizeTranspose, Symbolic: true})
 	register(&graphir.OpDef{
 		Name:         ConcatOp,
 		Summary:      "concatenate along axis (ONNX Concat)",
@@ -73,7 +73,7 @@ func init() {
 		Eval:         evalConcat,
 		Pretty:       true,
 		Canonicalize: []*graphir.Pattern{concatSingle()},
-	}, Conversions{Legalize: legalizeConcat})
+	}, Conversions{Legalize: legalizeConcat, Symbolic: true})
 }
 
 func inferFlatten(op *graphir.Op) ([]graphir.Type, error) {
@@ -382,7 +382,7 @@ func legalizeReshape(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.reshape(op.Operand(0), rt.Shape)
+	r, err := b.reshapeDims(op.Operand(0), rt.Dims())
 	return []*graphir.Value{r}, err
 }
 

@@ -87,7 +87,7 @@ func init() {
 		Infer:    inferSlice,
 		Eval:     evalSlice,
 		Pretty:   true,
-	}, Conversions{Legalize: legalizeSlice})
+	}, Conversions{Legalize: legalizeSlice, Symbolic: true})
 	register(&graphir.OpDef{
 		Name:     GatherOp,
 		Summary:  "take constant or runtime indices along axis (ONNX Gather)",
@@ -776,7 +776,8 @@ func (b *builder) hloSlice(x *graphir.Value, start, limit, strides []int64) (*gr
 	t := graphir.AsTensor(x.Type)
 	identity := true
 	for i := range start {
-		identity = identity && start[i] == 0 && limit[i] == t.Shape[i] && strides[i] == 1
+		full := limit[i] == t.Shape[i] || limit[i] == hlo.SliceToEnd
+		identity = identity && start[i] == 0 && full && strides[i] == 1
 	}
 	if identity {
 		return x, nil
@@ -923,6 +924,9 @@ func legalizeSlice(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 			lim[i] = start[i] + (n-1)*s + 1
 		}
 	}
+	if err := symbolicSliceBounds(op, xt, st, lim, str); err != nil {
+		return nil, err
+	}
 	y, err := b.hloSlice(x, st, lim, str)
 	if err != nil {
 		return nil, err
@@ -937,6 +941,28 @@ func legalizeSlice(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		}
 	}
 	return []*graphir.Value{y}, nil
+}
+
+// symbolicSliceBounds sets the hlo.slice bounds of x's symbolic
+// dimensions (SliceParams computes garbage for them): inference allows
+// only a slice from a constant start s to the end with step 1 there, so
+// s is the dimension less the result's, and the limit is hlo.SliceToEnd.
+func symbolicSliceBounds(op *graphir.Op, x *graphir.TensorType, start, limit, stride []int64) error {
+	if x.IsStatic() {
+		return nil
+	}
+	rt := graphir.AsTensor(op.Results[0].Type)
+	for i, e := range x.Sym {
+		if e == nil {
+			continue
+		}
+		s, ok := e.Sub(rt.Dim(i)).Const()
+		if !ok || s < 0 {
+			return symbolicRefusal(op, e, fmt.Sprintf("dimension %d of %s, sliced to %s,", i, x, rt.Dim(i)))
+		}
+		start[i], limit[i], stride[i] = s, hlo.SliceToEnd, 1
+	}
+	return nil
 }
 
 func legalizeGather(op *graphir.Op, b *builder) ([]*graphir.Value, error) {

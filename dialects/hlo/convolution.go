@@ -89,6 +89,7 @@ func Convolution(lhs, rhs *g.Value, c ConvConfig, loc g.Location) (*g.Op, error)
 func init() {
 	register(&g.OpDef{
 		Name:     ConvolutionOp,
+		Symbolic: true,
 		Summary:  "N-d convolution, layout [b, f, spatial]x[o, i, spatial]->[b, f, spatial]",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure | g.Contraction, Pretty: true,
 		Attrs: []g.AttrSpec{
@@ -109,7 +110,7 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalConv,
-	}, Lowering{Compute: convCompute})
+	}, Lowering{Compute: convCompute, Symbolic: true})
 }
 
 type convCfg struct {
@@ -117,7 +118,7 @@ type convCfg struct {
 	strides, lo, hi, lhsDil, rhsDil []int64
 	groups                          int64
 	kernel                          KernelDims // always set (defaults filled)
-	dilatedIn                       []int64
+	dilatedIn                       []int64    // Dynamic where lhs's dimension is symbolic
 	result                          *g.TensorType
 }
 
@@ -211,7 +212,10 @@ func convConfig(op *g.Op) (*convCfg, error) {
 	if c.groups <= 0 {
 		return nil, op.Errorf("feature_group_count must be positive, got %d", c.groups)
 	}
-	C, O, CG := c.lhs.Shape[1], c.rhs.Shape[c.kernel.OutputFeature], c.rhs.Shape[c.kernel.InputFeature]
+	C, O, CG, err := c.featureCounts(op)
+	if err != nil {
+		return nil, err
+	}
 	if C%c.groups != 0 {
 		return nil, op.Errorf("input feature dimension %d is not divisible by feature_group_count %d", C, c.groups)
 	}
@@ -221,10 +225,23 @@ func convConfig(op *g.Op) (*convCfg, error) {
 	if O%c.groups != 0 {
 		return nil, op.Errorf("output feature dimension %d is not divisible by feature_group_count %d", O, c.groups)
 	}
-	shape := []int64{c.lhs.Shape[0], O}
+	dims := []*g.SymExpr{c.lhs.Dim(0), g.SymConst(O)}
 	c.dilatedIn = make([]int64, ns)
 	for i := 0; i < ns; i++ {
-		in, k := c.lhs.Shape[2+i], c.rhs.Shape[c.kernel.Spatial[i]]
+		k, err := staticDim(op, c.rhs, int(c.kernel.Spatial[i]), "the kernel's window size")
+		if err != nil {
+			return nil, err
+		}
+		if c.lhs.Sym != nil && c.lhs.Sym[2+i] != nil {
+			if c.lhsDil[i] != 1 {
+				_, err := staticDim(op, c.lhs, 2+i, "a spatial dimension under lhs_dilation")
+				return nil, err
+			}
+			c.dilatedIn[i] = g.Dynamic
+			dims = append(dims, symWindowOutput(c.lhs.Sym[2+i], k, c.rhsDil[i], c.strides[i], c.lo[i], c.hi[i]))
+			continue
+		}
+		in := c.lhs.Shape[2+i]
 		if in > 0 {
 			c.dilatedIn[i] = (in-1)*c.lhsDil[i] + 1
 		}
@@ -232,10 +249,24 @@ func convConfig(op *g.Op) (*convCfg, error) {
 		if padded < 0 {
 			return nil, op.Errorf("padding [%d, %d] makes spatial dimension %d negative (%d)", c.lo[i], c.hi[i], i, padded)
 		}
-		shape = append(shape, windowOutput(padded, k, c.rhsDil[i], c.strides[i]))
+		dims = append(dims, g.SymConst(windowOutput(padded, k, c.rhsDil[i], c.strides[i])))
 	}
-	c.result = g.NewTensor(elem, shape...)
+	c.result = g.NewTensorDims(elem, dims...)
 	return c, nil
+}
+
+// featureCounts returns the input features C (lhs dimension 1), the
+// output features O and the input features per group CG (the kernel's),
+// which must be constants. Errors: a symbolic one, naming its symbol.
+func (c *convCfg) featureCounts(op *g.Op) (C, O, CG int64, err error) {
+	if C, err = staticDim(op, c.lhs, 1, "the input feature count"); err != nil {
+		return
+	}
+	if O, err = staticDim(op, c.rhs, int(c.kernel.OutputFeature), "the kernel's output feature count"); err != nil {
+		return
+	}
+	CG, err = staticDim(op, c.rhs, int(c.kernel.InputFeature), "the kernel's input feature count")
+	return
 }
 
 // windowOutput is the number of window positions of a window of size k
@@ -320,6 +351,11 @@ func convCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, err
 	}
 	l, r := ins[0], ins[1]
 	ns := len(l.Shape) - 2
+	for _, d := range l.Shape[2:] {
+		if d < 0 {
+			return nil, errorAt(op, "a convolution over a symbolic spatial dimension of %s does not lower to tensor IR yet (a symbolic batch does); pin its symbols with --fix-dim", c.lhs)
+		}
+	}
 	kd := c.kernel
 	O, CG := r.Shape[kd.OutputFeature], r.Shape[kd.InputFeature]
 	red := []int64{CG}
@@ -353,11 +389,18 @@ func convCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, err
 
 // windowRead is the guarded read at position pos (in the padded,
 // dilation-expanded input) along each dimension: the condition that every
-// position is a real element, and the clamped operand indices.
+// position is a real element, and the clamped operand indices. A
+// symbolic dimension (size < 0) is read at its position unguarded: the
+// caller has checked that its window is trivial (size, stride and
+// dilation 1, no padding), so the position is the output index.
 func windowRead(pos []tir.Expr, dil, size []int64) (tir.Expr, []tir.Expr) {
 	var cond tir.Expr
 	idx := make([]tir.Expr, len(pos))
 	for j, p := range pos {
+		if size[j] < 0 {
+			idx[j] = p
+			continue
+		}
 		q := p
 		if dil[j] != 1 {
 			q = tir.FloorDiv(p, tir.Int(dil[j]))

@@ -54,6 +54,7 @@ func init() {
 	arr := func(n string) g.AttrSpec { return g.AttrSpec{Name: n, Kind: g.KindIntArray} }
 	register(&g.OpDef{
 		Name:     DotGeneralOp,
+		Symbolic: true,
 		Summary:  "generalized tensor contraction with batch and contracting dimensions",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure | g.Contraction, Pretty: true,
 		Attrs: []g.AttrSpec{arr("lhs_batching_dimensions"), arr("rhs_batching_dimensions"),
@@ -66,7 +67,7 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalDot,
-	}, Lowering{Compute: dotCompute})
+	}, Lowering{Compute: dotCompute, Symbolic: true})
 }
 
 type dotCfg struct {
@@ -111,32 +112,32 @@ func dotConfig(op *g.Op) (*dotCfg, error) {
 		return nil, err
 	}
 	for i := range d.LhsBatch {
-		if l, r := c.lhs.Shape[d.LhsBatch[i]], c.rhs.Shape[d.RhsBatch[i]]; l != r {
-			return nil, op.Errorf("batching dimension %d has size %d on lhs (dim %d) but %d on rhs (dim %d)", i, l, d.LhsBatch[i], r, d.RhsBatch[i])
+		if l, r := c.lhs.Dim(int(d.LhsBatch[i])), c.rhs.Dim(int(d.RhsBatch[i])); !l.Equal(r) {
+			return nil, op.Errorf("batching dimension %d has size %s on lhs (dim %d) but %s on rhs (dim %d)", i, l, d.LhsBatch[i], r, d.RhsBatch[i])
 		}
 	}
 	for i := range d.LhsContracting {
-		if l, r := c.lhs.Shape[d.LhsContracting[i]], c.rhs.Shape[d.RhsContracting[i]]; l != r {
-			return nil, op.Errorf("contracting dimension %d has size %d on lhs (dim %d) but %d on rhs (dim %d)", i, l, d.LhsContracting[i], r, d.RhsContracting[i])
+		if l, r := c.lhs.Dim(int(d.LhsContracting[i])), c.rhs.Dim(int(d.RhsContracting[i])); !l.Equal(r) {
+			return nil, op.Errorf("contracting dimension %d has size %s on lhs (dim %d) but %s on rhs (dim %d)", i, l, d.LhsContracting[i], r, d.RhsContracting[i])
 		}
 	}
-	var shape []int64
+	var dims []*g.SymExpr
 	for _, b := range d.LhsBatch {
-		shape = append(shape, c.lhs.Shape[b])
+		dims = append(dims, c.lhs.Dim(int(b)))
 	}
 	for i := 0; i < c.lhs.Rank(); i++ {
 		if !containsDim(d.LhsBatch, i) && !containsDim(d.LhsContracting, i) {
 			c.lhsFree = append(c.lhsFree, int64(i))
-			shape = append(shape, c.lhs.Shape[i])
+			dims = append(dims, c.lhs.Dim(i))
 		}
 	}
 	for i := 0; i < c.rhs.Rank(); i++ {
 		if !containsDim(d.RhsBatch, i) && !containsDim(d.RhsContracting, i) {
 			c.rhsFree = append(c.rhsFree, int64(i))
-			shape = append(shape, c.rhs.Shape[i])
+			dims = append(dims, c.rhs.Dim(i))
 		}
 	}
-	c.result = g.NewTensor(elem, shape...)
+	c.result = g.NewTensorDims(elem, dims...)
 	return c, nil
 }
 

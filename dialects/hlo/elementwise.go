@@ -473,6 +473,7 @@ func init() {
 	}
 	register(&g.OpDef{
 		Name:     CompareOp,
+		Symbolic: true,
 		Summary:  "elementwise comparison of two same-typed tensors, giving an i1 tensor",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Attrs: []g.AttrSpec{{Name: "comparison_direction", Kind: g.KindEnum, Required: true, Enum: ComparisonDirections}},
@@ -481,6 +482,7 @@ func init() {
 	}, Lowering{Scalar: compareScalar})
 	register(&g.OpDef{
 		Name:     SelectOp,
+		Symbolic: true,
 		Summary:  "elementwise pred ? on_true : on_false; pred is i1 of the same shape or rank 0",
 		Operands: g.Exactly(3), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Infer: inferSelect,
@@ -490,6 +492,7 @@ func init() {
 	}})
 	register(&g.OpDef{
 		Name:     ConvertOp,
+		Symbolic: true,
 		Summary:  "elementwise element type conversion; the result type is written explicitly",
 		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Verify: verifyConvert,
@@ -504,6 +507,7 @@ func init() {
 	}})
 	register(&g.OpDef{
 		Name:     ClampOp,
+		Symbolic: true,
 		Summary:  "elementwise min(max(x, min), max); min and max have the operand's type or are rank 0",
 		Operands: g.Exactly(3), Results: g.Exactly(1), Traits: g.Pure | g.Elementwise, Pretty: true,
 		Infer: inferClamp,
@@ -525,7 +529,7 @@ func registerBinary(d binaryDef) {
 	}
 	register(&g.OpDef{
 		Name: d.name, Summary: d.summary,
-		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: traits, Pretty: true,
+		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: traits, Pretty: true, Symbolic: true,
 		Infer: func(op *g.Op) ([]g.Type, error) { return inferBinary(op, d.elems) },
 		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 			rt, err := evalResultType(op)
@@ -546,7 +550,7 @@ func registerBinary(d binaryDef) {
 func registerUnary(d unaryDef) {
 	register(&g.OpDef{
 		Name: d.name, Summary: d.summary,
-		Operands: g.Exactly(1), Results: g.Exactly(1),
+		Operands: g.Exactly(1), Results: g.Exactly(1), Symbolic: true,
 		Traits: g.Pure | g.Elementwise | g.SameOperandsAndResultType, Pretty: true,
 		Infer: func(op *g.Op) ([]g.Type, error) {
 			ts, err := tensorOperands(op)
@@ -666,7 +670,7 @@ func inferCompare(op *g.Op) ([]g.Type, error) {
 	if !ts[0].Equal(ts[1]) {
 		return nil, op.Errorf("operands must have the same type, got %s and %s", ts[0], ts[1])
 	}
-	return []g.Type{g.NewTensor(g.I1, ts[0].Shape...)}, nil
+	return []g.Type{ts[0].WithElem(g.I1)}, nil
 }
 
 func evalCompare(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
@@ -699,7 +703,7 @@ func inferSelect(op *g.Op) ([]g.Type, error) {
 	if !t.Equal(f) {
 		return nil, op.Errorf("on_true and on_false must have the same type, got %s and %s", t, f)
 	}
-	if pred.Rank() != 0 && !g.NewTensor(g.I1, t.Shape...).Equal(pred) {
+	if pred.Rank() != 0 && !t.WithElem(g.I1).Equal(pred) {
 		return nil, op.Errorf("predicate must be rank 0 or have the shape of on_true, got %s and %s", pred, t)
 	}
 	return []g.Type{t}, nil
@@ -723,7 +727,7 @@ func verifyConvert(op *g.Op) error {
 	if err != nil {
 		return err
 	}
-	if !g.NewTensor(rt.Elem, ts[0].Shape...).Equal(rt) {
+	if !ts[0].WithElem(rt.Elem).Equal(rt) {
 		return op.Errorf("result shape must equal operand shape: operand %s, result %s", ts[0], rt)
 	}
 	return nil
@@ -762,6 +766,6 @@ func Convert(x *g.Value, elem g.DType, loc g.Location) (*g.Op, error) {
 	if !ok {
 		return nil, g.Errorf(loc, "'%s' op operand must be a tensor, got %s", ConvertOp, x.Type)
 	}
-	op := g.NewOp(ConvertOp, []*g.Value{x}, []g.Type{g.NewTensor(elem, t.Shape...)}, nil, loc)
+	op := g.NewOp(ConvertOp, []*g.Value{x}, []g.Type{t.WithElem(elem)}, nil, loc)
 	return op, nil
 }

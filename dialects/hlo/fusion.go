@@ -31,6 +31,7 @@ var FusionKinds = []string{"loop", "input", "output", "opaque"}
 func init() {
 	g.RegisterOp(&g.OpDef{
 		Name:     FusionOp,
+		Symbolic: true,
 		Summary:  "a group of ops compiled into one kernel; region args are the operands",
 		Operands: g.AtLeast(0), Results: g.AtLeast(1), Regions: 1,
 		Traits: g.Pure | g.IsolatedFromAbove,
@@ -48,6 +49,7 @@ func init() {
 	})
 	g.RegisterOp(&g.OpDef{
 		Name:     ReturnOp,
+		Symbolic: true,
 		Summary:  "returns values from the region of hlo.fusion, hlo.reduce, hlo.reduce_window or hlo.scatter",
 		Operands: g.AtLeast(0), Results: g.Exactly(0), Traits: g.Terminator | g.Pure, Pretty: true,
 		Verify: func(op *g.Op) error {

@@ -25,10 +25,19 @@ import (
 //
 // Structural ops (hlo.constant, hlo.fusion, hlo.return) have none: the
 // kernel builder handles them itself.
+//
+// Symbolic marks a Compute that is correct on symbolic dimensions
+// (issue 19): the Shape of its operands and of the result type hold
+// graphir.Dynamic there, and the Compute uses such a dimension only as a
+// loop extent (the kernel builder sets Compute.Extents from the result
+// type) or refuses it with a diagnostic; a symbolic Reduce extent is
+// refused by the kernel builder. Scalar lowerings (elementwise ops) are
+// symbolic as they are.
 type Lowering struct {
-	Scalar  func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error)
-	Compute func(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error)
-	Kernel  func(op *g.Op, ins []*tir.Operand, outs []*tir.Buffer) (tir.Stmt, error)
+	Scalar   func(op *g.Op, args []tir.Expr, res tir.DType) (tir.Expr, error)
+	Compute  func(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error)
+	Kernel   func(op *g.Op, ins []*tir.Operand, outs []*tir.Buffer) (tir.Stmt, error)
+	Symbolic bool
 }
 
 var lowerings = map[string]Lowering{}
@@ -40,6 +49,13 @@ func register(def *g.OpDef, low Lowering) {
 	if low.Scalar != nil || low.Compute != nil || low.Kernel != nil {
 		lowerings[def.Name] = low
 	}
+}
+
+// LowersSymbolic reports whether hlo op name's lowering takes symbolic
+// dimensions (Lowering.Symbolic; every Scalar lowering).
+func LowersSymbolic(name string) bool {
+	l, ok := lowerings[name]
+	return ok && (l.Scalar != nil || l.Symbolic)
 }
 
 // LoweringOf returns the tensor IR lowering registered with hlo op name.

@@ -42,6 +42,7 @@ var fastOps = map[string]func(a, b float64) float64{
 func init() {
 	register(&g.OpDef{
 		Name:     ReduceOp,
+		Symbolic: true,
 		Summary:  "reduces the given dimensions of input with the body computation, starting from init",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Regions: 1,
 		Traits: g.Pure | g.IsolatedFromAbove | g.Reduction,
@@ -61,9 +62,10 @@ func init() {
 			return verifyBody(op, ts[0].Elem)
 		},
 		Eval: evalReduce,
-	}, Lowering{Compute: reduceCompute})
+	}, Lowering{Compute: reduceCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     ReduceWindowOp,
+		Symbolic: true,
 		Summary:  "reduces sliding windows of input with the body computation, padding with init",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Regions: 1,
 		Traits: g.Pure | g.IsolatedFromAbove | g.Reduction,
@@ -89,7 +91,7 @@ func init() {
 			return verifyBody(op, ts[0].Elem)
 		},
 		Eval: evalReduceWindow,
-	}, Lowering{Compute: reduceWindowCompute})
+	}, Lowering{Compute: reduceWindowCompute, Symbolic: true})
 }
 
 // checkInit verifies that init is a rank-0 tensor of input's element type.
@@ -118,13 +120,13 @@ func reduceConfig(op *g.Op) (*g.TensorType, []int64, error) {
 	if err := checkDims(op, "dimensions", dims, ts[0].Rank()); err != nil {
 		return nil, nil, err
 	}
-	var shape []int64
-	for i, d := range ts[0].Shape {
+	var kept []*g.SymExpr
+	for i, d := range ts[0].Dims() {
 		if !containsDim(dims, i) {
-			shape = append(shape, d)
+			kept = append(kept, d)
 		}
 	}
-	return g.NewTensor(ts[0].Elem, shape...), dims, nil
+	return g.NewTensorDims(ts[0].Elem, kept...), dims, nil
 }
 
 // verifyBody checks a reduction body: one block, two rank-0 arguments of
@@ -297,7 +299,7 @@ func ReduceWindow(input, init *g.Value, c WindowConfig, bodyOp string, loc g.Loc
 type windowCfg struct {
 	in                                     *g.TensorType
 	dims, strides, baseDil, winDil, lo, hi []int64
-	dilatedIn                              []int64
+	dilatedIn                              []int64 // Dynamic where in's dimension is symbolic
 	result                                 *g.TensorType
 }
 
@@ -329,7 +331,7 @@ func windowConfig(op *g.Op) (*windowCfg, error) {
 	if c.lo, c.hi, err = padPairs(op, "padding", r); err != nil {
 		return nil, err
 	}
-	shape := make([]int64, r)
+	dims := make([]*g.SymExpr, r)
 	c.dilatedIn = make([]int64, r)
 	for i := 0; i < r; i++ {
 		switch {
@@ -342,6 +344,15 @@ func windowConfig(op *g.Op) (*windowCfg, error) {
 		case c.winDil[i] <= 0:
 			return nil, op.Errorf("window_dilations must be positive, got %d", c.winDil[i])
 		}
+		if c.in.Sym != nil && c.in.Sym[i] != nil {
+			if c.baseDil[i] != 1 {
+				_, err := staticDim(op, c.in, i, "a dimension under base_dilations")
+				return nil, err
+			}
+			c.dilatedIn[i] = g.Dynamic
+			dims[i] = symWindowOutput(c.in.Sym[i], c.dims[i], c.winDil[i], c.strides[i], c.lo[i], c.hi[i])
+			continue
+		}
 		if n := c.in.Shape[i]; n > 0 {
 			c.dilatedIn[i] = (n-1)*c.baseDil[i] + 1
 		}
@@ -349,9 +360,9 @@ func windowConfig(op *g.Op) (*windowCfg, error) {
 		if padded < 0 {
 			return nil, op.Errorf("padding [%d, %d] makes dimension %d negative (%d)", c.lo[i], c.hi[i], i, padded)
 		}
-		shape[i] = windowOutput(padded, c.dims[i], c.winDil[i], c.strides[i])
+		dims[i] = g.SymConst(windowOutput(padded, c.dims[i], c.winDil[i], c.strides[i]))
 	}
-	c.result = g.NewTensor(c.in.Elem, shape...)
+	c.result = g.NewTensorDims(c.in.Elem, dims...)
 	return c, nil
 }
 
@@ -451,6 +462,11 @@ func reduceWindowCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Comp
 	x, init := ins[0], ins[1]
 	if _, err := bodyScalar(op, tir.Zero(res), tir.Zero(res)); err != nil {
 		return nil, err
+	}
+	for j, d := range x.Shape {
+		if d < 0 && (c.dims[j] != 1 || c.strides[j] != 1 || c.baseDil[j] != 1 || c.lo[j] != 0 || c.hi[j] != 0) {
+			return nil, errorAt(op, "a window over symbolic dimension %d of %s must be trivial (size, stride and dilation 1, no padding) to lower to tensor IR; pin its symbols with --fix-dim", j, c.in)
+		}
 	}
 	return &tir.Compute{Shape: c.result.Shape, Reduce: c.dims,
 		Init: func(tir.Nest) tir.Expr { return init.At() },

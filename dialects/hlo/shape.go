@@ -1,6 +1,8 @@
 package hlo
 
 import (
+	"fmt"
+
 	g "github.com/tessera-ml/tessera/graphir"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
@@ -33,14 +35,16 @@ const (
 func init() {
 	register(&g.OpDef{
 		Name:     BroadcastInDimOp,
+		Symbolic: true,
 		Summary:  "broadcasts operand dim i to result dim broadcast_dimensions[i]; the result type is written",
 		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: relayout, Pretty: true,
 		Attrs:  []g.AttrSpec{{Name: "broadcast_dimensions", Kind: g.KindIntArray, Required: true}},
 		Verify: func(op *g.Op) error { _, err := broadcastDims(op); return err },
 		Eval:   evalBroadcast,
-	}, Lowering{Compute: broadcastCompute})
+	}, Lowering{Compute: broadcastCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     ReshapeOp,
+		Symbolic: true,
 		Summary:  "row-major reshape to the written result type (same element count)",
 		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: relayout, Pretty: true,
 		Verify: verifyReshape,
@@ -54,9 +58,10 @@ func init() {
 			rt, _ := resultTensor(op, 0)
 			return []*g.Tensor{{Type: rt, Data: append([]float64(nil), args[0].Data...)}}, nil
 		},
-	}, Lowering{Compute: reshapeCompute})
+	}, Lowering{Compute: reshapeCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     TransposeOp,
+		Symbolic: true,
 		Summary:  "permutes dimensions: result dim i is operand dim permutation[i]",
 		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: relayout, Pretty: true,
 		Attrs: []g.AttrSpec{{Name: "permutation", Kind: g.KindIntArray, Required: true}},
@@ -68,7 +73,7 @@ func init() {
 			return []g.Type{t}, nil
 		},
 		Eval: evalTranspose,
-	}, Lowering{Compute: transposeCompute})
+	}, Lowering{Compute: transposeCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     PadOp,
 		Summary:  "pads with padding_value: edge padding (may be negative) and interior padding",
@@ -89,7 +94,8 @@ func init() {
 	}, Lowering{Compute: padCompute})
 	register(&g.OpDef{
 		Name:     SliceOp,
-		Summary:  "strided slice [start_indices, limit_indices) with strides",
+		Symbolic: true,
+		Summary:  "strided slice [start_indices, limit_indices) with strides; a limit of -1 is the dimension's size (the only limit of a symbolic dimension)",
 		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: movement, Pretty: true,
 		Attrs: []g.AttrSpec{
 			{Name: "start_indices", Kind: g.KindIntArray, Required: true},
@@ -104,9 +110,10 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalSlice,
-	}, Lowering{Compute: sliceCompute})
+	}, Lowering{Compute: sliceCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     ConcatenateOp,
+		Symbolic: true,
 		Summary:  "concatenates operands along dimension",
 		Operands: g.AtLeast(1), Results: g.Exactly(1), Traits: movement, Pretty: true,
 		Attrs: []g.AttrSpec{{Name: "dimension", Kind: g.KindInt, Required: true}},
@@ -118,7 +125,7 @@ func init() {
 			return []g.Type{t}, nil
 		},
 		Eval: evalConcat,
-	}, Lowering{Compute: concatCompute})
+	}, Lowering{Compute: concatCompute, Symbolic: true})
 }
 
 // ---- broadcast_in_dim
@@ -161,8 +168,9 @@ func broadcastDims(op *g.Op) ([]int64, error) {
 		return nil, err
 	}
 	for i, d := range dims {
-		if in.Shape[i] != 1 && in.Shape[i] != rt.Shape[d] {
-			return nil, op.Errorf("operand dimension %d has size %d, which is neither 1 nor the size %d of result dimension %d", i, in.Shape[i], rt.Shape[d], d)
+		x, y := in.Dim(i), rt.Dim(int(d))
+		if c, ok := x.Const(); !(ok && c == 1) && !x.Equal(y) {
+			return nil, op.Errorf("operand dimension %d has size %s, which is neither 1 nor the size %s of result dimension %d", i, x, y, d)
 		}
 	}
 	return dims, nil
@@ -207,7 +215,11 @@ func Reshape(x *g.Value, rt *g.TensorType, loc g.Location) (*g.Op, error) {
 	return op, nil
 }
 
-func verifyReshape(op *g.Op) error {
+// verifyReshape checks that the result type has the operand's element
+// type and element count (equal expressions when symbolic). Errors: a
+// diagnostic; an element count that overflows int64.
+func verifyReshape(op *g.Op) (err error) {
+	defer g.CatchOverflow(&err, func() string { return "the element count of " + op.Name })
 	ts, err := tensorOperands(op)
 	if err != nil {
 		return err
@@ -219,8 +231,8 @@ func verifyReshape(op *g.Op) error {
 	if ts[0].Elem != rt.Elem {
 		return op.Errorf("result element type must be %s, got %s", ts[0].Elem, rt)
 	}
-	if ts[0].NumElements() != rt.NumElements() {
-		return op.Errorf("operand %s has %d elements but result %s has %d", ts[0], ts[0].NumElements(), rt, rt.NumElements())
+	if n, m := elementCount(ts[0]), elementCount(rt); !n.Equal(m) {
+		return op.Errorf("operand %s has %s elements but result %s has %s", ts[0], n, rt, m)
 	}
 	return nil
 }
@@ -251,11 +263,11 @@ func transposeConfig(op *g.Op) (*g.TensorType, []int64, error) {
 	if err := checkDims(op, "permutation", perm, in.Rank()); err != nil {
 		return nil, nil, err
 	}
-	shape := make([]int64, len(perm))
+	dims := make([]*g.SymExpr, len(perm))
 	for i, p := range perm {
-		shape[i] = in.Shape[p]
+		dims[i] = in.Dim(int(p))
 	}
-	return g.NewTensor(in.Elem, shape...), perm, nil
+	return g.NewTensorDims(in.Elem, dims...), perm, nil
 }
 
 func evalTranspose(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
@@ -394,7 +406,9 @@ func evalPad(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
 
 // ---- slice
 
-// Slice builds a detached hlo.slice with inferred result type; strides may be nil.
+// Slice builds a detached hlo.slice with inferred result type; strides may
+// be nil, and a limit of SliceToEnd takes a dimension to its end (a
+// symbolic dimension takes no other limit).
 func Slice(x *g.Value, start, limit, strides []int64, loc g.Location) (*g.Op, error) {
 	a := g.DictAttr{{Name: "limit_indices", Value: g.I64Array(limit...)}, {Name: "start_indices", Value: g.I64Array(start...)}}
 	if strides != nil {
@@ -431,18 +445,51 @@ func sliceConfig(op *g.Op) (*sliceCfg, error) {
 	if c.strides, err = op.IntsLen("strides", r, "dimension", 1); err != nil {
 		return nil, err
 	}
-	shape := make([]int64, r)
+	dims := make([]*g.SymExpr, r)
 	for i := 0; i < r; i++ {
-		if c.start[i] < 0 || c.start[i] > limit[i] || limit[i] > in.Shape[i] {
-			return nil, op.Errorf("dimension %d: need 0 <= start (%d) <= limit (%d) <= size (%d)", i, c.start[i], limit[i], in.Shape[i])
+		if dims[i], err = sliceDim(op, in, i, c.start[i], limit[i], c.strides[i]); err != nil {
+			return nil, err
 		}
-		if c.strides[i] <= 0 {
-			return nil, op.Errorf("strides must be positive, got %d", c.strides[i])
-		}
-		shape[i] = (limit[i] - c.start[i] + c.strides[i] - 1) / c.strides[i]
 	}
-	c.result = g.NewTensor(in.Elem, shape...)
+	c.result = g.NewTensorDims(in.Elem, dims...)
 	return c, nil
+}
+
+// SliceToEnd is the limit_indices entry of hlo.slice that takes a
+// dimension to its end: its size, which is the only limit a symbolic
+// dimension takes.
+const SliceToEnd = g.Dynamic
+
+// sliceDim is the size of result dimension i of a slice of in from start
+// to limit (SliceToEnd: the dimension's size) by stride:
+// ⌈(limit − start)/stride⌉, an expression when in's dimension is
+// symbolic (start ≤ its size is then checked by the verification after
+// binding). Errors: bounds or stride out of range; a symbolic dimension
+// with a limit other than SliceToEnd.
+func sliceDim(op *g.Op, in *g.TensorType, i int, start, limit, stride int64) (*g.SymExpr, error) {
+	if in.Sym != nil && in.Sym[i] != nil {
+		if limit != SliceToEnd {
+			_, err := staticDim(op, in, i, fmt.Sprintf("the size of a slice to %d", limit))
+			return nil, err
+		}
+		if stride <= 0 {
+			return nil, op.Errorf("strides must be positive, got %d", stride)
+		}
+		if start < 0 {
+			return nil, op.Errorf("dimension %d: need 0 <= start (%d)", i, start)
+		}
+		return in.Sym[i].AddConst(stride - 1 - start).FloorDiv(stride)
+	}
+	if limit == SliceToEnd {
+		limit = in.Shape[i]
+	}
+	if start < 0 || start > limit || limit > in.Shape[i] {
+		return nil, op.Errorf("dimension %d: need 0 <= start (%d) <= limit (%d) <= size (%d)", i, start, limit, in.Shape[i])
+	}
+	if stride <= 0 {
+		return nil, op.Errorf("strides must be positive, got %d", stride)
+	}
+	return g.SymConst((limit - start + stride - 1) / stride), nil
 }
 
 func evalSlice(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
@@ -492,19 +539,19 @@ func concatConfig(op *g.Op) (*g.TensorType, int, error) {
 		return nil, 0, op.Errorf("dimension %d is out of range for rank %d", ia.Value, first.Rank())
 	}
 	dim := int(ia.Value)
-	shape := append([]int64(nil), first.Shape...)
+	dims := first.Dims()
 	for i, t := range ts[1:] {
 		if t.Elem != first.Elem || t.Rank() != first.Rank() {
 			return nil, 0, op.Errorf("operand #%d must have element type %s and rank %d, got %s", i+1, first.Elem, first.Rank(), t)
 		}
 		for d := range t.Shape {
-			if d != dim && t.Shape[d] != first.Shape[d] {
-				return nil, 0, op.Errorf("operand #%d has size %d in dimension %d, expected %d (only dimension %d may differ)", i+1, t.Shape[d], d, first.Shape[d], dim)
+			if x, y := t.Dim(d), first.Dim(d); d != dim && !x.Equal(y) {
+				return nil, 0, op.Errorf("operand #%d has size %s in dimension %d, expected %s (only dimension %d may differ)", i+1, x, d, y, dim)
 			}
 		}
-		shape[dim] += t.Shape[dim]
+		dims[dim] = dims[dim].Add(t.Dim(dim))
 	}
-	return g.NewTensor(first.Elem, shape...), dim, nil
+	return g.NewTensorDims(first.Elem, dims...), dim, nil
 }
 
 func evalConcat(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
@@ -560,33 +607,74 @@ func broadcastCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, 
 }
 
 // reshapeCompute remaps row-major: the linear index of the result element
-// is unravelled over the operand's shape.
+// is unravelled over the operand's shape. With symbolic dimensions, the
+// leading dimensions the operand and the result share (equal
+// expressions) map one to one and the rest, which must be static, are
+// remapped so (a symbolic batch kept by flatten); other symbolic reshapes
+// are refused.
 func reshapeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
 	rt, err := resultTensor(op, 0)
 	if err != nil {
 		return nil, err
 	}
 	x := ins[0]
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return nil, err
+	}
+	in := ts[0]
+	keep := 0
+	if !rt.IsStatic() || !in.IsStatic() {
+		keep = sharedPrefix(in, rt)
+		if !staticFrom(in, keep) || !staticFrom(rt, keep) {
+			return nil, errorAt(op, "a reshape of %s to %s changes symbolic dimensions, which does not lower to tensor IR yet (only shared leading dimensions may be symbolic); pin its symbols with --fix-dim", in, rt)
+		}
+	}
 	return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+		idx := make([]tir.Expr, len(x.Shape))
+		for j := 0; j < keep; j++ {
+			idx[j] = n.Spatial[j]
+		}
 		var lin tir.Expr = tir.Int(0)
-		st := g.Strides(rt.Shape)
-		for i, v := range n.Spatial {
+		st := g.Strides(rt.Shape[keep:])
+		for i, v := range n.Spatial[keep:] {
 			lin = tir.Add(lin, tir.Mul(v, tir.Int(st[i])))
 		}
-		ist := g.Strides(x.Shape)
-		idx := make([]tir.Expr, len(x.Shape))
-		for j := range x.Shape {
+		xs := x.Shape[keep:]
+		ist := g.Strides(xs)
+		for j := range xs {
 			e := lin
 			if ist[j] != 1 {
 				e = tir.FloorDiv(e, tir.Int(ist[j]))
 			}
 			if j > 0 {
-				e = tir.FloorMod(e, tir.Int(x.Shape[j]))
+				e = tir.FloorMod(e, tir.Int(xs[j]))
 			}
-			idx[j] = e
+			idx[keep+j] = e
 		}
 		return x.At(idx...)
 	}}, nil
+}
+
+// sharedPrefix is the number of leading dimensions a and b have equal.
+func sharedPrefix(a, b *g.TensorType) int {
+	da, db := a.Dims(), b.Dims()
+	n := 0
+	for n < len(da) && n < len(db) && da[n].Equal(db[n]) {
+		n++
+	}
+	return n
+}
+
+// staticFrom reports whether t's dimensions from index i on are
+// constants.
+func staticFrom(t *g.TensorType, i int) bool {
+	for _, d := range t.Shape[min(i, len(t.Shape)):] {
+		if d < 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func transposeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
@@ -687,6 +775,9 @@ func concatCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, err
 	var offsets []int64
 	off := int64(0)
 	for _, o := range ins {
+		if o.Shape[dim] < 0 {
+			return nil, errorAt(op, "a concatenation along symbolic dimension %d does not lower to tensor IR yet; pin its symbols with --fix-dim", dim)
+		}
 		if o.Shape[dim] > 0 {
 			pieces = append(pieces, o)
 			offsets = append(offsets, off)

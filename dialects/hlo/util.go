@@ -1,5 +1,6 @@
 // Package hlo is Tessera's fusion-level dialect: StableHLO-named tensor
-// primitives (no implicit broadcasting, static shapes) and hlo.fusion, a
+// primitives (no implicit broadcasting; static shapes, or symbolic
+// dimensions for the ops that set OpDef.Symbolic) and hlo.fusion, a
 // region op grouping primitives into one kernel (kind loop, input or output).
 // Every op has a verifier, result type inference where the result type is
 // implied by operands and attributes, and a reference evaluator used by
@@ -160,4 +161,48 @@ func checkArgSizes(op *g.Op, args []*g.Tensor) error {
 		}
 	}
 	return nil
+}
+
+// Symbolic dimensions (graphir.TensorType.Sym). The ops that set
+// OpDef.Symbolic infer and verify over dimension expressions
+// (TensorType.Dims, compared with SymExpr.Equal); a check that needs a
+// constant where a dimension is symbolic is a diagnostic naming the
+// symbol (staticDim), never a comparison of Shape's Dynamic entries.
+
+// staticDim returns dimension d of t, which op needs as a constant (what
+// says what for). Errors: a symbolic dimension, naming its expression
+// and the --fix-dim flags that pin its symbols.
+func staticDim(op *g.Op, t *g.TensorType, d int, what string) (int64, error) {
+	if t.Sym == nil || t.Sym[d] == nil {
+		return t.Shape[d], nil
+	}
+	e := t.Sym[d]
+	return 0, op.Errorf("%s (dimension %d of %s) is symbolic (%s) and must be a constant here; pin it with %s", what, d, t, e, g.FixDimHint(e.Symbols()))
+}
+
+// elementCount is the number of elements of t as an expression (the
+// product of its dimensions).
+func elementCount(t *g.TensorType) *g.SymExpr {
+	if t.IsStatic() {
+		return g.SymConst(t.NumElements())
+	}
+	n := g.SymConst(1)
+	for _, d := range t.Dims() {
+		n = n.Mul(d)
+	}
+	return n
+}
+
+// symWindowOutput is windowOutput over a symbolic input dimension in
+// (undilated): ⌊(lo + in + hi − dw)/stride⌋ + 1 for the window of k taps
+// dilated by dil (dw = (k−1)·dil + 1), stride ≥ 1. It assumes the window
+// fits, as the graph dialect's inference does; BindFunc's verification
+// computes the constant size again at the binding.
+func symWindowOutput(in *g.SymExpr, k, dil, stride, lo, hi int64) *g.SymExpr {
+	if k <= 0 {
+		return g.SymConst(0)
+	}
+	dw := (k-1)*dil + 1
+	q, _ := in.AddConst(lo + hi - dw).FloorDiv(stride)
+	return q.AddConst(1)
 }

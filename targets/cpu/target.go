@@ -100,6 +100,10 @@ func hasPrefix(s string, ps []string) bool {
 // Name is "cpu".
 func (t *Target) Name() string { return "cpu" }
 
+// SymbolicShapes: the CPU target compiles symbolic dimensions once
+// (targets.SymbolicShaper).
+func (t *Target) SymbolicShapes() bool { return true }
+
 // Options are the instance's options.
 func (t *Target) Options() targets.Options { return t.opts }
 

@@ -3,6 +3,7 @@ package llvm
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
@@ -23,25 +24,51 @@ func (g *fgen) callKernel(x *tir.CallKernel) error {
 		return g.errorf("tir.call: the module has no function @%s", x.Callee)
 	}
 	k := g.m.funcs[pf]
-	if len(x.Args) != len(pf.Params) {
-		return g.errorf("tir.call @%s: %d arguments for %d parameters", x.Callee, len(x.Args), len(pf.Params))
-	}
-	args := make([]value.Value, len(x.Args))
-	for i, b := range x.Args {
-		if pf.Params[i].Buffer == nil {
-			return g.errorf("tir.call @%s: parameter %%%s is a scalar", x.Callee, pf.Params[i].Name())
+	args := make([]value.Value, 0, len(pf.Params))
+	nb, ns := 0, 0
+	for i, prm := range pf.Params {
+		var a value.Value
+		var err error
+		switch {
+		case prm.Buffer != nil && nb < len(x.Args):
+			a, err = g.bufPtr(x.Args[nb], g.loc)
+			nb++
+		case prm.Var != nil && ns < len(x.Scalars):
+			a, err = g.expr(x.Scalars[ns])
+			if err == nil {
+				a = g.convertInt(a, k.Params[i].Typ)
+			}
+			ns++
+		default:
+			return g.errorf("tir.call @%s: %d buffer and %d scalar arguments do not match its parameters", x.Callee, len(x.Args), len(x.Scalars))
 		}
-		p, err := g.bufPtr(b, g.loc)
 		if err != nil {
 			return err
 		}
-		if !p.Type().Equal(k.Params[i].Typ) {
-			p = g.cur.NewBitCast(p, k.Params[i].Typ)
+		if !a.Type().Equal(k.Params[i].Typ) {
+			a = g.cur.NewBitCast(a, k.Params[i].Typ)
 		}
-		args[i] = p
+		args = append(args, a)
+	}
+	if nb != len(x.Args) || ns != len(x.Scalars) {
+		return g.errorf("tir.call @%s: %d buffer and %d scalar arguments do not match its parameters", x.Callee, len(x.Args), len(x.Scalars))
 	}
 	g.profiledCall(x.Callee, func() { g.cur.NewCall(k, args...) })
 	return nil
+}
+
+// convertInt sign-extends or truncates the integer value v to integer
+// type t.
+func (g *fgen) convertInt(v value.Value, t types.Type) value.Value {
+	it, ok := t.(*types.IntType)
+	vt, ok2 := v.Type().(*types.IntType)
+	switch {
+	case !ok || !ok2 || it.BitSize == vt.BitSize:
+		return v
+	case it.BitSize > vt.BitSize:
+		return g.cur.NewSExt(v, t)
+	}
+	return g.cur.NewTrunc(v, t)
 }
 
 // allocateConst binds a constant buffer to a private unnamed_addr
@@ -121,15 +148,9 @@ func (g *fgen) arenaAlloc(x *tir.ArenaAlloc) error {
 	if len(x.Offsets) != len(x.Buffers) {
 		return g.errorf("tir.arena: %d buffers but %d offsets", len(x.Buffers), len(x.Offsets))
 	}
-	size := max(x.Size, 1)
-	var base value.Value
-	if size <= maxStackGlobal {
-		base = g.alloca(types.I8, size)
-	} else {
-		if g.vec != nil {
-			return g.errorf("tir.arena inside a vectorized loop")
-		}
-		base = g.keptBlock(iconst(size))
+	base, err := g.arenaBase(x.Size)
+	if err != nil {
+		return err
 	}
 	for i, b := range x.Buffers {
 		if _, ok := g.bufs[b]; ok {
@@ -139,7 +160,11 @@ func (g *fgen) arenaAlloc(x *tir.ArenaAlloc) error {
 		if err != nil {
 			return g.errorf("arena buffer %%%s: %v", b.Name, err)
 		}
-		p := g.cur.NewGetElementPtr(types.I8, base, iconst(x.Offsets[i]))
+		off, err := g.i64Expr(x.Offsets[i])
+		if err != nil {
+			return err
+		}
+		p := g.cur.NewGetElementPtr(types.I8, base, off)
 		g.bufs[b] = g.cur.NewBitCast(p, types.NewPointer(st))
 	}
 	defer func() {
@@ -153,24 +178,53 @@ func (g *fgen) arenaAlloc(x *tir.ArenaAlloc) error {
 	return nil
 }
 
+// arenaBase is the base of an arena of size bytes: a constant size of at
+// most maxStackGlobal bytes is an alloca in the entry block; a larger or
+// symbolic one (an expression of the host function's scalar parameters)
+// is the block the statement keeps for the calling thread, grown when a
+// call needs more (keptBlock).
+func (g *fgen) arenaBase(size tir.Expr) (value.Value, error) {
+	if c, ok := size.(*tir.IntImm); ok && c.Value <= maxStackGlobal {
+		return g.alloca(types.I8, max(c.Value, 1)), nil
+	}
+	if g.vec != nil {
+		return nil, g.errorf("tir.arena inside a vectorized loop")
+	}
+	n, err := g.i64Expr(size)
+	if err != nil {
+		return nil, err
+	}
+	return g.keptBlock(n), nil
+}
+
+// i64Expr is the integer expression e as an i64 value.
+func (g *fgen) i64Expr(e tir.Expr) (value.Value, error) {
+	if c, ok := e.(*tir.IntImm); ok {
+		return iconst(c.Value), nil
+	}
+	v, err := g.expr(e)
+	if err != nil {
+		return nil, err
+	}
+	return g.toI64(v), nil
+}
+
 // aliasedCallees lists the functions that some tir.call passes
 // overlapping memory: the same buffer twice, or two arena buffers whose
-// byte ranges intersect. Their buffer parameters are not marked noalias.
+// byte ranges may intersect (for a symbolic arena, unless the bound
+// analysis proves one ends before the other starts). Their buffer
+// parameters are not marked noalias.
 func aliasedCallees(mod *tir.Module) map[string]bool {
-	type place struct {
-		arena     *tir.ArenaAlloc
-		off, size int64
-	}
 	out := map[string]bool{}
 	for _, f := range mod.Funcs {
-		places := map[*tir.Buffer]place{}
+		places := map[*tir.Buffer]arenaPlace{}
+		env := scalarParamBounds(f)
 		walkStmt(f.Body, func(s tir.Stmt) {
 			switch x := s.(type) {
 			case *tir.ArenaAlloc:
 				for i, b := range x.Buffers {
 					if i < len(x.Offsets) {
-						n, _ := tir.BufferBytes(b)
-						places[b] = place{x, x.Offsets[i], n}
+						places[b] = arenaPlace{x, x.Offsets[i], bufferBytesExpr(b)}
 					}
 				}
 			case *tir.CallKernel:
@@ -178,7 +232,7 @@ func aliasedCallees(mod *tir.Module) map[string]bool {
 					for _, b := range x.Args[i+1:] {
 						pa, oka := places[a]
 						pb, okb := places[b]
-						if a == b || oka && okb && pa.arena == pb.arena && pa.off < pb.off+pb.size && pb.off < pa.off+pa.size {
+						if a == b || oka && okb && pa.arena == pb.arena && !pa.disjoint(pb, env) {
 							out[x.Callee] = true
 						}
 					}
@@ -187,4 +241,43 @@ func aliasedCallees(mod *tir.Module) map[string]bool {
 		}, nil)
 	}
 	return out
+}
+
+// arenaPlace is where an arena buffer lies: byte offset and size.
+type arenaPlace struct {
+	arena     *tir.ArenaAlloc
+	off, size tir.Expr
+}
+
+// disjoint reports whether the bound analysis proves that the byte
+// ranges of p and q do not intersect under env.
+func (p arenaPlace) disjoint(q arenaPlace, env tir.BoundEnv) bool {
+	before := func(a, b arenaPlace) bool { // a ends at or before b starts
+		gap := tir.Simplify(tir.Sub(b.off, tir.Add(a.off, a.size)), env)
+		return tir.Bound(gap, env).Within(0, math.MaxInt64)
+	}
+	return before(p, q) || before(q, p)
+}
+
+// bufferBytesExpr is the size of a row-major buffer in bytes, as an index
+// expression of its shape.
+func bufferBytesExpr(b *tir.Buffer) tir.Expr {
+	var n tir.Expr = tir.Int(tir.ElemBytes(b.DType))
+	for _, d := range b.Shape {
+		n = mulIdx(n, asIndex(d))
+	}
+	return n
+}
+
+// scalarParamBounds bounds f's integer scalar parameters (the symbolic
+// dimensions of a host function) by [0, 2^31]: a dimension is never
+// negative, and a larger one could not be allocated.
+func scalarParamBounds(f *tir.PrimFunc) tir.BoundEnv {
+	env := tir.BoundEnv{}
+	for _, p := range f.Params {
+		if p.Var != nil && p.Var.Type.IsInt() {
+			env[p.Var] = tir.Interval{Lo: 0, Hi: 1 << 31}
+		}
+	}
+	return env
 }

@@ -71,15 +71,22 @@ func walkStmt(s tir.Stmt, stmtFn func(tir.Stmt), exprFn func(tir.Expr)) {
 					bufExprs(b, exprFn)
 				}
 			}
+			for _, e := range x.Scalars {
+				visitE(e)
+			}
 		case *tir.AllocateConst:
 			if exprFn != nil {
 				bufExprs(x.Buffer, exprFn)
 			}
 			walk(x.Body)
 		case *tir.ArenaAlloc:
-			for _, b := range x.Buffers {
+			visitE(x.Size)
+			for i, b := range x.Buffers {
 				if exprFn != nil {
 					bufExprs(b, exprFn)
+				}
+				if i < len(x.Offsets) {
+					visitE(x.Offsets[i])
 				}
 			}
 			walk(x.Body)

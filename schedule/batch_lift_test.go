@@ -1,0 +1,79 @@
+package schedule
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// TestRepresentativeDefault schedules every symbolic workload with the
+// CPU default rules at a representative size of 4 and checks the result
+// against the unscheduled kernel at every binding (0, 1, 5, 8, 13): the
+// kernels over one symbol that is a batch (separable) are lifted, chunks
+// of 4 rows then single rows; the gemm over two symbols is scheduled by
+// the generalized replay of its representative trace.
+func TestRepresentativeDefault(t *testing.T) {
+	rules := CPURules{VectorBits: 512, Cores: 2}
+	for name, lifted := range map[string]bool{"sym_chain": true, "sym_conv": true, "sym_pool": true, "sym_softmax": true, "sym_gemm": false} {
+		t.Run(name, func(t *testing.T) {
+			c := newSymbolicCase(t, name)
+			f := parseFunc(t, symbolicWorkloads[name])
+			sizes := map[string]int64{}
+			for _, p := range f.Params {
+				if p.Var != nil {
+					sizes[p.Var.Name] = 4
+				}
+			}
+			g, err := RepresentativeDefault(rules, f, sizes)
+			require.NoError(t, err)
+			require.NoError(t, tir.VerifyFunc(g), printed(g))
+			text := printed(g)
+			assert.Equal(t, lifted, strings.Contains(text, "tir.for %chunk = 0 to floordiv(") && strings.Contains(text, "tir.for %row = "), text)
+			for k, a := range c.args {
+				sameOutputs(t, c.wants[k], interpretAt(t, g, 3, a), fmt.Sprintf("at %v:\n%s", a, text))
+			}
+		})
+	}
+}
+
+// TestSeparableSymbol: what keeps a kernel from being lifted is named.
+func TestSeparableSymbol(t *testing.T) {
+	for _, c := range []struct{ name, src, why string }{
+		{"two symbols", symGemmSrc, "more than one symbolic dimension"},
+		{"row indexes a static buffer", replaceFirst(symChainSrc, "%A[%vi, %vj] + %B[%vj]", "%A[%vi, %vj] + %B[%vi]"),
+			`block "add" uses its row variable %vi other than as a batched buffer's row`},
+		{"row not leading", `tir.func @k(%m: index, %A: buffer<4x(%m)xf32>, out %B: buffer<4x(%m)xf32>) attributes {tessera.kernel} {
+  tir.for %i = 0 to 4 {
+    tir.for %j = 0 to %m {
+      tir.block "copy"(%vi = spatial(0:4, %i), %vj = spatial(0:%m, %j)) reads(%A[%vi, %vj]) writes(%B[%vi, %vj]) {
+        %B[%vi, %vj] = %A[%vi, %vj]
+      }
+    }
+  }
+}
+`, "buffer %A is not %m rows of a constant shape"},
+		{"rows shifted", `tir.func @k(%m: index, %A: buffer<(%m)x4xf32>, out %B: buffer<(%m)x4xf32>) attributes {tessera.kernel} {
+  tir.for %i = 0 to %m {
+    tir.for %j = 0 to 4 {
+      tir.block "rev"(%vi = spatial(0:%m, %i), %vj = spatial(0:4, %j)) reads(%A[0:%m, %vj]) writes(%B[%vi, %vj]) {
+        %B[%vi, %vj] = %A[%m - 1 - %vi, %vj]
+      }
+    }
+  }
+}
+`, `block "rev" indexes the rows of %A with %m - 1 - %vi, not an iteration variable`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, why := separableSymbol(parseFunc(t, c.src))
+			assert.Equal(t, c.why, why)
+		})
+	}
+	sym, why := separableSymbol(parseFunc(t, symChainSrc))
+	require.Equal(t, "", why)
+	assert.Equal(t, "m", sym.Name)
+}
