@@ -202,8 +202,12 @@ func liftBatch(f *tir.PrimFunc, sym *tir.Var, chunk int64, main, one *tir.PrimFu
 	if len(loops) > 0 {
 		body = tir.FreshCopy(body, "_row")
 	}
-	from := tir.Simplify(tir.Mul(tir.FloorDiv(sym, tir.IntOf(t, chunk)), tir.IntOf(t, chunk)), nil)
-	loops = append(loops, &tir.For{Var: r, Min: from, Extent: tir.Simplify(tir.Sub(sym, from), nil), Body: body, Loc: f.Loc})
+	var from, n tir.Expr = tir.IntOf(t, 0), sym
+	if chunk > 1 {
+		from = tir.Simplify(tir.Mul(tir.FloorDiv(sym, tir.IntOf(t, chunk)), tir.IntOf(t, chunk)), nil)
+		n = tir.Simplify(tir.FloorMod(sym, tir.IntOf(t, chunk)), nil)
+	}
+	loops = append(loops, &tir.For{Var: r, Min: from, Extent: n, Body: body, Loc: f.Loc})
 	out := *one
 	out.Params = f.Params
 	out.Body = tir.Seq(loops...)
