@@ -227,17 +227,29 @@ func symbolicGate(op *Op) *Diagnostic {
 	if op.Def == nil || op.Def.Symbolic {
 		return nil
 	}
-	if !anySymbolic(op.Operands()) && !anySymbolic(op.Results) {
-		return nil // the verifier's path for every static op: no allocation
+	if syms := OpSymbols(op); syms != nil {
+		return op.Errorf("%s", NotSymbolicYet(syms))
 	}
-	syms := TypesSymbols(append(valueTypes(op.Operands()), valueTypes(op.Results)...)...)
-	return op.Errorf("%s", NotSymbolicYet(syms))
+	return nil
+}
+
+// OpSymbols lists the symbols of op's operand and result types, in name
+// order; nil, without allocating, when every type is static (the path of
+// every op of a static model).
+func OpSymbols(op *Op) []string {
+	if !anySymbolic(op.Operands()) && !anySymbolic(op.Results) {
+		return nil
+	}
+	return TypesSymbols(append(valueTypes(op.Operands()), valueTypes(op.Results)...)...)
 }
 
 // anySymbolic reports whether a tensor value among vs has a symbolic
 // dimension.
 func anySymbolic(vs []*Value) bool {
 	for _, v := range vs {
+		if v == nil {
+			continue
+		}
 		if t := AsTensor(v.Type); t != nil && !t.IsStatic() {
 			return true
 		}

@@ -105,7 +105,7 @@ func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) 
 	if op.Name == hlo.ConstantOp {
 		return k.constOperand(op)
 	}
-	if syms := graphir.TypesSymbols(opTypes(op)...); len(syms) > 0 && !hlo.LowersSymbolic(op.Name) {
+	if syms := graphir.OpSymbols(op); syms != nil && !hlo.LowersSymbolic(op.Name) {
 		return errorAt(op, "'%s' %s", op.Name, graphir.NotSymbolicYet(syms))
 	}
 	if low, ok := hlo.LoweringOf(op.Name); ok && low.Kernel != nil {
@@ -137,18 +137,6 @@ func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) 
 	}
 	k.emit(blockName(op), op.Loc, out, c)
 	return nil
-}
-
-// opTypes lists the types of op's operands and results.
-func opTypes(op *graphir.Op) []graphir.Type {
-	var ts []graphir.Type
-	for _, v := range op.Operands() {
-		ts = append(ts, v.Type)
-	}
-	for _, v := range op.Results {
-		ts = append(ts, v.Type)
-	}
-	return ts
 }
 
 // lowerFusion builds the kernel of one hlo.fusion named name.

@@ -133,7 +133,7 @@ func legalizeOp(op *graphir.Op) error {
 	if err := graphir.VerifyOp(op); err != nil {
 		return err
 	}
-	if syms := opSymbols(op); len(syms) > 0 && !symbolicLegalizations[op.Name] {
+	if syms := graphir.OpSymbols(op); syms != nil && !symbolicLegalizations[op.Name] {
 		return op.Errorf("failed to legalize to hlo: %s (tessera-opt: --%s='dims=NAME:N,...')", graphir.NotSymbolicYet(syms), graphir.FixDimsPassName)
 	}
 	b := &builder{src: op}
@@ -153,20 +153,6 @@ func legalizeOp(op *graphir.Op) error {
 	}
 	op.Erase()
 	return nil
-}
-
-// opSymbols returns the symbols of op's operand and result types.
-func opSymbols(op *graphir.Op) []string {
-	var ts []graphir.Type
-	for _, v := range op.Operands() {
-		if v != nil {
-			ts = append(ts, v.Type)
-		}
-	}
-	for _, r := range op.Results {
-		ts = append(ts, r.Type)
-	}
-	return graphir.TypesSymbols(ts...)
 }
 
 // checkReplacement compares a rule's values with the op's results.
