@@ -299,7 +299,9 @@ func (d *Database) Has(workload, target, candidate string) bool {
 
 // Best returns the successful record with the lowest median latency of the
 // workload on the target (the earliest one on a tie), or false when there
-// is no successful record.
+// is no successful record. Records of a symbolic workload measured at
+// different sizes compare by latency per unit of work (median / Rows):
+// the kernel's fastest per row.
 func (d *Database) Best(workload, target string) (*Record, bool) {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -309,7 +311,7 @@ func (d *Database) Best(workload, target string) (*Record, bool) {
 		if !r.OK() {
 			continue
 		}
-		if m := r.Median(); best == nil || m < bestMedian {
+		if m := r.Median() / r.Rows(); best == nil || m < bestMedian {
 			best, bestMedian = r, m
 		}
 	}

@@ -38,7 +38,7 @@ func parseTask(t *testing.T, src string) *Task {
 	t.Helper()
 	m, err := tir.Parse("k.tir", []byte(src))
 	require.NoError(t, err)
-	tasks := ExtractTasks(m.Funcs, testTarget().Key())
+	tasks := ExtractTasks(m.Funcs, testTarget().Key(), nil)
 	require.Len(t, tasks, 1)
 	return tasks[0]
 }
@@ -160,7 +160,7 @@ func TestTaskConstantsAreFlushed(t *testing.T) {
 	m, err := tir.Parse("rewrite-layout.tir", src)
 	require.NoError(t, err)
 	got := map[string][]int{}
-	for _, task := range ExtractTasks(m.Funcs, testTarget().Key()) {
+	for _, task := range ExtractTasks(m.Funcs, testTarget().Key(), nil) {
 		got[task.Name] = flushParams(task)
 		require.Equal(t, task.Constants, flushParams(task), task.Name)
 	}

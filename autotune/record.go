@@ -1,6 +1,7 @@
 package autotune
 
 import (
+	"maps"
 	"math"
 	"sort"
 
@@ -31,6 +32,10 @@ type Record struct {
 	Target    string `json:"target"`    // target string, e.g. "cpu -vector-bits=512 -threads=2"
 	Task      string `json:"task"`      // the kernel's name when it was recorded (informational)
 	Candidate string `json:"candidate"` // hash of the scheduled kernel's printed tensor IR
+	// Bindings are the sizes of the symbolic dimensions the trial was
+	// measured at (Task.Bindings; absent for a static kernel): the trace
+	// replays on the kernel specialized at them.
+	Bindings map[string]int64 `json:"bindings,omitempty"`
 	// Trace replays on the unscheduled kernel to give the candidate.
 	Trace *schedule.Trace `json:"trace"`
 	// Seconds holds each timed repeat's latency in seconds (empty on error).
@@ -49,6 +54,21 @@ type Record struct {
 	Host    string `json:"host,omitempty"`
 	Tessera string `json:"tessera"` // Tessera version
 	Time    string `json:"time"`    // RFC 3339 UTC timestamp
+}
+
+// Rows is the product of the Bindings' sizes (1 for a static kernel):
+// the work a symbolic workload's trial did, in units of one size-1 call.
+func (r *Record) Rows() float64 {
+	n := 1.0
+	for _, v := range r.Bindings {
+		n *= float64(max(v, 1))
+	}
+	return n
+}
+
+// SameBindings reports whether the record was measured at the sizes b.
+func (r *Record) SameBindings(b map[string]int64) bool {
+	return maps.Equal(r.Bindings, b)
 }
 
 // OK reports whether the trial measured successfully.

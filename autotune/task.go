@@ -14,6 +14,8 @@ package autotune
 import (
 	"crypto/sha256"
 	"encoding/hex"
+
+	"github.com/tessera-ml/tessera/schedule"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -24,11 +26,20 @@ type Task struct {
 	Name    string
 	Kernels []string
 	// Func is the unscheduled kernel (after elementwise inlining, the
-	// state traces replay on).
+	// state traces replay on); a kernel over symbolic dimensions is
+	// specialized at Bindings (tensorir.Specialize), so candidates are
+	// built and measured at those sizes.
 	Func *tir.PrimFunc
 	// Key is the workload key: the hex SHA-256 of the kernel's canonical
-	// printed tensor IR and the target string.
+	// printed tensor IR and the target string. For a kernel over symbolic
+	// dimensions it is the symbolic kernel's, whatever the Bindings, so a
+	// record measured at one size applies at every size.
 	Key string
+	// Bindings are the sizes a kernel over symbolic dimensions is tuned at
+	// (schedule.RepresentativeSizes: --bind-dim, else
+	// schedule.DefaultRepresentative), by symbol name; nil for a static
+	// kernel. Records carry them (Record.Bindings).
+	Bindings map[string]int64
 	// Weight is the number of kernels of the model with this workload.
 	Weight int
 	// Constants are the indices of the parameters that every call of every
@@ -77,9 +88,13 @@ func IsKernel(f *tir.PrimFunc) bool {
 
 // ExtractTasks returns the tasks of the kernels of funcs (host functions
 // and kernels already scheduled, tensorir.AttrSchedule, or scheduled by
-// lower-to-tir, tensorir.AttrRecurrence, are skipped) for the target whose key (targets.Target.Key) is ts,
-// deduplicated by workload key, in first-occurrence order.
-func ExtractTasks(funcs []*tir.PrimFunc, ts string) []*Task {
+// lower-to-tir, tensorir.AttrRecurrence, are skipped) for the target whose
+// key (targets.Target.Key) is ts, deduplicated by workload key, in
+// first-occurrence order. A kernel over symbolic dimensions is tuned
+// specialized at its representative sizes (schedule.RepresentativeSizes
+// of sizes, by symbol name: --bind-dim) and keyed by its symbolic form
+// (Task.Bindings, Task.Key).
+func ExtractTasks(funcs []*tir.PrimFunc, ts string, sizes map[string]int64) []*Task {
 	var tasks []*Task
 	byKey := map[string]*Task{}
 	consts := tir.ConstantParams(&tir.Module{Funcs: funcs})
@@ -89,17 +104,39 @@ func ExtractTasks(funcs []*tir.PrimFunc, ts string) []*Task {
 			continue
 		}
 		key := WorkloadKey(f, ts)
+		vals := schedule.RepresentativeSizes(f, sizes)
+		cs := specializedParams(f, consts[f.Name], vals)
 		if t := byKey[key]; t != nil {
 			t.Weight++
 			t.Kernels = append(t.Kernels, f.Name)
-			t.Constants = intersect(t.Constants, consts[f.Name])
+			t.Constants = intersect(t.Constants, cs)
 			continue
 		}
-		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: f, Key: key, Weight: 1, Constants: consts[f.Name], FLOPs: tir.EstimateFLOPs(f)}
+		g := tir.Specialize(f, vals)
+		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: g, Key: key, Bindings: vals, Weight: 1, Constants: cs, FLOPs: tir.EstimateFLOPs(g)}
 		byKey[key] = t
 		tasks = append(tasks, t)
 	}
 	return tasks
+}
+
+// specializedParams renumbers the parameter indices idx of f for f
+// specialized at vals, which drops the scalar parameters vals binds.
+func specializedParams(f *tir.PrimFunc, idx []int, vals map[string]int64) []int {
+	if len(vals) == 0 {
+		return idx
+	}
+	var out []int
+	for _, i := range idx {
+		n := i
+		for _, p := range f.Params[:i] {
+			if _, bound := vals[p.Name()]; bound && p.Var != nil {
+				n--
+			}
+		}
+		out = append(out, n)
+	}
+	return out
 }
 
 // intersect keeps the elements of a (sorted) that are in b.

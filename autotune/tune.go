@@ -189,6 +189,9 @@ func (j *job) resume(tasks []*Task) {
 			}
 		}
 		for _, r := range j.db.Records(t.Key, j.target) {
+			if !r.SameBindings(t.Bindings) {
+				continue // a symbolic workload tuned at other sizes
+			}
 			ts.Trials++
 			s.measured[r.Candidate] = true
 			if !r.OK() {
@@ -365,7 +368,7 @@ func (j *job) measure(m BatchMeasurer, i int, cands []*Candidate) error {
 	var werr error
 	m.Measure(ts.Task, cands, func() bool { return werr != nil || j.stopped() }, func(k int, res Result) {
 		c := cands[k]
-		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush, Host: res.Host}
+		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Bindings: ts.Task.Bindings, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush, Host: res.Host}
 		if err := j.db.Append(rec); err != nil {
 			werr = err
 			return

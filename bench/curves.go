@@ -149,7 +149,7 @@ func workloadTask(w Workload, threads int) (*autotune.Task, error) {
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := pipeline.Tasks(m, target)
+	tasks, err := pipeline.Tasks(m, target, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -70,11 +70,18 @@ func through(rows []registry.Item, name string) []registry.Item {
 
 // Tasks runs the compilation of m (modified) for t up to
 // inline-elementwise, the state tuning traces replay on, and returns the
-// tuning tasks of its kernels.
-func Tasks(m *graphir.Module, t targets.Target) ([]*autotune.Task, error) {
+// tuning tasks of its kernels; kernels over symbolic dimensions are tuned
+// at the sizes bindDims gives (by symbol name; the others at
+// schedule.DefaultRepresentative, autotune.ExtractTasks). Errors: the
+// steps' diagnostics; symbolic dimensions for a target that compiles
+// static shapes only (checkSymbolic).
+func Tasks(m *graphir.Module, t targets.Target, bindDims map[string]int64) ([]*autotune.Task, error) {
+	if err := checkSymbolic(m, t, TIR); err != nil {
+		return nil, err
+	}
 	ir := &IR{Level: Graph, Graph: m}
 	if err := run(ir, through(Table(Config{Target: t}), "inline-elementwise"), NewRunner()); err != nil {
 		return nil, err
 	}
-	return autotune.ExtractTasks(ir.TIR.Funcs, t.Key()), nil
+	return autotune.ExtractTasks(ir.TIR.Funcs, t.Key(), bindDims), nil
 }

@@ -257,41 +257,70 @@ func (a *applyRecords) Run(ir *IR) error {
 	}
 	defer db.Close()
 	a.remarks = append(a.remarks, warns...)
-	key := a.target.Key()
+	key, rules := a.target.Key(), a.target.Rules()
 	for _, i := range unscheduledKernels(ir.TIR) {
 		f := ir.TIR.Funcs[i]
-		if s := bestRecord(db, f, key); s != nil {
-			ir.TIR.Funcs[i] = mark(s.Func(), "tuned")
+		if g := bestRecord(db, f, key, rules); g != nil {
+			ir.TIR.Funcs[i] = mark(g, "tuned")
 			a.tuned++
 		} else {
 			a.misses++
 		}
 	}
-	a.remarks = append(a.remarks, a.summary(key))
+	a.remarks = append(a.remarks, a.summary(key, a.misses > 0 && symbolicRecords(db, key)))
 	return nil
 }
 
-// summary is the one line a user reads about the database.
-func (a *applyRecords) summary(key string) string {
+// summary is the one line a user reads about the database; symbolic says
+// the database holds records of kernels over symbolic dimensions, which
+// apply only to kernels compiled with those dimensions free.
+func (a *applyRecords) summary(key string, symbolic bool) string {
 	s := fmt.Sprintf("tessera: tuning db %s: %d of %d kernels use tuned schedules", a.path, a.tuned, a.tuned+a.misses)
 	if a.misses > 0 {
 		s += fmt.Sprintf("; %d without a record for %q use the default rules", a.misses, key)
 	}
+	if symbolic {
+		s += " (the database's records of kernels over symbolic dimensions apply where the model is compiled with them free: tessera compile without --fix-dim; tessera run and bench specialize at the inputs' sizes)"
+	}
 	return s
 }
 
+// symbolicRecords reports whether db holds a record for the target key
+// measured at Bindings (a kernel over symbolic dimensions).
+func symbolicRecords(db *autotune.Database, key string) bool {
+	for _, w := range db.Workloads() {
+		for _, r := range db.Records(w, key) {
+			if r.Bindings != nil {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // bestRecord replays the best record of f's workload (nil when there is
-// none or it does not replay).
-func bestRecord(db *autotune.Database, f *tir.PrimFunc, key string) *schedule.Schedule {
+// none or it does not replay). A kernel over symbolic dimensions replays
+// it specialized at the sizes the record was measured at
+// (Record.Bindings) and is scheduled from that for every size
+// (schedule.FromRepresentative with rules).
+func bestRecord(db *autotune.Database, f *tir.PrimFunc, key string, rules schedule.Rules) *tir.PrimFunc {
 	r, ok := db.Best(autotune.WorkloadKey(f, key), key)
 	if !ok || r.Trace == nil {
 		return nil
 	}
-	s, err := schedule.Replay(f, r.Trace)
+	vals := schedule.RepresentativeSizes(f, r.Bindings)
+	s, err := schedule.Replay(tir.Specialize(f, vals), r.Trace)
 	if err != nil {
 		return nil
 	}
-	return s
+	if vals == nil {
+		return s.Func()
+	}
+	g, err := schedule.FromRepresentative(rules, f, vals, s)
+	if err != nil {
+		return nil
+	}
+	return g
 }
 
 // Remarks are the database's load warnings and the summary line.

@@ -428,42 +428,62 @@ type RecurrenceRules interface {
 // none is given (RepresentativeDefault's sizes).
 const DefaultRepresentative = 8
 
-// RepresentativeDefault schedules a kernel over symbolic dimensions (its
-// index-typed scalar parameters) with r's default rules for
-// representative sizes (sizes by parameter name, DefaultRepresentative
-// for the others), returning the scheduled kernel, correct for every size:
-//   - a kernel separable along its one symbol (a batch, separableSymbol)
-//     is lifted: scheduled at the representative size B and at 1 and run
-//     as chunks of B rows then one row at a time (liftBatch), so every
-//     row runs the code a static compile of B rows (or of one) would have;
-//   - otherwise the rules run on f specialized at the representative
-//     sizes (tensorir.Specialize) and their trace is replayed on f with
-//     ReplayGeneralized (tiles chosen for the representative size, the
-//     outermost tile of a symbolic loop inferred and its tail guarded;
-//     MetaSchedule tunes a dynamic workload at a representative shape the
-//     same way).
-//
-// Errors: the rules refuse a specialized kernel, the trace does not
-// replay on f, or r.Check refuses the result.
-func RepresentativeDefault(r Rules, f *tir.PrimFunc, sizes map[string]int64) (*tir.PrimFunc, error) {
-	vals := map[string]int64{}
+// RepresentativeSizes is the representative size of each symbolic
+// dimension of f (its index-typed scalar parameters): sizes[name], else
+// DefaultRepresentative. Nil when f has none.
+func RepresentativeSizes(f *tir.PrimFunc, sizes map[string]int64) map[string]int64 {
+	var vals map[string]int64
 	for _, p := range f.Params {
 		if p.Var != nil && p.Var.Type.IsInt() {
 			v, ok := sizes[p.Var.Name]
 			if !ok {
 				v = DefaultRepresentative
 			}
+			if vals == nil {
+				vals = map[string]int64{}
+			}
 			vals[p.Var.Name] = v
 		}
 	}
-	if sym, why := separableSymbol(f); why == "" {
-		if g, err := liftedDefault(r, f, sym, vals[sym.Name]); err == nil {
-			return g, nil
-		}
-	}
+	return vals
+}
+
+// RepresentativeDefault schedules a kernel over symbolic dimensions (its
+// index-typed scalar parameters) with r's default rules for
+// representative sizes (RepresentativeSizes), returning the scheduled
+// kernel, correct for every size: the rules schedule f specialized at
+// those sizes (tensorir.Specialize) and FromRepresentative carries that
+// schedule over to f. Errors: the rules refuse the specialized kernel,
+// FromRepresentative's.
+func RepresentativeDefault(r Rules, f *tir.PrimFunc, sizes map[string]int64) (*tir.PrimFunc, error) {
+	vals := RepresentativeSizes(f, sizes)
 	rep, err := r.Default(tir.Specialize(f, vals))
 	if err != nil {
 		return nil, err
+	}
+	return FromRepresentative(r, f, vals, rep)
+}
+
+// FromRepresentative schedules the symbolic kernel f from rep, a schedule
+// of f specialized at the sizes vals (by the default rules, or a tuning
+// record measured at those sizes), returning a kernel correct for every
+// size:
+//   - a kernel separable along its one symbol (a batch, separableSymbol)
+//     is lifted: rep's kernel runs chunks of B rows (B = vals of the
+//     symbol) and the trace replayed on one row (else the rules' schedule
+//     of one row) the remaining rows (liftBatch), so every row runs the
+//     code a static compile of B rows (or of one) would have;
+//   - otherwise rep's trace is replayed on f with ReplayGeneralized
+//     (tiles chosen for the representative size, the outermost tile of a
+//     symbolic loop inferred and its tail guarded; MetaSchedule tunes a
+//     dynamic workload at a representative shape the same way).
+//
+// Errors: the trace does not replay on f, or r.Check refuses the result.
+func FromRepresentative(r Rules, f *tir.PrimFunc, vals map[string]int64, rep *Schedule) (*tir.PrimFunc, error) {
+	if sym, why := separableSymbol(f); why == "" {
+		if g, err := lifted(r, f, sym, vals[sym.Name], rep); err == nil {
+			return g, nil
+		}
 	}
 	s, err := ReplayGeneralized(f, rep.Trace())
 	if err != nil {
@@ -475,32 +495,32 @@ func RepresentativeDefault(r Rules, f *tir.PrimFunc, sizes map[string]int64) (*t
 	return s.Func(), nil
 }
 
-// liftedDefault is the lifted kernel of RepresentativeDefault: f
-// scheduled by r at chunk rows and at one row, run by liftBatch.
+// lifted is the lifted kernel of FromRepresentative: f run by liftBatch
+// as chunks of chunk rows scheduled by rep and single rows.
 //
-// The row is scheduled by the chunk's trace where it replays
+// The row is scheduled by rep's trace where it replays
 // (ReplayGeneralized: the row loops split into ones), so both read the
 // weights in the same order and rewrite-layout packs them once for both;
 // else by the rules on its own.
-func liftedDefault(r Rules, f *tir.PrimFunc, sym *tir.Var, chunk int64) (*tir.PrimFunc, error) {
-	row := tir.Specialize(f, map[string]int64{sym.Name: 1})
-	var main, one *tir.PrimFunc
-	if chunk > 1 {
-		s, err := r.Default(tir.Specialize(f, map[string]int64{sym.Name: chunk}))
-		if err != nil {
-			return nil, err
-		}
-		main = s.Func()
-		if o, err := ReplayGeneralized(row, s.Trace()); err == nil && r.Check(o.Func()) == nil {
-			one = o.Func()
-		}
+func lifted(r Rules, f *tir.PrimFunc, sym *tir.Var, chunk int64, rep *Schedule) (*tir.PrimFunc, error) {
+	if chunk < 1 {
+		return nil, fmt.Errorf("lifting the batch of @%s: chunk %d", f.Name, chunk)
 	}
-	if one == nil {
-		s, err := r.Default(row)
-		if err != nil {
-			return nil, err
+	var main, one *tir.PrimFunc
+	if chunk == 1 {
+		one = rep.Func()
+	} else {
+		main = rep.Func()
+		row := tir.Specialize(f, map[string]int64{sym.Name: 1})
+		if o, err := ReplayGeneralized(row, rep.Trace()); err == nil && r.Check(o.Func()) == nil {
+			one = o.Func()
+		} else {
+			s, err := r.Default(row)
+			if err != nil {
+				return nil, err
+			}
+			one = s.Func()
 		}
-		one = s.Func()
 	}
 	g, err := liftBatch(f, sym, chunk, main, one)
 	if err != nil {

@@ -39,7 +39,7 @@ func npuTasks(t *testing.T) ([]*autotune.Task, targets.Target) {
 	require.NoError(t, err)
 	m, err := graphir.ParseString("two.mlir", twoTaskModel)
 	require.NoError(t, err)
-	tasks, err := pipeline.Tasks(m, target)
+	tasks, err := pipeline.Tasks(m, target, nil)
 	require.NoError(t, err)
 	require.Len(t, tasks, 2)
 	return tasks, target

@@ -449,7 +449,7 @@ func TestRecordedHost(t *testing.T) {
 	require.NoError(t, err)
 	target, err := targets.New("npu", targets.Options{Threads: 2})
 	require.NoError(t, err)
-	tasks, err := pipeline.Tasks(m, target)
+	tasks, err := pipeline.Tasks(m, target, nil)
 	require.NoError(t, err)
 	db, _, err := autotune.OpenDatabase(dbPath)
 	require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/autotune"
 )
 
 // dynamicModels are the models export_models.py writes with dynamic axes
@@ -109,45 +111,103 @@ func TestDynamicCompileOnce(t *testing.T) {
 			mlir := filepath.Join(dir, "model.mlir")
 			_, stderr, code := tessera("import", model, "-o", mlir)
 			require.Equal(t, 0, code, stderr)
-			_, stderr, code = tessera("compile", mlir, "-o", filepath.Join(dir, "model.o"))
-			require.Equal(t, 0, code, stderr)
-			hdr, err := os.ReadFile(filepath.Join(dir, "model.h"))
-			require.NoError(t, err)
-			assert.Contains(t, string(hdr), "int32_t model_main(int64_t batch, const float *in0, float *out0);")
-
-			require.NoError(t, os.WriteFile(filepath.Join(dir, "driver.c"), []byte(cDynamicDriver), 0o644))
-			cc := exec.Command(cCompiler(t), "-O2", "-o", "driver", "driver.c", "model.o", "-lm", "-lgomp", "-ldl")
-			cc.Dir = dir
-			out, err := cc.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-
-			args := []string{fmt.Sprint(m.inPer), fmt.Sprint(m.outPer)}
-			batches := map[int]int{}
-			for k := 1; k <= 3; k++ {
-				x := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", m.name, k)))
-				batches[k] = len(x) / m.inPer
-				in := filepath.Join(dir, fmt.Sprintf("x%d.bin", k))
-				writeRawF32(t, in, x)
-				args = append(args, fmt.Sprint(batches[k]), in, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
-			}
-			run := exec.Command(filepath.Join(dir, "driver"), args...)
-			out, err = run.CombinedOutput()
-			require.NoError(t, err, "%s", out)
-
-			for k := 1; k <= 3; k++ {
-				got := readRawF32(t, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
-				torch := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_output_%d.npy", m.name, k)))
-				require.Len(t, got, len(torch))
-				static := filepath.Join(dir, fmt.Sprintf("static%d.npy", k))
-				_, stderr, code := tessera("run", mlir, "--input", filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", m.name, k)), "--output", static)
-				require.Equal(t, 0, code, stderr)
-				vsStatic, vsTorch := relativeError(got, readF32(t, static)), relativeError(got, torch)
-				t.Logf("%s batch %d (one object): max|Δ|/max|ref| vs the static compile %.3g, vs PyTorch %.3g", m.name, batches[k], vsStatic, vsTorch)
-				assert.LessOrEqual(t, vsStatic, 1e-6, "batch %d against the static compile", batches[k])
-				assert.LessOrEqual(t, vsTorch, 1e-4, "batch %d against PyTorch", batches[k])
-			}
+			checkCompiledOnce(t, dir, mlir, m.name, m.inPer, m.outPer)
 		})
 	}
+}
+
+// checkCompiledOnce compiles mlir (the import of the example model name,
+// inPer and outPer elements a row) once with its batch symbolic and the
+// extra compile flags, links cDynamicDriver against the object, runs it on
+// the model's three samples in one process and checks each result against
+// PyTorch (1e-4) and the static compile of the same batch (1e-6). It
+// returns compile's stderr.
+func checkCompiledOnce(t *testing.T, dir, mlir, name string, inPer, outPer int, flags ...string) string {
+	t.Helper()
+	_, compileErr, code := tessera(append([]string{"compile", mlir, "-o", filepath.Join(dir, "model.o")}, flags...)...)
+	require.Equal(t, 0, code, compileErr)
+	hdr, err := os.ReadFile(filepath.Join(dir, "model.h"))
+	require.NoError(t, err)
+	assert.Contains(t, string(hdr), "int32_t model_main(int64_t batch, const float *in0, float *out0);")
+
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "driver.c"), []byte(cDynamicDriver), 0o644))
+	cc := exec.Command(cCompiler(t), "-O2", "-o", "driver", "driver.c", "model.o", "-lm", "-lgomp", "-ldl")
+	cc.Dir = dir
+	out, err := cc.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	args := []string{fmt.Sprint(inPer), fmt.Sprint(outPer)}
+	batches := map[int]int{}
+	for k := 1; k <= 3; k++ {
+		x := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", name, k)))
+		batches[k] = len(x) / inPer
+		in := filepath.Join(dir, fmt.Sprintf("x%d.bin", k))
+		writeRawF32(t, in, x)
+		args = append(args, fmt.Sprint(batches[k]), in, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
+	}
+	run := exec.Command(filepath.Join(dir, "driver"), args...)
+	out, err = run.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	for k := 1; k <= 3; k++ {
+		got := readRawF32(t, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
+		torch := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_output_%d.npy", name, k)))
+		require.Len(t, got, len(torch))
+		static := filepath.Join(dir, fmt.Sprintf("static%d.npy", k))
+		_, stderr, code := tessera("run", mlir, "--input", filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", name, k)), "--output", static)
+		require.Equal(t, 0, code, stderr)
+		vsStatic, vsTorch := relativeError(got, readF32(t, static)), relativeError(got, torch)
+		t.Logf("%s batch %d (one object): max|Δ|/max|ref| vs the static compile %.3g, vs PyTorch %.3g", name, batches[k], vsStatic, vsTorch)
+		assert.LessOrEqual(t, vsStatic, 1e-6, "batch %d against the static compile", batches[k])
+		assert.LessOrEqual(t, vsTorch, 1e-4, "batch %d against PyTorch", batches[k])
+	}
+	return compileErr
+}
+
+// TestDynamicTuneOnce tunes the MLP exported with a dynamic batch with the
+// batch left free, at --bind-dim batch=4: the records carry the size and
+// a symbolic workload key, a rerun resumes them, a job at another size
+// keeps its own budget, and the model compiled once with the database
+// uses the tuned schedules at every batch (checkCompiledOnce).
+func TestDynamicTuneOnce(t *testing.T) {
+	model := onnxModel(t, "mlp_dynamic")
+	dir := t.TempDir()
+	mlir := filepath.Join(dir, "model.mlir")
+	_, stderr, code := tessera("import", model, "-o", mlir)
+	require.Equal(t, 0, code, stderr)
+	db := filepath.Join(dir, "tune.jsonl")
+	tune := func(size string) (string, string) {
+		stdout, stderr, code := tessera("tune", mlir, "--trials", "8", "--batch", "4", "--db", db, "--bind-dim", "batch="+size)
+		require.Equal(t, 0, code, stderr)
+		return stdout, stderr
+	}
+	stdout, stderr := tune("4")
+	assert.Contains(t, stderr, "note: 2 of 2 tasks have symbolic dimensions: tuned at batch=4 (--bind-dim); their records apply at every size")
+	assert.Contains(t, stdout, "8 of 8 trials recorded (8 this run)")
+	stdout, _ = tune("4")
+	assert.Contains(t, stdout, "8 of 8 trials recorded (0 this run)", "resumed")
+	stdout, _ = tune("2")
+	assert.Contains(t, stdout, "8 of 8 trials recorded (8 this run)", "another size has its own budget")
+	recs, _, err := autotune.ReadRecords(db)
+	require.NoError(t, err)
+	require.Len(t, recs, 16)
+	workloads := map[string]bool{}
+	for i, r := range recs {
+		want := int64(4)
+		if i >= 8 {
+			want = 2
+		}
+		assert.Equal(t, map[string]int64{"batch": want}, r.Bindings, "record %d", i)
+		workloads[r.Workload] = true
+	}
+	assert.Len(t, workloads, 2, "one workload per kernel, whatever the size")
+
+	compileErr := checkCompiledOnce(t, dir, mlir, "mlp_dynamic", 784, 10, "--tuning-db", db)
+	assert.Contains(t, compileErr, "2 of 2 kernels use tuned schedules")
+	_, stderr, code = tessera("run", mlir, "--tuning-db", db, "--input", filepath.Join(onnxExamples, "mlp_dynamic_input_1.npy"), "--output", filepath.Join(dir, "y.npy"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "0 of 2 kernels use tuned schedules", "run specializes at the input's size: static kernels, other workloads")
+	assert.Contains(t, stderr, "apply where the model is compiled with them free")
 }
 
 // writeRawF32 writes xs as little-endian float32s.
@@ -168,8 +228,8 @@ func readRawF32(t *testing.T, path string) []float32 {
 
 // TestDynamicTargetsAndFlags: a target that compiles static shapes only
 // refuses a model with symbols left free, with the hints, and specializes
-// at --bind-dim saying so; tune needs sizes; a malformed --bind-dim is
-// refused.
+// at --bind-dim saying so, in compile and in tune; a malformed --bind-dim
+// is refused.
 func TestDynamicTargetsAndFlags(t *testing.T) {
 	model := onnxModel(t, "mlp_dynamic")
 	dir := t.TempDir()
@@ -182,9 +242,13 @@ func TestDynamicTargetsAndFlags(t *testing.T) {
 	_, stderr, code = tessera("compile", "--target", "npu", mlir, "--bind-dim", "batch=2", "-o", filepath.Join(dir, "m.npu"))
 	assert.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "note: target npu compiles static shapes: specialized at batch=2 (--bind-dim)")
-	_, stderr, code = tessera("tune", mlir, "--trials", "1", "--db", filepath.Join(dir, "db.jsonl"))
+	_, stderr, code = tessera("tune", "--target", "npu", mlir, "--trials", "1", "--db", filepath.Join(dir, "db.jsonl"))
 	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "@main has symbolic dimensions (batch) and tuning needs their sizes: pin them with --fix-dim batch=N")
+	assert.Contains(t, stderr, "error: @main has symbolic dimensions (batch), and target npu compiles static shapes only")
+	_, stderr, code = tessera("tune", "--target", "npu", mlir, "--bind-dim", "batch=2", "--trials", "2", "--batch", "1", "--db", filepath.Join(dir, "db.jsonl"))
+	assert.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, "note: target npu compiles static shapes: specialized at batch=2 (--bind-dim)")
+	assert.NotContains(t, stderr, "tasks have symbolic dimensions")
 	_, stderr, code = tessera("compile", mlir, "--bind-dim", "batch=0", "-o", filepath.Join(dir, "m.o"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, `--bind-dim "batch=0": expected NAME=N, N a positive integer`)

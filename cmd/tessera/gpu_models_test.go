@@ -56,7 +56,7 @@ func TestGPUScheduledModels(t *testing.T) {
 			}
 			m, err := loadModel(path, nil)
 			require.NoError(t, err)
-			tasks, err := pipeline.Tasks(m, target)
+			tasks, err := pipeline.Tasks(m, target, nil)
 			require.NoError(t, err)
 			start := time.Now()
 			for i, task := range tasks {

@@ -32,7 +32,7 @@ func prepareTuneReference(t *testing.T, dir string, n int) {
 	require.NoError(t, err)
 	tg, err := targets.New("cuda", targets.Options{MCPU: *gpuMCPU})
 	require.NoError(t, err)
-	tasks, err := pipeline.Tasks(m, tg)
+	tasks, err := pipeline.Tasks(m, tg, nil)
 	require.NoError(t, err)
 	ms, err := autotune.NewMeasurer(autotune.MeasureOptions{Target: tg, RefCache: filepath.Join(dir, "cache", "tessera", "autotune-ref")})
 	require.NoError(t, err)

@@ -97,15 +97,10 @@ const fixDimUsage = "NAME=N: an ONNX model's symbolic input dimension NAME (its 
 
 // loadModel reads, parses and verifies a graph-dialect file, or imports an
 // ONNX model (a path ending in .onnx) as `tessera import` does, with its
-// symbolic dimensions pinned by fixDims (--fix-dim). Errors: diagnostics,
-// --fix-dim given for a graph-dialect file, and a compiled model
-// (isCompiledModel), which only run and bench take.
+// symbolic dimensions pinned by fixDims (--fix-dim); the others stay
+// symbolic. Errors: loadModelFor's.
 func loadModel(path string, fixDims []string) (*graphir.Module, error) {
-	m, err := loadModelFor(path, fixDims, nil, false)
-	if err != nil {
-		return nil, err
-	}
-	return m, requireBound(m, "tuning")
+	return loadModelFor(path, fixDims, nil, false)
 }
 
 // loadModelFor is loadModel for running on the .npy files inputs (run,
@@ -259,6 +254,20 @@ func (o compileOptions) runner() (*pipeline.Runner, error) {
 	return r, nil
 }
 
+// staticBindDims returns the --fix-dim flags fixDims, with the --bind-dim
+// flags bindDims appended when t compiles static shapes only: such a
+// target specializes at the sizes --bind-dim gives, and says so on log
+// (when not nil).
+func staticBindDims(t targets.Target, fixDims, bindDims []string, log io.Writer) []string {
+	if len(bindDims) == 0 || targets.TakesSymbolicShapes(t) {
+		return fixDims
+	}
+	if log != nil {
+		fmt.Fprintf(log, "note: target %s compiles static shapes: specialized at %s (--bind-dim)\n", t.Name(), strings.Join(bindDims, ", "))
+	}
+	return append(append([]string(nil), fixDims...), bindDims...)
+}
+
 // compileModel runs the pipeline for target t on the model at path
 // through the steps that end at level stop.
 func compileModel(path string, o compileOptions, t targets.Target, stop pipeline.Level) (*compiled, error) {
@@ -266,14 +275,7 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 	if err != nil {
 		return nil, err
 	}
-	if len(o.bindDims) > 0 && !targets.TakesSymbolicShapes(t) {
-		// A target that compiles static shapes specializes at the sizes
-		// --bind-dim gives, and says so.
-		o.fixDims = append(append([]string(nil), o.fixDims...), o.bindDims...)
-		if o.log != nil {
-			fmt.Fprintf(o.log, "note: target %s compiles static shapes: specialized at %s (--bind-dim)\n", t.Name(), strings.Join(o.bindDims, ", "))
-		}
-	}
+	o.fixDims = staticBindDims(t, o.fixDims, o.bindDims, o.log)
 	r, err := o.runner()
 	if err != nil {
 		return nil, err

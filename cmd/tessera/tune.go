@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"os/signal"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/tessera-ml/tessera/autotune"
 	"github.com/tessera-ml/tessera/autotune/tuneplot"
+	"github.com/tessera-ml/tessera/graphir"
 	"github.com/tessera-ml/tessera/pipeline"
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets"
@@ -27,7 +29,7 @@ import (
 type tuneOptions struct {
 	target, db, mcpu, strategy, scheduler string
 	npuConfig, plot, broker, brokerCreds  string
-	tasks, fixDims                        []string
+	tasks, fixDims, bindDims              []string
 	trials, batch, threads, builders      int
 	lookahead                             int
 	lookaheadSet                          bool
@@ -93,6 +95,7 @@ task's number of kernels).`,
 	f.StringVar(&o.scheduler, "scheduler", autotune.SchedulerGradient, "task scheduler: gradient or round-robin")
 	f.IntVar(&o.batch, "batch", 16, "candidates per measurement round")
 	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
+	f.StringArrayVar(&o.bindDims, "bind-dim", nil, "NAME=N: tune the kernels over a symbolic dimension left free at the size N (default 8); their records apply at every size when the model is compiled once for every size; a target that compiles static shapes only (npu, cuda) specializes at N instead (repeatable)")
 	f.IntVar(&o.threads, "threads", 0, "threads of parallel loops when measuring (default: TESSERA_NUM_THREADS, OMP_NUM_THREADS or all cores)")
 	f.IntVar(&o.builders, "builders", 0, "parallel builder processes (default: the number of CPUs)")
 	f.IntVar(&o.repeats, "repeats", 5, "minimum timed runs per trial")
@@ -124,14 +127,19 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	m, err := loadModel(model, o.fixDims)
+	bind, err := parseDimFlags("bind-dim", o.bindDims)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	tasks, err := pipeline.Tasks(m, target)
+	m, err := loadModel(model, staticBindDims(target, o.fixDims, o.bindDims, stderr))
 	if err != nil {
 		return fail(stderr, err)
 	}
+	tasks, err := pipeline.Tasks(m, target, bind)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	noteBindings(stderr, tasks)
 	if tasks, err = selectTasks(tasks, o.tasks); err != nil {
 		return fail(stderr, err)
 	}
@@ -194,6 +202,24 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "wrote %s\n", o.plot)
 	}
 	return nil
+}
+
+// noteBindings says at which sizes the kernels over symbolic dimensions
+// are tuned, when some are.
+func noteBindings(w io.Writer, tasks []*autotune.Task) {
+	n := 0
+	at := map[string]int64{}
+	for _, t := range tasks {
+		if t.Bindings != nil {
+			n++
+			maps.Copy(at, t.Bindings)
+		}
+	}
+	if n == 0 {
+		return
+	}
+	sizes := strings.ReplaceAll(graphir.FormatDims(at), ":", "=")
+	fmt.Fprintf(w, "note: %d of %d tasks have symbolic dimensions: tuned at %s (--bind-dim); their records apply at every size\n", n, len(tasks), sizes)
 }
 
 // plotTuned draws the records of the tuned tasks on the target (key) from
