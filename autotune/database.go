@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 
@@ -299,23 +300,40 @@ func (d *Database) Has(workload, target, candidate string) bool {
 
 // Best returns the successful record with the lowest median latency of the
 // workload on the target (the earliest one on a tie), or false when there
-// is no successful record. Records of a symbolic workload measured at
-// different sizes compare by latency per unit of work (median / Rows):
-// the kernel's fastest per row.
+// is no successful record: the first of Ranked.
 func (d *Database) Best(workload, target string) (*Record, bool) {
+	rs := d.Ranked(workload, target)
+	if len(rs) == 0 {
+		return nil, false
+	}
+	return rs[0], true
+}
+
+// Ranked returns the successful records of the workload on the target,
+// fastest first (file order on ties). Records of a symbolic workload
+// measured at different sizes compare by latency per unit of work
+// (median / Rows): the kernel's fastest per row.
+func (d *Database) Ranked(workload, target string) []*Record {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	var best *Record
-	bestMedian := 0.0
+	var out []*Record
+	var keys []float64
 	for _, r := range d.byTask[dbTaskKey{workload, target}] {
-		if !r.OK() {
-			continue
-		}
-		if m := r.Median() / r.Rows(); best == nil || m < bestMedian {
-			best, bestMedian = r, m
+		if r.OK() {
+			out = append(out, r)
+			keys = append(keys, r.Median()/r.Rows())
 		}
 	}
-	return best, best != nil
+	idx := make([]int, len(out))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
+	ranked := make([]*Record, len(out))
+	for i, j := range idx {
+		ranked[i] = out[j]
+	}
+	return ranked
 }
 
 // Count returns the number of records (trials) of the workload on the

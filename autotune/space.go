@@ -24,13 +24,19 @@ type Candidate struct {
 }
 
 // SampleCandidate runs the target's sampled rules on the task's kernel
-// with seed.
+// with seed. Errors: the rules', and for a kernel over symbolic
+// dimensions a sample that does not carry over to every size
+// (Task.Generalizes): the design space holds only those that do.
 func SampleCandidate(t *Task, rules schedule.Rules, seed int64) (*Candidate, error) {
 	s, err := rules.Sample(t.Func, seed)
 	if err != nil {
 		return nil, err
 	}
-	return newCandidate(t, s), nil
+	c := newCandidate(t, s)
+	if err := t.Generalizes(c, rules); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // ReplayCandidate replays tr on the task's kernel.
@@ -44,13 +50,17 @@ func ReplayCandidate(t *Task, tr *schedule.Trace) (*Candidate, error) {
 
 // mutateCandidate replays a mutated trace and checks that the target's
 // code generation can compile it (a changed tile size can leave a
-// recorded vectorize on a loop longer than the target's lanes).
+// recorded vectorize on a loop longer than the target's lanes) and that
+// it carries over to every size (Task.Generalizes).
 func mutateCandidate(t *Task, tr *schedule.Trace, rules schedule.Rules) (*Candidate, error) {
 	c, err := ReplayCandidate(t, tr)
 	if err != nil {
 		return nil, err
 	}
 	if err := rules.Check(c.Func); err != nil {
+		return nil, err
+	}
+	if err := t.Generalizes(c, rules); err != nil {
 		return nil, err
 	}
 	return c, nil

@@ -40,6 +40,11 @@ type Task struct {
 	// schedule.DefaultRepresentative), by symbol name; nil for a static
 	// kernel. Records carry them (Record.Bindings).
 	Bindings map[string]int64
+	// Symbolic is the kernel over symbolic dimensions before
+	// specialization (nil for a static kernel): the task's design space is
+	// the schedules of Func that carry over to it at every size
+	// (Task.Generalizes).
+	Symbolic *tir.PrimFunc
 	// Weight is the number of kernels of the model with this workload.
 	Weight int
 	// Constants are the indices of the parameters that every call of every
@@ -114,10 +119,26 @@ func ExtractTasks(funcs []*tir.PrimFunc, ts string, sizes map[string]int64) []*T
 		}
 		g := tir.Specialize(f, vals)
 		t := &Task{Name: f.Name, Kernels: []string{f.Name}, Func: g, Key: key, Bindings: vals, Weight: 1, Constants: cs, FLOPs: tir.EstimateFLOPs(g)}
+		if vals != nil {
+			t.Symbolic = f
+		}
 		byKey[key] = t
 		tasks = append(tasks, t)
 	}
 	return tasks
+}
+
+// Generalizes checks that the candidate c (a schedule of Func) carries
+// over to the symbolic kernel at every size, as the compiler carries a
+// record over (schedule.FromRepresentative with rules); nil for a static
+// task. Errors: why it does not (a primitive the generalized replay
+// refuses).
+func (t *Task) Generalizes(c *Candidate, rules schedule.Rules) error {
+	if t.Symbolic == nil {
+		return nil
+	}
+	_, err := schedule.FromRepresentative(rules, t.Symbolic, t.Bindings, c.Func, c.Trace)
+	return err
 }
 
 // specializedParams renumbers the parameter indices idx of f for f

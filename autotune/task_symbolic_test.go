@@ -54,6 +54,52 @@ func TestExtractTasksSymbolic(t *testing.T) {
 	}
 	static := parseTask(t, featGemmSrc(8, 8, 16))
 	assert.Nil(t, static.Bindings, "a static kernel has no bindings")
+	assert.Nil(t, static.Symbolic)
+}
+
+// symGemmSrc contracts over a symbolic k as well as a symbolic m: not a
+// batch kernel, so its schedules carry over by generalized replay.
+const symGemmSrc = `tir.func @gemm(%k: index, %m: index, %A: buffer<(%m)x(%k)xf32>, %B: buffer<(%k)x24xf32>, out %C: buffer<(%m)x24xf32>) attributes {tessera.kernel} {
+  tir.for %i = 0 to %m {
+    tir.for %j = 0 to 24 {
+      tir.for %r = 0 to %k {
+        tir.block "dot"(%vi = spatial(0:%m, %i), %vj = spatial(0:24, %j), %vk = reduce(0:%k, %r)) reads(%A[%vi, %vk], %B[%vk, %vj]) writes(%C[%vi, %vj]) {
+          tir.init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+`
+
+// TestSymbolicDesignSpace: every candidate the search draws for a kernel
+// over symbolic dimensions (batch-separable or not) carries over to every
+// size (Task.Generalizes), so a record measured at the representative
+// sizes is one the compiler can use.
+func TestSymbolicDesignSpace(t *testing.T) {
+	rules := testTarget().Rules()
+	for _, src := range []string{symDenseSrc, symGemmSrc} {
+		m, err := tir.Parse("k.tir", []byte(src))
+		require.NoError(t, err)
+		tasks := ExtractTasks(m.Funcs, testTarget().Key(), map[string]int64{"k": 32, "m": 16})
+		require.Len(t, tasks, 1)
+		task := tasks[0]
+		require.NotNil(t, task.Symbolic)
+		n := 0
+		for seed := int64(1); seed <= 12; seed++ {
+			c, err := SampleCandidate(task, rules, seed)
+			if err != nil {
+				continue
+			}
+			n++
+			_, err = schedule.FromRepresentative(rules, task.Symbolic, task.Bindings, c.Func, c.Trace)
+			assert.NoError(t, err, "@%s seed %d", task.Name, seed)
+		}
+		assert.Positive(t, n, "@%s: some samples carry over", task.Name)
+	}
 }
 
 // TestDatabaseBestPerRow: records of a symbolic workload measured at

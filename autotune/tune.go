@@ -185,7 +185,9 @@ func (j *job) resume(tasks []*Task) {
 		s := &searcher{task: t, rules: j.opts.Target.Rules(), rng: rand.New(rand.NewSource(j.opts.Seed + int64(i)*1000003)), opts: j.opts.Search, measured: map[string]bool{}}
 		if j.opts.SeedDefault {
 			if d, err := s.rules.Default(t.Func); err == nil {
-				s.seeds = append(s.seeds, newCandidate(t, d))
+				if c := newCandidate(t, d); t.Generalizes(c, s.rules) == nil {
+					s.seeds = append(s.seeds, c)
+				}
 			}
 		}
 		for _, r := range j.db.Records(t.Key, j.target) {

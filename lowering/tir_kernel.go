@@ -86,9 +86,7 @@ func blockName(op *graphir.Op) string {
 // emit adds the block computing c into out, named after base (made
 // unique).
 func (k *kernel) emit(base string, loc tir.Location, out *tir.Buffer, c *tir.Compute) {
-	if _, static := out.ConstShape(); !static && c.Extents == nil && c.Out == nil {
-		c.Extents = out.Shape
-	}
+	c.Extents = extentsOf(out, c)
 	if s := c.Block(k.uniqueBlock(base), out, loc); s != nil {
 		k.blocks = append(k.blocks, s)
 	}
@@ -130,13 +128,35 @@ func (k *kernel) lowerOp(op *graphir.Op, outFor map[*graphir.Value]*tir.Buffer) 
 	if err != nil {
 		return err
 	}
-	for _, r := range c.Reduce {
-		if r < 0 {
-			return errorAt(op, "'%s' reduces over a symbolic dimension, which the tensor IR lowering does not take yet; pin it with --fix-dim", op.Name)
-		}
+	if err := checkSymbolicReduce(op, c); err != nil {
+		return err
 	}
 	k.emit(blockName(op), op.Loc, out, c)
 	return nil
+}
+
+// checkSymbolicReduce refuses a computation that reduces over a symbolic
+// dimension without giving its extent (Compute.ReduceExtents).
+func checkSymbolicReduce(op *graphir.Op, c *tir.Compute) error {
+	if c.ReduceExtents != nil {
+		return nil
+	}
+	for _, r := range c.Reduce {
+		if r < 0 {
+			return errorAt(op, "a reduction over a symbolic dimension does not lower to tensor IR yet; pin its symbols with --fix-dim")
+		}
+	}
+	return nil
+}
+
+// extentsOf is the spatial extents a computation c into out runs over:
+// c.Extents, else out's shape when it is symbolic (nil: c.Shape's
+// constants).
+func extentsOf(out *tir.Buffer, c *tir.Compute) []tir.Expr {
+	if _, static := out.ConstShape(); !static && c.Extents == nil && c.Out == nil {
+		return out.Shape
+	}
+	return c.Extents
 }
 
 // lowerFusion builds the kernel of one hlo.fusion named name.

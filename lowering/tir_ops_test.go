@@ -270,6 +270,15 @@ func otherCases() []opCase {
   %0 = hlo.concatenate %a, %b, %c {dimension = 1} : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x4xf32>) -> tensor<2x8xf32>
   func.return %0 : tensor<2x8xf32>
 }`)
+	// The static case of get_dimension_size (the symbolic one: the
+	// symbolic lowering tests' means).
+	add("get_dimension_size", `func.func @main(%a: tensor<2x7xf32>) -> tensor<2x7xf32> {
+  %0 = hlo.get_dimension_size %a {dimension = 1} : (tensor<2x7xf32>) -> tensor<i32>
+  %1 = hlo.convert %0 : (tensor<i32>) -> tensor<f32>
+  %2 = hlo.broadcast_in_dim %1 {broadcast_dimensions = []} : (tensor<f32>) -> tensor<2x7xf32>
+  %3 = hlo.divide %a, %2 : tensor<2x7xf32>
+  func.return %3 : tensor<2x7xf32>
+}`)
 	add("concatenate_dim0_i32", `func.func @main(%a: tensor<1x3xi32>, %b: tensor<4x3xi32>) -> tensor<5x3xi32> {
   %0 = hlo.concatenate %a, %b {dimension = 0} : (tensor<1x3xi32>, tensor<4x3xi32>) -> tensor<5x3xi32>
   func.return %0 : tensor<5x3xi32>

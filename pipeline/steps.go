@@ -230,10 +230,10 @@ func (a *applyTrace) Statistics() []registry.Statistic {
 
 // applyRecords replays the best tuning record of each kernel's workload.
 type applyRecords struct {
-	path          string
-	target        targets.Target
-	tuned, misses int
-	remarks       []string
+	path                    string
+	target                  targets.Target
+	tuned, misses, unusable int
+	remarks                 []string
 }
 
 func newApplyRecords(opts map[string]string) (Action, error) {
@@ -258,16 +258,22 @@ func (a *applyRecords) Run(ir *IR) error {
 	defer db.Close()
 	a.remarks = append(a.remarks, warns...)
 	key, rules := a.target.Key(), a.target.Rules()
+	static := true
 	for _, i := range unscheduledKernels(ir.TIR) {
 		f := ir.TIR.Funcs[i]
-		if g := bestRecord(db, f, key, rules); g != nil {
+		g, found := bestRecord(db, f, key, rules)
+		switch {
+		case g != nil:
 			ir.TIR.Funcs[i] = mark(g, "tuned")
 			a.tuned++
-		} else {
+		case found:
+			a.unusable++
+		default:
 			a.misses++
 		}
+		static = static && !hasScalarParams(f)
 	}
-	a.remarks = append(a.remarks, a.summary(key, a.misses > 0 && symbolicRecords(db, key)))
+	a.remarks = append(a.remarks, a.summary(key, static && a.misses > 0 && symbolicRecords(db, key)))
 	return nil
 }
 
@@ -275,9 +281,12 @@ func (a *applyRecords) Run(ir *IR) error {
 // the database holds records of kernels over symbolic dimensions, which
 // apply only to kernels compiled with those dimensions free.
 func (a *applyRecords) summary(key string, symbolic bool) string {
-	s := fmt.Sprintf("tessera: tuning db %s: %d of %d kernels use tuned schedules", a.path, a.tuned, a.tuned+a.misses)
+	s := fmt.Sprintf("tessera: tuning db %s: %d of %d kernels use tuned schedules", a.path, a.tuned, a.tuned+a.misses+a.unusable)
 	if a.misses > 0 {
 		s += fmt.Sprintf("; %d without a record for %q use the default rules", a.misses, key)
+	}
+	if a.unusable > 0 {
+		s += fmt.Sprintf("; %d whose records do not replay (at every size) use the default rules", a.unusable)
 	}
 	if symbolic {
 		s += " (the database's records of kernels over symbolic dimensions apply where the model is compiled with them free: tessera compile without --fix-dim; tessera run and bench specialize at the inputs' sizes)"
@@ -298,14 +307,32 @@ func symbolicRecords(db *autotune.Database, key string) bool {
 	return false
 }
 
-// bestRecord replays the best record of f's workload (nil when there is
-// none or it does not replay). A kernel over symbolic dimensions replays
-// it specialized at the sizes the record was measured at
-// (Record.Bindings) and is scheduled from that for every size
-// (schedule.FromRepresentative with rules).
-func bestRecord(db *autotune.Database, f *tir.PrimFunc, key string, rules schedule.Rules) *tir.PrimFunc {
-	r, ok := db.Best(autotune.WorkloadKey(f, key), key)
-	if !ok || r.Trace == nil {
+// maxRecordTries bounds the records bestRecord replays for one kernel.
+const maxRecordTries = 16
+
+// bestRecord schedules f by the best of its workload's records that
+// replays (Database.Ranked order, at most maxRecordTries tried); found
+// reports whether the workload has a successful record at all. A kernel
+// over symbolic dimensions replays a record specialized at the sizes it
+// was measured at (Record.Bindings) and is scheduled from that for every
+// size (schedule.FromRepresentative with rules), which a record of a
+// tiling the generalized replay cannot carry over fails.
+func bestRecord(db *autotune.Database, f *tir.PrimFunc, key string, rules schedule.Rules) (g *tir.PrimFunc, found bool) {
+	rs := db.Ranked(autotune.WorkloadKey(f, key), key)
+	for i, r := range rs {
+		if i == maxRecordTries {
+			break
+		}
+		if g := replayRecord(f, r, rules); g != nil {
+			return g, true
+		}
+	}
+	return nil, len(rs) > 0
+}
+
+// replayRecord is f scheduled by r (nil when it does not replay).
+func replayRecord(f *tir.PrimFunc, r *autotune.Record, rules schedule.Rules) *tir.PrimFunc {
+	if r.Trace == nil {
 		return nil
 	}
 	vals := schedule.RepresentativeSizes(f, r.Bindings)
@@ -316,7 +343,7 @@ func bestRecord(db *autotune.Database, f *tir.PrimFunc, key string, rules schedu
 	if vals == nil {
 		return s.Func()
 	}
-	g, err := schedule.FromRepresentative(rules, f, vals, s)
+	g, err := schedule.FromRepresentative(rules, f, vals, s.Func(), s.Trace())
 	if err != nil {
 		return nil
 	}
@@ -330,7 +357,7 @@ func (a *applyRecords) Remarks() []string { return a.remarks }
 func (a *applyRecords) Statistics() []registry.Statistic {
 	return []registry.Statistic{
 		{Name: "kernels", Help: "kernels scheduled by their best tuning record", Value: int64(a.tuned)},
-		{Name: "untuned", Help: "kernels without a usable record", Value: int64(a.misses)},
+		{Name: "untuned", Help: "kernels without a usable record", Value: int64(a.misses + a.unusable)},
 	}
 }
 

@@ -89,3 +89,54 @@ func TestSeparableSymbol(t *testing.T) {
 	require.Equal(t, "", why)
 	assert.Equal(t, "m", sym.Name)
 }
+
+// symDenseReluSrc is a dense layer with a bias-and-relu epilogue over two
+// symbolic row dimensions %b and %s ([b, s, 24] × [24, 40]): not
+// batch-separable, so its schedule is the representative one generalized.
+const symDenseReluSrc = `tir.func @dense_relu(%b: index, %s: index, %X: buffer<(%b)x(%s)x24xf32>, %W: buffer<24x40xf32>, %B: buffer<40xf32>, out %Y: buffer<(%b)x(%s)x40xf32>) attributes {tessera.kernel} {
+  tir.allocate %T: buffer<(%b)x(%s)x40xf32, "local"> {
+    tir.for %i = 0 to %b {
+      tir.for %j = 0 to %s {
+        tir.for %n = 0 to 40 {
+          tir.for %k = 0 to 24 {
+            tir.block "dot"(%vi = spatial(0:%b, %i), %vj = spatial(0:%s, %j), %vn = spatial(0:40, %n), %vk = reduce(0:24, %k)) reads(%X[%vi, %vj, %vk], %W[%vk, %vn]) writes(%T[%vi, %vj, %vn]) {
+              tir.init {
+                %T[%vi, %vj, %vn] = 0.0
+              }
+              %T[%vi, %vj, %vn] = %T[%vi, %vj, %vn] + %X[%vi, %vj, %vk] * %W[%vk, %vn]
+            }
+          }
+        }
+      }
+    }
+    tir.for %i = 0 to %b {
+      tir.for %j = 0 to %s {
+        tir.for %n = 0 to 40 {
+          tir.block "relu"(%vi = spatial(0:%b, %i), %vj = spatial(0:%s, %j), %vn = spatial(0:40, %n)) reads(%T[%vi, %vj, %vn], %B[%vn]) writes(%Y[%vi, %vj, %vn]) {
+            %Y[%vi, %vj, %vn] = max(%T[%vi, %vj, %vn] + %B[%vn], 0.0)
+          }
+        }
+      }
+    }
+  }
+}
+`
+
+// TestRepresentativeDefaultTwoSymbols: the default rules' schedule of a
+// contraction with an epilogue over two symbolic row dimensions, made at
+// the representative sizes (8, 8), carries over to the symbolic kernel
+// (the tiles' tail guards reach the write-back block that
+// reverse_compute_inline takes, and a compute_at region loop of one
+// iteration at (8, 8) is not one at every size), and the result computes
+// the kernel at sizes that the tiles do not divide, and at 0.
+func TestRepresentativeDefaultTwoSymbols(t *testing.T) {
+	rules := CPURules{VectorBits: 512, Cores: 2, MaxLanes: 64}
+	f := parseFunc(t, symDenseReluSrc)
+	g, err := RepresentativeDefault(rules, f, nil)
+	require.NoError(t, err)
+	text := printed(g)
+	assert.Contains(t, text, "parallel", "the representative tiling, not the serial fallback")
+	for _, a := range []map[string]int64{{"b": 1, "s": 1}, {"b": 3, "s": 5}, {"b": 8, "s": 8}, {"b": 2, "s": 13}, {"b": 0, "s": 4}} {
+		sameOutputs(t, interpretAt(t, f, 3, a), interpretAt(t, g, 3, a), fmt.Sprintf("at %v:\n%s", a, text))
+	}
+}

@@ -116,7 +116,7 @@ var refusals = []refusal{
 		`tir.block "sum"(%vi = spatial(0:4, %i), %vk = reduce(0:10, %k)) reads(%E[%vi, %vk]) writes(%S[%vi]) {`},
 	{"reverse_compute_inline reduction producer", "conv_bias_relu", func(t *testing.T, s *Schedule) error {
 		return s.ReverseComputeInline(block(t, s, "bias"))
-	}, `reverse_compute_inline: block "bias": the producer "conv" is not a single store without init, predicate or allocations`,
+	}, `reverse_compute_inline: block "bias": the producer "conv" is not a single store without init, predicate (other than its tail guards) or allocations`,
 		`tir.block "bias"(%vco = spatial(0:3, %co), %vh = spatial(0:6, %h), %vw = spatial(0:6, %w)) reads(%C[%vco, %vh, %vw], %Bs[%vco]) writes(%T[%vco, %vh, %vw]) {`},
 	{"reverse_compute_inline two intermediates", "softmax", func(t *testing.T, s *Schedule) error {
 		return s.ReverseComputeInline(block(t, s, "div"))

@@ -126,8 +126,8 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 	}
 	pb := prod.Block
 	pst, ok := pb.Body.(*tir.BufferStore)
-	if !ok || pb.Init != nil || prod.Predicate != nil || len(pb.Allocs) > 0 {
-		return fail("the producer %q is not a single store without init, predicate or allocations", pb.Name)
+	if !ok || pb.Init != nil || !(s.generalize || onlyDomainGuards(prod)) || len(pb.Allocs) > 0 {
+		return fail("the producer %q is not a single store without init, predicate (other than its tail guards) or allocations", pb.Name)
 	}
 	for _, iv := range pb.IterVars {
 		if iv.Kind == tir.Reduce {
@@ -359,4 +359,43 @@ func init() {
 		}
 		return nil, s.ReverseComputeInline(b)
 	})
+}
+
+// A producer's predicate is accepted (the inlined store runs under it)
+// when it only keeps the producer inside its domain (onlyDomainGuards),
+// and in any form while ReplayGeneralized replays a trace that inlined
+// the unguarded producer at the representative size: there the
+// predicate is the generalization's tail and region guards, and the
+// producer still writes every element the block read.
+//
+// onlyDomainGuards reports whether r's predicate (none included) is made
+// of tail guards only: conjuncts binding < extent for an iteration
+// variable whose domain starts at 0 (a split of a loop its factors do not
+// divide, the generalized replay's inferred outer tile), which exclude
+// exactly the iterations outside the block's domain. A producer with such
+// a predicate still writes every element of its domain.
+func onlyDomainGuards(r *tir.BlockRealize) bool {
+	for _, c := range conjuncts(r.Predicate) {
+		lt, ok := c.(*tir.Binary)
+		if !ok || lt.Op != tir.OpLT {
+			return false
+		}
+		guard := false
+		for k, iv := range r.Block.IterVars {
+			if isZero(iv.Dom.Min) && tir.Equal(tir.Simplify(lt.A, nil), tir.Simplify(r.Values[k], nil)) && tir.Equal(lt.B, iv.Dom.Extent) {
+				guard = true
+				break
+			}
+		}
+		if !guard {
+			return false
+		}
+	}
+	return true
+}
+
+// isZero reports whether e is the constant 0.
+func isZero(e tir.Expr) bool {
+	k, ok := e.(*tir.IntImm)
+	return ok && k.Value == 0
 }

@@ -42,6 +42,71 @@ func boundLoopVars(r *tir.BlockRealize, kind tir.IterKind) map[*tir.Var]bool {
 	return out
 }
 
+// initPredicate is the predicate of decompose_reduction's init block:
+// pred without its reduction tail guards, the conjuncts a < b where a
+// uses only loops below the decomposition (the reduce loops the init does
+// not iterate) and is 0 at their first iteration, and b uses none of them
+// (a symbolic reduce extent split with an inferred outer factor). Such a
+// guard holds at the first reduce iteration whenever the reduction runs
+// at all, so the block's own init would run at every point the remaining
+// conjuncts allow; over an empty reduction the decomposed init still
+// runs. ok is false when another conjunct uses those loops.
+func initPredicate(pred tir.Expr, below, zero map[*tir.Var]bool) (tir.Expr, bool) {
+	var out tir.Expr
+	for _, c := range conjuncts(pred) {
+		if !predicateUses(c, below) {
+			out = and(out, c)
+			continue
+		}
+		if !reduceTailGuard(c, below, zero) {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// reduceTailGuard reports whether c is a < b with a a sum of loops below
+// that start at 0 (zero) times positive constants (0 at their first
+// iteration and never less) and b using none of the loops below.
+func reduceTailGuard(c tir.Expr, below, zero map[*tir.Var]bool) bool {
+	lt, ok := c.(*tir.Binary)
+	return ok && lt.Op == tir.OpLT && !predicateUses(lt.B, below) && positiveSum(lt.A, zero)
+}
+
+// fromZero is the loops among fs whose variables are in vars and that
+// start at 0.
+func fromZero(fs []*tir.For, vars map[*tir.Var]bool) map[*tir.Var]bool {
+	out := map[*tir.Var]bool{}
+	for _, f := range fs {
+		if k, ok := f.Min.(*tir.IntImm); ok && k.Value == 0 && vars[f.Var] {
+			out[f.Var] = true
+		}
+	}
+	return out
+}
+
+// positiveSum reports whether e is a sum of variables of vars times
+// positive constants.
+func positiveSum(e tir.Expr, vars map[*tir.Var]bool) bool {
+	switch x := e.(type) {
+	case *tir.Var:
+		return vars[x]
+	case *tir.Binary:
+		switch x.Op {
+		case tir.OpAdd:
+			return positiveSum(x.A, vars) && positiveSum(x.B, vars)
+		case tir.OpMul:
+			if k, ok := x.B.(*tir.IntImm); ok && k.Value > 0 {
+				return positiveSum(x.A, vars)
+			}
+			if k, ok := x.A.(*tir.IntImm); ok && k.Value > 0 {
+				return positiveSum(x.B, vars)
+			}
+		}
+	}
+	return false
+}
+
 func predicateUses(pred tir.Expr, vars map[*tir.Var]bool) bool {
 	found := false
 	tir.VisitExpr(pred, func(e tir.Expr) bool {
@@ -142,7 +207,8 @@ func (s *Schedule) DecomposeReduction(b BlockRV, l LoopRV) (BlockRV, error) {
 			below[f.Var] = true
 		}
 	}
-	if r.Predicate != nil && predicateUses(r.Predicate, below) {
+	initPred, ok := initPredicate(r.Predicate, below, fromZero(loops[at:], below))
+	if !ok {
 		return BlockRV{}, s.Errorf(prim, &b, &l, "the block's predicate %s depends on loops the init does not iterate", tir.ExprString(r.Predicate))
 	}
 	ib := &tir.Block{Name: freshName(blk.Name+"_init", allBlockNames(s.f)), Loc: blk.Loc}
@@ -162,8 +228,8 @@ func (s *Schedule) DecomposeReduction(b BlockRV, l LoopRV) (BlockRV, error) {
 		ib.Writes = append(ib.Writes, substRegion(w, ivm))
 	}
 	var pred tir.Expr
-	if r.Predicate != nil {
-		pred = tir.Substitute(r.Predicate, m)
+	if initPred != nil {
+		pred = tir.Substitute(initPred, m)
 	}
 	init := nestAround(copies, &tir.BlockRealize{Values: values, Predicate: pred, Block: ib, Loc: r.Loc})
 	ub := *blk

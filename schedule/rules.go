@@ -461,31 +461,31 @@ func RepresentativeDefault(r Rules, f *tir.PrimFunc, sizes map[string]int64) (*t
 	if err != nil {
 		return nil, err
 	}
-	return FromRepresentative(r, f, vals, rep)
+	return FromRepresentative(r, f, vals, rep.Func(), rep.Trace())
 }
 
-// FromRepresentative schedules the symbolic kernel f from rep, a schedule
-// of f specialized at the sizes vals (by the default rules, or a tuning
-// record measured at those sizes), returning a kernel correct for every
-// size:
+// FromRepresentative schedules the symbolic kernel f from rep, f
+// specialized at the sizes vals and scheduled by the trace tr (the
+// default rules', or a tuning record's measured at those sizes),
+// returning a kernel correct for every size:
 //   - a kernel separable along its one symbol (a batch, separableSymbol)
 //     is lifted: rep's kernel runs chunks of B rows (B = vals of the
 //     symbol) and the trace replayed on one row (else the rules' schedule
 //     of one row) the remaining rows (liftBatch), so every row runs the
 //     code a static compile of B rows (or of one) would have;
-//   - otherwise rep's trace is replayed on f with ReplayGeneralized
+//   - otherwise tr is replayed on f with ReplayGeneralized
 //     (tiles chosen for the representative size, the outermost tile of a
 //     symbolic loop inferred and its tail guarded; MetaSchedule tunes a
 //     dynamic workload at a representative shape the same way).
 //
 // Errors: the trace does not replay on f, or r.Check refuses the result.
-func FromRepresentative(r Rules, f *tir.PrimFunc, vals map[string]int64, rep *Schedule) (*tir.PrimFunc, error) {
+func FromRepresentative(r Rules, f *tir.PrimFunc, vals map[string]int64, rep *tir.PrimFunc, tr *Trace) (*tir.PrimFunc, error) {
 	if sym, why := separableSymbol(f); why == "" {
-		if g, err := lifted(r, f, sym, vals[sym.Name], rep); err == nil {
+		if g, err := lifted(r, f, sym, vals[sym.Name], rep, tr); err == nil {
 			return g, nil
 		}
 	}
-	s, err := ReplayGeneralized(f, rep.Trace())
+	s, err := ReplayGeneralizedAt(f, tr, vals)
 	if err != nil {
 		return nil, err
 	}
@@ -496,23 +496,23 @@ func FromRepresentative(r Rules, f *tir.PrimFunc, vals map[string]int64, rep *Sc
 }
 
 // lifted is the lifted kernel of FromRepresentative: f run by liftBatch
-// as chunks of chunk rows scheduled by rep and single rows.
+// as chunks of chunk rows scheduled as rep and single rows.
 //
-// The row is scheduled by rep's trace where it replays
+// The row is scheduled by rep's trace tr where it replays
 // (ReplayGeneralized: the row loops split into ones), so both read the
 // weights in the same order and rewrite-layout packs them once for both;
 // else by the rules on its own.
-func lifted(r Rules, f *tir.PrimFunc, sym *tir.Var, chunk int64, rep *Schedule) (*tir.PrimFunc, error) {
+func lifted(r Rules, f *tir.PrimFunc, sym *tir.Var, chunk int64, rep *tir.PrimFunc, tr *Trace) (*tir.PrimFunc, error) {
 	if chunk < 1 {
 		return nil, fmt.Errorf("lifting the batch of @%s: chunk %d", f.Name, chunk)
 	}
 	var main, one *tir.PrimFunc
 	if chunk == 1 {
-		one = rep.Func()
+		one = rep
 	} else {
-		main = rep.Func()
+		main = rep
 		row := tir.Specialize(f, map[string]int64{sym.Name: 1})
-		if o, err := ReplayGeneralized(row, rep.Trace()); err == nil && r.Check(o.Func()) == nil {
+		if o, err := ReplayGeneralized(row, tr); err == nil && r.Check(o.Func()) == nil {
 			one = o.Func()
 		} else {
 			s, err := r.Default(row)

@@ -245,15 +245,16 @@ func TestSampledRulesGEMVSketch(t *testing.T) {
 	}
 }
 
-// findExtent prints the extent of the loop named v.
+// findExtent prints the extent of the first loop named v (the GEMV tile's
+// columns, not the write-back's loop of the same name).
 func findExtent(f *tir.PrimFunc, v string) string {
 	out := ""
 	tir.VisitStmt(f.Body, func(st tir.Stmt) bool {
-		if l, ok := st.(*tir.For); ok && l.Var.Name == v {
+		if l, ok := st.(*tir.For); ok && l.Var.Name == v && out == "" {
 			e, _ := constInt(l.Extent)
 			out = fmt.Sprint(e)
 		}
-		return true
+		return out == ""
 	})
 	return out
 }

@@ -53,6 +53,13 @@ func (s *Schedule) samplePerfectTile(l LoopRV, n int, maxInnermost int64, decisi
 		return nil, s.Errorf(prim, nil, &l, "no such loop in @%s", s.f.Name)
 	}
 	ext, ok := constInt(f.Extent)
+	if s.generalize && decision != nil && len(decision) == n && (!ok || product(decision) != ext) {
+		// ReplayGeneralized: a tiling sampled at the representative size
+		// of a loop whose extent depends on the symbols is kept as
+		// decided, unrecorded; the split that uses it infers its
+		// outermost factor (Split).
+		return append([]int64(nil), decision...), nil
+	}
 	if !ok {
 		return nil, s.loopErr(prim, l, "the extent %s is not a constant", tir.ExprString(f.Extent))
 	}
@@ -89,6 +96,15 @@ func (s *Schedule) samplePerfectTile(l LoopRV, n int, maxInnermost int64, decisi
 	s.Record(prim, []any{l}, map[string]any{"n": int64(n), "max_innermost": maxInnermost}, dec, []any{out})
 	s.samples[len(s.samples)-1].loop = l.Var
 	return out, nil
+}
+
+// product is the product of xs.
+func product(xs []int64) int64 {
+	p := int64(1)
+	for _, x := range xs {
+		p *= x
+	}
+	return p
 }
 
 // SampleCategorical samples one of candidates with the given

@@ -30,6 +30,9 @@ type Schedule struct {
 	// generalize is set while ReplayGeneralized replays a trace made at
 	// a representative size on a function with symbolic extents.
 	generalize bool
+	// repVals are the representative sizes the trace ReplayGeneralizedAt
+	// replays was made at.
+	repVals map[string]int64
 }
 
 // sampleGroup is the output of one sampling instruction: value handles

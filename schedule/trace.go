@@ -368,13 +368,25 @@ func Replay(f *tir.PrimFunc, t *Trace) (*Schedule, error) {
 // unrolling a loop of symbolic extent is left out (it stays serial); a
 // split of a loop of constant extent that its factors do not tile (a
 // loop whose extent depends on the symbols) infers its outermost factor,
-// or splits into ones a loop of one iteration. The instructions are
+// or splits into ones a loop of one iteration; a sample_perfect_tile of
+// such a loop keeps its recorded decision, unrecorded (the split using it
+// generalizes as above). The instructions are
 // recorded as applied, so the returned schedule's trace replays on f with
 // Replay. Errors: those of Replay, and any primitive that refuses a
 // symbolic extent (sampling a perfect tiling of it).
 func ReplayGeneralized(f *tir.PrimFunc, t *Trace) (*Schedule, error) {
+	return ReplayGeneralizedAt(f, t, nil)
+}
+
+// ReplayGeneralizedAt is ReplayGeneralized for a trace made at the sizes
+// vals (by symbol name): a get_loops that finds more loops than the trace
+// did leaves out the unnamed ones whose extent is 1 at vals (a region
+// loop compute_at elided at the representative size but cannot prove of
+// one iteration at every size).
+func ReplayGeneralizedAt(f *tir.PrimFunc, t *Trace, vals map[string]int64) (*Schedule, error) {
 	s := New(f)
 	s.generalize = true
+	s.repVals = vals
 	r, err := replayOn(s, t)
 	if r != nil {
 		r.generalize = false
@@ -408,11 +420,21 @@ func replayOn(s *Schedule, t *Trace) (*Schedule, error) {
 			}
 			attrs[k] = r
 		}
+		var named map[*tir.Var]bool
+		if s.generalize && in.Kind == "get_loops" {
+			named = map[*tir.Var]bool{}
+			for v := range s.loopIDs {
+				named[v] = true
+			}
+		}
 		outs, err := fn(s, inputs, attrs, in.Decision)
 		if err != nil {
 			return nil, fmt.Errorf("replay: instruction %d (%s): %w", i, in.Kind, err)
 		}
 		outs = flattenHandles(outs)
+		if len(outs) > len(in.Outputs) && s.generalize && in.Kind == "get_loops" {
+			outs = s.dropRepresentativeUnitLoops(outs, len(outs)-len(in.Outputs), named)
+		}
 		if len(outs) != len(in.Outputs) {
 			return nil, fmt.Errorf("replay: instruction %d (%s): %d outputs, the trace has %d", i, in.Kind, len(outs), len(in.Outputs))
 		}
@@ -666,4 +688,35 @@ func BlockInput(inputs []any, i int) (BlockRV, error) {
 		return BlockRV{}, fmt.Errorf("input %d is not a block", i)
 	}
 	return b, nil
+}
+
+// dropRepresentativeUnitLoops removes n loops from the handles hs that
+// the trace had not named (named: a compute_at's region loops) and whose
+// extents are 1 at the representative sizes s.repVals (loops a
+// primitive elided there); hs is returned unchanged unless exactly n such
+// loops exist.
+func (s *Schedule) dropRepresentativeUnitLoops(hs []any, n int, named map[*tir.Var]bool) []any {
+	bind := map[*tir.Var]tir.Expr{}
+	for _, p := range s.f.Params {
+		if p.Var != nil {
+			if v, ok := s.repVals[p.Var.Name]; ok {
+				bind[p.Var] = tir.IntOf(p.Var.Type, v)
+			}
+		}
+	}
+	var out []any
+	for _, h := range hs {
+		if l, ok := h.(LoopRV); ok && !named[l.Var] {
+			if f := findLoop(s.f.Body, l.Var); f != nil {
+				if k, ok := constInt(tir.Simplify(tir.Substitute(f.Extent, bind), nil)); ok && k == 1 {
+					continue
+				}
+			}
+		}
+		out = append(out, h)
+	}
+	if len(hs)-len(out) != n {
+		return hs
+	}
+	return out
 }

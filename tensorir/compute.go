@@ -32,12 +32,29 @@ func (o *Operand) At(idx ...Expr) Expr {
 	return Load(o.Buffer, idx...)
 }
 
+// Dim is dimension i of the operand as an expression: Shape's constant,
+// or where that is symbolic (-1) the buffer's shape expression; nil for a
+// symbolic dimension of a splat, which has no buffer.
+func (o *Operand) Dim(i int) Expr {
+	switch {
+	case o.Shape[i] >= 0:
+		return Int(o.Shape[i])
+	case o.Buffer != nil && i < len(o.Buffer.Shape):
+		return o.Buffer.Shape[i]
+	}
+	return nil
+}
+
 // Nest names the iteration variables of a computation's block: one
 // spatial variable per output dimension, then one reduce variable per
 // reduction extent.
 type Nest struct {
 	Spatial []*Var
 	Reduce  []*Var
+	// Extents are the spatial loops' extents (the output's dimensions,
+	// Compute.Extents or Shape's constants), for a body that needs the
+	// output's symbolic dimensions (a reshape's strides).
+	Extents []Expr
 }
 
 // Index returns the spatial variables as the output element's indices.
@@ -63,14 +80,18 @@ func (n Nest) Index() []Expr {
 // Shape entry: a kernel over symbolic dimensions (issue 19) sets them,
 // with Shape holding -1 (graphir.Dynamic) where a dimension is an
 // expression of the kernel's scalar parameters; the spatial loops then
-// run to those extents.
+// run to those extents. ReduceExtents, likewise, are the reduce extents
+// as expressions, one per Reduce entry (Reduce holding -1 where one is
+// symbolic); Block decomposes a reduction whose domain can be empty
+// while its output is not (ReduceEmptiesOutput).
 type Compute struct {
-	Shape   []int64
-	Reduce  []int64
-	Init    func(n Nest) Expr
-	Body    func(n Nest, acc Expr) Expr
-	Out     func(n Nest) []Expr
-	Extents []Expr
+	Shape         []int64
+	Reduce        []int64
+	Init          func(n Nest) Expr
+	Body          func(n Nest, acc Expr) Expr
+	Out           func(n Nest) []Expr
+	Extents       []Expr
+	ReduceExtents []Expr
 }
 
 // spatialExtents is the extent of each spatial loop: Extents when set,
@@ -94,7 +115,28 @@ func (c *Compute) spatialExtents() []Expr {
 // gives nil (nothing to compute). The block reads the whole of every
 // buffer its value loads (a sound over-approximation) and writes one
 // element of out.
+//
+// A reduction over a symbolic extent whose domain can be empty while its
+// output is not (ReduceEmptiesOutput false: a sum over a symbolic
+// dimension the result does not have) is decomposed, as TVM's
+// decompose_reduction does: a spatial block named name_init stores Init,
+// then the reduce block, without an init and annotated AttrAccumulate,
+// updates it, so an empty reduction leaves Init.
 func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
+	if c.Init != nil && !c.ReduceEmptiesOutput() {
+		ic := &Compute{Shape: c.Shape, Extents: c.Extents, Out: c.Out, Body: func(n Nest, _ Expr) Expr { return c.Init(n) }}
+		update := *c
+		update.Init = nil
+		update.ReduceExtents = c.reduceExtents()
+		return Seq(ic.Block(name+"_init", out, loc), update.block(name, out, loc, true))
+	}
+	return c.block(name, out, loc, false)
+}
+
+// block is Block without the decomposition; accumulate makes the block a
+// reduction over c's reduce extents without an init (c.Init is nil),
+// reading its accumulator, annotated AttrAccumulate.
+func (c *Compute) block(name string, out *Buffer, loc Location, accumulate bool) Stmt {
 	extents := c.spatialExtents()
 	for _, d := range extents {
 		if k, ok := d.(*IntImm); ok && k.Value == 0 {
@@ -102,6 +144,9 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 		}
 	}
 	init, body, reduce := c.normalized()
+	if accumulate {
+		body, reduce = c.Body, c.reduceExtents()
+	}
 	var n Nest
 	var loops []*Var
 	blk := &Block{Name: name, Loc: loc}
@@ -118,19 +163,23 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 		values = append(values, lv)
 		return iv
 	}
+	n.Extents = extents
 	for i, d := range extents {
 		n.Spatial = append(n.Spatial, addLoop(Spatial, d, i))
 	}
 	for i, e := range reduce {
-		n.Reduce = append(n.Reduce, addLoop(Reduce, Int(e), i))
+		n.Reduce = append(n.Reduce, addLoop(Reduce, e, i))
 	}
 	idx := n.Index()
 	if c.Out != nil {
 		idx = c.Out(n)
 	}
 	var acc Expr
-	if init != nil {
+	if init != nil || accumulate {
 		acc = Load(out, idx...)
+	}
+	if accumulate {
+		blk.Annotations = Attrs{AttrAccumulate: UnitAttr{}}
 	}
 	val := body(n, acc)
 	blk.Body = &BufferStore{Buffer: out, Value: val, Indices: idx, Loc: loc}
@@ -138,7 +187,7 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 		blk.Init = &BufferStore{Buffer: out, Value: init(n), Indices: idx, Loc: loc}
 	}
 	blk.Writes = []BufferRegion{pointRegion(out, idx)}
-	blk.Reads = wholeReads(out, init != nil, val)
+	blk.Reads = wholeReads(out, init != nil || accumulate, val)
 	var s Stmt = &BlockRealize{Values: values, Block: blk, Loc: loc}
 	for i := len(loops) - 1; i >= 0; i-- {
 		s = &For{Var: loops[i], Min: Int(0), Extent: blk.IterVars[i].Dom.Extent, Body: s, Loc: loc}
@@ -147,24 +196,99 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 }
 
 // normalized returns the init, body and reduce extents of the block
-// Block builds: a reduction over an empty domain is its init alone, one
-// over no reduce dimensions is one application of the body (both without
-// an init in the block).
-func (c *Compute) normalized() (init func(Nest) Expr, body func(Nest, Expr) Expr, reduce []int64) {
+// Block builds: a reduction over an empty domain (a constant extent 0) is
+// its init alone, one over no reduce dimensions is one application of the
+// body (both without an init in the block).
+func (c *Compute) normalized() (init func(Nest) Expr, body func(Nest, Expr) Expr, reduce []Expr) {
 	if c.Init == nil {
 		return nil, c.Body, nil
 	}
+	reduce = c.reduceExtents()
 	empty := false
-	for _, e := range c.Reduce {
-		empty = empty || e == 0
+	for _, e := range reduce {
+		k, ok := e.(*IntImm)
+		empty = empty || ok && k.Value == 0
 	}
 	switch {
 	case empty:
 		return nil, func(n Nest, _ Expr) Expr { return c.Init(n) }, nil
-	case len(c.Reduce) == 0:
+	case len(reduce) == 0:
 		return nil, func(n Nest, _ Expr) Expr { return c.Body(n, c.Init(n)) }, nil
 	}
-	return c.Init, c.Body, c.Reduce
+	return c.Init, c.Body, reduce
+}
+
+// reduceExtents is the extent of each reduce loop: ReduceExtents when
+// set, else Reduce's constants.
+func (c *Compute) reduceExtents() []Expr {
+	if c.ReduceExtents != nil {
+		return c.ReduceExtents
+	}
+	out := make([]Expr, len(c.Reduce))
+	for i, d := range c.Reduce {
+		out[i] = Int(d)
+	}
+	return out
+}
+
+// ReduceEmptiesOutput reports whether c's reduce domain can be empty only
+// when its output is empty too, for every value of the symbols (taken
+// non-negative, as dimensions are): each symbolic reduce extent is a
+// positive constant times a product of scalar variables, and each of
+// those variables, at 0, makes some output extent 0. A block's init runs
+// at its first reduce iteration, so a reduction over an empty domain
+// with a non-empty output would leave the output unwritten. Constant
+// extents always qualify (Block handles a constant 0).
+func (c *Compute) ReduceEmptiesOutput() bool {
+	if c.Init == nil {
+		return true
+	}
+	outs := c.spatialExtents()
+	for _, e := range c.reduceExtents() {
+		if _, ok := e.(*IntImm); ok {
+			continue
+		}
+		vars, ok := monomialVars(e)
+		if !ok {
+			return false
+		}
+		for _, v := range vars {
+			if !vanishesAt(outs, v) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// monomialVars returns the variables of e when e is a product of
+// variables and positive constants.
+func monomialVars(e Expr) ([]*Var, bool) {
+	switch x := e.(type) {
+	case *Var:
+		return []*Var{x}, true
+	case *IntImm:
+		return nil, x.Value > 0
+	case *Binary:
+		if x.Op != OpMul {
+			return nil, false
+		}
+		a, okA := monomialVars(x.A)
+		b, okB := monomialVars(x.B)
+		return append(a, b...), okA && okB
+	}
+	return nil, false
+}
+
+// vanishesAt reports whether one of extents is 0 when v is 0.
+func vanishesAt(extents []Expr, v *Var) bool {
+	zero := map[*Var]Expr{v: IntOf(v.Type, 0)}
+	for _, e := range extents {
+		if k, ok := Simplify(Substitute(e, zero), nil).(*IntImm); ok && k.Value == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // pointRegion is the one element of b at idx.

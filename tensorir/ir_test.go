@@ -149,3 +149,46 @@ func TestSubstituteAndVisit(t *testing.T) {
 	tir.VisitStmt(m.Funcs[0].Body, func(s tir.Stmt) bool { n++; return false })
 	assert.Equal(t, 1, n)
 }
+
+// TestReduceEmptiesOutput: a symbolic reduce extent keeps the one-block
+// form only when, at 0, it zeroes an output dimension too; otherwise
+// Block emits an init block and an accumulating reduction.
+func TestReduceEmptiesOutput(t *testing.T) {
+	n, m := tir.NewVar("n", tir.DIndex), tir.NewVar("m", tir.DIndex)
+	out := tir.NewBuffer("o", tir.DF32, 4)
+	for _, c := range []struct {
+		extents, reduce []tir.Expr
+		want            bool
+	}{
+		{[]tir.Expr{n, tir.Int(4)}, []tir.Expr{n}, true},
+		{[]tir.Expr{tir.Mul(tir.Int(2), n), m}, []tir.Expr{tir.Mul(tir.Mul(tir.Int(3), n), m)}, true},
+		{[]tir.Expr{tir.Int(4)}, []tir.Expr{n}, false},
+		{[]tir.Expr{n}, []tir.Expr{tir.Mul(n, m)}, false},
+		{[]tir.Expr{n}, []tir.Expr{tir.Add(n, tir.Int(1))}, false},
+		{[]tir.Expr{n}, []tir.Expr{tir.FloorDiv(n, tir.Int(2))}, false},
+		{[]tir.Expr{tir.Int(4)}, []tir.Expr{tir.Int(3)}, true},
+	} {
+		comp := &tir.Compute{Shape: []int64{-1}, Extents: c.extents, Reduce: []int64{-1}, ReduceExtents: c.reduce,
+			Init: func(tir.Nest) tir.Expr { return tir.Float(tir.DF32, 0) }, Body: func(_ tir.Nest, acc tir.Expr) tir.Expr { return acc }}
+		assert.Equal(t, c.want, comp.ReduceEmptiesOutput(), "extents %v reduce %v", c.extents, c.reduce)
+	}
+	comp := &tir.Compute{Shape: []int64{4}, Reduce: []int64{-1}, ReduceExtents: []tir.Expr{n},
+		Init: func(tir.Nest) tir.Expr { return tir.Float(tir.DF32, 0) },
+		Body: func(nest tir.Nest, acc tir.Expr) tir.Expr { return tir.Add(acc, tir.Float(tir.DF32, 1)) }}
+	s := comp.Block("sum", out, tir.Location{})
+	seq, ok := s.(*tir.SeqStmt)
+	require.True(t, ok, "decomposed into two nests")
+	require.Len(t, seq.Stmts, 2)
+	var names []string
+	tir.VisitStmt(s, func(x tir.Stmt) bool {
+		if b, ok := x.(*tir.Block); ok {
+			names = append(names, b.Name)
+			if b.Name == "sum" {
+				assert.Nil(t, b.Init)
+				assert.Contains(t, b.Annotations, tir.AttrAccumulate)
+			}
+		}
+		return true
+	})
+	assert.Equal(t, []string{"sum_init", "sum"}, names)
+}

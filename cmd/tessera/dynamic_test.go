@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/autotune"
+	rt "github.com/tessera-ml/tessera/runtime"
+	"github.com/tessera-ml/tessera/schedule"
 )
 
 // dynamicModels are the models export_models.py writes with dynamic axes
@@ -62,25 +64,37 @@ func TestDynamicModels(t *testing.T) {
 	}
 }
 
-// cDynamicDriver runs model_main, compiled once with a symbolic batch, on
-// every (batch, input file, output file) triple of its arguments: one
-// object, several batch sizes.
+// cDynamicDriver runs model_main, compiled once with NSYM symbolic
+// dimensions (1 or 2, a -D of the C compiler), on every (symbol
+// values..., input file, output file) group of its arguments: one object,
+// several sizes. The input and output hold in_per and out_per elements
+// per unit of the symbols' product.
 const cDynamicDriver = `#include <stdio.h>
 #include <stdlib.h>
 #include "model.h"
 
 int main(int argc, char **argv) {
 	long in_per = atol(argv[1]), out_per = atol(argv[2]);
-	for (int a = 3; a + 2 < argc; a += 3) {
-		long batch = atol(argv[a]);
-		float *x = malloc(sizeof(float) * in_per * batch + 1), *y = malloc(sizeof(float) * out_per * batch + 1);
-		FILE *f = fopen(argv[a + 1], "rb");
-		if (!f || fread(x, sizeof(float), in_per * batch, f) != (size_t)(in_per * batch)) { perror("input"); return 3; }
+	for (int a = 3; a + NSYM + 1 < argc; a += NSYM + 2) {
+		int64_t sym[NSYM];
+		long rows = 1;
+		for (int i = 0; i < NSYM; i++) {
+			sym[i] = atol(argv[a + i]);
+			rows *= sym[i];
+		}
+		const char *in = argv[a + NSYM], *out = argv[a + NSYM + 1];
+		float *x = malloc(sizeof(float) * in_per * rows + 1), *y = malloc(sizeof(float) * out_per * rows + 1);
+		FILE *f = fopen(in, "rb");
+		if (!f || fread(x, sizeof(float), in_per * rows, f) != (size_t)(in_per * rows)) { perror("input"); return 3; }
 		fclose(f);
-		int32_t rc = model_main(batch, x, y);
+#if NSYM == 1
+		int32_t rc = model_main(sym[0], x, y);
+#else
+		int32_t rc = model_main(sym[0], sym[1], x, y);
+#endif
 		if (rc != 0) { fprintf(stderr, "model_main returned %d\n", rc); return 4; }
-		f = fopen(argv[a + 2], "wb");
-		if (!f || fwrite(y, sizeof(float), out_per * batch, f) != (size_t)(out_per * batch)) { perror("output"); return 5; }
+		f = fopen(out, "wb");
+		if (!f || fwrite(y, sizeof(float), out_per * rows, f) != (size_t)(out_per * rows)) { perror("output"); return 5; }
 		fclose(f);
 		free(x);
 		free(y);
@@ -89,61 +103,85 @@ int main(int argc, char **argv) {
 }
 `
 
+// onceModel is an example model exported with dynamic axes, compiled once
+// by checkCompiledOnce.
+type onceModel struct {
+	name string
+	// decl is the entry point the header declares.
+	decl string
+	// symDims are the dimensions of the input that give the symbols'
+	// values, in the entry point's order; inPer and outPer the elements
+	// of the input and output per unit of the symbols' product.
+	symDims       []int
+	inPer, outPer int
+	short         bool // run under -short
+}
+
+// onceModels are the models TestDynamicCompileOnce compiles once.
+var onceModels = []onceModel{
+	{"mlp_dynamic", "int32_t model_main(int64_t batch, const float *in0, float *out0);", []int{0}, 784, 10, true},
+	{"transformer_encoder_layer_dynamic", "int32_t model_main(int64_t batch, int64_t seq, const float *in0, float *out0);", []int{0, 1}, 256, 256, true},
+	{"resnet18_dynamic", "int32_t model_main(int64_t batch, const float *in0, float *out0);", []int{0}, 3 * 224 * 224, 1000, false},
+}
+
 // TestDynamicCompileOnce compiles the MLP and ResNet-18 exported with a
-// dynamic batch once, with the batch left symbolic (int32_t
-// model_main(int64_t batch, const float *in0, float *out0)), links one C
-// program against the object, and runs it at batch 1, 3 and 8 in one
-// process: each result within 1e-4 of PyTorch and within 1e-6 (relative
-// to the largest value) of the static compile of the same batch
-// (tessera run, which sizes the batch from its input file).
+// dynamic batch, and the transformer layer exported with a dynamic batch
+// and sequence length, once, with the symbols left free (int32_t
+// model_main(int64_t batch, [int64_t seq,] const float *in0, float
+// *out0)), links one C program against each object, and runs it on the
+// model's three samples in one process (batch 1, 3, 8; the transformer at
+// 1×17, 2×64, 4×128): each result within 1e-4 of PyTorch and within 1e-6
+// (relative to the largest value) of the static compile of the same
+// sizes (tessera run, which sizes the symbols from its input file).
 func TestDynamicCompileOnce(t *testing.T) {
-	for _, m := range []struct {
-		name          string
-		inPer, outPer int
-		short         bool
-	}{{"mlp_dynamic", 784, 10, true}, {"resnet18_dynamic", 3 * 224 * 224, 1000, false}} {
+	for _, m := range onceModels {
 		t.Run(m.name, func(t *testing.T) {
 			if testing.Short() && !m.short {
-				t.Skip("-short compiles the MLP only")
+				t.Skip("-short compiles the MLP and the transformer layer only")
 			}
 			model := onnxModel(t, m.name)
 			dir := t.TempDir()
 			mlir := filepath.Join(dir, "model.mlir")
 			_, stderr, code := tessera("import", model, "-o", mlir)
 			require.Equal(t, 0, code, stderr)
-			checkCompiledOnce(t, dir, mlir, m.name, m.inPer, m.outPer)
+			checkCompiledOnce(t, dir, mlir, m)
 		})
 	}
 }
 
-// checkCompiledOnce compiles mlir (the import of the example model name,
-// inPer and outPer elements a row) once with its batch symbolic and the
-// extra compile flags, links cDynamicDriver against the object, runs it on
-// the model's three samples in one process and checks each result against
-// PyTorch (1e-4) and the static compile of the same batch (1e-6). It
-// returns compile's stderr.
-func checkCompiledOnce(t *testing.T, dir, mlir, name string, inPer, outPer int, flags ...string) string {
+// checkCompiledOnce compiles mlir (the import of m) once with its symbols
+// free and the extra compile flags, links cDynamicDriver against the
+// object, runs it on the model's three samples in one process and checks
+// each result against PyTorch (1e-4) and the static compile of the same
+// sizes (1e-6). It returns compile's stderr.
+func checkCompiledOnce(t *testing.T, dir, mlir string, m onceModel, flags ...string) string {
 	t.Helper()
 	_, compileErr, code := tessera(append([]string{"compile", mlir, "-o", filepath.Join(dir, "model.o")}, flags...)...)
 	require.Equal(t, 0, code, compileErr)
 	hdr, err := os.ReadFile(filepath.Join(dir, "model.h"))
 	require.NoError(t, err)
-	assert.Contains(t, string(hdr), "int32_t model_main(int64_t batch, const float *in0, float *out0);")
+	assert.Contains(t, string(hdr), m.decl)
 
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "driver.c"), []byte(cDynamicDriver), 0o644))
-	cc := exec.Command(cCompiler(t), "-O2", "-o", "driver", "driver.c", "model.o", "-lm", "-lgomp", "-ldl")
+	cc := exec.Command(cCompiler(t), "-O2", fmt.Sprintf("-DNSYM=%d", len(m.symDims)), "-o", "driver", "driver.c", "model.o", "-lm", "-lgomp", "-ldl")
 	cc.Dir = dir
 	out, err := cc.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
-	args := []string{fmt.Sprint(inPer), fmt.Sprint(outPer)}
-	batches := map[int]int{}
+	args := []string{fmt.Sprint(m.inPer), fmt.Sprint(m.outPer)}
+	sizes := map[int][]int64{}
 	for k := 1; k <= 3; k++ {
-		x := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", name, k)))
-		batches[k] = len(x) / inPer
+		x, err := rt.ReadNPY(filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", m.name, k)))
+		require.NoError(t, err)
+		for _, d := range m.symDims {
+			sizes[k] = append(sizes[k], x.Shape()[d])
+			args = append(args, fmt.Sprint(x.Shape()[d]))
+		}
+		xs, err := x.Float32s()
+		require.NoError(t, err)
 		in := filepath.Join(dir, fmt.Sprintf("x%d.bin", k))
-		writeRawF32(t, in, x)
-		args = append(args, fmt.Sprint(batches[k]), in, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
+		writeRawF32(t, in, xs)
+		args = append(args, in, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
 	}
 	run := exec.Command(filepath.Join(dir, "driver"), args...)
 	out, err = run.CombinedOutput()
@@ -151,15 +189,15 @@ func checkCompiledOnce(t *testing.T, dir, mlir, name string, inPer, outPer int, 
 
 	for k := 1; k <= 3; k++ {
 		got := readRawF32(t, filepath.Join(dir, fmt.Sprintf("y%d.bin", k)))
-		torch := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_output_%d.npy", name, k)))
+		torch := readF32(t, filepath.Join(onnxExamples, fmt.Sprintf("%s_output_%d.npy", m.name, k)))
 		require.Len(t, got, len(torch))
 		static := filepath.Join(dir, fmt.Sprintf("static%d.npy", k))
-		_, stderr, code := tessera("run", mlir, "--input", filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", name, k)), "--output", static)
+		_, stderr, code := tessera("run", mlir, "--input", filepath.Join(onnxExamples, fmt.Sprintf("%s_input_%d.npy", m.name, k)), "--output", static)
 		require.Equal(t, 0, code, stderr)
 		vsStatic, vsTorch := relativeError(got, readF32(t, static)), relativeError(got, torch)
-		t.Logf("%s batch %d (one object): max|Δ|/max|ref| vs the static compile %.3g, vs PyTorch %.3g", name, batches[k], vsStatic, vsTorch)
-		assert.LessOrEqual(t, vsStatic, 1e-6, "batch %d against the static compile", batches[k])
-		assert.LessOrEqual(t, vsTorch, 1e-4, "batch %d against PyTorch", batches[k])
+		t.Logf("%s at %v (one object): max|Δ|/max|ref| vs the static compile %.3g, vs PyTorch %.3g", m.name, sizes[k], vsStatic, vsTorch)
+		assert.LessOrEqual(t, vsStatic, 1e-6, "sizes %v against the static compile", sizes[k])
+		assert.LessOrEqual(t, vsTorch, 1e-4, "sizes %v against PyTorch", sizes[k])
 	}
 	return compileErr
 }
@@ -168,7 +206,8 @@ func checkCompiledOnce(t *testing.T, dir, mlir, name string, inPer, outPer int, 
 // batch left free, at --bind-dim batch=4: the records carry the size and
 // a symbolic workload key, a rerun resumes them, a job at another size
 // keeps its own budget, and the model compiled once with the database
-// uses the tuned schedules at every batch (checkCompiledOnce).
+// uses the tuned schedules at every batch (checkCompiledOnce), the next
+// best record where the best does not replay.
 func TestDynamicTuneOnce(t *testing.T) {
 	model := onnxModel(t, "mlp_dynamic")
 	dir := t.TempDir()
@@ -202,7 +241,17 @@ func TestDynamicTuneOnce(t *testing.T) {
 	}
 	assert.Len(t, workloads, 2, "one workload per kernel, whatever the size")
 
-	compileErr := checkCompiledOnce(t, dir, mlir, "mlp_dynamic", 784, 10, "--tuning-db", db)
+	// The fastest record of the first kernel does not replay: the next
+	// one is used.
+	d, _, err := autotune.OpenDatabase(db)
+	require.NoError(t, err)
+	broken := *recs[0]
+	broken.Candidate, broken.Seconds = "broken", []float64{1e-12}
+	broken.Trace = &schedule.Trace{Func: recs[0].Trace.Func, Insts: []schedule.Instruction{{Kind: "get_block", Attrs: map[string]any{"name": "no_such_block"}, Outputs: []string{"b0"}}}}
+	require.NoError(t, d.Append(&broken))
+	require.NoError(t, d.Close())
+
+	compileErr := checkCompiledOnce(t, dir, mlir, onceModels[0], "--tuning-db", db)
 	assert.Contains(t, compileErr, "2 of 2 kernels use tuned schedules")
 	_, stderr, code = tessera("run", mlir, "--tuning-db", db, "--input", filepath.Join(onnxExamples, "mlp_dynamic_input_1.npy"), "--output", filepath.Join(dir, "y.npy"))
 	require.Equal(t, 0, code, stderr)

@@ -248,6 +248,60 @@ func (b *builder) splat(t *graphir.TensorType, v float64) (*graphir.Value, error
 	return b.broadcastInDimDims(s, t.Dims(), nil)
 }
 
+// elementCount is the number of elements of x's dimensions dims (a
+// mean's divisor) as a value of type t: a splat of the constant when the
+// dimensions are static; else the static part times each symbolic
+// dimension's size (hlo.get_dimension_size, converted to t's element
+// type), broadcast to t.
+func (b *builder) elementCount(x *graphir.Value, dims []int64, t *graphir.TensorType) (*graphir.Value, error) {
+	xt, err := b.tensorOf(x, "operand")
+	if err != nil {
+		return nil, err
+	}
+	count := int64(1)
+	var syms []int
+	for _, d := range dims {
+		if xt.Shape[d] < 0 {
+			syms = append(syms, int(d))
+		} else {
+			count *= xt.Shape[d]
+		}
+	}
+	if len(syms) == 0 {
+		return b.splat(t, float64(count))
+	}
+	n, err := b.dimSize(x, syms[0], t.Elem)
+	for _, d := range syms[1:] {
+		var m *graphir.Value
+		if err == nil {
+			m, err = b.dimSize(x, d, t.Elem)
+		}
+		if err == nil {
+			n, err = b.op(hlo.MultiplyOp, n, m)
+		}
+	}
+	if err == nil && count != 1 {
+		var k *graphir.Value
+		if k, err = b.scalar(t.Elem, float64(count)); err == nil {
+			n, err = b.op(hlo.MultiplyOp, n, k)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.broadcastInDimDims(n, t.Dims(), nil)
+}
+
+// dimSize is the size of x's dimension d as a rank-0 tensor of dtype dt
+// (hlo.get_dimension_size, converted).
+func (b *builder) dimSize(x *graphir.Value, d int, dt graphir.DType) (*graphir.Value, error) {
+	size, err := b.insert(hlo.GetDimensionSize(x, d, b.src.Loc))
+	if err != nil {
+		return nil, err
+	}
+	return b.insert(hlo.Convert(size, dt, b.src.Loc))
+}
+
 // scalar creates a rank-0 constant of dtype dt (a reduction init value).
 func (b *builder) scalar(dt graphir.DType, v float64) (*graphir.Value, error) {
 	return b.insert(hlo.Splat(dt, nil, v, b.src.Loc), nil)

@@ -429,14 +429,9 @@ func legalizeGlobalAvgPool(op *graphir.Op, b *builder) ([]*graphir.Value, error)
 	}
 	x := op.Operand(0)
 	xt := graphir.AsTensor(x.Type)
-	for d := 2; d < xt.Rank(); d++ {
-		if err := requireStatic(op, xt, d, "the element count of global_avg_pool's window"); err != nil {
-			return nil, err
-		}
-	}
-	count := product(xt.Shape[2:])
+	window := iota64(2, xt.Rank())
 	c := &chain{b: b, t: rt}
-	sum := c.do(func() (*graphir.Value, error) { return b.reduce(x, 0, hlo.AddOp, iota64(2, xt.Rank())) })
+	sum := c.do(func() (*graphir.Value, error) { return b.reduce(x, 0, hlo.AddOp, window) })
 	r := c.do(func() (*graphir.Value, error) { return b.reshapeDims(sum, rt.Dims()) })
-	return c.done(c.op(hlo.DivideOp, r, c.splat(float64(count))))
+	return c.done(c.op(hlo.DivideOp, r, c.do(func() (*graphir.Value, error) { return b.elementCount(x, window, rt) })))
 }

@@ -308,20 +308,12 @@ func legalizeReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		return nil, err
 	}
 	var dims, keep []int64
-	count := int64(1)
 	for i, r := range red {
 		if !r {
 			keep = append(keep, int64(i))
 			continue
 		}
 		dims = append(dims, int64(i))
-		if op.Name != ReduceMeanOp {
-			continue
-		}
-		if err := requireStatic(op, xt, i, "the element count of a mean"); err != nil {
-			return nil, err
-		}
-		count *= xt.Shape[i]
 	}
 	c := &chain{b: b, t: xt}
 	reduce := func(v *graphir.Value, init float64, combiner string) *graphir.Value {
@@ -336,8 +328,9 @@ func legalizeReduce(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		if c.err != nil {
 			return nil, c.err
 		}
-		mean := &chain{b: b, t: graphir.AsTensor(sum.Type)}
-		y = mean.op(hlo.DivideOp, sum, mean.splat(float64(count)))
+		st := graphir.AsTensor(sum.Type)
+		mean := &chain{b: b, t: st}
+		y = mean.op(hlo.DivideOp, sum, mean.do(func() (*graphir.Value, error) { return b.elementCount(x, dims, st) }))
 		c.err = mean.err
 	case ReduceMaxOp:
 		y = reduce(x, lowestValue(xt.Elem), hlo.MaximumOp)

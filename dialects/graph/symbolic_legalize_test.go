@@ -296,16 +296,29 @@ func TestSymbolicHLORefusesNotOptedIn(t *testing.T) {
 	assert.Contains(t, text, "hlo.dot_general", "the ops before it are legalized")
 }
 
+// Means over symbolic dimensions divide by the element count computed
+// from hlo.get_dimension_size: a mean over the symbolic batch, one over a
+// symbolic and a static dimension, a global average pool over symbolic
+// spatial dimensions. The input is shifted to [1, 3], so the means are
+// not near 0 where f32 rounding would dominate the relative error.
+func TestSymbolicHLOMeans(t *testing.T) {
+	f := parseFunc(t, `func.func @main(%x0: tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> (tensor<4x?x?xf32, ["h", "w"]>, tensor<?x1x?x1xf32, ["n", "h"]>, tensor<?x4x1x1xf32, ["n"]>) {
+  %two = graph.constant {value = dense<2.0> : tensor<f32>} : tensor<f32>
+  %x = graph.add %x0, %two : (tensor<?x4x?x?xf32, ["n", "h", "w"]>, tensor<f32>) -> tensor<?x4x?x?xf32, ["n", "h", "w"]>
+  %m = graph.reduce_mean %x {axes = [0], keepdims = false} : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<4x?x?xf32, ["h", "w"]>
+  %k = graph.reduce_mean %x {axes = [1, 3]} : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<?x1x?x1xf32, ["n", "h"]>
+  %g = graph.global_avg_pool %x : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<?x4x1x1xf32, ["n"]>
+  func.return %m, %k, %g : tensor<4x?x?xf32, ["h", "w"]>, tensor<?x1x?x1xf32, ["n", "h"]>, tensor<?x4x1x1xf32, ["n"]>
+}`)
+	text := graphir.Print(&graphir.Module{Funcs: []*graphir.Func{lowerToHLO(t, f)}})
+	assert.Contains(t, text, "hlo.get_dimension_size")
+	checkBindings(t, f, []map[string]int64{{"n": 1, "h": 1, "w": 1}, {"n": 3, "h": 2, "w": 5}, {"n": 2, "h": 7, "w": 3}})
+}
+
 // What a symbolic dimension cannot express is refused at the op naming
-// the symbol: a mean over a symbolic dimension, a global average pool
-// over symbolic spatial dimensions, a padded average pool without
-// count_include_pad over one.
+// the symbol: a padded average pool without count_include_pad over one.
 func TestSymbolicHLORefusals(t *testing.T) {
 	for _, c := range []struct{ name, body, want string }{
-		{"mean over a symbolic dimension", `%r = graph.reduce_mean %x {axes = [0], keepdims = false} : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<4x?x?xf32, ["h", "w"]>`,
-			"'graph.reduce_mean' op the element count of a mean (dimension 0 of tensor<?x4x?x?xf32, [\"n\", \"h\", \"w\"]>) is symbolic (n) and must be a constant here; pin it with --fix-dim n=N"},
-		{"global average pool", `%r = graph.global_avg_pool %x : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<?x4x1x1xf32, ["n"]>`,
-			"is symbolic (h) and must be a constant here; pin it with --fix-dim h=N"},
 		{"average pool without count_include_pad", `%r = graph.avg_pool2d %x {kernel = [3, 3], pads = [1, 1, 1, 1]} : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<?x4x?x?xf32, ["n", "h", "w"]>`,
 			"the size of a dimension that avg_pool2d pads without count_include_pad (dimension 2 of"},
 	} {

@@ -208,7 +208,11 @@ func dotCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, erro
 	for i, k := range d.LhsContracting {
 		red[i] = c.lhs.Shape[k]
 	}
-	return &tir.Compute{Shape: c.result.Shape, Reduce: red,
+	redExt, err := reduceExtents(op, ins[0], d.LhsContracting)
+	if err != nil {
+		return nil, err
+	}
+	return &tir.Compute{Shape: c.result.Shape, Reduce: red, ReduceExtents: redExt,
 		Init: func(tir.Nest) tir.Expr { return tir.Zero(res) },
 		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
 			l := dotIndex(n, c.lhs.Rank(), d.LhsBatch, d.LhsContracting, c.lhsFree, nb)

@@ -426,13 +426,18 @@ func reduceCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, e
 	if _, err := bodyScalar(op, tir.Zero(res), tir.Zero(res)); err != nil {
 		return nil, err
 	}
-	var red []int64
+	var red, redDims []int64
 	for d, n := range x.Shape {
 		if containsDim(dims, d) {
 			red = append(red, n)
+			redDims = append(redDims, int64(d))
 		}
 	}
-	return &tir.Compute{Shape: rt.Shape, Reduce: red,
+	redExt, err := reduceExtents(op, x, redDims)
+	if err != nil {
+		return nil, err
+	}
+	return &tir.Compute{Shape: rt.Shape, Reduce: red, ReduceExtents: redExt,
 		Init: func(tir.Nest) tir.Expr { return init.At() },
 		Body: func(n tir.Nest, acc tir.Expr) tir.Expr {
 			idx := make([]tir.Expr, len(x.Shape))
@@ -449,6 +454,27 @@ func reduceCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, e
 			e, _ := bodyScalar(op, acc, x.At(idx...))
 			return e
 		}}, nil
+}
+
+// reduceExtents is the extents of a reduction over dimensions dims of x
+// as expressions (tensorir.Compute.ReduceExtents), or nil when they are
+// all constants. Errors (at op): a symbolic dimension of a splat operand,
+// which has no shape expression.
+func reduceExtents(op *g.Op, x *tir.Operand, dims []int64) ([]tir.Expr, error) {
+	static := true
+	for _, d := range dims {
+		static = static && x.Shape[d] >= 0
+	}
+	if static {
+		return nil, nil
+	}
+	out := make([]tir.Expr, len(dims))
+	for i, d := range dims {
+		if out[i] = x.Dim(int(d)); out[i] == nil {
+			return nil, errorAt(op, "a reduction over symbolic dimension %d of a splat operand does not lower to tensor IR; pin its symbols with --fix-dim", d)
+		}
+	}
+	return out, nil
 }
 
 // reduceWindowCompute has one reduce variable per input dimension over

@@ -15,6 +15,10 @@ const (
 	PadOp            = "hlo.pad"
 	SliceOp          = "hlo.slice"
 	ConcatenateOp    = "hlo.concatenate"
+	// GetDimensionSizeOp is StableHLO's get_dimension_size: the size of a
+	// dimension as a rank-0 i32 tensor, for a symbolic dimension its value
+	// at run time.
+	GetDimensionSizeOp = "hlo.get_dimension_size"
 )
 
 // Data-movement ops (StableHLO §broadcast_in_dim, §reshape, §transpose,
@@ -126,6 +130,74 @@ func init() {
 		},
 		Eval: evalConcat,
 	}, Lowering{Compute: concatCompute, Symbolic: true})
+	register(&g.OpDef{
+		Name:     GetDimensionSizeOp,
+		Symbolic: true,
+		Summary:  "the size of the operand's dimension as a tensor<i32> (StableHLO §get_dimension_size); of a symbolic dimension, its value when the code runs",
+		Operands: g.Exactly(1), Results: g.Exactly(1), Traits: g.Pure | g.Injective, Pretty: true,
+		Attrs: []g.AttrSpec{{Name: "dimension", Kind: g.KindInt, Required: true}},
+		Infer: func(op *g.Op) ([]g.Type, error) {
+			if _, err := dimensionOf(op); err != nil {
+				return nil, err
+			}
+			return []g.Type{g.NewTensor(g.I32)}, nil
+		},
+		Eval: func(op *g.Op, args []*g.Tensor) ([]*g.Tensor, error) {
+			if err := checkArgs(op, args, 1); err != nil {
+				return nil, err
+			}
+			d, err := dimensionOf(op)
+			if err != nil {
+				return nil, err
+			}
+			t := g.AsTensor(args[0].Type)
+			if t == nil || d >= t.Rank() || t.Shape[d] < 0 {
+				return nil, op.Errorf("evaluator input has no static dimension %d: %s", d, args[0].Type)
+			}
+			return []*g.Tensor{{Type: g.NewTensor(g.I32), Data: []float64{float64(t.Shape[d])}}}, nil
+		},
+	}, Lowering{Compute: getDimensionSizeCompute, Symbolic: true})
+}
+
+// GetDimensionSize creates hlo.get_dimension_size of x's dimension d.
+func GetDimensionSize(x *g.Value, d int, loc g.Location) (*g.Op, error) {
+	op := g.NewOp(GetDimensionSizeOp, []*g.Value{x}, []g.Type{g.NewTensor(g.I32)}, g.DictAttr{{Name: "dimension", Value: g.IntAttr(int64(d))}}, loc)
+	if _, err := dimensionOf(op); err != nil {
+		op.SetOperands(nil)
+		return nil, err
+	}
+	return op, nil
+}
+
+// dimensionOf is get_dimension_size's dimension, checked against the
+// operand's rank.
+func dimensionOf(op *g.Op) (int, error) {
+	ts, err := tensorOperands(op)
+	if err != nil {
+		return 0, err
+	}
+	ia, ok := op.Attr("dimension").(*g.IntegerAttr)
+	if !ok {
+		return 0, op.Errorf("requires integer attribute 'dimension'")
+	}
+	if ia.Value < 0 || ia.Value >= int64(ts[0].Rank()) {
+		return 0, op.Errorf("dimension %d is out of range for rank %d", ia.Value, ts[0].Rank())
+	}
+	return int(ia.Value), nil
+}
+
+// getDimensionSizeCompute is the dimension's size (a constant, or the
+// expression of the kernel's scalar parameters a symbolic one is) as i32.
+func getDimensionSizeCompute(op *g.Op, ins []*tir.Operand, res tir.DType) (*tir.Compute, error) {
+	d, err := dimensionOf(op)
+	if err != nil {
+		return nil, err
+	}
+	size := ins[0].Dim(d)
+	if size == nil {
+		return nil, errorAt(op, "the size of symbolic dimension %d of a splat operand does not lower to tensor IR; pin its symbols with --fix-dim", d)
+	}
+	return &tir.Compute{Body: func(tir.Nest, tir.Expr) tir.Expr { return &tir.Cast{Type: res, X: size} }}, nil
 }
 
 // ---- broadcast_in_dim
@@ -607,11 +679,13 @@ func broadcastCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, 
 }
 
 // reshapeCompute remaps row-major: the linear index of the result element
-// is unravelled over the operand's shape. With symbolic dimensions, the
-// leading dimensions the operand and the result share (equal
-// expressions) map one to one and the rest, which must be static, are
-// remapped so (a symbolic batch kept by flatten); other symbolic reshapes
-// are refused.
+// is unravelled over the operand's shape. With symbolic dimensions the
+// dimensions are grouped first (reshapeGroups: runs of the operand's and
+// the result's dimensions with equal element counts) and each group is
+// remapped on its own, with its dimensions as expressions, so a symbolic
+// dimension kept, split ([b*s] to [s, b]) or merged ([s, 4*b, 64] to
+// [b*s, 256]) divides by constants where the group allows and by the
+// symbols' products where it does not.
 func reshapeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {
 	rt, err := resultTensor(op, 0)
 	if err != nil {
@@ -623,58 +697,112 @@ func reshapeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, er
 		return nil, err
 	}
 	in := ts[0]
-	keep := 0
 	if !rt.IsStatic() || !in.IsStatic() {
-		keep = sharedPrefix(in, rt)
-		if !staticFrom(in, keep) || !staticFrom(rt, keep) {
-			return nil, errorAt(op, "a reshape of %s to %s changes symbolic dimensions, which does not lower to tensor IR yet (only shared leading dimensions may be symbolic); pin its symbols with --fix-dim", in, rt)
-		}
+		gin, gout := reshapeGroups(in.Dims(), rt.Dims())
+		return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
+			if x.Splat != nil {
+				return x.At()
+			}
+			idx := make([]tir.Expr, len(x.Shape))
+			for k := range gin[:len(gin)-1] {
+				unravelGroup(idx, x, n, gin[k], gin[k+1], gout[k], gout[k+1])
+			}
+			return x.At(idx...)
+		}}, nil
 	}
 	return &tir.Compute{Shape: rt.Shape, Body: func(n tir.Nest, _ tir.Expr) tir.Expr {
 		idx := make([]tir.Expr, len(x.Shape))
-		for j := 0; j < keep; j++ {
-			idx[j] = n.Spatial[j]
-		}
 		var lin tir.Expr = tir.Int(0)
-		st := g.Strides(rt.Shape[keep:])
-		for i, v := range n.Spatial[keep:] {
+		st := g.Strides(rt.Shape)
+		for i, v := range n.Spatial {
 			lin = tir.Add(lin, tir.Mul(v, tir.Int(st[i])))
 		}
-		xs := x.Shape[keep:]
-		ist := g.Strides(xs)
-		for j := range xs {
+		ist := g.Strides(x.Shape)
+		for j := range x.Shape {
 			e := lin
 			if ist[j] != 1 {
 				e = tir.FloorDiv(e, tir.Int(ist[j]))
 			}
 			if j > 0 {
-				e = tir.FloorMod(e, tir.Int(xs[j]))
+				e = tir.FloorMod(e, tir.Int(x.Shape[j]))
 			}
-			idx[keep+j] = e
+			idx[j] = e
 		}
 		return x.At(idx...)
 	}}, nil
 }
 
-// sharedPrefix is the number of leading dimensions a and b have equal.
-func sharedPrefix(a, b *g.TensorType) int {
-	da, db := a.Dims(), b.Dims()
-	n := 0
-	for n < len(da) && n < len(db) && da[n].Equal(db[n]) {
-		n++
+// reshapeGroups splits a reshape of dimensions a to dimensions b into the
+// finest groups with equal element counts: group k is a[in[k]:in[k+1]]
+// reshaped to b[out[k]:out[k+1]], the boundaries being where the prefix
+// products of a and b are equal expressions. A constant 0 dimension (an
+// empty tensor) makes one group.
+func reshapeGroups(a, b []*g.SymExpr) (in, out []int) {
+	in, out = []int{0}, []int{0}
+	pa, pb := prefixProducts(a), prefixProducts(b)
+	if pa == nil || pb == nil {
+		return []int{0, len(a)}, []int{0, len(b)}
 	}
-	return n
-}
-
-// staticFrom reports whether t's dimensions from index i on are
-// constants.
-func staticFrom(t *g.TensorType, i int) bool {
-	for _, d := range t.Shape[min(i, len(t.Shape)):] {
-		if d < 0 {
-			return false
+	l := 0
+	for k := 1; k <= len(a); k++ {
+		for m := l + 1; m <= len(b); m++ {
+			if pa[k].Equal(pb[m]) {
+				in, out = append(in, k), append(out, m)
+				l = m
+				break
+			}
 		}
 	}
-	return true
+	last := len(in) - 1
+	switch {
+	case in[last] == len(a):
+		out[last] = len(b)
+	default:
+		in, out = append(in, len(a)), append(out, len(b))
+	}
+	return in, out
+}
+
+// prefixProducts is the products of ds's leading dimensions (len(ds)+1
+// of them, from 1), or nil when a dimension is the constant 0.
+func prefixProducts(ds []*g.SymExpr) []*g.SymExpr {
+	out := []*g.SymExpr{g.SymConst(1)}
+	for _, d := range ds {
+		if c, ok := d.Const(); ok && c == 0 {
+			return nil
+		}
+		out = append(out, out[len(out)-1].Mul(d))
+	}
+	return out
+}
+
+// unravelGroup sets idx[i0:i1], the operand x's indices of one reshape
+// group, from the result's spatial variables n.Spatial[o0:o1]: their
+// linear index within the group (over the result's extents) unravelled
+// over x's dimensions.
+func unravelGroup(idx []tir.Expr, x *tir.Operand, n tir.Nest, i0, i1, o0, o1 int) {
+	var lin tir.Expr = tir.Int(0)
+	for l := o0; l < o1; l++ {
+		lin = tir.Add(tir.Mul(lin, n.Extents[l]), n.Spatial[l])
+	}
+	var stride tir.Expr = tir.Int(1)
+	for k := i1 - 1; k >= i0; k-- {
+		e := lin
+		if !isOne(stride) {
+			e = tir.FloorDiv(e, stride)
+		}
+		if k > i0 {
+			e = tir.FloorMod(e, x.Dim(k))
+		}
+		idx[k] = tir.Simplify(e, nil)
+		stride = tir.Simplify(tir.Mul(stride, x.Dim(k)), nil)
+	}
+}
+
+// isOne reports whether e is the constant 1.
+func isOne(e tir.Expr) bool {
+	k, ok := e.(*tir.IntImm)
+	return ok && k.Value == 1
 }
 
 func transposeCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error) {

@@ -160,3 +160,33 @@ func TestShapeVerifyErrors(t *testing.T) {
 		assert.Contains(t, b.verifyErr(), c.want, "case %d (%s)", i, c.name)
 	}
 }
+
+// TestReshapeGroups: a symbolic reshape splits into the finest runs of
+// dimensions with equal element counts; size-1 dimensions join a
+// neighbour's group, and a constant 0 makes one group.
+func TestReshapeGroups(t *testing.T) {
+	dims := func(ss ...string) []*g.SymExpr {
+		out := make([]*g.SymExpr, len(ss))
+		for i, s := range ss {
+			e, err := g.ParseSymExpr(s)
+			require.NoError(t, err)
+			out[i] = e
+		}
+		return out
+	}
+	for _, c := range []struct {
+		a, b    []string
+		in, out []int
+	}{
+		{[]string{"s", "b", "256"}, []string{"s", "4*b", "64"}, []int{0, 1, 3}, []int{0, 1, 3}},
+		{[]string{"s", "4*b", "64"}, []string{"b*s", "256"}, []int{0, 3}, []int{0, 2}},
+		{[]string{"b*s", "256"}, []string{"s", "b", "256"}, []int{0, 1, 2}, []int{0, 2, 3}},
+		{[]string{"b", "3", "4"}, []string{"b", "12"}, []int{0, 1, 3}, []int{0, 1, 2}},
+		{[]string{"b", "1", "6"}, []string{"b", "6", "1"}, []int{0, 1, 3}, []int{0, 1, 3}},
+		{[]string{"b", "0"}, []string{"0", "b"}, []int{0, 2}, []int{0, 2}},
+	} {
+		in, out := reshapeGroups(dims(c.a...), dims(c.b...))
+		assert.Equal(t, c.in, in, "%v to %v", c.a, c.b)
+		assert.Equal(t, c.out, out, "%v to %v", c.a, c.b)
+	}
+}

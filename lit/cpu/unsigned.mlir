@@ -8,7 +8,7 @@
 // is stored as i16 (the float's upper half).
 // RUN: tessera-opt %s --legalize-to-hlo | FileCheck %s --check-prefix=HLO
 // RUN: tessera compile %s --emit tir | FileCheck %s --check-prefix=TIR
-// RUN: tessera compile %s --emit llvm | FileCheck %s --check-prefix=LLVM
+// RUN: tessera compile %s --emit llvm --mcpu x86-64-v4 | FileCheck %s --check-prefix=LLVM
 // RUN: tessera compile %s --emit llvm | opt-16 -passes=verify -disable-output
 
 // HLO: %[[B:[0-9]+]] = hlo.broadcast_in_dim %arg1 {broadcast_dimensions = [1]} : (tensor<8xui8>) -> tensor<4x8xui8>

@@ -6,7 +6,7 @@
 // RUN: tessera-opt %s | FileCheck %s
 // RUN: tessera-opt %s --legalize-to-hlo | FileCheck %s --check-prefix=HLO
 // RUN: tessera compile %s --emit tir | FileCheck %s --check-prefix=TIR
-// RUN: tessera compile %s --emit llvm | FileCheck %s --check-prefix=LLVM
+// RUN: tessera compile %s --emit llvm --mcpu x86-64-v4 | FileCheck %s --check-prefix=LLVM
 
 // CHECK: %0 = graph.bit_shift %arg0, %arg1 {direction = "LEFT"} : (tensor<2x3xui8>, tensor<3xui8>) -> tensor<2x3xui8>
 // CHECK: %1 = graph.bit_shift %arg2, %arg3 {direction = "RIGHT"} : tensor<5xui64>

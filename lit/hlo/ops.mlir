@@ -166,6 +166,15 @@ func.func @shape(%x: tensor<3xf32>, %v: tensor<f32>) -> tensor<6x3xf32> {
   func.return %5 : tensor<6x3xf32>
 }
 
+// CHECK-LABEL: func.func @get_dimension_size
+// CHECK-NEXT: %0 = hlo.get_dimension_size %arg0 {dimension = 1} : (tensor<2x?xf32, ["n"]>) -> tensor<i32>
+// CHECK-NEXT: %1 = hlo.get_dimension_size %arg0 {dimension = 0} : (tensor<2x?xf32, ["n"]>) -> tensor<i32>
+func.func @get_dimension_size(%x: tensor<2x?xf32, ["n"]>) -> (tensor<i32>, tensor<i32>) {
+  %0 = hlo.get_dimension_size %x {dimension = 1} : (tensor<2x?xf32, ["n"]>) -> tensor<i32>
+  %1 = "hlo.get_dimension_size"(%x) {dimension = 0} : (tensor<2x?xf32, ["n"]>) -> tensor<i32>
+  func.return %0, %1 : tensor<i32>, tensor<i32>
+}
+
 // CHECK-LABEL: func.func @fusion
 // CHECK-NEXT: %0 = "hlo.fusion"(%arg0, %arg1) ({
 // CHECK-NEXT: ^bb0(%arg2: tensor<2x16xf32>, %arg3: tensor<8x16xf32>):

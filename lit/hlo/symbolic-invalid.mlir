@@ -1,26 +1,9 @@
 // Symbolic dimensions the hlo level refuses, one chunk per rule, checked
-// with --verify-diagnostics: what legalize-to-hlo cannot express over a
-// symbolic dimension (a mean's or a global average pool's element count),
-// an hlo op that does not take symbolic dimensions (hlo.pad), and the
+// with --verify-diagnostics: an hlo op that does not take symbolic
+// dimensions (hlo.pad), and the
 // checks of the hlo ops that do, which compare dimension expressions and
 // name the symbol where they need a constant.
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics --legalize-to-hlo
-
-func.func @global_avg_pool_symbolic_window(%x: tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<?x4x1x1xf32, ["n"]> {
-  // expected-error@+1 {{'graph.global_avg_pool' op the element count of global_avg_pool's window (dimension 2 of tensor<?x4x?x?xf32, ["n", "h", "w"]>) is symbolic (h) and must be a constant here; pin it with --fix-dim h=N}}
-  %r = graph.global_avg_pool %x : (tensor<?x4x?x?xf32, ["n", "h", "w"]>) -> tensor<?x4x1x1xf32, ["n"]>
-  func.return %r : tensor<?x4x1x1xf32, ["n"]>
-}
-
-// -----
-
-func.func @mean_over_symbol(%x: tensor<?x8xf32, ["n"]>) -> tensor<8xf32> {
-  // expected-error@+1 {{'graph.reduce_mean' op the element count of a mean (dimension 0 of tensor<?x8xf32, ["n"]>) is symbolic (n) and must be a constant here; pin it with --fix-dim n=N}}
-  %r = graph.reduce_mean %x {axes = [0], keepdims = false} : (tensor<?x8xf32, ["n"]>) -> tensor<8xf32>
-  func.return %r : tensor<8xf32>
-}
-
-// -----
 
 func.func @pad_not_symbolic(%x: tensor<?x3xf32, ["n"]>, %v: tensor<f32>) -> tensor<?x5xf32, ["n"]> {
   // expected-error@+1 {{'hlo.pad' op does not take symbolic dimensions yet ('n'); pin them with --fix-dim n=N}}

@@ -32,6 +32,12 @@
 // CHECK: window_dimensions = [1, 1, 2, 2]{{.*}} -> tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2", "(w - 1) floordiv 2"]>
 // CHECK: }) {kind = "input"}
 
+// A mean over a symbolic dimension divides by its size at run time.
+// CHECK-LABEL: func.func @mean
+// CHECK: %[[N:.*]] = hlo.get_dimension_size %{{.*}} {dimension = 0} : (tensor<?x3xf32, ["batch"]>) -> tensor<i32>
+// CHECK-NEXT: %[[F:.*]] = hlo.convert %[[N]] : (tensor<i32>) -> tensor<f32>
+// CHECK: hlo.divide
+
 // BOUND-LABEL: func.func @mlp(%arg0: tensor<2x1x2x2xf32>) -> tensor<2x3xf32>
 // BOUND: hlo.dot_general {{.*}} -> tensor<2x3xf32>
 // BOUND: hlo.broadcast_in_dim {{.*}} {broadcast_dimensions = []} : (tensor<f32>) -> tensor<2x3xf32>
@@ -39,6 +45,8 @@
 // BOUND: hlo.convolution {{.*}} -> tensor<2x4x5x4xf32>
 // BOUND: "hlo.reduce_window"
 // BOUND: window_dimensions = [1, 1, 2, 2]{{.*}} -> tensor<2x4x4x3xf32>
+// BOUND-LABEL: func.func @mean(%arg0: tensor<2x3xf32>) -> tensor<3xf32>
+// BOUND: hlo.get_dimension_size %{{.*}} {dimension = 0} : (tensor<2x3xf32>) -> tensor<i32>
 
 func.func @mlp(%x: tensor<?x1x2x2xf32, ["batch"]>) -> tensor<?x3xf32, ["batch"]> {
   %w = graph.constant {value = dense<[[1.0, -1.0, 0.5, 2.0], [0.0, 1.0, -2.0, 1.0], [3.0, 0.0, 1.0, -1.0]]> : tensor<3x4xf32>} : tensor<3x4xf32>
@@ -55,4 +63,9 @@ func.func @conv(%x: tensor<?x2x?x?xf32, ["batch", "h", "w"]>) -> tensor<?x4x?x?x
   %r = graph.relu %c : tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>
   %m = graph.max_pool2d %r {kernel = [2, 2]} : (tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2 + 1", "(w - 1) floordiv 2 + 1"]>) -> tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2", "(w - 1) floordiv 2"]>
   func.return %m : tensor<?x4x?x?xf32, ["batch", "(h - 1) floordiv 2", "(w - 1) floordiv 2"]>
+}
+
+func.func @mean(%x: tensor<?x3xf32, ["batch"]>) -> tensor<3xf32> {
+  %m = graph.reduce_mean %x {axes = [0], keepdims = false} : (tensor<?x3xf32, ["batch"]>) -> tensor<3xf32>
+  func.return %m : tensor<3xf32>
 }
