@@ -84,12 +84,12 @@ const symAttentionSrc = `func.func @attn(%x: tensor<?x?x8xf32, ["b", "s"]>) -> t
 }
 `
 
-// TestLowerSymbolicAttention lowers symAttentionSrc once and interprets
-// the one tensor IR module at several sizes (b, s) against the graph
-// interpreter at those sizes (not at 0: a reshape's -1 is undefined for
-// an empty tensor at the graph level).
-func TestLowerSymbolicAttention(t *testing.T) {
-	m, err := graphir.Parse("attn.mlir", []byte(symAttentionSrc))
+// lowerSymbolic parses the graph function src (named file) and lowers it
+// once (legalize-to-hlo, fuse, LowerToTIR, InlineElementwise), returning
+// a clone of the graph function and the tensor IR module.
+func lowerSymbolic(t *testing.T, file, src string) (*graphir.Func, *tir.Module) {
+	t.Helper()
+	m, err := graphir.Parse(file, []byte(src))
 	require.NoError(t, err)
 	require.NoError(t, graphir.Verify(m))
 	graphFn := graphir.CloneFunc(m.Funcs[0])
@@ -97,6 +97,15 @@ func TestLowerSymbolicAttention(t *testing.T) {
 	tm, err := LowerToTIR(m)
 	require.NoError(t, err)
 	require.NoError(t, schedule.InlineElementwiseModule(tm))
+	return graphFn, tm
+}
+
+// TestLowerSymbolicAttention lowers symAttentionSrc once and interprets
+// the one tensor IR module at several sizes (b, s) against the graph
+// interpreter at those sizes (not at 0: a reshape's -1 is undefined for
+// an empty tensor at the graph level).
+func TestLowerSymbolicAttention(t *testing.T) {
+	graphFn, tm := lowerSymbolic(t, "attn.mlir", symAttentionSrc)
 	for _, size := range [][2]int64{{1, 1}, {1, 5}, {3, 2}, {2, 7}} {
 		bind := map[string]int64{"b": size[0], "s": size[1]}
 		f := graphir.CloneFunc(graphFn)
@@ -131,14 +140,7 @@ func TestLowerSymbolicReduce(t *testing.T) {
   func.return %0, %1, %2 : tensor<4xf32>, tensor<1x4xf32>, tensor<4xf32>
 }
 `
-	m, err := graphir.Parse("red.mlir", []byte(src))
-	require.NoError(t, err)
-	require.NoError(t, graphir.Verify(m))
-	graphFn := graphir.CloneFunc(m.Funcs[0])
-	runPipeline(t, m, "legalize-to-hlo,fuse")
-	tm, err := LowerToTIR(m)
-	require.NoError(t, err)
-	require.NoError(t, schedule.InlineElementwiseModule(tm))
+	graphFn, tm := lowerSymbolic(t, "red.mlir", src)
 	text := tir.Print(tm)
 	assert.Contains(t, text, `tir.block "reduce_init"`)
 	assert.Contains(t, text, `tessera.accumulate`)

@@ -96,12 +96,15 @@ type Compute struct {
 
 // spatialExtents is the extent of each spatial loop: Extents when set,
 // else Shape's constants.
-func (c *Compute) spatialExtents() []Expr {
-	if c.Extents != nil {
-		return c.Extents
+func (c *Compute) spatialExtents() []Expr { return extentsOr(c.Extents, c.Shape) }
+
+// extentsOr is exprs when set, else the constants ks as expressions.
+func extentsOr(exprs []Expr, ks []int64) []Expr {
+	if exprs != nil {
+		return exprs
 	}
-	out := make([]Expr, len(c.Shape))
-	for i, d := range c.Shape {
+	out := make([]Expr, len(ks))
+	for i, d := range ks {
 		out[i] = Int(d)
 	}
 	return out
@@ -220,16 +223,7 @@ func (c *Compute) normalized() (init func(Nest) Expr, body func(Nest, Expr) Expr
 
 // reduceExtents is the extent of each reduce loop: ReduceExtents when
 // set, else Reduce's constants.
-func (c *Compute) reduceExtents() []Expr {
-	if c.ReduceExtents != nil {
-		return c.ReduceExtents
-	}
-	out := make([]Expr, len(c.Reduce))
-	for i, d := range c.Reduce {
-		out[i] = Int(d)
-	}
-	return out
-}
+func (c *Compute) reduceExtents() []Expr { return extentsOr(c.ReduceExtents, c.Reduce) }
 
 // ReduceEmptiesOutput reports whether c's reduce domain can be empty only
 // when its output is empty too, for every value of the symbols (taken

@@ -139,14 +139,22 @@ func TestDynamicCompileOnce(t *testing.T) {
 			if testing.Short() && !m.short {
 				t.Skip("-short compiles the MLP and the transformer layer only")
 			}
-			model := onnxModel(t, m.name)
-			dir := t.TempDir()
-			mlir := filepath.Join(dir, "model.mlir")
-			_, stderr, code := tessera("import", model, "-o", mlir)
-			require.Equal(t, 0, code, stderr)
+			dir, mlir := importDynamic(t, m.name)
 			checkCompiledOnce(t, dir, mlir, m)
 		})
 	}
+}
+
+// importDynamic imports the example model name (exported with dynamic
+// axes) into model.mlir in a fresh directory, its symbols kept.
+func importDynamic(t *testing.T, name string) (dir, mlir string) {
+	t.Helper()
+	model := onnxModel(t, name)
+	dir = t.TempDir()
+	mlir = filepath.Join(dir, "model.mlir")
+	_, stderr, code := tessera("import", model, "-o", mlir)
+	require.Equal(t, 0, code, stderr)
+	return dir, mlir
 }
 
 // checkCompiledOnce compiles mlir (the import of m) once with its symbols
@@ -209,11 +217,7 @@ func checkCompiledOnce(t *testing.T, dir, mlir string, m onceModel, flags ...str
 // uses the tuned schedules at every batch (checkCompiledOnce), the next
 // best record where the best does not replay.
 func TestDynamicTuneOnce(t *testing.T) {
-	model := onnxModel(t, "mlp_dynamic")
-	dir := t.TempDir()
-	mlir := filepath.Join(dir, "model.mlir")
-	_, stderr, code := tessera("import", model, "-o", mlir)
-	require.Equal(t, 0, code, stderr)
+	dir, mlir := importDynamic(t, "mlp_dynamic")
 	db := filepath.Join(dir, "tune.jsonl")
 	tune := func(size string) (string, string) {
 		stdout, stderr, code := tessera("tune", mlir, "--trials", "8", "--batch", "4", "--db", db, "--bind-dim", "batch="+size)
@@ -253,7 +257,7 @@ func TestDynamicTuneOnce(t *testing.T) {
 
 	compileErr := checkCompiledOnce(t, dir, mlir, onceModels[0], "--tuning-db", db)
 	assert.Contains(t, compileErr, "2 of 2 kernels use tuned schedules")
-	_, stderr, code = tessera("run", mlir, "--tuning-db", db, "--input", filepath.Join(onnxExamples, "mlp_dynamic_input_1.npy"), "--output", filepath.Join(dir, "y.npy"))
+	_, stderr, code := tessera("run", mlir, "--tuning-db", db, "--input", filepath.Join(onnxExamples, "mlp_dynamic_input_1.npy"), "--output", filepath.Join(dir, "y.npy"))
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "0 of 2 kernels use tuned schedules", "run specializes at the input's size: static kernels, other workloads")
 	assert.Contains(t, stderr, "apply where the model is compiled with them free")
@@ -280,12 +284,8 @@ func readRawF32(t *testing.T, path string) []float32 {
 // at --bind-dim saying so, in compile and in tune; a malformed --bind-dim
 // is refused.
 func TestDynamicTargetsAndFlags(t *testing.T) {
-	model := onnxModel(t, "mlp_dynamic")
-	dir := t.TempDir()
-	mlir := filepath.Join(dir, "m.mlir")
-	_, stderr, code := tessera("import", model, "-o", mlir)
-	require.Equal(t, 0, code, stderr)
-	_, stderr, code = tessera("compile", "--target", "npu", mlir, "-o", filepath.Join(dir, "m.npu"))
+	dir, mlir := importDynamic(t, "mlp_dynamic")
+	_, stderr, code := tessera("compile", "--target", "npu", mlir, "-o", filepath.Join(dir, "m.npu"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "error: @main has symbolic dimensions (batch), and target npu compiles static shapes only (the cpu target compiles them once for every size): specialize them with --bind-dim batch=N or --fix-dim batch=N")
 	_, stderr, code = tessera("compile", "--target", "npu", mlir, "--bind-dim", "batch=2", "-o", filepath.Join(dir, "m.npu"))
