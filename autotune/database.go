@@ -316,24 +316,22 @@ func (d *Database) Best(workload, target string) (*Record, bool) {
 func (d *Database) Ranked(workload, target string) []*Record {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
-	var out []*Record
-	var keys []float64
+	type ranked struct {
+		r   *Record
+		key float64
+	}
+	var rs []ranked
 	for _, r := range d.byTask[dbTaskKey{workload, target}] {
 		if r.OK() {
-			out = append(out, r)
-			keys = append(keys, r.Median()/r.Rows())
+			rs = append(rs, ranked{r, r.Median() / r.Rows()})
 		}
 	}
-	idx := make([]int, len(out))
-	for i := range idx {
-		idx[i] = i
+	sort.SliceStable(rs, func(a, b int) bool { return rs[a].key < rs[b].key })
+	out := make([]*Record, len(rs))
+	for i, x := range rs {
+		out[i] = x.r
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] < keys[idx[b]] })
-	ranked := make([]*Record, len(out))
-	for i, j := range idx {
-		ranked[i] = out[j]
-	}
-	return ranked
+	return out
 }
 
 // Count returns the number of records (trials) of the workload on the

@@ -75,10 +75,12 @@ const symGemmSrc = `tir.func @gemm(%k: index, %m: index, %A: buffer<(%m)x(%k)xf3
 }
 `
 
-// TestSymbolicDesignSpace: every candidate the search draws for a kernel
-// over symbolic dimensions (batch-separable or not) carries over to every
-// size (Task.Generalizes), so a record measured at the representative
-// sizes is one the compiler can use.
+// TestSymbolicDesignSpace: the candidates the search draws for a kernel
+// over symbolic dimensions (batch-separable or not) carry over to every
+// size, and the kernel the compiler makes from each computes what the
+// unscheduled kernel does at sizes other than the representative ones; a
+// candidate of the non-separable kernel whose trace does not replay on it
+// is refused (Task.Generalizes).
 func TestSymbolicDesignSpace(t *testing.T) {
 	rules := testTarget().Rules()
 	for _, src := range []string{symDenseSrc, symGemmSrc} {
@@ -95,11 +97,48 @@ func TestSymbolicDesignSpace(t *testing.T) {
 				continue
 			}
 			n++
-			_, err = schedule.FromRepresentative(rules, task.Symbolic, task.Bindings, c.Func, c.Trace)
-			assert.NoError(t, err, "@%s seed %d", task.Name, seed)
+			g, err := schedule.FromRepresentative(rules, task.Symbolic, task.Bindings, c.Func, c.Trace)
+			require.NoError(t, err, "@%s seed %d", task.Name, seed)
+			for _, size := range []int64{1, 5, 37} {
+				sizes := map[string]int64{"batch": size, "k": size + 2, "m": size}
+				assert.Equal(t, runSymbolic(t, task.Symbolic, sizes), runSymbolic(t, g, sizes), "@%s seed %d at %v", task.Name, seed, sizes)
+			}
 		}
 		assert.Positive(t, n, "@%s: some samples carry over", task.Name)
+		if src == symGemmSrc {
+			// Not batch-separable: the trace itself must replay on the
+			// symbolic kernel.
+			broken := &Candidate{Func: task.Func, Trace: &schedule.Trace{Insts: []schedule.Instruction{{Kind: "get_block", Attrs: map[string]any{"name": "no_such_block"}, Outputs: []string{"b0"}}}}}
+			assert.Error(t, task.Generalizes(broken, rules))
+		}
 	}
+}
+
+// runSymbolic runs kernel f at the symbol values sizes on deterministic
+// inputs and returns its outputs' elements, in parameter order.
+func runSymbolic(t *testing.T, f *tir.PrimFunc, sizes map[string]int64) [][]float64 {
+	t.Helper()
+	args := tir.Args{Arrays: map[string]*tir.Array{}, Ints: map[string]int64{}}
+	for _, p := range f.Params {
+		if p.Var != nil {
+			args.Ints[p.Name()] = sizes[p.Name()]
+		}
+	}
+	var outs [][]float64
+	for i, p := range tir.Specialize(f, sizes).Params {
+		shape, ok := p.Buffer.ConstShape()
+		require.True(t, ok)
+		a := tir.NewArray(p.Buffer.DType, shape...)
+		for j := range a.Floats {
+			a.Floats[j] = float64((i*7+j*13)%11) / 8
+		}
+		args.Arrays[p.Name()] = a
+		if p.Role != tir.RoleIn {
+			outs = append(outs, a.Floats)
+		}
+	}
+	require.NoError(t, tir.RunArgs(f, args))
+	return outs
 }
 
 // TestDatabaseBestPerRow: records of a symbolic workload measured at

@@ -78,7 +78,7 @@ func reduceTailGuard(c tir.Expr, below, zero map[*tir.Var]bool) bool {
 func fromZero(fs []*tir.For, vars map[*tir.Var]bool) map[*tir.Var]bool {
 	out := map[*tir.Var]bool{}
 	for _, f := range fs {
-		if k, ok := f.Min.(*tir.IntImm); ok && k.Value == 0 && vars[f.Var] {
+		if isZero(f.Min) && vars[f.Var] {
 			out[f.Var] = true
 		}
 	}

@@ -130,7 +130,6 @@ func (c *Compute) Block(name string, out *Buffer, loc Location) Stmt {
 		ic := &Compute{Shape: c.Shape, Extents: c.Extents, Out: c.Out, Body: func(n Nest, _ Expr) Expr { return c.Init(n) }}
 		update := *c
 		update.Init = nil
-		update.ReduceExtents = c.reduceExtents()
 		return Seq(ic.Block(name+"_init", out, loc), update.block(name, out, loc, true))
 	}
 	return c.block(name, out, loc, false)
