@@ -158,6 +158,40 @@ func TestLowerSymbolicReduce(t *testing.T) {
 	}
 }
 
+// TestLowerSymbolicExplicitPadding: a padded convolution over a
+// symbolic batch gets its padding as an hlo.pad kernel
+// (explicit-conv-padding: the batch passes through unpadded), lowered
+// once and interpreted at batch 0, 1 and 3 against the graph interpreter.
+func TestLowerSymbolicExplicitPadding(t *testing.T) {
+	src := `func.func @conv(%x: tensor<?x3x6x5xf32, ["n"]>, %w: tensor<8x3x3x3xf32>) -> tensor<?x8x3x5xf32, ["n"]> {
+  %0 = graph.conv2d %x, %w {pads = [1, 1, 1, 1], strides = [2, 1]} : (tensor<?x3x6x5xf32, ["n"]>, tensor<8x3x3x3xf32>) -> tensor<?x8x3x5xf32, ["n"]>
+  func.return %0 : tensor<?x8x3x5xf32, ["n"]>
+}
+`
+	m, err := graphir.Parse("conv.mlir", []byte(src))
+	require.NoError(t, err)
+	require.NoError(t, graphir.Verify(m))
+	graphFn := graphir.CloneFunc(m.Funcs[0])
+	runPipeline(t, m, "legalize-to-hlo,explicit-conv-padding,fuse")
+	tm, err := LowerToTIR(m)
+	require.NoError(t, err)
+	require.NoError(t, schedule.InlineElementwiseModule(tm))
+	assert.Contains(t, tir.Print(tm), `tir.block "pad"`)
+	for _, n := range []int64{0, 1, 3} {
+		f := graphir.CloneFunc(graphFn)
+		require.NoError(t, graphir.BindFunc(f, map[string]int64{"n": n}))
+		rng := rand.New(rand.NewSource(n))
+		var args []*graphir.Tensor
+		for _, in := range f.Type.Inputs {
+			args = append(args, randomTensor(rng, graphir.AsTensor(in), -1, 1))
+		}
+		want, err := graphir.Interpret(f, args)
+		require.NoError(t, err)
+		got := runHostAt(t, tm, "conv", args, map[string]int64{"n": n})
+		requireTIRClose(t, want[0], got[0], 1e-5, "n=%d", n)
+	}
+}
+
 // TestLowerSymbolicRefusals: what the tensor IR lowering does not take
 // yet is refused at the op, naming what to pin: a concatenation along a
 // symbolic dimension.

@@ -38,9 +38,10 @@ type Config struct {
 
 // graphSteps are the graph- and hlo-level steps: graph clean-ups,
 // batch-norm folding, legalization to hlo, constant convolution kernels
-// to HWIO (conv-kernel-layout) and fusion.
+// to HWIO (conv-kernel-layout), the padding of convolutions on small
+// images in kernels of their own (explicit-conv-padding) and fusion.
 var graphSteps = []string{"canonicalize", "fold-batch-norm", "constant-fold", "cse", "dce",
-	"legalize-to-hlo", "canonicalize", "cse", "conv-kernel-layout", "fuse"}
+	"legalize-to-hlo", "canonicalize", "cse", "conv-kernel-layout", "explicit-conv-padding", "fuse"}
 
 // Table is the whole compilation for cfg, in order: fold-qdq (with
 // FoldQDQ), the graph steps (less those the target skips,
@@ -118,6 +119,8 @@ var order = [][2]string{
 	{"fold-batch-norm", "legalize-to-hlo"},
 	{"legalize-to-hlo", "conv-kernel-layout"},
 	{"conv-kernel-layout", "fuse"},
+	{"legalize-to-hlo", "explicit-conv-padding"},
+	{"explicit-conv-padding", "fuse"},
 	{"fuse", LowerToTIRName},
 	{LowerToTIRName, "inline-elementwise"},
 	{"inline-elementwise", "apply-trace"},

@@ -326,6 +326,17 @@ func TestDefaultRulesTiling(t *testing.T) {
 	require.Contains(t, kinds(s), "transform_layout")
 	require.NotContains(t, kinds(s), "cache_read")
 	require.Contains(t, p, `%O_local: buffer<5x7x32xf32, "local">`)
+	// With AVX2's 8 accumulators, two 8-lane vectors per row would give
+	// 4 rows with a guarded tail on a 7-wide row and 2 rows on a 14-wide
+	// one: one vector per row and 7 rows instead; a 28-wide row keeps 4
+	// rows of two vectors.
+	for _, c := range []struct{ w, cols, rows int }{{7, 8, 7}, {14, 8, 7}, {28, 16, 4}} {
+		s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 64, 4, c.w, 1)), avx2)
+		require.NoError(t, err)
+		p = printed(s.Func())
+		require.Contains(t, p, fmt.Sprintf("tir.for %%co_3 = 0 to %d vectorized", c.cols), "width %d", c.w)
+		require.Contains(t, p, fmt.Sprintf("tir.for %%w_3 = 0 to %d unrolled", c.rows), "width %d", c.w)
+	}
 	// A stride-2 row of 32 outputs fills the lanes but reads its input
 	// with a lane stride of 2: the channel-vectorized tiling too (the
 	// input broadcast), while stride 1 keeps the row vectorized.

@@ -33,6 +33,9 @@ var errNotTileable = errors.New("not tileable")
 //     divisor of the row dimension when one is at least half of it: 8×32
 //     for GEMM 1024 (16 zmm accumulators, plus 2 for B's row and 1
 //     broadcast of A, of 32; 4×16 with AVX2), 16×16 for the 56² conv.
+//     Two-vector rows that leave a guarded row tail, or half the
+//     accumulators one-vector rows would fill, become one-vector rows
+//     (AVX2's 7×8 on a 7- or 14-wide row).
 //     The rows come from a spatial dimension that does not index the
 //     operand the columns index (GEMM's i: A[i,k] is broadcast; conv's
 //     output channel: the weight is broadcast and one input vector serves
@@ -171,6 +174,17 @@ func largestDivisorAtMost(n, limit int64) int64 {
 }
 
 func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// rowTile is the register tile's rows for a row extent of ext with at
+// most limit rows: min(limit, ext), lowered to a divisor of ext when one
+// is at least half of it.
+func rowTile(ext, limit int64) int64 {
+	rows := min(limit, ext)
+	if d := largestDivisorAtMost(ext, rows); 2*d >= rows {
+		rows = d
+	}
+	return rows
+}
 
 // tilePlan is the analysis of a tileable block shared by the default
 // (heuristic) and the sampled multi-level tiling: its perfect nest, the
@@ -335,9 +349,19 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 		}
 	}
 	regsPerRow := ceilDiv(cols, w)
-	rows := min(int64(tileMaxRows), max(1, p.accRegs/regsPerRow), rowExt)
-	if d := largestDivisorAtMost(rowExt, rows); 2*d >= rows {
-		rows = d
+	rows := rowTile(rowExt, min(int64(tileMaxRows), max(1, p.accRegs/regsPerRow)))
+	// Two vectors per row whose rows leave a guarded row tail (its
+	// predicated rows keep their accumulators in memory) or half the
+	// accumulators one-vector rows would use: one vector per row instead,
+	// with as many rows as accumulators. With AVX2's 8 accumulators this
+	// is 7×8 against 4×16 with a tail on ResNet-18's 7×7 layer (3.7 →
+	// 2.2 ms per 3×3 convolution) and against 2×16 on its 14×14 layer;
+	// AVX-512's 24 accumulators keep two-vector rows on ResNet's sizes.
+	if cols == 2*w {
+		r1 := rowTile(rowExt, min(int64(tileMaxRows), p.accRegs))
+		if rowExt%r1 == 0 && (rowExt%rows != 0 || r1 > 2*rows) {
+			cols, rows = w, r1
+		}
 	}
 	// Factors per loop: [S0, S1, S2, S3] or [R0, R1].
 	factors := make([][]int64, len(nest))

@@ -80,7 +80,8 @@ func init() {
 	}, Lowering{Compute: transposeCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     PadOp,
-		Summary:  "pads with padding_value: edge padding (may be negative) and interior padding",
+		Symbolic: true,
+		Summary:  "pads with padding_value: edge padding (may be negative) and interior padding; a symbolic dimension is not padded",
 		Operands: g.Exactly(2), Results: g.Exactly(1), Traits: movement, Pretty: true,
 		Attrs: []g.AttrSpec{
 			{Name: "edge_padding_low", Kind: g.KindIntArray},
@@ -95,7 +96,7 @@ func init() {
 			return []g.Type{c.result}, nil
 		},
 		Eval: evalPad,
-	}, Lowering{Compute: padCompute})
+	}, Lowering{Compute: padCompute, Symbolic: true})
 	register(&g.OpDef{
 		Name:     SliceOp,
 		Symbolic: true,
@@ -424,10 +425,19 @@ func padConfig(op *g.Op) (*padCfg, error) {
 	if c.interior, err = op.IntsLen("interior_padding", r, "dimension", 0); err != nil {
 		return nil, err
 	}
-	shape := make([]int64, r)
+	dims := make([]*g.SymExpr, r)
 	for i, n := range in.Shape {
 		if c.interior[i] < 0 {
 			return nil, op.Errorf("interior_padding must be non-negative, got %d", c.interior[i])
+		}
+		if in.Sym != nil && in.Sym[i] != nil {
+			// A symbolic dimension passes through unpadded.
+			if c.lo[i] != 0 || c.hi[i] != 0 || c.interior[i] != 0 {
+				_, err := staticDim(op, in, i, "a padded dimension")
+				return nil, err
+			}
+			dims[i] = in.Sym[i]
+			continue
 		}
 		s := c.lo[i] + c.hi[i] + n
 		if n > 0 {
@@ -436,9 +446,9 @@ func padConfig(op *g.Op) (*padCfg, error) {
 		if s < 0 {
 			return nil, op.Errorf("padding makes dimension %d negative (%d)", i, s)
 		}
-		shape[i] = s
+		dims[i] = g.SymConst(s)
 	}
-	c.result = g.NewTensor(in.Elem, shape...)
+	c.result = g.NewTensorDims(in.Elem, dims...)
 	return c, nil
 }
 
@@ -860,6 +870,10 @@ func padCompute(op *g.Op, ins []*tir.Operand, _ tir.DType) (*tir.Compute, error)
 		var cond tir.Expr
 		idx := make([]tir.Expr, len(x.Shape))
 		for i := range x.Shape {
+			if x.Shape[i] < 0 {
+				idx[i] = n.Spatial[i] // symbolic: not padded (padConfig)
+				continue
+			}
 			p := tir.Sub(n.Spatial[i], tir.Int(c.lo[i]))
 			q := p
 			if step := c.interior[i] + 1; step != 1 {

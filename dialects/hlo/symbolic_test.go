@@ -164,10 +164,10 @@ func TestSymbolicOpErrors(t *testing.T) {
 				return Slice(xs[0], []int64{0, 0}, []int64{2, 4}, nil, loc())
 			},
 			"the size of a slice to 2 (dimension 0 of tensor<?x4xf32, [\"n\"]>) is symbolic (n) and must be a constant here; pin it with --fix-dim n=N"},
-		{"pad does not take symbols", []string{`tensor<?x4xf32, ["n"]>`, `tensor<f32>`},
+		{"pad of a symbolic dimension", []string{`tensor<?x4xf32, ["n"]>`, `tensor<f32>`},
 			func(_ *testing.T, xs []*g.Value) (*g.Op, error) {
-				return Pad(xs[0], xs[1], []int64{0, 1}, []int64{0, 1}, nil, loc())
-			}, "'hlo.pad' op does not take symbolic dimensions yet ('n'); pin them with --fix-dim n=N"},
+				return Pad(xs[0], xs[1], []int64{1, 1}, []int64{0, 1}, nil, loc())
+			}, "a padded dimension (dimension 0 of tensor<?x4xf32, [\"n\"]>) is symbolic (n) and must be a constant here; pin it with --fix-dim n=N"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			blk := g.NewBlock()

@@ -1,14 +1,23 @@
 // Symbolic dimensions the hlo level refuses, one chunk per rule, checked
 // with --verify-diagnostics: an hlo op that does not take symbolic
-// dimensions (hlo.pad), and the
+// dimensions (hlo.gather), and the
 // checks of the hlo ops that do, which compare dimension expressions and
-// name the symbol where they need a constant.
+// name the symbol where they need a constant (hlo.pad pads static
+// dimensions only).
 // RUN: tessera-opt %s --split-input-file --verify-diagnostics --legalize-to-hlo
 
-func.func @pad_not_symbolic(%x: tensor<?x3xf32, ["n"]>, %v: tensor<f32>) -> tensor<?x5xf32, ["n"]> {
-  // expected-error@+1 {{'hlo.pad' op does not take symbolic dimensions yet ('n'); pin them with --fix-dim n=N}}
-  %r = hlo.pad %x, %v {edge_padding_high = [0, 1], edge_padding_low = [0, 1]} : (tensor<?x3xf32, ["n"]>, tensor<f32>) -> tensor<?x5xf32, ["n"]>
-  func.return %r : tensor<?x5xf32, ["n"]>
+func.func @gather_not_symbolic(%w: tensor<?x4xf32, ["n"]>, %ids: tensor<3xi64>) -> tensor<3x4xf32> {
+  // expected-error@+1 {{'hlo.gather' op does not take symbolic dimensions yet ('n'); pin them with --fix-dim n=N}}
+  %r = hlo.gather %w, %ids {offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1, slice_sizes = [1, 4]} : (tensor<?x4xf32, ["n"]>, tensor<3xi64>) -> tensor<3x4xf32>
+  func.return %r : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @pad_symbolic(%x: tensor<?x3xf32, ["n"]>, %v: tensor<f32>) -> tensor<?x5xf32, ["n+1"]> {
+  // expected-error@+1 {{'hlo.pad' op a padded dimension (dimension 0 of tensor<?x3xf32, ["n"]>) is symbolic (n) and must be a constant here; pin it with --fix-dim n=N}}
+  %r = hlo.pad %x, %v {edge_padding_high = [0, 1], edge_padding_low = [1, 1]} : (tensor<?x3xf32, ["n"]>, tensor<f32>) -> tensor<?x5xf32, ["n+1"]>
+  func.return %r : tensor<?x5xf32, ["n+1"]>
 }
 
 // -----

@@ -83,6 +83,12 @@ func (t *Target) StepOptions(name string) map[string]string {
 	return nil
 }
 
+// SkipsStep leaves out explicit-conv-padding (the name is
+// hlo.ExplicitConvPaddingPassName): the NPU's LOADs pad on the fly
+// (ISA.md), while a padded copy of a convolution's input would be a host
+// kernel and more DRAM traffic.
+func (t *Target) SkipsStep(name string) bool { return name == "explicit-conv-padding" }
+
 // PostSchedule is empty: Codegen runs the host's post-schedule passes on
 // the host kernels only.
 func (t *Target) PostSchedule() []string { return nil }
