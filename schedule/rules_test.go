@@ -86,6 +86,28 @@ func convHWIOOf(ci, co, h, w, st int) string {
 `, ci, co, h, w, st, (h-1)*st+3, (w-1)*st+3)
 }
 
+// widePoolSrc is 2×2 max pooling of 4 channels of 6×112 (poolSrc's, on a
+// row of 56 outputs).
+const widePoolSrc = `tir.func @pool(%X: buffer<4x6x112xf32>, out %P: buffer<4x3x56xf32>) attributes {tessera.kernel} {
+  tir.for %c = 0 to 4 {
+    tir.for %y = 0 to 3 {
+      tir.for %x = 0 to 56 {
+        tir.for %ry = 0 to 2 {
+          tir.for %rx = 0 to 2 {
+            tir.block "pool"(%vc = spatial(0:4, %c), %vy = spatial(0:3, %y), %vx = spatial(0:56, %x), %vry = reduce(0:2, %ry), %vrx = reduce(0:2, %rx)) reads(%X[%vc, %vy * 2 + %vry, %vx * 2 + %vrx]) writes(%P[%vc, %vy, %vx]) {
+              tir.init {
+                %P[%vc, %vy, %vx] = -1000.0
+              }
+              %P[%vc, %vy, %vx] = max(%P[%vc, %vy, %vx], %X[%vc, %vy * 2 + %vry, %vx * 2 + %vrx])
+            }
+          }
+        }
+      }
+    }
+  }
+}
+`
+
 func ruleWorkloads(t testing.TB) map[string]string {
 	cbr, err := os.ReadFile("testdata/conv_bias_relu.tir")
 	require.NoError(t, err)
@@ -102,6 +124,8 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"conv_hwio":    convHWIOOf(8, 32, 5, 7, 1),
 		"conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2),
 		"conv_s2_wide": convHWIOOf(3, 32, 4, 32, 2),
+		"conv_hwio_56": convHWIOOf(4, 32, 2, 56, 1),
+		"pool_wide":    widePoolSrc,
 		"chain":        chainSrc,
 		"pool":         poolSrc,
 		"softmax":      softmaxSrc,
@@ -129,20 +153,25 @@ const fullReduceSrc = `tir.func @total(%A: buffer<7x9xf32>, out %S: buffer<f32>)
 
 var avx512 = CPURules{VectorBits: 512, Cores: 2, MaxLanes: llvm.MaxVectorLanes, CanVectorize: llvm.CheckVectorizable}
 
-// TestDefaultRulesInterpreter: the default rules' result computes exactly
-// what the unscheduled function computes (the tiling keeps the summation
+// TestDefaultRulesInterpreter: the default rules' result (for 512- and
+// 256-bit vectors) computes exactly what the unscheduled function
+// computes (the tiling keeps the summation
 // order), and its trace replays to the same IR.
 func TestDefaultRulesInterpreter(t *testing.T) {
-	for name, src := range ruleWorkloads(t) {
-		t.Run(name, func(t *testing.T) {
-			f := parseFunc(t, src)
-			s, err := ApplyDefaultRules(f, avx512)
-			require.NoError(t, err)
-			g := s.Func()
-			require.NoError(t, tir.VerifyFunc(g), printed(g))
-			require.Equal(t, interpret(t, f, 5), interpret(t, g, 5), printed(g))
-			checkReplay(t, s)
-		})
+	avx2 := avx512
+	avx2.VectorBits = 256
+	for _, target := range []CPURules{avx512, avx2} {
+		for name, src := range ruleWorkloads(t) {
+			t.Run(fmt.Sprintf("%s/%d", name, target.VectorBits), func(t *testing.T) {
+				f := parseFunc(t, src)
+				s, err := ApplyDefaultRules(f, target)
+				require.NoError(t, err)
+				g := s.Func()
+				require.NoError(t, tir.VerifyFunc(g), printed(g))
+				require.Equal(t, interpret(t, f, 5), interpret(t, g, 5), printed(g))
+				checkReplay(t, s)
+			})
+		}
 	}
 }
 
@@ -337,6 +366,28 @@ func TestDefaultRulesTiling(t *testing.T) {
 		require.Contains(t, p, fmt.Sprintf("tir.for %%co_3 = 0 to %d vectorized", c.cols), "width %d", c.w)
 		require.Contains(t, p, fmt.Sprintf("tir.for %%w_3 = 0 to %d unrolled", c.rows), "width %d", c.w)
 	}
+	// A 56-wide row fills AVX2's 8-lane vectors, but its 8×8 tile loads 9
+	// times per 8 multiply-adds against the channel tile's 6: the channel
+	// tiling (4 rows of 16 channels). With 8 output channels the row
+	// tiling's 4×16 loads less than the channel tiling's 8×8 and stays.
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 64, 3, 56, 1)), avx2)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %co_3 = 0 to 16 vectorized")
+	require.Contains(t, p, "tir.for %w_3 = 0 to 4 unrolled")
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 8, 3, 64, 1)), avx2)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %w_3 = 0 to 16 vectorized")
+	require.Contains(t, p, "tir.for %co_3 = 0 to 4 unrolled")
+	// Pooling reads one operand: its row's 7 vectors of 8 lanes stay in
+	// one serial loop (S2), which code generation's loop partitioning
+	// can split at the padding, instead of 7 parallel iterations.
+	s, err = ApplyDefaultRules(parseFunc(t, widePoolSrc), avx2)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %x_2 = 0 to 7 {", p)
+	require.Contains(t, p, "tir.for %x_3 = 0 to 8 vectorized")
 	// A stride-2 row of 32 outputs fills the lanes but reads its input
 	// with a lane stride of 2: the channel-vectorized tiling too (the
 	// input broadcast), while stride 1 keeps the row vectorized.

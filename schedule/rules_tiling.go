@@ -203,6 +203,9 @@ type tilePlan struct {
 	// channel: the columns are not the store's innermost dimension
 	// (rules_channel.go); finishTile then changes the layouts.
 	channel bool
+	// oneOperand: the block reads one buffer besides its output
+	// (pooling), so no operand is reused across the register tiles.
+	oneOperand bool
 }
 
 // tilingSubject is block name of a tileable nest, the nest and the vector
@@ -265,7 +268,21 @@ func planTiling(s *Schedule, name string, target CPURules) (*tilePlan, error) {
 	if row < 0 {
 		return nil, errNotTileable
 	}
-	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w, accRegs: target.accumulatorRegs()}, nil
+	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w, accRegs: target.accumulatorRegs(),
+		oneOperand: len(readBuffers(store)) == 1}, nil
+}
+
+// readBuffers are the buffers store's value loads, other than the one it
+// stores to.
+func readBuffers(store *tir.BufferStore) map[*tir.Buffer]bool {
+	bufs := map[*tir.Buffer]bool{}
+	tir.VisitExpr(store.Value, func(x tir.Expr) bool {
+		if ld, ok := x.(*tir.BufferLoad); ok && ld.Buffer != store.Buffer {
+			bufs[ld.Buffer] = true
+		}
+		return true
+	})
+	return bufs
 }
 
 // multiLevelTile applies the int8 rule (rules_vnni.go) or the GEMV rule
@@ -286,20 +303,25 @@ func multiLevelTile(s *Schedule, name string, target CPURules) error {
 }
 
 // tileSketch tiles block name (plan p, the row-vectorized sketch) with
-// tile, or — when p's columns waste lanes or read an operand with a
-// stride, the block has a channel-vectorized plan and pickChannel says
-// so — with that plan, falling back to p when the primitives refuse it.
+// tile, or — when the block has a channel-vectorized plan, p's columns
+// waste lanes, read an operand with a stride or make a register tile that
+// needs at least channelGain more cycles per multiply-add than the channel
+// plan's (tileCycles), and pickChannel says so — with that plan, falling
+// back to p when the primitives refuse it. On AVX2 a 56-wide row fills
+// 8-lane vectors, but its 8×8 tile loads 9 times per 8 multiply-adds
+// against the channel tile's 6: ResNet-18's 64-channel 3×3 convolutions,
+// 2.2 → 1.55 ms.
 func tileSketch(s *Schedule, name string, target CPURules, p *tilePlan, pickChannel func() bool, tile func(*tilePlan) error) error {
-	if p.wastesLanes() || p.stridedColumns(s) {
-		if cp, err := planChannelTiling(s, name, target); err == nil && pickChannel() {
-			saved := snapshot(s)
-			if err := tile(cp); err == nil {
-				return nil
-			}
-			if err := s.restore(s.orig, saved); err != nil {
-				return err
-			}
-		}
+	cp, err := planChannelTiling(s, name, target)
+	if err != nil || !(p.wastesLanes() || p.stridedColumns(s) || cp.tileCycles()*channelGain < p.tileCycles()) || !pickChannel() {
+		return tile(p)
+	}
+	saved := snapshot(s)
+	if err := tile(cp); err == nil {
+		return nil
+	}
+	if err := s.restore(s.orig, saved); err != nil {
+		return err
 	}
 	return tile(p)
 }
@@ -324,45 +346,9 @@ func (p *tilePlan) heuristicTile(s *Schedule, target CPURules) error {
 // heuristicFactors returns the split factors per nest loop: [S0, S1, S2,
 // S3] or [R0, R1] (the tile-size heuristic above).
 func (p *tilePlan) heuristicFactors() [][]int64 {
-	nest, col, row, w := p.nest, p.col, p.row, p.w
-	// Register tile.
+	nest, col, row := p.nest, p.col, p.row
 	colExt, rowExt := nest[col].extent, nest[row].extent
-	cols := colExt
-	if colExt > w {
-		// Whole vectors (a 56-lane vector is legalized into 3.5 registers
-		// with shuffles and spills): 2·W unless W wastes fewer lanes.
-		cols = 2 * w
-		if ceilDiv(colExt, w)*w < ceilDiv(colExt, 2*w)*2*w {
-			cols = w
-		}
-		// Otherwise W with a guarded tail, whose last tile targets/cpu
-		// peels and whose whole tiles it runs unmasked (codegen_version.go).
-		if colExt%cols != 0 {
-			cols = w
-		}
-		// Between W and 2·W and even: two whole tiles of half the row
-		// (LeNet-5's 28-wide conv: 2×14 lanes), since a masked tail tile
-		// keeps its accumulators in memory (the masked loads and stores
-		// of the cache do not become registers): 6.0 → 2.7 µs.
-		if colExt < 2*w && colExt%w != 0 && colExt%2 == 0 {
-			cols = colExt / 2
-		}
-	}
-	regsPerRow := ceilDiv(cols, w)
-	rows := rowTile(rowExt, min(int64(tileMaxRows), max(1, p.accRegs/regsPerRow)))
-	// Two vectors per row whose rows leave a guarded row tail (its
-	// predicated rows keep their accumulators in memory) or half the
-	// accumulators one-vector rows would use: one vector per row instead,
-	// with as many rows as accumulators. With AVX2's 8 accumulators this
-	// is 7×8 against 4×16 with a tail on ResNet-18's 7×7 layer (3.7 →
-	// 2.2 ms per 3×3 convolution) and against 2×16 on its 14×14 layer;
-	// AVX-512's 24 accumulators keep two-vector rows on ResNet's sizes.
-	if cols == 2*w {
-		r1 := rowTile(rowExt, min(int64(tileMaxRows), p.accRegs))
-		if rowExt%r1 == 0 && (rowExt%rows != 0 || r1 > 2*rows) {
-			cols, rows = w, r1
-		}
-	}
+	cols, rows := p.registerTile()
 	// Factors per loop: [S0, S1, S2, S3] or [R0, R1].
 	factors := make([][]int64, len(nest))
 	budget := int64(tileKC)
@@ -385,6 +371,13 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 		case i == col:
 			s2 := min(int64(tileNCVecs), max(1, ceilDiv(colExt, cols)))
 			s2 = largestDivisorAtMost(ceilDiv(colExt, cols), s2)
+			if p.oneOperand && ceilDiv(colExt, cols) <= 2*tileNCVecs {
+				// No operand panel to keep in cache (pooling): the whole
+				// row in one serial loop, which code generation's loop
+				// partitioning can split at the padding (ResNet-18's
+				// max pooling, 0.66 → 0.45 ms on 2 AVX2 cores).
+				s2 = ceilDiv(colExt, cols)
+			}
 			factors[i] = []int64{-1, 1, s2, cols}
 		case i == row:
 			tiles := ceilDiv(rowExt, rows)
@@ -395,6 +388,75 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 		}
 	}
 	return factors
+}
+
+// registerTile is the heuristic register tile (the tile-size heuristic
+// above): its columns (lanes: the whole column extent, or a multiple of
+// the vector width) and rows.
+func (p *tilePlan) registerTile() (cols, rows int64) {
+	w := p.w
+	colExt, rowExt := p.nest[p.col].extent, p.nest[p.row].extent
+	cols = colExt
+	if colExt > w {
+		// Whole vectors (a 56-lane vector is legalized into 3.5 registers
+		// with shuffles and spills): 2·W unless W wastes fewer lanes.
+		cols = 2 * w
+		if ceilDiv(colExt, w)*w < ceilDiv(colExt, 2*w)*2*w {
+			cols = w
+		}
+		// Otherwise W with a guarded tail, whose last tile targets/cpu
+		// peels and whose whole tiles it runs unmasked (codegen_version.go).
+		if colExt%cols != 0 {
+			cols = w
+		}
+		// Between W and 2·W and even: two whole tiles of half the row
+		// (LeNet-5's 28-wide conv: 2×14 lanes), since a masked tail tile
+		// keeps its accumulators in memory (the masked loads and stores
+		// of the cache do not become registers): 6.0 → 2.7 µs.
+		if colExt < 2*w && colExt%w != 0 && colExt%2 == 0 {
+			cols = colExt / 2
+		}
+	}
+	regsPerRow := ceilDiv(cols, w)
+	rows = rowTile(rowExt, min(int64(tileMaxRows), max(1, p.accRegs/regsPerRow)))
+	// Two vectors per row whose rows leave a guarded row tail (its
+	// predicated rows keep their accumulators in memory) or half the
+	// accumulators one-vector rows would use: one vector per row instead,
+	// with as many rows as accumulators. With AVX2's 8 accumulators this
+	// is 7×8 against 4×16 with a tail on ResNet-18's 7×7 layer (3.7 →
+	// 2.2 ms per 3×3 convolution) and against 2×16 on its 14×14 layer;
+	// AVX-512's 24 accumulators keep two-vector rows on ResNet's sizes.
+	if cols == 2*w {
+		r1 := rowTile(rowExt, min(int64(tileMaxRows), p.accRegs))
+		if rowExt%r1 == 0 && (rowExt%rows != 0 || r1 > 2*rows) {
+			cols, rows = w, r1
+		}
+	}
+	return cols, rows
+}
+
+// channelGain is the factor by which the channel-vectorized register
+// tile's estimated cycles (tileCycles) must beat the row-vectorized one's
+// for a block whose rows fill the lanes: the estimate leaves out the
+// channel tiling's transposed write-back.
+const channelGain = 1.1
+
+// tileCycles estimates the heuristic register tile's cycles per useful
+// multiply-add. Each reduction step issues rows·v vector multiply-adds (v
+// vectors per row) on two FMA pipes of 4 cycles' latency, so fewer than 8
+// accumulators leave them idle, and v + rows loads (the column vectors
+// and a broadcast per row) on two load ports; the lanes and rows of
+// guarded tails do no useful work.
+func (p *tilePlan) tileCycles() float64 {
+	cols, rows := p.registerTile()
+	v := ceilDiv(cols, p.w)
+	acc := float64(rows * v)
+	fma := 1 / min(2, acc/4)
+	load := float64(v+rows) / acc / 2
+	colExt, rowExt := p.nest[p.col].extent, p.nest[p.row].extent
+	useful := float64(colExt) / float64(ceilDiv(colExt, cols)*v*p.w) *
+		float64(rowExt) / float64(ceilDiv(rowExt, rows)*rows)
+	return max(fma, load) / useful
 }
 
 // tileNest reorders the split loops (parts[i] are nest loop i's [S0, S1,
