@@ -124,7 +124,7 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"conv_hwio":    convHWIOOf(8, 32, 5, 7, 1),
 		"conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2),
 		"conv_s2_wide": convHWIOOf(3, 32, 4, 32, 2),
-		"conv_hwio_56": convHWIOOf(4, 32, 2, 56, 1),
+		"conv_hwio_56": convHWIOOf(32, 32, 2, 56, 1),
 		"pool_wide":    widePoolSrc,
 		"chain":        chainSrc,
 		"pool":         poolSrc,
@@ -367,14 +367,21 @@ func TestDefaultRulesTiling(t *testing.T) {
 		require.Contains(t, p, fmt.Sprintf("tir.for %%w_3 = 0 to %d unrolled", c.rows), "width %d", c.w)
 	}
 	// A 56-wide row fills AVX2's 8-lane vectors, but its 8×8 tile loads 9
-	// times per 8 multiply-adds against the channel tile's 6: the channel
-	// tiling (4 rows of 16 channels). With 8 output channels the row
-	// tiling's 4×16 loads less than the channel tiling's 8×8 and stays.
-	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 64, 3, 56, 1)), avx2)
+	// times per 8 multiply-adds against the channel tile's 6: with 576
+	// multiply-adds per output the channel tiling (4 rows of 16 channels)
+	// pays for its write-back; with 72 it does not. With 8 output
+	// channels the row tiling's 4×16 loads less than the channel
+	// tiling's 8×8 and stays.
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(64, 64, 2, 56, 1)), avx2)
 	require.NoError(t, err)
 	p = printed(s.Func())
 	require.Contains(t, p, "tir.for %co_3 = 0 to 16 vectorized")
 	require.Contains(t, p, "tir.for %w_3 = 0 to 4 unrolled")
+	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 64, 2, 56, 1)), avx2)
+	require.NoError(t, err)
+	p = printed(s.Func())
+	require.Contains(t, p, "tir.for %w_3 = 0 to 8 vectorized")
+	require.Contains(t, p, "tir.for %co_3 = 0 to 8 unrolled")
 	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 8, 3, 64, 1)), avx2)
 	require.NoError(t, err)
 	p = printed(s.Func())
