@@ -89,11 +89,18 @@ const symAttentionSrc = `func.func @attn(%x: tensor<?x?x8xf32, ["b", "s"]>) -> t
 // a clone of the graph function and the tensor IR module.
 func lowerSymbolic(t *testing.T, file, src string) (*graphir.Func, *tir.Module) {
 	t.Helper()
+	return lowerSymbolicWith(t, file, src, "legalize-to-hlo,fuse")
+}
+
+// lowerSymbolicWith is lowerSymbolic with the graph and hlo steps of
+// pipeline.
+func lowerSymbolicWith(t *testing.T, file, src, pipeline string) (*graphir.Func, *tir.Module) {
+	t.Helper()
 	m, err := graphir.Parse(file, []byte(src))
 	require.NoError(t, err)
 	require.NoError(t, graphir.Verify(m))
 	graphFn := graphir.CloneFunc(m.Funcs[0])
-	runPipeline(t, m, "legalize-to-hlo,fuse")
+	runPipeline(t, m, pipeline)
 	tm, err := LowerToTIR(m)
 	require.NoError(t, err)
 	require.NoError(t, schedule.InlineElementwiseModule(tm))
@@ -168,14 +175,7 @@ func TestLowerSymbolicExplicitPadding(t *testing.T) {
   func.return %0 : tensor<?x8x3x5xf32, ["n"]>
 }
 `
-	m, err := graphir.Parse("conv.mlir", []byte(src))
-	require.NoError(t, err)
-	require.NoError(t, graphir.Verify(m))
-	graphFn := graphir.CloneFunc(m.Funcs[0])
-	runPipeline(t, m, "legalize-to-hlo,explicit-conv-padding,fuse")
-	tm, err := LowerToTIR(m)
-	require.NoError(t, err)
-	require.NoError(t, schedule.InlineElementwiseModule(tm))
+	graphFn, tm := lowerSymbolicWith(t, "conv.mlir", src, "legalize-to-hlo,explicit-conv-padding,fuse")
 	assert.Contains(t, tir.Print(tm), `tir.block "pad"`)
 	for _, n := range []int64{0, 1, 3} {
 		f := graphir.CloneFunc(graphFn)

@@ -355,46 +355,37 @@ func TestDefaultRulesTiling(t *testing.T) {
 	require.Contains(t, kinds(s), "transform_layout")
 	require.NotContains(t, kinds(s), "cache_read")
 	require.Contains(t, p, `%O_local: buffer<5x7x32xf32, "local">`)
-	// With AVX2's 8 accumulators, two 8-lane vectors per row would give
-	// 4 rows with a guarded tail on a 7-wide row and 2 rows on a 14-wide
-	// one: one vector per row and 7 rows instead; a 28-wide row keeps 4
-	// rows of two vectors.
-	for _, c := range []struct{ w, cols, rows int }{{7, 8, 7}, {14, 8, 7}, {28, 16, 4}} {
-		s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 64, 4, c.w, 1)), avx2)
+	// AVX2's register tiles. With 8 accumulators, two 8-lane vectors per
+	// row would give 4 rows with a guarded tail on a 7-wide row and 2 rows
+	// on a 14-wide one: one vector per row and 7 rows instead; a 28-wide
+	// row keeps 4 rows of two vectors. A 56-wide row fills the 8-lane
+	// vectors, but its 8×8 tile loads 9 times per 8 multiply-adds against
+	// the channel tile's 6: with 576 multiply-adds per output the channel
+	// tiling (4 rows of 16 channels) pays for its write-back; with 72 it
+	// does not. With 8 output channels the row tiling's 4×16 loads less
+	// than the channel tiling's 8×8 and stays. Pooling reads one operand:
+	// its row's 7 vectors of 8 lanes stay in one serial loop (S2), which
+	// code generation's loop partitioning can split at the padding,
+	// instead of 7 parallel iterations.
+	for _, c := range []struct {
+		src  string
+		want []string
+	}{
+		{convHWIOOf(8, 64, 4, 7, 1), []string{"%co_3 = 0 to 8 vectorized", "%w_3 = 0 to 7 unrolled"}},
+		{convHWIOOf(8, 64, 4, 14, 1), []string{"%co_3 = 0 to 8 vectorized", "%w_3 = 0 to 7 unrolled"}},
+		{convHWIOOf(8, 64, 4, 28, 1), []string{"%co_3 = 0 to 16 vectorized", "%w_3 = 0 to 4 unrolled"}},
+		{convHWIOOf(64, 64, 2, 56, 1), []string{"%co_3 = 0 to 16 vectorized", "%w_3 = 0 to 4 unrolled"}},
+		{convHWIOOf(8, 64, 2, 56, 1), []string{"%w_3 = 0 to 8 vectorized", "%co_3 = 0 to 8 unrolled"}},
+		{convHWIOOf(8, 8, 3, 64, 1), []string{"%w_3 = 0 to 16 vectorized", "%co_3 = 0 to 4 unrolled"}},
+		{widePoolSrc, []string{"%x_2 = 0 to 7 {", "%x_3 = 0 to 8 vectorized"}},
+	} {
+		s, err = ApplyDefaultRules(parseFunc(t, c.src), avx2)
 		require.NoError(t, err)
 		p = printed(s.Func())
-		require.Contains(t, p, fmt.Sprintf("tir.for %%co_3 = 0 to %d vectorized", c.cols), "width %d", c.w)
-		require.Contains(t, p, fmt.Sprintf("tir.for %%w_3 = 0 to %d unrolled", c.rows), "width %d", c.w)
+		for _, w := range c.want {
+			require.Contains(t, p, "tir.for "+w, "%s", strings.SplitN(c.src, "(", 2)[0])
+		}
 	}
-	// A 56-wide row fills AVX2's 8-lane vectors, but its 8×8 tile loads 9
-	// times per 8 multiply-adds against the channel tile's 6: with 576
-	// multiply-adds per output the channel tiling (4 rows of 16 channels)
-	// pays for its write-back; with 72 it does not. With 8 output
-	// channels the row tiling's 4×16 loads less than the channel
-	// tiling's 8×8 and stays.
-	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(64, 64, 2, 56, 1)), avx2)
-	require.NoError(t, err)
-	p = printed(s.Func())
-	require.Contains(t, p, "tir.for %co_3 = 0 to 16 vectorized")
-	require.Contains(t, p, "tir.for %w_3 = 0 to 4 unrolled")
-	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 64, 2, 56, 1)), avx2)
-	require.NoError(t, err)
-	p = printed(s.Func())
-	require.Contains(t, p, "tir.for %w_3 = 0 to 8 vectorized")
-	require.Contains(t, p, "tir.for %co_3 = 0 to 8 unrolled")
-	s, err = ApplyDefaultRules(parseFunc(t, convHWIOOf(8, 8, 3, 64, 1)), avx2)
-	require.NoError(t, err)
-	p = printed(s.Func())
-	require.Contains(t, p, "tir.for %w_3 = 0 to 16 vectorized")
-	require.Contains(t, p, "tir.for %co_3 = 0 to 4 unrolled")
-	// Pooling reads one operand: its row's 7 vectors of 8 lanes stay in
-	// one serial loop (S2), which code generation's loop partitioning
-	// can split at the padding, instead of 7 parallel iterations.
-	s, err = ApplyDefaultRules(parseFunc(t, widePoolSrc), avx2)
-	require.NoError(t, err)
-	p = printed(s.Func())
-	require.Contains(t, p, "tir.for %x_2 = 0 to 7 {", p)
-	require.Contains(t, p, "tir.for %x_3 = 0 to 8 vectorized")
 	// A stride-2 row of 32 outputs fills the lanes but reads its input
 	// with a lane stride of 2: the channel-vectorized tiling too (the
 	// input broadcast), while stride 1 keeps the row vectorized.

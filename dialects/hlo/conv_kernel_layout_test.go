@@ -39,17 +39,24 @@ func checkConvKernelLayout(t *testing.T, before, after *g.Module, raw bool) {
 			}
 		})
 		require.NoError(t, g.Verify(after))
-		var args []*g.Tensor
-		for _, a := range f.Args() {
-			args = append(args, randTensor(r, a.Type.(*g.TensorType)))
-		}
-		want, err := g.Interpret(before.Funcs[i], args)
-		require.NoError(t, err)
-		got, err := g.Interpret(f, args)
-		require.NoError(t, err)
-		require.Equal(t, len(want), len(got))
-		for k := range want {
-			require.Equal(t, want[k].Data, got[k].Data, "@%s result %d", f.Name, k)
-		}
+		requireSameResults(t, r, before.Funcs[i], f)
+	}
+}
+
+// requireSameResults interprets want and got (functions of the same
+// type) on one set of random arguments and requires identical results.
+func requireSameResults(t *testing.T, r *rand.Rand, want, got *g.Func) {
+	t.Helper()
+	var args []*g.Tensor
+	for _, a := range got.Args() {
+		args = append(args, randTensor(r, a.Type.(*g.TensorType)))
+	}
+	w, err := g.Interpret(want, args)
+	require.NoError(t, err)
+	o, err := g.Interpret(got, args)
+	require.NoError(t, err)
+	require.Equal(t, len(w), len(o))
+	for k := range w {
+		require.Equal(t, w[k].Data, o[k].Data, "@%s result %d", got.Name, k)
 	}
 }

@@ -44,17 +44,6 @@ func TestExplicitConvPaddingPreservesResults(t *testing.T) {
 		} else {
 			assert.Equal(t, convs, pads, "@%s: one pad per convolution", f.Name)
 		}
-		var args []*g.Tensor
-		for _, a := range f.Args() {
-			args = append(args, randTensor(r, a.Type.(*g.TensorType)))
-		}
-		want, err := g.Interpret(before.Funcs[i], args)
-		require.NoError(t, err)
-		got, err := g.Interpret(f, args)
-		require.NoError(t, err)
-		require.Equal(t, len(want), len(got))
-		for k := range want {
-			require.Equal(t, want[k].Data, got[k].Data, "@%s result %d", f.Name, k)
-		}
+		requireSameResults(t, r, before.Funcs[i], f)
 	}
 }
