@@ -19,7 +19,7 @@ import (
 // least MinPaddedGroupOutputs output channels per group, and leaves a
 // depthwise convolution (one per group), whose reads are as few as the
 // copy's, with its guarded reads. On this project's AVX2 machine
-// (2 threads) ResNet-18 ran 1.39× faster with every convolution padded
+// (2 threads) ResNet-18 ran 1.43× faster with every convolution padded
 // explicitly, most on its 7×7 and 14×14 layers, where every register
 // tile touches the border; the code generator's loop partitioning keeps
 // the tests out of interior rows only (targets/llvm/codegen_guard.go).
