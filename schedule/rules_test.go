@@ -86,6 +86,30 @@ func convHWIOOf(ci, co, h, w, st int) string {
 `, ci, co, h, w, st, (h-1)*st+3, (w-1)*st+3)
 }
 
+// depthwiseOf is a 3×3 depthwise convolution of c channels: an h×w
+// output of each channel from its own input channel and weights.
+func depthwiseOf(c, h, w int) string {
+	return fmt.Sprintf(`tir.func @dw_%[1]d_%[2]d_%[3]d(%%I: buffer<%[1]dx%[4]dx%[5]dxf32>, %%W: buffer<%[1]dx3x3xf32>, out %%O: buffer<%[1]dx%[2]dx%[3]dxf32>) attributes {tessera.kernel} {
+  tir.for %%c = 0 to %[1]d {
+    tir.for %%h = 0 to %[2]d {
+      tir.for %%w = 0 to %[3]d {
+        tir.for %%kh = 0 to 3 {
+          tir.for %%kw = 0 to 3 {
+            tir.block "dw"(%%vc = spatial(0:%[1]d, %%c), %%vh = spatial(0:%[2]d, %%h), %%vw = spatial(0:%[3]d, %%w), %%vkh = reduce(0:3, %%kh), %%vkw = reduce(0:3, %%kw)) reads(%%I[%%vc, %%vh + %%vkh, %%vw + %%vkw], %%W[%%vc, %%vkh, %%vkw]) writes(%%O[%%vc, %%vh, %%vw]) {
+              tir.init {
+                %%O[%%vc, %%vh, %%vw] = 0.0
+              }
+              %%O[%%vc, %%vh, %%vw] = %%O[%%vc, %%vh, %%vw] + %%I[%%vc, %%vh + %%vkh, %%vw + %%vkw] * %%W[%%vc, %%vkh, %%vkw]
+            }
+          }
+        }
+      }
+    }
+  }
+}
+`, c, h, w, h+2, w+2)
+}
+
 // widePoolSrc is 2×2 max pooling of 4 channels of 6×112 (poolSrc's, on a
 // row of 56 outputs).
 const widePoolSrc = `tir.func @pool(%X: buffer<4x6x112xf32>, out %P: buffer<4x3x56xf32>) attributes {tessera.kernel} {
@@ -125,6 +149,8 @@ func ruleWorkloads(t testing.TB) map[string]string {
 		"conv_hwio_s2": convHWIOOf(5, 48, 3, 9, 2),
 		"conv_s2_wide": convHWIOOf(3, 32, 4, 32, 2),
 		"conv_hwio_56": convHWIOOf(32, 32, 2, 56, 1),
+		"conv_7x7_512": convHWIOOf(4, 512, 3, 7, 1),
+		"dw_56":        depthwiseOf(3, 4, 56),
 		"pool_wide":    widePoolSrc,
 		"chain":        chainSrc,
 		"pool":         poolSrc,
@@ -366,7 +392,11 @@ func TestDefaultRulesTiling(t *testing.T) {
 	// than the channel tiling's 8×8 and stays. Pooling reads one operand:
 	// its row's 7 vectors of 8 lanes stay in one serial loop (S2), which
 	// code generation's loop partitioning can split at the padding,
-	// instead of 7 parallel iterations.
+	// instead of 7 parallel iterations; so does a depthwise convolution,
+	// whose weights are the same for every tile of a channel. The 7×7
+	// image of 512 channels is one S2 block of 49 outputs per 32
+	// channels (16 parallel tiles), so each weight panel is read once;
+	// a 14×14 image (196 outputs) keeps one image row per block.
 	for _, c := range []struct {
 		src  string
 		want []string
@@ -378,6 +408,9 @@ func TestDefaultRulesTiling(t *testing.T) {
 		{convHWIOOf(8, 64, 2, 56, 1), []string{"%w_3 = 0 to 8 vectorized", "%co_3 = 0 to 8 unrolled"}},
 		{convHWIOOf(8, 8, 3, 64, 1), []string{"%w_3 = 0 to 16 vectorized", "%co_3 = 0 to 4 unrolled"}},
 		{widePoolSrc, []string{"%x_2 = 0 to 7 {", "%x_3 = 0 to 8 vectorized"}},
+		{depthwiseOf(3, 16, 56), []string{"%w_2 = 0 to 7 {", "%w_3 = 0 to 8 vectorized", "%h_3 = 0 to 8 unrolled"}},
+		{convHWIOOf(4, 512, 7, 7, 1), []string{"%h_2 = 0 to 7 {", "%co_3 = 0 to 8 vectorized", "%w_3 = 0 to 7 unrolled", "%h_0_w_0_co_0_fused = 0 to 16 parallel"}},
+		{convHWIOOf(4, 512, 14, 14, 1), []string{"%h_2 = 0 to 1 {", "%w_3 = 0 to 7 unrolled"}},
 	} {
 		s, err = ApplyDefaultRules(parseFunc(t, c.src), avx2)
 		require.NoError(t, err)
