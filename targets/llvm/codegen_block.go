@@ -28,7 +28,7 @@ func (g *fgen) blockRealize(x *tir.BlockRealize) error {
 		}
 		return g.bindIters(b, x.Values, vals, 0, func() error { return g.blockBody(b, 0) })
 	}
-	if x.Predicate == nil || g.assumed[x] {
+	if g.predicateHolds(x) {
 		return run()
 	}
 	c, err := g.expr(x.Predicate)

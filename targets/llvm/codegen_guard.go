@@ -192,6 +192,9 @@ func (w *factWalk) block(s *tir.BlockRealize, serial []*tir.Var, sub map[*tir.Va
 		w.stmt(s.Block.Init, serial, inner)
 	}
 	w.stmt(s.Block.Body, serial, inner)
+	// After the body: its stores mark the loops they index as spatial,
+	// which decides the predicate's owner.
+	w.predicate(s.Predicate, serial, sub)
 }
 
 // store marks the loops that the index of store s uses as spatial, then
@@ -209,6 +212,31 @@ func (w *factWalk) store(s *tir.BufferStore, serial []*tir.Var, sub map[*tir.Var
 	for _, e := range s.Indices {
 		w.expr(e, serial, sub)
 	}
+}
+
+// predicate collects the comparisons of a block's predicate (a split's
+// guarded tail: i·8 + lane < 226) as facts: in the copy where they hold
+// the block runs unpredicated, its loads and stores unmasked. A serial
+// loop over the tiles of a row, such as an elementwise pad's or the
+// whole-row S2 loop of pooling and depthwise convolutions, is split at
+// its tail tile this way; loop versioning (codegen_version.go) covers
+// only predicates that use no loop inside the versioned one.
+func (w *factWalk) predicate(c tir.Expr, serial []*tir.Var, sub map[*tir.Var]tir.Expr) {
+	if c == nil {
+		return
+	}
+	cs := conjuncts(c)
+	for _, b := range cs {
+		w.add(b, compareFact(b), serial, sub)
+	}
+	w.selects = append(w.selects, cs)
+}
+
+// predicateHolds reports whether block r runs unpredicated in the code
+// being generated: it has no predicate, or the predicate holds there
+// (loop versioning's copy, or every conjunct assumed by a partition).
+func (g *fgen) predicateHolds(r *tir.BlockRealize) bool {
+	return r.Predicate == nil || g.assumed[r] || (len(g.guardAssumed) > 0 && g.allAssumed(r.Predicate))
 }
 
 // expr collects the facts of e: padding selects' conjuncts and load

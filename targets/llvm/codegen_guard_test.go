@@ -189,8 +189,9 @@ func TestGuardFactOwners(t *testing.T) {
 	p := g.guardFacts(tl)
 	require.NotNil(t, p)
 	facts := p.facts
-	// conv: 2 conjuncts, 2 clamp sides; pool: 2 one-sided clamps; rev: 2 and 2.
-	require.Len(t, facts, 10)
+	// conv: 2 conjuncts, 2 clamp sides; pool: 2 one-sided clamps; rev: 2
+	// and 2; and the tail predicate of each of the 4 blocks.
+	require.Len(t, facts, 14)
 	for _, fa := range facts {
 		assert.True(t, fa.split, "%v", fa.d)
 	}

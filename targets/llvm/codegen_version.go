@@ -52,7 +52,7 @@ func (g *fgen) versionCands(x *tir.For) []versionCand {
 			for _, iv := range b.IterVars {
 				inner[iv.Var] = true
 			}
-			if vec != nil && s.Predicate != nil && !g.versioned[s] {
+			if vec != nil && !g.predicateHolds(s) && !g.versioned[s] {
 				if c, ok := g.versionCand(s, vec, inner); ok {
 					out = append(out, c)
 				}

@@ -92,7 +92,7 @@ func (g *fgen) matchVNNI(x *tir.For) *vnniMatch {
 	for i, ld := range []*tir.BufferLoad{m.acc, m.u, m.s} {
 		m.flat[i] = tir.Substitute(g.flatIndex(ld.Buffer, ld.Indices), binding)
 	}
-	if r.Predicate != nil && !g.assumed[r] {
+	if !g.predicateHolds(r) {
 		if c, ok := r.Predicate.(*tir.IntImm); !ok || c.Value == 0 {
 			m.pred = tir.Substitute(r.Predicate, binding)
 		}
