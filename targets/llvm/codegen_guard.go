@@ -17,8 +17,9 @@ import (
 //
 // The facts are comparisons d ≥ 0: each conjunct of a select condition
 // whose true branch loads and whose false branch does not (the padding),
-// and each min(e, K) / max(e, K) of an integer constant in a load index
-// (a clamp: e ≤ K / e ≥ K). With block iteration variables replaced by
+// each min(e, K) / max(e, K) of an integer constant in a load index
+// (a clamp: e ≤ K / e ≥ K), and each conjunct of a block's predicate (a
+// split's guarded tail, dropped like a whole select). With block iteration variables replaced by
 // their bindings, d must be affine in the variables of the loops inside
 // the partitioned loop x (constant extents, minima bound outside x) and
 // in x's, and depend otherwise only on values bound outside x.
