@@ -205,11 +205,11 @@ type tilePlan struct {
 	// channel: the columns are not the store's innermost dimension
 	// (rules_channel.go); finishTile then changes the layouts.
 	channel bool
-	// oneOperand: one buffer besides the output is read with the row or
+	// oneTiledOperand: one buffer besides the output is read with the row or
 	// column variables (pooling's input; a depthwise convolution's, whose
 	// weights are the same for every tile of a channel), so no operand
 	// panel is reused across the register tiles.
-	oneOperand bool
+	oneTiledOperand bool
 }
 
 // tilingSubject is block name of a tileable nest, the nest and the vector
@@ -281,7 +281,7 @@ func planTiling(s *Schedule, name string, target CPURules) (*tilePlan, error) {
 		return true
 	})
 	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w, accRegs: target.accumulatorRegs(),
-		oneOperand: len(tiled) == 1}, nil
+		oneTiledOperand: len(tiled) == 1}, nil
 }
 
 // multiLevelTile applies the int8 rule (rules_vnni.go) or the GEMV rule
@@ -370,7 +370,7 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 		case i == col:
 			tiles := ceilDiv(colExt, cols)
 			s2 := largestDivisorAtMost(tiles, min(int64(tileNCVecs), max(1, tiles)))
-			if p.oneOperand && tiles <= 2*tileNCVecs {
+			if p.oneTiledOperand && tiles <= 2*tileNCVecs {
 				// No operand panel to keep in cache (pooling, depthwise
 				// convolution): the whole row in one serial loop, which
 				// code generation's loop partitioning can split at the
@@ -403,7 +403,7 @@ func (p *tilePlan) heuristicFactors() [][]int64 {
 // instead made 14×14 1×1 convolutions up to 14% slower.
 func (p *tilePlan) fillBlock(factors [][]int64) {
 	rows := factors[p.row][2] * factors[p.row][3]
-	if !p.channel || p.oneOperand || rows < p.nest[p.row].extent {
+	if !p.channel || p.oneTiledOperand || rows < p.nest[p.row].extent {
 		return
 	}
 	j := -1
