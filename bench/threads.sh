@@ -10,7 +10,10 @@
 # the batch dimension rewritten to 1). Each model is compiled once with
 # the default rules; `tessera bench` then times it (random inputs) at 1
 # and at 2 threads in ROUNDS alternating rounds (default 3: 1, 2, 1, 2,
-# ...), so that drifts of a shared machine's speed hit both. It prints a
+# ...), so that drifts of a shared machine's speed hit both. An ONNX
+# model's symbolic input dimensions (a *_dynamic export's dim_params) are
+# pinned with --fix-dim to the sizes in DIMS (default "batch=1 seq=17";
+# each name the model has). It prints a
 # Markdown table: the median of each side's per-round medians, and
 # t(1 thread) / t(2 threads) (above 1: the second thread helps).
 set -euo pipefail
@@ -36,7 +39,15 @@ echo "|---|---|---|---|"
 for m in "${models[@]}"; do
 	name=$(basename "${m%.*}")
 	so="$work/$name.so"
-	bin/tessera compile "$m" -o "$so" >/dev/null
+	fix=()
+	if [[ $m == *.onnx ]]; then
+		for d in $(/usr/bin/python3 bench/onnx_dims.py "$m"); do
+			for kv in ${DIMS:-batch=1 seq=17}; do
+				[ "${kv%%=*}" = "$d" ] && fix+=(--fix-dim "$kv")
+			done
+		done
+	fi
+	bin/tessera compile "$m" "${fix[@]}" -o "$so" >/dev/null
 	t1=() t2=()
 	for ((r = 1; r <= rounds; r++)); do
 		t1+=("$(ms "$(bin/tessera bench "$so" --threads 1 --repeats 30 --min-time 1s 2>/dev/null)")")
