@@ -245,7 +245,7 @@ func (sc *compactScope) descend(s Stmt, inLoop bool) {
 	}
 	var holding []Stmt
 	for _, c := range SubStmts(s) {
-		if accessesBuffer(c, sc.buf) {
+		if AccessesBuffer(c, sc.buf) {
 			holding = append(holding, c)
 		}
 	}
@@ -603,8 +603,9 @@ func passedToCall(s Stmt, b *Buffer) bool {
 	})
 }
 
-// accessesBuffer reports whether s or a statement below it uses b.
-func accessesBuffer(s Stmt, b *Buffer) bool {
+// AccessesBuffer reports whether s or a statement below it uses b (a
+// load, a store, or a block region naming it).
+func AccessesBuffer(s Stmt, b *Buffer) bool {
 	return anyStmt(s, func(x Stmt) bool { return nodeAccesses(x, b) })
 }
 

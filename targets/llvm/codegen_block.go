@@ -35,7 +35,7 @@ func (g *fgen) blockRealize(x *tir.BlockRealize) error {
 	if err != nil {
 		return err
 	}
-	return g.guarded(c, run, nil)
+	return g.guarded(c, x.Predicate, run, nil)
 }
 
 func (g *fgen) bindIters(b *tir.Block, defs []tir.Expr, vals []value.Value, i int, body func() error) error {
@@ -50,7 +50,7 @@ func (g *fgen) bindIters(b *tir.Block, defs []tir.Expr, vals []value.Value, i in
 // blockBody allocates b.Allocs[i:] and then runs Init (guarded) and Body.
 func (g *fgen) blockBody(b *tir.Block, i int) error {
 	if i < len(b.Allocs) {
-		return g.allocate(b.Allocs[i], func() error { return g.blockBody(b, i+1) })
+		return g.allocate(b.Allocs[i], b, func() error { return g.blockBody(b, i+1) })
 	}
 	if b.Init != nil {
 		c := initCond(b)
@@ -63,7 +63,7 @@ func (g *fgen) blockBody(b *tir.Block, i int) error {
 			if err != nil {
 				return err
 			}
-			if err := g.guarded(cv, func() error { return g.stmt(b.Init) }, nil); err != nil {
+			if err := g.guarded(cv, c, func() error { return g.stmt(b.Init) }, nil); err != nil {
 				return err
 			}
 		}

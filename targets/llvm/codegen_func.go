@@ -23,6 +23,11 @@ type fgen struct {
 	cur    *ir.Block
 	vars   map[*tir.Var]value.Value
 	bufs   map[*tir.Buffer]value.Value
+	// defs are the defining expressions of the block iteration and let
+	// variables in scope; local the buffers allocated by the code being
+	// generated (codegen_pad.go).
+	defs  map[*tir.Var]tir.Expr
+	local map[*tir.Buffer]bool
 	// vec is non-nil while widening the body of a vectorized loop.
 	vec *vecState
 	// lane0 makes variable references inside a widened body evaluate lane
@@ -60,7 +65,8 @@ type fgen struct {
 }
 
 func newFgen(m *mgen, f *ir.Func) *fgen {
-	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{}, boundAxes: map[string]*tir.Var{}}
+	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{},
+		defs: map[*tir.Var]tir.Expr{}, local: map[*tir.Buffer]bool{}, boundAxes: map[string]*tir.Var{}}
 	g.entry = f.NewBlock("entry")
 	g.cur = g.newBlock("body")
 	return g

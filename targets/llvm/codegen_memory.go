@@ -124,7 +124,7 @@ func (g *fgen) load(x *tir.BufferLoad) (value.Value, error) {
 		}
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
 		p := g.cur.NewBitCast(ptr, ptrTo(vt, ptr))
-		if m := g.vec.mask; m != nil {
+		if m := g.vec.mask; m != nil && !g.unmasked(x.Buffer, x.Indices, false) {
 			// Inactive lanes are not read (they may be out of bounds) and
 			// read as zero.
 			return g.fromStorage(a, g.maskedLoad(vt, p, align, m)), nil
@@ -182,7 +182,7 @@ func (g *fgen) store(s *tir.BufferStore) error {
 		v = g.toStorage(a, g.splat(v, g.vec.lanes))
 		vt := types.NewVector(uint64(g.vec.lanes), a.st)
 		p := g.cur.NewBitCast(ptr, ptrTo(vt, ptr))
-		if m := g.vec.mask; m != nil {
+		if m := g.vec.mask; m != nil && !g.unmasked(s.Buffer, s.Indices, true) {
 			g.maskedStore(v, p, align, m)
 			return nil
 		}

@@ -57,7 +57,7 @@ func (g *fgen) stmt(s tir.Stmt) error {
 	case *tir.Barrier:
 		return g.barrier()
 	case *tir.Allocate:
-		return g.allocate(x.Buffer, func() error { return g.stmt(x.Body) })
+		return g.allocate(x.Buffer, x.Body, func() error { return g.stmt(x.Body) })
 	case *tir.For:
 		return g.forLoop(x)
 	case *tir.BlockRealize:
@@ -80,6 +80,19 @@ func (g *fgen) stmt(s tir.Stmt) error {
 func (g *fgen) bind(x *tir.Var, def tir.Expr, v value.Value, body func() error) error {
 	old, had := g.vars[x]
 	g.vars[x] = v
+	oldDef, hadDef := g.defs[x]
+	if def != nil {
+		g.defs[x] = def
+	} else {
+		delete(g.defs, x) // a loop variable: its own value
+	}
+	defer func() {
+		if hadDef {
+			g.defs[x] = oldDef
+		} else {
+			delete(g.defs, x)
+		}
+	}()
 	if g.vec != nil && g.vec.isVarying(def) {
 		g.vec.varying[x] = true
 		g.vec.defs[x] = def
@@ -142,7 +155,7 @@ func (g *fgen) ifThenElse(x *tir.IfThenElse) error {
 	if x.Else != nil {
 		els = func() error { return g.stmt(x.Else) }
 	}
-	return g.guarded(c, func() error { return g.stmt(x.Then) }, els)
+	return g.guarded(c, x.Cond, func() error { return g.stmt(x.Then) }, els)
 }
 
 // guarded runs then() where c holds and els() (may be nil) where it does
@@ -150,33 +163,39 @@ func (g *fgen) ifThenElse(x *tir.IfThenElse) error {
 // body predicates instead: each arm runs with the lane mask narrowed to
 // the lanes that take it (masked loads and stores, see
 // codegen_memory.go), and is skipped when no lane does.
-func (g *fgen) guarded(c value.Value, then, els func() error) error {
+func (g *fgen) guarded(c value.Value, cond tir.Expr, then, els func() error) error {
 	if lanesOf(c) == 1 {
 		return g.ifThen(c, then, els)
 	}
 	notC := g.cur.NewXor(c, constOf(c.Type(), 1))
-	if err := g.withMask(c, then); err != nil {
+	if err := g.withMask(c, cond, then); err != nil {
 		return err
 	}
 	if els == nil {
 		return nil
 	}
-	return g.withMask(notC, els)
+	return g.withMask(notC, nil, els)
 }
 
 // withMask runs body with the widened body's lane mask narrowed by c,
-// skipping it when no lane is active.
-func (g *fgen) withMask(c value.Value, body func() error) error {
+// skipping it when no lane is active; cond is c's tensor IR condition
+// (nil when none describes it).
+func (g *fgen) withMask(c value.Value, cond tir.Expr, body func() error) error {
 	mask := c
 	if g.vec.mask != nil {
 		mask = g.cur.NewAnd(g.vec.mask, c)
 	}
 	bits := g.cur.NewBitCast(mask, types.NewInt(uint64(g.vec.lanes)))
 	active := g.cur.NewICmp(enum.IPredNE, bits, constant.NewInt(types.NewInt(uint64(g.vec.lanes)), 0))
-	saved := g.vec.mask
-	defer func() { g.vec.mask = saved }()
+	saved, savedConds, savedOpaque := g.vec.mask, g.vec.conds, g.vec.opaque
+	defer func() { g.vec.mask, g.vec.conds, g.vec.opaque = saved, savedConds, savedOpaque }()
 	return g.ifThen(active, func() error {
 		g.vec.mask = mask
+		if cond == nil {
+			g.vec.opaque = true
+		} else {
+			g.vec.conds = append(savedConds[:len(savedConds):len(savedConds)], cond)
+		}
 		return body()
 	}, nil)
 }
@@ -184,8 +203,9 @@ func (g *fgen) withMask(c value.Value, body func() error) error {
 // allocate gives buf storage for the duration of body: on the stack when
 // its size is a constant within maxStackLocal/maxStackGlobal, else a
 // block the site keeps for its thread (keptBlock). Contents start
-// undefined.
-func (g *fgen) allocate(buf *tir.Buffer, body func() error) error {
+// undefined. The rows of a buffer that vectorized loops in scope (the
+// statement the allocation covers) access are padded (codegen_pad.go).
+func (g *fgen) allocate(buf *tir.Buffer, scope tir.Stmt, body func() error) error {
 	if _, ok := g.bufs[buf]; ok {
 		return g.errorf("buffer %%%s is allocated twice", buf.Name)
 	}
@@ -193,10 +213,17 @@ func (g *fgen) allocate(buf *tir.Buffer, body func() error) error {
 	if err != nil {
 		return g.errorf("buffer %%%s: %v", buf.Name, err)
 	}
-	// Elements spanned: the flat index of the last element, plus one.
+	g.padRows(buf, scope)
+	g.local[buf] = true
+	defer delete(g.local, buf)
+	// Elements spanned: the flat index of the last element (of the last
+	// row's padding), plus one.
 	last := make([]tir.Expr, len(buf.Shape))
 	for d, s := range buf.Shape {
 		last[d] = addIdx(asIndex(s), tir.Int(-1))
+	}
+	if p := g.rowPitch(buf); p > 0 && len(last) > 0 {
+		last[len(last)-1] = tir.Int(p - 1)
 	}
 	n := addIdx(g.flatIndex(buf, last), tir.Int(1))
 	limit := int64(maxStackGlobal)

@@ -26,6 +26,11 @@ type vecState struct {
 	// mask is the <lanes x i1> set of active lanes under lane-dependent
 	// conditions (nil: all lanes).
 	mask value.Value
+	// conds are the tensor IR conditions whose conjunction is mask;
+	// opaque is set when mask holds lanes no condition describes (an
+	// else arm), codegen_pad.go.
+	conds  []tir.Expr
+	opaque bool
 	// min is the loop's min, v's value in lane 0.
 	min tir.Expr
 }
