@@ -33,6 +33,14 @@ import (
 //
 // Inactive lanes of a load read padding or elements of the same row; the
 // values of inactive lanes are unspecified anyway (codegen_memory.go).
+//
+// The row's extent E may be replaced by a live bound L: when every access
+// to the buffer while it is allocated sits under a block predicate or if
+// condition with a conjunct idx < L, L depending only on values bound
+// outside the allocation (a matrix-vector product's last tile of outputs,
+// fused·112 + idx < 1000, gives L = 1000 − fused·112), the elements from L
+// on are never touched by an active lane during the allocation's
+// lifetime, and a store whose inactive lanes all lie there may write them.
 
 // padRows gives local buffer buf (allocated by the code being
 // generated) rows padded to a multiple of the lanes of the vectorized
@@ -134,9 +142,16 @@ func (g *fgen) unmasked(buf *tir.Buffer, indices []tir.Expr, store bool) bool {
 	if !store {
 		return true
 	}
-	// below: (E − 1 − row) ≥ 0, the lane holds an element.
-	below := tir.Bin(tir.OpSub, tir.Int(e.Value-1), row)
-	for _, c := range vs.conds {
+	return g.inactiveDead(row, tir.Int(e.Value)) || (g.live[buf] != nil && g.inactiveDead(row, g.live[buf]))
+}
+
+// inactiveDead reports whether every lane whose row index is below lim
+// is active under the current mask, so that inactive lanes touch only
+// elements from lim on.
+func (g *fgen) inactiveDead(row, lim tir.Expr) bool {
+	// below ≥ 0: the lane's element is below lim.
+	below := g.expandDefs(tir.Bin(tir.OpSub, tir.Bin(tir.OpSub, lim, tir.Int(1)), row))
+	for _, c := range g.vec.conds {
 		for _, b := range conjuncts(c) {
 			if !g.impliedByRow(b, below) {
 				return false
@@ -177,4 +192,160 @@ func (g *fgen) expandDefs(e tir.Expr) tir.Expr {
 		e = next
 	}
 	return e
+}
+
+// liveBound is the live bound L of local buffer buf's rows over scope,
+// the statement its allocation covers (see above), or nil when some
+// access is not under a conjunct giving the same L.
+func liveBound(buf *tir.Buffer, scope tir.Stmt) tir.Expr {
+	if len(buf.Shape) == 0 {
+		return nil
+	}
+	w := &liveWalk{buf: buf, inner: map[*tir.Var]bool{}, ok: true}
+	w.stmt(scope, nil, map[*tir.Var]tir.Expr{})
+	if !w.ok {
+		return nil
+	}
+	return w.bound
+}
+
+// liveWalk finds the live bound of buf's rows: conds are the conditions
+// (block predicates, if conditions) around the statement walked, in the
+// variables of the loops; sub maps block iteration and let variables to
+// their values in those variables; inner holds the variables bound
+// inside the allocation.
+type liveWalk struct {
+	buf   *tir.Buffer
+	inner map[*tir.Var]bool
+	bound tir.Expr
+	ok    bool
+}
+
+func (w *liveWalk) stmt(s tir.Stmt, conds []tir.Expr, sub map[*tir.Var]tir.Expr) {
+	if !w.ok || s == nil {
+		return
+	}
+	switch x := s.(type) {
+	case *tir.SeqStmt:
+		for _, c := range x.Stmts {
+			w.stmt(c, conds, sub)
+		}
+	case *tir.For:
+		w.inner[x.Var] = true
+		w.exprs(conds, sub, x.Min, x.Extent)
+		w.stmt(x.Body, conds, sub)
+	case *tir.LetStmt:
+		w.inner[x.Var] = true
+		w.exprs(conds, sub, x.Value)
+		w.stmt(x.Body, conds, with(sub, x.Var, tir.Substitute(x.Value, sub)))
+	case *tir.IfThenElse:
+		w.exprs(conds, sub, x.Cond)
+		w.stmt(x.Then, append(conds[:len(conds):len(conds)], tir.Substitute(x.Cond, sub)), sub)
+		w.stmt(x.Else, conds, sub)
+	case *tir.Allocate:
+		w.stmt(x.Body, conds, sub)
+	case *tir.BlockRealize:
+		w.realize(x, conds, sub)
+	case *tir.Block:
+		w.stmt(x.Init, conds, sub)
+		w.stmt(x.Body, conds, sub)
+	case *tir.BufferStore:
+		if x.Buffer == w.buf {
+			w.access(x.Indices, conds, sub)
+		}
+		w.exprs(conds, sub, x.Value)
+		w.exprs(conds, sub, x.Indices...)
+	case *tir.Evaluate:
+		w.exprs(conds, sub, x.Value)
+	default:
+		w.ok = !tir.AccessesBuffer(s, w.buf)
+	}
+}
+
+// realize walks a block under its predicate with its iteration variables
+// substituted.
+func (w *liveWalk) realize(x *tir.BlockRealize, conds []tir.Expr, sub map[*tir.Var]tir.Expr) {
+	w.exprs(conds, sub, x.Values...)
+	if x.Predicate != nil {
+		w.exprs(conds, sub, x.Predicate)
+		conds = append(conds[:len(conds):len(conds)], tir.Substitute(x.Predicate, sub))
+	}
+	if x.Block == nil || len(x.Values) != len(x.Block.IterVars) {
+		w.ok = !tir.AccessesBuffer(x, w.buf)
+		return
+	}
+	inner := sub
+	for i, iv := range x.Block.IterVars {
+		w.inner[iv.Var] = true
+		inner = with(inner, iv.Var, tir.Substitute(x.Values[i], sub))
+	}
+	w.stmt(x.Block, conds, inner)
+}
+
+// exprs checks the loads of buf in es.
+func (w *liveWalk) exprs(conds []tir.Expr, sub map[*tir.Var]tir.Expr, es ...tir.Expr) {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		tir.VisitExpr(e, func(y tir.Expr) bool {
+			if ld, ok := y.(*tir.BufferLoad); ok && ld.Buffer == w.buf {
+				w.access(ld.Indices, conds, sub)
+			}
+			return w.ok
+		})
+	}
+}
+
+// access requires a conjunct of conds that bounds the row index of an
+// access at indices by the live bound (the first such access sets it).
+func (w *liveWalk) access(indices []tir.Expr, conds []tir.Expr, sub map[*tir.Var]tir.Expr) {
+	if len(indices) != len(w.buf.Shape) {
+		w.ok = false
+		return
+	}
+	idx := asIndex(tir.Substitute(indices[len(indices)-1], sub))
+	for _, c := range conds {
+		for _, b := range conjuncts(c) {
+			d := compareFact(b)
+			if d == nil {
+				continue
+			}
+			// d ≥ 0 is idx < L for L = d + idx + 1.
+			l := tir.Simplify(tir.Bin(tir.OpAdd, tir.Bin(tir.OpAdd, asIndex(d), idx), tir.Int(1)), nil)
+			if w.usesInner(l) {
+				continue
+			}
+			if w.bound == nil {
+				w.bound = l
+				return
+			}
+			if k, ok := tir.Simplify(tir.Bin(tir.OpSub, l, w.bound), nil).(*tir.IntImm); ok && k.Value == 0 {
+				return
+			}
+		}
+	}
+	w.ok = false
+}
+
+// usesInner reports whether e uses a variable bound inside the allocation.
+func (w *liveWalk) usesInner(e tir.Expr) bool {
+	found := false
+	tir.VisitExpr(e, func(y tir.Expr) bool {
+		if v, ok := y.(*tir.Var); ok && w.inner[v] {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// with is sub with v mapped to e (sub is not modified).
+func with(sub map[*tir.Var]tir.Expr, v *tir.Var, e tir.Expr) map[*tir.Var]tir.Expr {
+	out := make(map[*tir.Var]tir.Expr, len(sub)+1)
+	for k, x := range sub {
+		out[k] = x
+	}
+	out[v] = e
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // tailTileText is a register tile in the shape the default rules give a
@@ -114,4 +116,92 @@ func TestPaddedRowsLayout(t *testing.T) {
 			assert.Contains(t, res.LLVM(), "alloca "+c.alloca)
 		})
 	}
+}
+
+// gemvTileText is a matrix-vector product's output tiles as the GEMV rule
+// gives them: 20 outputs in tiles of 16 (two 8-lane vectors), a local
+// accumulator per tile, whose last tile holds 4 outputs: every access to
+// the tile is under o·16 + idx < 20, so its live bound is 20 − o·16.
+// INITPRED is the initialization's predicate; SUM, when set, adds a block
+// that reads the whole tile into %S (unpredicated), which makes the
+// elements past the live bound live. Each step adds 1, so a lane
+// accumulated where it should not be shows in %S.
+const gemvTileText = `tir.func @gemv(%A: buffer<7x20xf32>, %x: buffer<7xf32>, out %Y: buffer<20xf32>, out %S: buffer<2xf32>) {
+  tir.for %o = 0 to 2 {
+    tir.allocate %T: buffer<16xf32, "local"> {
+      tir.for %j0 = 0 to 2 unrolled {
+        tir.for %i0 = 0 to 8 vectorized {
+          tir.block "init"(%v = spatial(0:16, %j0 * 8 + %i0)) INITPRED reads() writes(%T[%v]) {
+            %T[%v] = 0.0
+          }
+        }
+      }
+      tir.for %k = 0 to 7 {
+        tir.for %j = 0 to 2 unrolled {
+          tir.for %i = 0 to 8 vectorized {
+            tir.block "acc"(%vo = spatial(0:20, %o * 16 + %j * 8 + %i), %vk = reduce(0:7, %k)) where(%o * 16 + %j * 8 + %i < 20) reads(%A[%vk, %vo], %x[%vk]) writes(%T[%vo - %o * 16]) annotations {tessera.accumulate} {
+              %T[%j * 8 + %i] = %T[%j * 8 + %i] + %A[%vk, %vo] * %x[%vk] + 1.0
+            }
+          }
+        }
+      }
+      tir.for %c = 0 to 16 {
+        tir.block "out"(%w = spatial(0:20, %o * 16 + %c)) where(%o * 16 + %c < 20) reads(%T[%c]) writes(%Y[%w]) {
+          %Y[%w] = %T[%c]
+        }
+      }
+      SUM
+    }
+  }
+}
+`
+
+const gemvSum = `tir.for %s = 0 to 16 {
+        tir.block "sum"(%so = spatial(0:2, %o), %sk = reduce(0:16, %s)) reads(%T[%sk]) writes(%S[%so]) {
+          tir.init {
+            %S[%so] = 0.0
+          }
+          %S[%so] = %S[%so] + %T[%sk]
+        }
+      }`
+
+// gemvTile is gemvTileText with the init's predicate and the sum.
+func gemvTile(initPred, sum string) string {
+	return strings.NewReplacer("INITPRED", initPred, "SUM", sum).Replace(gemvTileText)
+}
+
+// TestLiveBoundTile: the last tile's accumulation stores whole vectors
+// into the tile (its inactive lanes are past the live bound); with an
+// unpredicated initialization and a block reading the whole tile, the
+// masks stay and %S sums only the accumulated lanes.
+func TestLiveBoundTile(t *testing.T) {
+	res, _ := checkAgainstInterp(t, parseModule(t, gemvTile("where(%o * 16 + %j0 * 8 + %i0 < 20)", "")), "gemv", Options{}, 6, 0)
+	assert.Zero(t, maskedStores(res.LLVM()), "the last tile accumulates whole vectors")
+	res, _ = checkAgainstInterp(t, parseModule(t, gemvTile("", gemvSum)), "gemv", Options{}, 6, 0)
+	assert.NotZero(t, maskedStores(res.LLVM()), "elements past 20 − o·16 are read: masked")
+}
+
+// TestLiveBound: liveBound finds the bound every access of the tile
+// shares, and none when an access lacks it, when two differ, or when
+// the bound would depend on a loop inside the allocation.
+func TestLiveBound(t *testing.T) {
+	bound := func(text string) string {
+		m := parseModule(t, text)
+		var l tir.Expr
+		tir.VisitStmt(m.Func("gemv").Body, func(s tir.Stmt) bool {
+			if a, ok := s.(*tir.Allocate); ok {
+				l = liveBound(a.Buffer, a.Body)
+			}
+			return true
+		})
+		if l == nil {
+			return "none"
+		}
+		return tir.ExprString(tir.Simplify(l, nil))
+	}
+	assert.Equal(t, "20 - %o * 16", bound(gemvTile("where(%o * 16 + %j0 * 8 + %i0 < 20)", "")))
+	assert.Equal(t, "none", bound(gemvTile("", "")), "the init is unpredicated")
+	assert.Equal(t, "none", bound(gemvTile("where(%o * 16 + %j0 * 8 + %i0 < 19)", "")), "two bounds")
+	assert.Equal(t, "none", bound(gemvTile("where(%o * 16 + %j0 * 8 + %i0 < 20)", gemvSum)), "the sum reads the whole tile")
+	assert.Equal(t, "none", bound(gemvTile("where(%o * 16 + %j0 * 8 + %i0 < 20 + %j0)", "")), "a bound using a loop inside")
 }

@@ -215,7 +215,8 @@ func (g *fgen) allocate(buf *tir.Buffer, scope tir.Stmt, body func() error) erro
 	}
 	g.padRows(buf, scope)
 	g.local[buf] = true
-	defer delete(g.local, buf)
+	g.live[buf] = liveBound(buf, scope)
+	defer func() { delete(g.local, buf); delete(g.live, buf) }()
 	// Elements spanned: the flat index of the last element (of the last
 	// row's padding), plus one.
 	last := make([]tir.Expr, len(buf.Shape))
