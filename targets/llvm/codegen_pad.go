@@ -114,12 +114,14 @@ func (g *fgen) rowPitch(buf *tir.Buffer) int64 {
 
 // unmasked reports whether the contiguous vector access of buf at
 // indices, under the current lane mask, may be generated unmasked (see
-// above): a local buffer only, and for a store only when the inactive
-// lanes fall in the row's padding.
+// above): a buffer allocated by the CPU code being generated only (a GPU
+// block's shared buffer is written by other threads too), and for a
+// store only when the inactive lanes fall in the row's padding or past
+// its live bound.
 func (g *fgen) unmasked(buf *tir.Buffer, indices []tir.Expr, store bool) bool {
 	vs := g.vec
 	n := len(indices)
-	if vs == nil || vs.mask == nil || vs.opaque || !g.local[buf] || n == 0 || n != len(buf.Shape) {
+	if vs == nil || vs.mask == nil || vs.opaque || !g.local[buf] || g.m.device || n == 0 || n != len(buf.Shape) {
 		return false
 	}
 	for _, ix := range indices[:n-1] {
