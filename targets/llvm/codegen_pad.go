@@ -315,7 +315,7 @@ func (w *liveWalk) access(indices []tir.Expr, conds []tir.Expr, sub map[*tir.Var
 			}
 			// d ≥ 0 is idx < L for L = d + idx + 1.
 			l := tir.Simplify(tir.Bin(tir.OpAdd, tir.Bin(tir.OpAdd, asIndex(d), idx), tir.Int(1)), nil)
-			if w.usesInner(l) {
+			if usesAny(l, w.inner) {
 				continue
 			}
 			if w.bound == nil {
@@ -328,18 +328,6 @@ func (w *liveWalk) access(indices []tir.Expr, conds []tir.Expr, sub map[*tir.Var
 		}
 	}
 	w.ok = false
-}
-
-// usesInner reports whether e uses a variable bound inside the allocation.
-func (w *liveWalk) usesInner(e tir.Expr) bool {
-	found := false
-	tir.VisitExpr(e, func(y tir.Expr) bool {
-		if v, ok := y.(*tir.Var); ok && w.inner[v] {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // with is sub with v mapped to e (sub is not modified).

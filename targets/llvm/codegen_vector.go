@@ -40,10 +40,13 @@ func newVecState(v *tir.Var, lanes int) *vecState {
 }
 
 // isVarying reports whether e depends on the vector lanes.
-func (vs *vecState) isVarying(e tir.Expr) bool {
+func (vs *vecState) isVarying(e tir.Expr) bool { return usesAny(e, vs.varying) }
+
+// usesAny reports whether e uses a variable of set.
+func usesAny(e tir.Expr, set map[*tir.Var]bool) bool {
 	found := false
 	tir.VisitExpr(e, func(x tir.Expr) bool {
-		if v, ok := x.(*tir.Var); ok && vs.varying[v] {
+		if v, ok := x.(*tir.Var); ok && set[v] {
 			found = true
 		}
 		return !found
