@@ -451,8 +451,10 @@ func (p *tilePlan) registerTile() (cols, rows int64) {
 		}
 		// Between W and 2·W and even: two whole tiles of half the row
 		// (LeNet-5's 28-wide conv: 2×14 lanes), since a masked tail tile
-		// keeps its accumulators in memory (the masked loads and stores
-		// of the cache do not become registers): 6.0 → 2.7 µs.
+		// kept its accumulators in memory (the masked loads and stores
+		// of the cache did not become registers): 6.0 → 2.7 µs. Code
+		// generation now unmasks such a tail's cache accesses
+		// (targets/llvm/codegen_pad.go); this choice predates that.
 		if colExt < 2*w && colExt%w != 0 && colExt%2 == 0 {
 			cols = colExt / 2
 		}
