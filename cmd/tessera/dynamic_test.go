@@ -304,14 +304,14 @@ func TestDynamicTargetsAndFlags(t *testing.T) {
 }
 
 // TestDynamicRandomInputs: run and bench of a model whose symbols no
-// input file sizes refuse it with the flags that would (random inputs
-// have no size), and --fix-dim sizes them.
+// input file sizes refuse it before compiling, with the flags that would
+// (random inputs have no size), and --fix-dim sizes them.
 func TestDynamicRandomInputs(t *testing.T) {
 	_, mlir := importDynamic(t, "mlp_dynamic")
 	for _, cmd := range []string{"run", "bench"} {
 		_, stderr, code := tessera(cmd, mlir)
 		assert.Equal(t, 1, code)
-		assert.Contains(t, stderr, mlir+": error: @main has symbolic dimensions (batch), which random inputs do not size: give --input .npy files (their shapes size them) or --fix-dim batch=N")
+		assert.Contains(t, stderr, ": error: @main has symbolic dimensions (batch) and a run on random inputs (no --input files) needs their sizes: pin them with --fix-dim batch=N")
 		assert.NotContains(t, stderr, "panic")
 	}
 	stdout, stderr, code := tessera("bench", mlir, "--fix-dim", "batch=3", "--repeats", "2", "--min-time", "1ms")

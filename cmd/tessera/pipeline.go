@@ -54,6 +54,9 @@ type compileOptions struct {
 	// shapes pin the symbols fixDims leaves free.
 	fixDims    []string
 	inputFiles []string
+	// needSizes refuses symbols that neither fixDims nor inputFiles size
+	// (run and bench, whose random inputs need sizes).
+	needSizes bool
 	// bindDims are the representative sizes (NAME=N) the default rules
 	// tile symbolic dimensions left free for (--bind-dim).
 	bindDims []string
@@ -285,7 +288,12 @@ func compileModel(path string, o compileOptions, t targets.Target, stop pipeline
 	if strings.EqualFold(filepath.Ext(path), ".onnx") {
 		phase = "import"
 	}
-	if err := r.Time(phase, func() (err error) { m, err = loadModelFor(path, o.fixDims, o.inputFiles, o.foldQDQ); return err }); err != nil {
+	if err := r.Time(phase, func() (err error) {
+		if m, err = loadModelFor(path, o.fixDims, o.inputFiles, o.foldQDQ); err == nil && o.needSizes {
+			err = requireBound(m, "a run on random inputs (no --input files)")
+		}
+		return err
+	}); err != nil {
 		o.writeTiming(r)
 		return nil, err
 	}

@@ -49,6 +49,7 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	}
 	o.name = "model"
 	o.threads = threads
+	o.needSizes = true
 	t, err := o.newTarget()
 	if err != nil {
 		return nil, err
@@ -58,10 +59,6 @@ func loadCompiled(model string, o compileOptions, threads int) (*loaded, error) 
 	}
 	c, err := compileModel(model, o, t, pipeline.Artifact)
 	if err != nil {
-		return nil, err
-	}
-	if err := symbolsLeftFree(model, c.entry); err != nil {
-		c.release()
 		return nil, err
 	}
 	defer c.release()
@@ -100,24 +97,6 @@ func (l *loaded) open(c *compiled, path, prefix string) error {
 	}
 	l.entry, err = l.mod.Entry(rt.EntrySymbol(prefix, c.entry.Name), l.inputs, l.outputs)
 	return err
-}
-
-// symbolsLeftFree refuses an entry compiled with symbolic dimensions
-// (its scalar parameters carry their values): run and bench size a model
-// from its --input files or --fix-dim, and random inputs have no size.
-func symbolsLeftFree(model string, e *tensorir.PrimFunc) error {
-	var names, fix []string
-	for _, p := range e.Params {
-		if p.Buffer == nil {
-			names = append(names, p.Name())
-			fix = append(fix, "--fix-dim "+p.Name()+"=N")
-		}
-	}
-	if len(names) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%s: error: @main has symbolic dimensions (%s), which random inputs do not size: give --input .npy files (their shapes size them) or %s",
-		model, strings.Join(names, ", "), strings.Join(fix, " "))
 }
 
 // readInputs reads one .npy per entry input and checks it against the spec.

@@ -27,9 +27,7 @@ type fgen struct {
 	// variables in scope; local the buffers allocated by the code being
 	// generated (codegen_pad.go).
 	defs  map[*tir.Var]tir.Expr
-	local map[*tir.Buffer]bool
-	// live holds the live bounds of local buffers' rows (nil: unknown).
-	live map[*tir.Buffer]tir.Expr
+	local map[*tir.Buffer]*localBuf
 	// vec is non-nil while widening the body of a vectorized loop.
 	vec *vecState
 	// lane0 makes variable references inside a widened body evaluate lane
@@ -68,7 +66,7 @@ type fgen struct {
 
 func newFgen(m *mgen, f *ir.Func) *fgen {
 	g := &fgen{m: m, f: f, vars: map[*tir.Var]value.Value{}, bufs: map[*tir.Buffer]value.Value{},
-		defs: map[*tir.Var]tir.Expr{}, local: map[*tir.Buffer]bool{}, live: map[*tir.Buffer]tir.Expr{}, boundAxes: map[string]*tir.Var{}}
+		defs: map[*tir.Var]tir.Expr{}, local: map[*tir.Buffer]*localBuf{}, boundAxes: map[string]*tir.Var{}}
 	g.entry = f.NewBlock("entry")
 	g.cur = g.newBlock("body")
 	return g

@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"maps"
+
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -121,7 +123,8 @@ func (g *fgen) rowPitch(buf *tir.Buffer) int64 {
 func (g *fgen) unmasked(buf *tir.Buffer, indices []tir.Expr, store bool) bool {
 	vs := g.vec
 	n := len(indices)
-	if vs == nil || vs.mask == nil || vs.opaque || !g.local[buf] || g.m.device || n == 0 || n != len(buf.Shape) {
+	lb := g.local[buf]
+	if vs == nil || vs.mask == nil || vs.opaque || lb == nil || g.m.device || n == 0 || n != len(buf.Shape) {
 		return false
 	}
 	for _, ix := range indices[:n-1] {
@@ -144,7 +147,11 @@ func (g *fgen) unmasked(buf *tir.Buffer, indices []tir.Expr, store bool) bool {
 	if !store {
 		return true
 	}
-	return g.inactiveDead(row, tir.Int(e.Value)) || (g.live[buf] != nil && g.inactiveDead(row, g.live[buf]))
+	if g.inactiveDead(row, tir.Int(e.Value)) {
+		return true
+	}
+	live := lb.liveBound(buf)
+	return live != nil && g.inactiveDead(row, live)
 }
 
 // inactiveDead reports whether every lane whose row index is below lim
@@ -194,6 +201,23 @@ func (g *fgen) expandDefs(e tir.Expr) tir.Expr {
 		e = next
 	}
 	return e
+}
+
+// localBuf is a buffer allocated by the code being generated: the
+// statement its allocation covers and, once a store needs it, its rows'
+// live bound (nil: none).
+type localBuf struct {
+	scope tir.Stmt
+	live  tir.Expr
+	done  bool
+}
+
+// liveBound is buf's live bound, found on the first call.
+func (lb *localBuf) liveBound(buf *tir.Buffer) tir.Expr {
+	if !lb.done {
+		lb.live, lb.done = liveBound(buf, lb.scope), true
+	}
+	return lb.live
 }
 
 // liveBound is the live bound L of local buffer buf's rows over scope,
@@ -332,10 +356,7 @@ func (w *liveWalk) access(indices []tir.Expr, conds []tir.Expr, sub map[*tir.Var
 
 // with is sub with v mapped to e (sub is not modified).
 func with(sub map[*tir.Var]tir.Expr, v *tir.Var, e tir.Expr) map[*tir.Var]tir.Expr {
-	out := make(map[*tir.Var]tir.Expr, len(sub)+1)
-	for k, x := range sub {
-		out[k] = x
-	}
+	out := maps.Clone(sub)
 	out[v] = e
 	return out
 }

@@ -214,9 +214,8 @@ func (g *fgen) allocate(buf *tir.Buffer, scope tir.Stmt, body func() error) erro
 		return g.errorf("buffer %%%s: %v", buf.Name, err)
 	}
 	g.padRows(buf, scope)
-	g.local[buf] = true
-	g.live[buf] = liveBound(buf, scope)
-	defer func() { delete(g.local, buf); delete(g.live, buf) }()
+	g.local[buf] = &localBuf{scope: scope}
+	defer delete(g.local, buf)
 	// Elements spanned: the flat index of the last element (of the last
 	// row's padding), plus one.
 	last := make([]tir.Expr, len(buf.Shape))
