@@ -14,9 +14,13 @@
 #   - when examples/onnx/resnet18.onnx exists (export_models.py) and
 #     Debian's python3 has numpy: ResNet-18 at batch 1 quantized on 4 N(0, 1)
 #     inputs, its QDQ model and its f32 model each against `--integer`,
-#     and PyTorch's int8 ResNet-18 (torchvision's quantizable model,
-#     calibrated on the same inputs; bench/torch_model.py --quantized)
-#     against Tessera's `--integer` one.
+#     its f32 model against `--integer --reduce-range` (7-bit
+#     activations, which AVX2 multiplies with one vpmaddubsw), and
+#     PyTorch's int8 ResNet-18 (torchvision's quantizable model,
+#     calibrated on the same inputs with the default qconfig of its first
+#     quantized engine: fbgemm's and x86's have 7-bit activations too,
+#     onednn's 8-bit; bench/torch_model.py --quantized) against Tessera's
+#     `--integer --reduce-range` one.
 # MCPU (default: this machine) compiles Tessera's code for another
 # processor, e.g. haswell (AVX2's exact vpmaddubsw emulation) or alderlake
 # (AVX-VNNI), which this machine must be able to run; PyTorch's line is
@@ -119,11 +123,13 @@ for i in range(4): np.save(sys.argv[1] + "/c%d.npy" % i, r.standard_normal((1, 3
 	calib=(--calibrate "$work/c0.npy" --calibrate "$work/c1.npy" --calibrate "$work/c2.npy" --calibrate "$work/c3.npy")
 	bin/tessera quantize "$r18" "${calib[@]}" -o "$work/r18_qdq.mlir" 2>/dev/null
 	bin/tessera quantize "$r18" "${calib[@]}" --integer -o "$work/r18_int.mlir" 2>/dev/null
-	for m in r18_qdq r18_int; do bin/tessera compile "$work/$m.mlir" "${mcpu[@]}" -o "$work/$m.so" >/dev/null; done
+	bin/tessera quantize "$r18" "${calib[@]}" --integer --reduce-range -o "$work/r18_int7.mlir" 2>/dev/null
+	for m in r18_qdq r18_int r18_int7; do bin/tessera compile "$work/$m.mlir" "${mcpu[@]}" -o "$work/$m.so" >/dev/null; done
 	bin/tessera compile "$r18" "${mcpu[@]}" -o "$work/r18_f32.so" >/dev/null
 	pair "ResNet-18 QDQ (batch 1)" "$work/r18_qdq.so" "$work/r18_int.so"
 	pair "ResNet-18 f32 (batch 1)" "$work/r18_f32.so" "$work/r18_int.so"
+	pair "ResNet-18 f32 vs 7-bit activations (batch 1)" "$work/r18_f32.so" "$work/r18_int7.so"
 	if [ ${#mcpu[@]} = 0 ] && $py -c 'import torchvision' 2>/dev/null; then
-		pair "ResNet-18 int8 (batch 1)" "torch:$work/c0.npy,$work/c1.npy,$work/c2.npy,$work/c3.npy" "$work/r18_int.so" pytorch tessera
+		pair "ResNet-18 int8 (batch 1)" "torch:$work/c0.npy,$work/c1.npy,$work/c2.npy,$work/c3.npy" "$work/r18_int7.so" pytorch tessera
 	fi
 fi

@@ -146,7 +146,7 @@ func quantDraw(r *rand.Rand, i int, dt graphir.DType) float64 {
 }
 
 // quantAgreeCases are quantize_linear and dequantize_linear per tensor
-// and per axis, ui8, i8 and i32.
+// and per axis, ui8, i8 and i32, and quantize_linear with min and max.
 func quantAgreeCases() []ewCase {
 	t := func(dt graphir.DType, shape ...int64) *graphir.TensorType { return graphir.NewTensor(dt, shape...) }
 	var cs []ewCase
@@ -159,6 +159,10 @@ func quantAgreeCases() []ewCase {
 		)
 	}
 	return append(cs,
+		// bounded: PyTorch's reduce_range (ui8 in [0, 127], zero points
+		// above 127 drawn too) and a narrowed i8 range per axis
+		ewCase{name: "quantize_linear/max=127/ui8", op: "graph.quantize_linear", inputs: []*graphir.TensorType{f32t(3, 7), f32t(), t(graphir.UI8)}, attrs: attrs("max", 127), draw: quantDraw},
+		ewCase{name: "quantize_linear/axis/bounds/i8", op: "graph.quantize_linear", inputs: []*graphir.TensorType{f32t(3, 7), f32t(7), t(graphir.I8, 7)}, attrs: attrs("axis", -1, "min", -20, "max", 90), draw: quantDraw},
 		ewCase{name: "quantize_linear/i32", op: "graph.quantize_linear", inputs: []*graphir.TensorType{t(graphir.I32, 11), f32t(), t(graphir.I8)}, draw: quantDraw},
 		ewCase{name: "dequantize_linear/i32", op: "graph.dequantize_linear", inputs: []*graphir.TensorType{t(graphir.I32, 11), f32t(), t(graphir.I32)}, draw: quantDraw})
 }

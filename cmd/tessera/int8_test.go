@@ -466,3 +466,39 @@ func TestNPUInt8ShiftBelowOne(t *testing.T) {
 	assert.Contains(t, stderr, "requantization shift 0 is below 1")
 	assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, stderr)
 }
+
+// TestNarrowDot8: a ui8 × i8 convolution whose activations come from a
+// requantization bounded by 127 (7-bit activations: tessera quantize
+// --reduce-range) compiles for AVX2 (haswell) to one vpmaddubsw per four
+// products instead of the exact two-instruction split, which the same
+// model with activations up to 255 keeps; both equal the interpreter
+// exactly, with activations at the bound and weights at −128 and 127.
+func TestNarrowDot8(t *testing.T) {
+	counts := map[int64]int{}
+	for _, hi := range []int64{127, 255} {
+		r := rand.New(rand.NewPCG(8, 9))
+		b, _ := newIntModel(r, []int64{1, 16, 9, 10})
+		w1 := b.constant(graphir.I8, []int64{32, 16, 3, 3}, func(int) float64 { return float64(r.IntN(256) - 128) })
+		pads := graphir.DictAttr{}.Set("pads", graphir.I64Array(1, 1, 1, 1))
+		a1 := b.build(graph.Conv2DOp, pads, b.f.Args()[0], w1)
+		x2 := b.requantize(a1, 1, 32, 144, graphir.UI8, 0, hi)
+		w2 := b.constant(graphir.I8, []int64{24, 32, 3, 3}, func(i int) float64 { return []float64{-128, 127}[i%2] })
+		a2 := b.build(graph.Conv2DOp, pads.Set("strides", graphir.I64Array(2, 1)), x2, w2)
+		m := b.module(b.requantize(a2, 1, 24, 288, graphir.UI8, 0, 255))
+		src := graphir.Print(m)
+		model := filepath.Join(t.TempDir(), "q.mlir")
+		require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
+		ll, stderr, code := tessera("compile", model, "--emit", "llvm", "--mcpu", "haswell")
+		require.Equal(t, 0, code, stderr)
+		counts[hi] = strings.Count(ll, "call <16 x i16> @llvm.x86.avx2.pmadd.ub.sw(")
+		in := randomU8Input(t, r, m)
+		want := interpret(t, src, []*rt.Tensor{in})
+		if llvm.HostHas(llvm.Dot8AVX2) {
+			require.Equal(t, want[0].Data, runDTypeModel(t, src, []*rt.Tensor{in}, 1, "--mcpu", "haswell")[0].Float64Values(), "max %d", hi)
+		}
+	}
+	// The second convolution's step takes one vpmaddubsw per 256-bit half
+	// instead of two; the first convolution's (full-range input) two.
+	require.Positive(t, counts[127])
+	require.Less(t, counts[127], counts[255])
+}

@@ -26,6 +26,8 @@ type quantizeOptions struct {
 	on string
 	// integer folds the QDQ contractions into integer kernels (fold-qdq).
 	integer bool
+	// reduceRange quantizes activations to 7 bits (PyTorch's reduce_range).
+	reduceRange bool
 }
 
 func newQuantizeCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -57,7 +59,14 @@ result is quantized again (by the next contraction's input, through relu,
 clip, flatten or reshape) as integer kernels instead: i32 accumulation of
 the 8-bit operands and graph.requantize (a fixed-point multiplier and
 shift per output channel, the bias in the accumulator's scale; the
-fold-qdq pass, which tessera compile --fold-qdq also runs on QDQ models).`,
+fold-qdq pass, which tessera compile --fold-qdq also runs on QDQ models).
+
+--reduce-range: 7-bit activations ([0, 127], PyTorch fbgemm's
+reduce_range): on AVX2 processors without VNNI the integer kernels then
+use one vpmaddubsw per four products instead of an exact two-instruction
+emulation; costs one bit of activation resolution. The quantize ops
+carry max = 127, and so does every graph.requantize that --integer
+writes; weights stay symmetric int8.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := runQuantize(args[0], o, stdout, stderr); err != nil {
@@ -72,6 +81,7 @@ fold-qdq pass, which tessera compile --fold-qdq also runs on QDQ models).`,
 	f.Float64Var(&o.percentile, "percentile", 99.99, "percent of the values the percentile method keeps")
 	f.StringVarP(&o.output, "output", "o", "", "output file (default stdout)")
 	f.StringArrayVar(&o.fixDims, "fix-dim", nil, fixDimUsage)
+	f.BoolVar(&o.reduceRange, "reduce-range", false, "quantize activations to 7 bits, [0, 127] (PyTorch fbgemm's reduce_range: AVX2's vpmaddubsw cannot saturate)")
 	f.BoolVar(&o.integer, "integer", false, "write the quantized contractions as integer kernels (i32 convolutions and matrix products, graph.requantize; the fold-qdq pass) instead of QDQ form")
 	f.StringVar(&o.on, "calibrate-on", "cpu", "where the calibration batches run: cpu (the model compiled, with the activations as extra results) or interpreter (the reference interpreter)")
 	return cmd
@@ -114,18 +124,21 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 	if err != nil {
 		return fmt.Errorf("calibration: %v", err)
 	}
-	if err := graph.QuantizeStatic(f, ranges); err != nil {
+	if err := graph.QuantizeStatic(f, ranges, graph.QuantizeOptions{ReduceRange: o.reduceRange}); err != nil {
 		return err
 	}
-	folded := ""
+	notes := ""
+	if o.reduceRange {
+		notes = "; 7-bit activations"
+	}
 	if o.integer {
-		folded = fmt.Sprintf("; %d contractions as integer kernels", graph.FoldQDQ(f))
+		notes += fmt.Sprintf("; %d contractions as integer kernels", graph.FoldQDQ(f))
 	}
 	if err := graphir.Verify(m); err != nil {
 		return err
 	}
 	text := graphir.PrintWith(m, graphir.PrintOptions{DebugInfo: true, HexLargerThan: 1024})
-	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches on the %s%s)\n", len(values), o.method, len(batches), o.on, folded)
+	fmt.Fprintf(stderr, "quantized %d activations and their contractions' weights (%s calibration over %d batches on the %s%s)\n", len(values), o.method, len(batches), o.on, notes)
 	if o.output == "" {
 		_, err = io.WriteString(stdout, text)
 		return err

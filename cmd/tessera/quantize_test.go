@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tessera-ml/tessera/dialects/graph"
+	"github.com/tessera-ml/tessera/graphir"
 	rt "github.com/tessera-ml/tessera/runtime"
 )
 
@@ -109,5 +111,57 @@ func TestQuantizeIntegerDigits(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		folded, _ := accuracyOf(t, out)
 		assert.InDelta(t, want, folded, 0.005, c.model+" --fold-qdq")
+	}
+}
+
+// TestQuantizeReduceRange: --reduce-range (PyTorch fbgemm's
+// reduce_range) quantizes LeNet-5's activations to 7 bits — every
+// graph.quantize_linear carries max = 127 and a zero point of at most
+// 127 — and with --integer every graph.requantize keeps max ≤ 127; both
+// stay within a point of the f32 model's held-out accuracy.
+func TestQuantizeReduceRange(t *testing.T) {
+	dir := t.TempDir()
+	model, input := filepath.Join(examples, "lenet5.mlir"), filepath.Join(examples, "digits_x.npy")
+	f32 := digitsAccuracy(t, model, input)
+	for _, integer := range []bool{false, true} {
+		out := filepath.Join(dir, fmt.Sprintf("reduced_%v.mlir", integer))
+		args := []string{"quantize", model, "--calibrate", filepath.Join(examples, "digits_calib_x.npy"), "--reduce-range", "-o", out}
+		if integer {
+			args = append(args, "--integer")
+		}
+		_, stderr, code := tessera(args...)
+		require.Equal(t, 0, code, stderr)
+		assert.Contains(t, stderr, "; 7-bit activations")
+		text, err := os.ReadFile(out)
+		require.NoError(t, err)
+		assert.Contains(t, string(text), "max = 127")
+		m, err := graphir.ParseString(out, string(text))
+		require.NoError(t, err)
+		quantizes, requantizes := 0, 0
+		m.Lookup("main").Walk(func(op *graphir.Op) {
+			switch op.Name {
+			case graph.QuantizeLinearOp:
+				quantizes++
+				hi, err := op.Int("max")
+				require.NoError(t, err)
+				assert.Equal(t, int64(127), hi, "%s", op.Loc)
+				zp := graph.ConstantOf(op.Operand(2))
+				require.NotNil(t, zp)
+				assert.LessOrEqual(t, zp.Values()[0], 127.0, "%s", op.Loc)
+			case graph.RequantizeOp:
+				requantizes++
+				hi, err := op.Int("max")
+				require.NoError(t, err)
+				assert.LessOrEqual(t, hi, int64(127), "%s", op.Loc)
+				assert.NotNil(t, op.Attr("max"), "%s: bounded explicitly", op.Loc)
+			}
+		})
+		assert.Positive(t, quantizes)
+		if integer {
+			assert.Equal(t, 4, requantizes, "as without --reduce-range (TestQuantizeIntegerDigits)")
+		}
+		int7 := digitsAccuracy(t, out, input)
+		t.Logf("LeNet-5 --reduce-range (integer %v): f32 %.4f, quantized %.4f", integer, f32, int7)
+		assert.InDelta(t, f32, int7, 0.01)
 	}
 }

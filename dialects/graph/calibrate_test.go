@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,7 +85,7 @@ func TestQuantizeStatic(t *testing.T) {
 	require.NoError(t, err)
 	ranges, err := Calibrate(InterpreterEvaluator(f, QuantizedInputs(f)), [][]*graphir.Tensor{x}, QuantizedInputs(f), CalibrateOptions{})
 	require.NoError(t, err)
-	require.NoError(t, QuantizeStatic(f, ranges))
+	require.NoError(t, QuantizeStatic(f, ranges, QuantizeOptions{}))
 	require.NoError(t, graphir.Verify(m))
 	assert.Equal(t, 1, countOps(m, QuantizeLinearOp))
 	assert.Equal(t, 2, countOps(m, DequantizeLinearOp))
@@ -110,19 +111,74 @@ func TestQuantizeStatic(t *testing.T) {
 		assert.InDelta(t, want[0].Data[i], got[0].Data[i], 0.05, "element %d", i)
 	}
 	assert.NotEqual(t, want[0].Data, got[0].Data, "quantization changes the values")
-	assert.ErrorContains(t, QuantizeStatic(parseModule(t, calibrationModel).Funcs[0], nil), "has no calibrated range")
+	assert.ErrorContains(t, QuantizeStatic(parseModule(t, calibrationModel).Funcs[0], nil, QuantizeOptions{}), "has no calibrated range")
 }
 
 func TestActivationParams(t *testing.T) {
-	s, z := activationParams(Range{-1, 3})
+	s, z := activationParams(Range{-1, 3}, 255)
 	assert.InDelta(t, 4.0/255, s, 1e-9)
 	assert.Equal(t, 64.0, z)
-	s, z = activationParams(Range{0, 0})
+	s, z = activationParams(Range{0, 0}, 255)
 	assert.Equal(t, 1.0, s)
 	assert.Equal(t, 0.0, z)
-	_, z = activationParams(Range{-2, 0})
+	_, z = activationParams(Range{-2, 0}, 255)
 	assert.Equal(t, 255.0, z)
 	assert.False(t, math.IsNaN(s))
+	// reduce_range: 7 bits
+	s, z = activationParams(Range{-1, 3}, ReducedActivationMax)
+	assert.InDelta(t, 4.0/127, s, 1e-9)
+	assert.Equal(t, 32.0, z)
+	_, z = activationParams(Range{-2, 0}, ReducedActivationMax)
+	assert.Equal(t, 127.0, z)
+}
+
+// TestQuantizeStaticReduceRange: with ReduceRange every activation's
+// quantize carries max = 127 and a zero point in [0, 127] (scale
+// (hi − lo)/127), the weights stay symmetric int8 (max|w|/127), the
+// quantized values stay within [0, 127] and the model close to the float
+// one.
+func TestQuantizeStaticReduceRange(t *testing.T) {
+	m := parseModule(t, calibrationModel)
+	f := m.Funcs[0]
+	x := batchOf(0.3, -1, 0.7, 0.05, 0.9, 0.45, -0.2, 0.6)
+	want, err := graphir.Interpret(f, x)
+	require.NoError(t, err)
+	values := QuantizedInputs(f)
+	ranges, err := Calibrate(InterpreterEvaluator(f, values), [][]*graphir.Tensor{x}, values, CalibrateOptions{})
+	require.NoError(t, err)
+	r := Range{-0.4, ranges[values[0]].Hi} // relu's range widened: a zero point other than 0
+	ranges[values[0]] = r
+	require.NoError(t, QuantizeStatic(f, ranges, QuantizeOptions{ReduceRange: true}))
+	require.NoError(t, graphir.Verify(m))
+	assert.Regexp(t, `graph.quantize_linear %[0-9]+, %[0-9]+, %[0-9]+ \{max = 127\} : \(tensor<4x8xf32>`, graphir.Print(m))
+	var q *graphir.Op
+	f.Walk(func(op *graphir.Op) {
+		switch op.Name {
+		case QuantizeLinearOp:
+			q = op
+		case DequantizeLinearOp:
+			if d := ConstantOf(op.Operand(0)); d != nil {
+				assert.Equal(t, graphir.I8, d.Type.Elem)
+				assert.InDeltaSlice(t, []float64{1.0 / 127, 1.0 / 127, 2.0 / 127}, ConstantOf(op.Operand(1)).Values(), 1e-7, "weights: max|w|/127 as without reduce_range")
+			}
+		}
+	})
+	require.NotNil(t, q)
+	hi, err := q.Int("max")
+	require.NoError(t, err)
+	assert.Equal(t, int64(127), hi)
+	assert.InDelta(t, (r.Hi-r.Lo)/127, ConstantOf(q.Operand(1)).Values()[0], 1e-7)
+	zp := ConstantOf(q.Operand(2)).Values()[0]
+	assert.Equal(t, 39.0, zp, "round(0.4 / (1.3/127))")
+	scale := ConstantOf(q.Operand(1)).Values()[0]
+	qx := evalOp(t, QuantizeLinearOp, q.Attrs, x[0], tensor(nil, scale), typed(graphir.UI8, nil, zp))
+	assert.Equal(t, 127.0, slices.Max(qx.Data), "the calibrated maximum quantizes to 127")
+	assert.Equal(t, 0.0, slices.Min(qx.Data), "x's -1 below the range")
+	got, err := graphir.Interpret(f, x)
+	require.NoError(t, err)
+	for i := range want[0].Data {
+		assert.InDelta(t, want[0].Data[i], got[0].Data[i], 0.1, "element %d", i)
+	}
 }
 
 // TestQuantizeStaticShapes covers the other contractions: a grouped,
@@ -153,7 +209,7 @@ func TestQuantizeStaticShapes(t *testing.T) {
 	require.Len(t, values, 4, "x, the flattened conv, a, a transposed")
 	ranges, err := Calibrate(InterpreterEvaluator(f, values), [][]*graphir.Tensor{args}, values, CalibrateOptions{})
 	require.NoError(t, err)
-	require.NoError(t, QuantizeStatic(f, ranges))
+	require.NoError(t, QuantizeStatic(f, ranges, QuantizeOptions{}))
 	require.NoError(t, graphir.Verify(m))
 	assert.Equal(t, 4, countOps(m, QuantizeLinearOp))
 	assert.Equal(t, 7, countOps(m, DequantizeLinearOp), "4 activations, 3 weights")

@@ -26,15 +26,17 @@ func init() {
 //	y   = requantize(acc, multiplier, shift, zy) {min, max}
 //
 // with multiplier · 2^−(31+shift) ≈ sx·sw / sy per output channel
-// (QuantizedMultiplier). act is any chain of graph.relu and graph.clip
-// with constant bounds, which become requantize's bounds (Q is monotone,
-// so Q(clip(v, lo, hi)) = clamp(Q(v), Q(lo), Q(hi)) exactly), and of
-// graph.flatten, graph.reshape and graph.max_pool2d, which commute with Q
-// and are applied to the 8-bit result. The contraction is graph.conv2d
-// (any strides, padding, dilation, groups: padding x with 0 after
-// subtracting zx is padding it with zx, as the float path pads the
-// dequantized x with 0), graph.matmul with a 2-D weight, or graph.gemm
-// (transA false, alpha and beta 1) as a matmul.
+// (QuantizedMultiplier), and requantize's bounds are the quantize's min
+// and max (a reduce_range quantize's [0, 127] stays [0, 127]). act is
+// any chain of graph.relu and graph.clip with constant bounds, which
+// narrow those bounds (Q is monotone, so Q(clip(v, lo, hi)) = clamp(Q(v),
+// Q(lo), Q(hi)) exactly), and of graph.flatten, graph.reshape and
+// graph.max_pool2d, which commute with Q and are applied to the 8-bit
+// result. The contraction is graph.conv2d (any strides, padding,
+// dilation, groups: padding x with 0 after subtracting zx is padding it
+// with zx, as the float path pads the dequantized x with 0),
+// graph.matmul with a 2-D weight, or graph.gemm (transA false, alpha and
+// beta 1) as a matmul.
 //
 // It applies when x's dequantize is per tensor; the weight is a constant
 // dequantized per tensor or per output channel; the bias, if any, is a
@@ -82,7 +84,8 @@ type qdqMatch struct {
 	acts           []*graphir.Op // between the contraction and q, q's side first
 	zy             float64       // output zero point
 	yType          graphir.DType // i8 or ui8
-	lo, hi         float64       // requantize bounds
+	qlo, qhi       float64       // the quantize's bounds
+	lo, hi         float64       // requantize bounds: [qlo, qhi] narrowed by relu/clip
 	sy             float64       // output scale
 	x              *dqOperand
 	w              *dqOperand
@@ -136,8 +139,8 @@ func matchQDQ(q *graphir.Op) *qdqMatch {
 	if err != nil || p.axis >= 0 || s == nil || z == nil || p.scale.Elem != graphir.F32 {
 		return nil
 	}
-	m := &qdqMatch{q: q, sy: s.Values()[0], zy: z.Values()[0], yType: p.zp.Elem}
-	m.lo, m.hi = lowestValue(m.yType), highestValue(m.yType)
+	m := &qdqMatch{q: q, sy: s.Values()[0], zy: z.Values()[0], yType: p.zp.Elem, qlo: float64(p.lo), qhi: float64(p.hi)}
+	m.lo, m.hi = m.qlo, m.qhi
 	v := q.Operand(0)
 	for v.Def != nil && len(v.Uses()) == 1 && absorbedAct(v.Def.Name) {
 		if !m.bound(v.Def) {
@@ -163,9 +166,10 @@ func absorbedAct(name string) bool { return name == ReluOp || name == ClipOp || 
 // of its largest value; padding is skipped, not read).
 var postOps = map[string]bool{FlattenOp: true, ReshapeOp: true, MaxPool2DOp: true}
 
-// quantize is the output quantization of the float v, as q computes it.
+// quantize is the output quantization of the float v, as q computes it
+// (clamped to q's min and max).
 func (m *qdqMatch) quantize(v float64) float64 {
-	return quantizeValue(graphir.RoundTo(graphir.F32, v/m.sy), m.zy, lowestValue(m.yType), highestValue(m.yType))
+	return quantizeValue(graphir.RoundTo(graphir.F32, v/m.sy), m.zy, m.qlo, m.qhi)
 }
 
 // bound narrows the requantize bounds by a relu or clip (a layout op

@@ -3,6 +3,7 @@ package graph
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ import (
 // qdqModel is a QDQ contraction returning its 8-bit result: x quantized
 // (ui8, zero point 128), the contraction CONTRACTION of the dequantized x
 // and an int8 weight dequantized per output channel (WEIGHT, SCALES,
-// AXIS), then ACT, then quantized with scale 0.05 and zero point ZY.
+// AXIS), then ACT, then quantized with scale 0.05, zero point ZY and
+// attributes QATTRS.
 const qdqModel = `func.func @main(%x: tensor<XTYPE>) -> tensor<YTYPE> {
   %sx = graph.constant {value = dense<0.02> : tensor<f32>} : tensor<f32>
   %zx = graph.constant {value = dense<128> : tensor<ui8>} : tensor<ui8>
@@ -33,7 +35,7 @@ const qdqModel = `func.func @main(%x: tensor<XTYPE>) -> tensor<YTYPE> {
   %c = CONTRACTION
 ACT  %sy = graph.constant {value = dense<0.05> : tensor<f32>} : tensor<f32>
   %zy = graph.constant {value = dense<ZY> : tensor<YELEM>} : tensor<YELEM>
-  %y = graph.quantize_linear %a, %sy, %zy : (tensor<ATYPE>, tensor<f32>, tensor<YELEM>) -> tensor<YTYPE>
+  %y = graph.quantize_linear %a, %sy, %zyQATTRS : (tensor<ATYPE>, tensor<f32>, tensor<YELEM>) -> tensor<YTYPE>
   func.return %y : tensor<YTYPE>
 }`
 
@@ -45,11 +47,12 @@ type qdqCase struct {
 	contraction                          string // %c = ...
 	act                                  string // lines defining %a from %c
 	aType                                string
+	qAttrs                               string // the output quantize's attributes: "" or " {max = 127}"
 }
 
 func (c qdqCase) source() string {
 	r := strings.NewReplacer("XQTYPE", strings.Replace(c.x, "xf32", "xui8", 1), "XTYPE", c.x, "WEIGHT", c.weight, "SCALES", c.scales, "BIAS", c.bias,
-		"AXIS", c.axis, "CONTRACTION", c.contraction, "ACT", c.act, "ATYPE", c.aType, "YTYPE", c.y, "YELEM", c.yElem, "ZY", c.zy)
+		"AXIS", c.axis, "CONTRACTION", c.contraction, "ACT", c.act, "ATYPE", c.aType, "YTYPE", c.y, "YELEM", c.yElem, "ZY", c.zy, "QATTRS", c.qAttrs)
 	return r.Replace(qdqModel)
 }
 
@@ -90,7 +93,18 @@ func qdqCases() []qdqCase {
 	// with the spatial padding).
 	rgb := qdqCase{name: "conv/rgb/ui8", x: "1x3x7x6xf32", weight: "16x3x3x3", scales: "16", bias: "16", axis: "0", yElem: "ui8", zy: "4", aType: "1x16x4x3xf32", y: "1x16x4x3xui8",
 		contraction: "graph.conv2d %xd, %wd, %b {strides = [2, 2], pads = [1, 1, 1, 0]} : (tensor<1x3x7x6xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x4x3xf32>", act: "  %a = graph.relu %c : tensor<1x16x4x3xf32>\n"}
-	return append(cs, flat, qbias, pool, mm, mmPlain, gemm, gemmN, rgb)
+	return append(append(cs, flat, qbias, pool, mm, mmPlain, gemm, gemmN), append(reduceRangeCases(cs[0], mmPlain), rgb)...)
+}
+
+// reduceRangeCases are QDQ contractions whose output quantize has
+// PyTorch's reduce_range bound max = 127 (ui8): a convolution through
+// relu, one through a clip that narrows the bound further, and a matmul.
+func reduceRangeCases(conv, mm qdqCase) []qdqCase {
+	conv.name, conv.qAttrs = "conv/relu/ui8/max=127", " {max = 127}"
+	clip := conv
+	clip.name, clip.act = "conv/clip/ui8/max=127", "  %a = graph.clip %c {min = -0.5 : f32, max = 1.0 : f32} : tensor<2x6x5x4xf32>\n"
+	mm.name, mm.zy, mm.qAttrs = "matmul/plain/ui8/max=127", "64", " {max = 127}"
+	return []qdqCase{conv, clip, mm}
 }
 
 // randomizeQDQ gives the case's weight random int8 values, its weight
@@ -195,7 +209,43 @@ func checkFoldQDQ(t *testing.T, c qdqCase, sym bool) {
 		}
 		assert.GreaterOrEqual(t, float64(same), 0.97*float64(len(want[0].Data)), "trial %d: %d of %d equal", trial, same, len(want[0].Data))
 		assert.Greater(t, len(spread), 10, "the test values use the 8-bit range")
+		if c.qAttrs != "" {
+			assert.LessOrEqual(t, slices.Max(got[0].Data), 127.0, "trial %d: max = 127", trial)
+			if !strings.Contains(c.act, "graph.clip") {
+				assert.Contains(t, want[0].Data, 127.0, "trial %d: the bound is reached", trial)
+			}
+		}
 	}
+}
+
+// TestFoldQDQReduceRange: the requantize takes the output quantize's
+// bounds (max = 127), narrowed by a relu or clip (TestFoldQDQ checks the
+// values of these cases).
+func TestFoldQDQReduceRange(t *testing.T) {
+	want := map[string][2]int64{
+		"conv/relu/ui8/max=127":    {10, 127}, // relu: the zero point
+		"conv/clip/ui8/max=127":    {0, 30},   // clip [-0.5, 1]: 10 ∓ 10, 10 + 20
+		"matmul/plain/ui8/max=127": {64, 127},
+	}
+	for _, c := range qdqCases() {
+		bounds, ok := want[c.name]
+		if !ok {
+			continue
+		}
+		delete(want, c.name)
+		m := parseModule(t, c.source())
+		require.Equal(t, 1, FoldQDQ(m.Funcs[0]), c.name)
+		require.NoError(t, graphir.Verify(m))
+		m.Funcs[0].Walk(func(op *graphir.Op) {
+			if op.Name == RequantizeOp {
+				lo, _ := op.Int("min")
+				hi, _ := op.Int("max")
+				assert.Equal(t, bounds, [2]int64{lo, hi}, c.name)
+			}
+		})
+		assert.Equal(t, 1, countOps(m, RequantizeOp), c.name)
+	}
+	assert.Empty(t, want, "cases not found")
 }
 
 // A float consumer of the contraction's result, a per-channel x

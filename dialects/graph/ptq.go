@@ -17,6 +17,35 @@ import (
 // per-channel weights). Biases stay float. The result is QDQ text: the
 // reference interpreter and compiled code compute the quantized model's
 // values, and it is the form the integer kernels start from.
+//
+// With QuantizeOptions.ReduceRange the activations get 7 bits, [0, 127]
+// in ui8 (scale = (hi − lo) / 127, zero point in [0, 127], and the
+// quantize_linear ops carry max = 127): PyTorch torch.ao.quantization's
+// reduce_range, which fbgemm's default x86 qconfig sets for activations
+// only (weights stay symmetric int8). A u8×s8 pair sum then stays within
+// i16 (2·127·128 < 2^15), so AVX2's vpmaddubsw cannot saturate and code
+// generation can use it where it otherwise emulates it exactly; the cost
+// is one bit of activation resolution.
+
+// QuantizeOptions select QuantizeStatic's scheme.
+type QuantizeOptions struct {
+	// ReduceRange quantizes activations to [0, 127] (7 bits) instead of
+	// [0, 255] (PyTorch's reduce_range).
+	ReduceRange bool
+}
+
+// ReducedActivationMax is the largest quantized activation with
+// QuantizeOptions.ReduceRange.
+const ReducedActivationMax = 127
+
+// activationMax is the largest quantized activation: 255, or 127 with
+// ReduceRange.
+func (o QuantizeOptions) activationMax() float64 {
+	if o.ReduceRange {
+		return ReducedActivationMax
+	}
+	return highestValue(graphir.UI8)
+}
 
 // QuantizedInputs are the activations of f that PTQ quantizes: the
 // non-constant operands of its contractions, in first-use order.
@@ -53,9 +82,9 @@ func activationOperands(op *graphir.Op) []int {
 	return out
 }
 
-// QuantizeStatic rewrites f to QDQ form with the calibrated ranges (see
-// above). Errors: an activation without a range.
-func QuantizeStatic(f *graphir.Func, ranges map[*graphir.Value]Range) error {
+// QuantizeStatic rewrites f to QDQ form with the calibrated ranges and
+// the scheme of o (see above). Errors: an activation without a range.
+func QuantizeStatic(f *graphir.Func, ranges map[*graphir.Value]Range, o QuantizeOptions) error {
 	var ops []*graphir.Op
 	f.Walk(func(op *graphir.Op) {
 		if _, ok := weightAxis(op); ok || len(activationOperands(op)) > 0 {
@@ -71,7 +100,7 @@ func QuantizeStatic(f *graphir.Func, ranges map[*graphir.Value]Range) error {
 				if !ok {
 					return op.Errorf("operand #%d has no calibrated range", i)
 				}
-				dq[v] = quantizeActivation(op, v, r)
+				dq[v] = quantizeActivation(op, v, r, o.activationMax())
 			}
 			op.SetOperand(i, dq[v])
 		}
@@ -119,13 +148,18 @@ func weightAxis(op *graphir.Op) (int, bool) {
 }
 
 // quantizeActivation inserts quantize_linear/dequantize_linear of v with
-// range r before op and returns the dequantized value.
-func quantizeActivation(op *graphir.Op, v *graphir.Value, r Range) *graphir.Value {
-	scale, zp := activationParams(r)
+// range r onto [0, qmax] before op and returns the dequantized value; the
+// quantize carries max = qmax when that is below 255.
+func quantizeActivation(op *graphir.Op, v *graphir.Value, r Range, qmax float64) *graphir.Value {
+	scale, zp := activationParams(r, qmax)
 	s := scalarConst(graphir.F32, scale, op.Loc)
 	z := scalarConst(graphir.UI8, zp, op.Loc)
 	t := graphir.AsTensor(v.Type)
-	q := graphir.NewOp(QuantizeLinearOp, []*graphir.Value{v, s.Results[0], z.Results[0]}, []graphir.Type{graphir.NewTensor(graphir.UI8, t.Shape...)}, nil, op.Loc)
+	var a graphir.DictAttr
+	if qmax < highestValue(graphir.UI8) {
+		a = a.Set("max", graphir.IntAttr(int64(qmax)))
+	}
+	q := graphir.NewOp(QuantizeLinearOp, []*graphir.Value{v, s.Results[0], z.Results[0]}, []graphir.Type{graphir.NewTensor(graphir.UI8, t.Shape...)}, a, op.Loc)
 	d := graphir.NewOp(DequantizeLinearOp, []*graphir.Value{q.Results[0], s.Results[0], z.Results[0]}, []graphir.Type{t}, nil, op.Loc)
 	for _, n := range []*graphir.Op{s, z, q, d} {
 		op.Block.InsertBefore(op, n)
@@ -134,14 +168,15 @@ func quantizeActivation(op *graphir.Op, v *graphir.Value, r Range) *graphir.Valu
 }
 
 // activationParams are the ui8 scale and zero point of range r (which
-// holds 0): scale (hi − lo)/255 (1 for an empty range), zero point
-// round(−lo/scale).
-func activationParams(r Range) (scale, zp float64) {
-	scale = graphir.RoundTo(graphir.F32, (r.Hi-r.Lo)/255)
+// holds 0) mapped onto [0, qmax] (255, or 127 with ReduceRange): scale
+// (hi − lo)/qmax (1 for an empty range), zero point round(−lo/scale) in
+// [0, qmax].
+func activationParams(r Range, qmax float64) (scale, zp float64) {
+	scale = graphir.RoundTo(graphir.F32, (r.Hi-r.Lo)/qmax)
 	if scale == 0 || math.IsNaN(scale) {
 		return 1, 0
 	}
-	return scale, math.Min(math.Max(math.RoundToEven(-r.Lo/scale), 0), 255)
+	return scale, math.Min(math.Max(math.RoundToEven(-r.Lo/scale), 0), qmax)
 }
 
 // quantizeWeight replaces constant weight w by its int8 quantization,

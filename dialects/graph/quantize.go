@@ -11,10 +11,10 @@ import (
 // DequantizeLinear, opset 13): a real value r is represented by the
 // integer q with r = (q − zero_point) · scale.
 //
-//	graph.quantize_linear(x, scale, zero_point) {axis = 1}
+//	graph.quantize_linear(x, scale, zero_point) {axis = 1, min = 0, max = 127}
 //	    x float (or i32), scale of x's float type (f32 for i32 x),
 //	    zero_point i8 or ui8 → x's shape, zero_point's element type:
-//	    q = saturate(round_half_even(x / scale) + zero_point)
+//	    q = clamp(round_half_even(x / scale) + zero_point, min, max)
 //	graph.dequantize_linear(q, scale, zero_point) {axis = 1}
 //	    q i8, ui8 or i32, zero_point of q's type → scale's float type:
 //	    r = (q − zero_point) · scale
@@ -23,22 +23,33 @@ import (
 // quantizes the whole tensor, a 1-D tensor of x's size along axis
 // quantizes per channel of that axis. The quotient x / scale is rounded
 // to x's float type before it is rounded to an integer, as compiled code
-// computes it. This is the representation a model quantized
-// post-training (tessera quantize, ONNX's QDQ models) carries between
-// its float ops; QLinearConv and QLinearMatMul import as DQ → float op →
-// Q around them.
+// computes it; NaN quantizes to the zero point (clamped too).
+//
+// min and max (quantize only; each defaults to zero_point's type limit,
+// 0..255 for ui8, −128..127 for i8) lie within that type's range, min ≤
+// max; a zero point outside [min, max] is clamped with the rest. ui8 with
+// max = 127 is PyTorch torch.ao.quantization's reduce_range (7-bit
+// activations, fbgemm's default x86 qconfig): a u8×s8 pair sum then fits
+// i16, so AVX2's vpmaddubsw cannot saturate, and the lowering's clamp is
+// what code generation reads that bound from.
+//
+// This is the representation a model quantized post-training (tessera
+// quantize, ONNX's QDQ models) carries between its float ops;
+// QLinearConv and QLinearMatMul import as DQ → float op → Q around them.
 const (
 	QuantizeLinearOp   = "graph.quantize_linear"
 	DequantizeLinearOp = "graph.dequantize_linear"
 )
 
 func init() {
+	axis := graphir.AttrSpec{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(1)}
 	for _, d := range []struct {
 		name, summary string
 		quantize      bool
+		attrs         []graphir.AttrSpec
 	}{
-		{QuantizeLinearOp, "q = saturate(round(x / scale) + zero_point), per tensor or per axis (ONNX QuantizeLinear)", true},
-		{DequantizeLinearOp, "r = (q - zero_point) * scale, per tensor or per axis (ONNX DequantizeLinear)", false},
+		{QuantizeLinearOp, "q = clamp(round(x / scale) + zero_point, min, max), per tensor or per axis (ONNX QuantizeLinear; min/max default to the type's range)", true, append([]graphir.AttrSpec{axis}, boundAttrs()...)},
+		{DequantizeLinearOp, "r = (q - zero_point) * scale, per tensor or per axis (ONNX DequantizeLinear)", false, []graphir.AttrSpec{axis}},
 	} {
 		quantize := d.quantize
 		register(&graphir.OpDef{
@@ -47,7 +58,7 @@ func init() {
 			Operands: graphir.Exactly(3),
 			Results:  graphir.Exactly(1),
 			Traits:   graphir.Pure,
-			Attrs:    []graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(1)}},
+			Attrs:    d.attrs,
 			Infer:    func(op *graphir.Op) ([]graphir.Type, error) { return inferQuant(op, quantize) },
 			Eval: func(op *graphir.Op, args []*graphir.Tensor) ([]*graphir.Tensor, error) {
 				return evalQuant(op, args, quantize)
@@ -57,11 +68,47 @@ func init() {
 	}
 }
 
-// quantParams are a quantize or dequantize op's checked operand types and
-// its axis (−1 for a per-tensor scale).
+// quantParams are a quantize, dequantize or requantize op's checked
+// operand types, its axis (−1 for a per-tensor scale) and, for quantize
+// and requantize, its saturation bounds.
 type quantParams struct {
 	x, scale, zp *graphir.TensorType
 	axis         int
+	lo, hi       int64
+}
+
+// boundAttrs are the optional saturation bounds of quantize_linear and
+// requantize: no static default, an absent bound is the quantized type's
+// limit (saturationBounds).
+func boundAttrs() []graphir.AttrSpec {
+	return []graphir.AttrSpec{{Name: "min", Kind: graphir.KindInt}, {Name: "max", Kind: graphir.KindInt}}
+}
+
+// saturationBounds reads op's min and max attributes for the quantized
+// type dt: each defaults to dt's limit and must lie within dt's range,
+// and min ≤ max.
+func saturationBounds(op *graphir.Op, dt graphir.DType) (lo, hi int64, err error) {
+	lo, hi = int64(lowestValue(dt)), int64(highestValue(dt))
+	for _, b := range []struct {
+		name string
+		v    *int64
+	}{{"min", &lo}, {"max", &hi}} {
+		if op.Attr(b.name) == nil {
+			continue
+		}
+		v, err := op.Int(b.name)
+		if err != nil {
+			return 0, 0, err
+		}
+		if v < int64(lowestValue(dt)) || v > int64(highestValue(dt)) {
+			return 0, 0, op.Errorf("%s = %d is outside %s's range", b.name, v, dt)
+		}
+		*b.v = v
+	}
+	if lo > hi {
+		return 0, 0, op.Errorf("min = %d is above max = %d", lo, hi)
+	}
+	return lo, hi, nil
 }
 
 // quantOperands checks the operands of a quantize (quantize true) or
@@ -84,6 +131,9 @@ func quantOperands(op *graphir.Op, quantize bool) (*quantParams, error) {
 		}
 		if p.zp.Elem != graphir.I8 && p.zp.Elem != graphir.UI8 {
 			return nil, op.Errorf("zero_point must be i8 or ui8 (the quantized type), got %s", p.zp)
+		}
+		if p.lo, p.hi, err = saturationBounds(op, p.zp.Elem); err != nil {
+			return nil, err
 		}
 	} else {
 		if p.x.Elem != graphir.I8 && p.x.Elem != graphir.UI8 && p.x.Elem != graphir.I32 {
@@ -140,7 +190,7 @@ func evalQuant(op *graphir.Op, args []*graphir.Tensor, quantize bool) ([]*graphi
 	x, scale, zp := args[0], args[1], args[2]
 	out := graphir.NewZeroTensor(op.Results[0].Type.(*graphir.TensorType))
 	channel := channelOf(p.x.Shape, p.axis)
-	lo, hi := lowestValue(p.zp.Elem), highestValue(p.zp.Elem)
+	lo, hi := float64(p.lo), float64(p.hi)
 	for i, v := range x.Data {
 		c := channel(i)
 		s, z := scale.Data[c], zp.Data[c]
@@ -153,11 +203,12 @@ func evalQuant(op *graphir.Op, args []*graphir.Tensor, quantize bool) ([]*graphi
 	return []*graphir.Tensor{out.Round()}, nil
 }
 
-// quantizeValue is saturate(round_half_even(q) + z) into [lo, hi]; NaN
-// quantizes to z.
+// quantizeValue is clamp(round_half_even(q) + z, lo, hi); NaN quantizes
+// to z, clamped too (so that a narrowed [lo, hi] bounds every result, as
+// the lowering's clamp after its NaN select does).
 func quantizeValue(q, z, lo, hi float64) float64 {
 	if math.IsNaN(q) {
-		return z
+		q = 0
 	}
 	return math.Min(math.Max(math.RoundToEven(q)+z, lo), hi)
 }
@@ -178,8 +229,8 @@ func channelOf(shape []int64, axis int) func(int) int {
 
 // legalizeQuant lowers quantize_linear to divide, round_nearest_even,
 // add of the converted zero point, NaN replaced by the zero point, clamp
-// to the quantized type's range and convert; dequantize_linear to convert, subtract and multiply. A
-// per-axis scale and zero point are broadcast along the axis.
+// to [min, max] and convert; dequantize_linear to convert, subtract and
+// multiply. A per-axis scale and zero point are broadcast along the axis.
 func legalizeQuant(op *graphir.Op, b *builder, quantize bool) ([]*graphir.Value, error) {
 	p, err := quantOperands(op, quantize)
 	if err != nil {
@@ -202,7 +253,7 @@ func legalizeQuant(op *graphir.Op, b *builder, quantize bool) ([]*graphir.Value,
 	}
 	q := c.op(hlo.AddOp, c.op(hlo.RoundNearestEvenOp, c.op(hlo.DivideOp, x, s)), z)
 	q = c.op(hlo.SelectOp, c.cmp("NE", q, q), z, q) // NaN quantizes to the zero point
-	q = c.op(hlo.ClampOp, c.scalar(lowestValue(p.zp.Elem)), q, c.scalar(highestValue(p.zp.Elem)))
+	q = c.op(hlo.ClampOp, c.scalar(float64(p.lo)), q, c.scalar(float64(p.hi)))
 	return c.done(c.do(func() (*graphir.Value, error) { return b.insert(hlo.Convert(q, p.zp.Elem, b.src.Loc)) }))
 }
 

@@ -28,6 +28,25 @@ func TestQuantizeLinear(t *testing.T) {
 	assert.Equal(t, []float64{2, -2, 127}, got.Data)
 }
 
+// TestQuantizeLinearBounds: min and max clamp instead of the type's
+// range (max = 127 on ui8 is PyTorch's reduce_range), per tensor and per
+// axis; NaN's zero point is clamped too.
+func TestQuantizeLinearBounds(t *testing.T) {
+	x := tensor([]int64{2, 3}, 0.25, -1.75, 100, 0.74, -70, math.NaN())
+	got := evalOp(t, QuantizeLinearOp, attrs("max", 127), x, tensor(nil, 0.5), typed(graphir.UI8, nil, 128))
+	// 0.5, -3.5, 200, 1.48, -140 → 0, -4, 200, 1, -140 (+128): 128, 124, 328, 129, -12
+	assert.Equal(t, []float64{127, 124, 127, 127, 0, 127}, got.Data, "the zero point 128 itself is above max")
+	got = evalOp(t, QuantizeLinearOp, attrs("max", 127), x, tensor(nil, 0.5), typed(graphir.UI8, nil, 64))
+	assert.Equal(t, []float64{64, 60, 127, 65, 0, 64}, got.Data)
+	got = evalOp(t, QuantizeLinearOp, attrs("axis", 0, "min", -5, "max", 20), x, tensor([]int64{2}, 0.25, 2), typed(graphir.I8, []int64{2}, -3, 4))
+	assert.Equal(t, []float64{-2, -5, 20, 4, -5, 4}, got.Data)
+	got = evalOp(t, QuantizeLinearOp, attrs("min", 10), x, tensor(nil, 1), typed(graphir.UI8, nil, 0))
+	assert.Equal(t, []float64{10, 10, 100, 10, 10, 10}, got.Data, "NaN's zero point clamped to min")
+	// The defaults are the type's range, written or not.
+	plain := evalOp(t, QuantizeLinearOp, nil, x, tensor(nil, 0.5), typed(graphir.I8, nil, 3))
+	assert.Equal(t, plain.Data, evalOp(t, QuantizeLinearOp, attrs("min", -128, "max", 127), x, tensor(nil, 0.5), typed(graphir.I8, nil, 3)).Data)
+}
+
 func TestDequantizeLinear(t *testing.T) {
 	q := typed(graphir.UI8, []int64{2, 2}, 0, 128, 255, 129)
 	got := evalOp(t, DequantizeLinearOp, nil, q, tensor(nil, 0.5), typed(graphir.UI8, nil, 128))
@@ -56,6 +75,10 @@ func TestQuantizeErrors(t *testing.T) {
 		{QuantizeLinearOp, []*graphir.TensorType{tt(2, 3), tt(3), i8(3)}, attrs("axis", 2), "axis 2 is out of range for rank 2"},
 		{QuantizeLinearOp, []*graphir.TensorType{tt(2, 3), tt(2, 3), i8(2, 3)}, nil, "scale must be a scalar or 1-D (per axis), got tensor<2x3xf32>"},
 		{QuantizeLinearOp, []*graphir.TensorType{graphir.NewTensor(graphir.F64, 2), tt(), ui8()}, nil, "x tensor<2xf64> and scale tensor<f32> must have one float element type"},
+		{QuantizeLinearOp, []*graphir.TensorType{tt(2, 3), tt(), ui8()}, attrs("max", 256), "max = 256 is outside ui8's range"},
+		{QuantizeLinearOp, []*graphir.TensorType{tt(2, 3), tt(), i8()}, attrs("min", -129), "min = -129 is outside i8's range"},
+		{QuantizeLinearOp, []*graphir.TensorType{tt(2, 3), tt(), ui8()}, attrs("min", 30, "max", 20), "min = 30 is above max = 20"},
+		{DequantizeLinearOp, []*graphir.TensorType{ui8(2), tt(), ui8()}, attrs("max", 127), "does not accept attribute 'max'"},
 		{DequantizeLinearOp, []*graphir.TensorType{tt(2), tt(), i8()}, nil, "x must be i8, ui8 or i32, got tensor<2xf32>"},
 		{DequantizeLinearOp, []*graphir.TensorType{i8(2), tt(), ui8()}, nil, "zero_point tensor<ui8> must have x's element type i8"},
 	}

@@ -48,31 +48,22 @@ func init() {
 		Operands: graphir.Exactly(4),
 		Results:  graphir.Exactly(1),
 		Traits:   graphir.Pure,
-		Attrs: []graphir.AttrSpec{
-			{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(1)},
-			{Name: "min", Kind: graphir.KindInt},
-			{Name: "max", Kind: graphir.KindInt},
-		},
-		Infer:  inferRequantize,
-		Verify: verifyRequantize,
-		Eval:   evalRequantize,
-		Pretty: true,
+		Attrs:    append([]graphir.AttrSpec{{Name: "axis", Kind: graphir.KindInt, Default: graphir.IntAttr(1)}}, boundAttrs()...),
+		Infer:    inferRequantize,
+		Verify:   verifyRequantize,
+		Eval:     evalRequantize,
+		Pretty:   true,
 	}, Conversions{Legalize: legalizeRequantize})
 }
 
-// requantParams are a requantize op's checked operand types, its axis
-// (−1 per tensor) and its output bounds.
-type requantParams struct {
-	quantParams
-	lo, hi int64
-}
-
-func requantOperands(op *graphir.Op) (*requantParams, error) {
+// requantOperands checks a requantize op's operands and reads its axis
+// and bounds.
+func requantOperands(op *graphir.Op) (*quantParams, error) {
 	ts, err := operandTensors(op)
 	if err != nil {
 		return nil, err
 	}
-	p := &requantParams{quantParams: quantParams{x: ts[0], scale: ts[1], zp: ts[3], axis: -1}}
+	p := &quantParams{x: ts[0], scale: ts[1], zp: ts[3], axis: -1}
 	if p.x.Elem != graphir.I32 {
 		return nil, op.Errorf("acc must be i32, got %s", p.x)
 	}
@@ -85,25 +76,8 @@ func requantOperands(op *graphir.Op) (*requantParams, error) {
 	if err := p.checkAxis(op); err != nil {
 		return nil, err
 	}
-	p.lo, p.hi = int64(lowestValue(p.zp.Elem)), int64(highestValue(p.zp.Elem))
-	for _, b := range []struct {
-		name string
-		v    *int64
-	}{{"min", &p.lo}, {"max", &p.hi}} {
-		if op.Attr(b.name) == nil {
-			continue
-		}
-		v, err := op.Int(b.name)
-		if err != nil {
-			return nil, err
-		}
-		if v < int64(lowestValue(p.zp.Elem)) || v > int64(highestValue(p.zp.Elem)) {
-			return nil, op.Errorf("%s = %d is outside %s's range", b.name, v, p.zp.Elem)
-		}
-		*b.v = v
-	}
-	if p.lo > p.hi {
-		return nil, op.Errorf("min = %d is above max = %d", p.lo, p.hi)
+	if p.lo, p.hi, err = saturationBounds(op, p.zp.Elem); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

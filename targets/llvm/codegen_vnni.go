@@ -215,7 +215,7 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 		a = g.cur.NewSelect(c, a, constant.NewInt(types.I32, 0))
 	}
 	b := load(v16, ps, 1, mask)
-	sum := g.dot8(acc, a, b)
+	sum := g.dot8(acc, a, b, g.below128(m.u.Buffer))
 	dst := g.cur.NewBitCast(pc, ptrTo(v16, pc))
 	if mask != nil {
 		g.maskedStore(sum, dst, 4, mask)
@@ -230,7 +230,7 @@ func (g *fgen) emitVNNI(m *vnniMatch, mask value.Value) error {
 // instruction set: one 512-bit instruction, or the 256-bit halves of acc
 // and b (LLVM keeps each <16 x i32> in two ymm registers, so the halves'
 // shuffles cost nothing), natively or emulated (dotBW).
-func (g *fgen) dot8(acc, word, b value.Value) value.Value {
+func (g *fgen) dot8(acc, word, b value.Value, narrow bool) value.Value {
 	isa := g.m.opts.Dot8
 	bits := isa.Bits()
 	lanes := bits / 32
@@ -240,7 +240,7 @@ func (g *fgen) dot8(acc, word, b value.Value) value.Value {
 			f := g.m.declare(fmt.Sprintf("llvm.x86.avx512.vpdpbusd.%d", bits), vt, vt, vt, vt)
 			return g.cur.NewCall(f, acc, g.splat(word, lanes), b)
 		}
-		return g.dotBW(acc, word, b, bits)
+		return g.dotBW(acc, word, b, bits, narrow)
 	}
 	if lanes == vnniLanes {
 		return step(acc, b)
@@ -272,17 +272,17 @@ func laneMask(from, step, n int) *constant.Vector {
 // skylake-avx512; 256: AVX2, haswell to znver3) with vpmaddubsw and
 // vpmaddwd. vpmaddubsw multiplies u8 by s8 bytes and adds adjacent pairs
 // into i16 with saturation, which 255·(−128)·2 would overflow (the u8×s8
-// pitfall); so the unsigned word is split into its bytes' upper 7 bits
-// and lowest bit, u = 2·(u >> 1) + (u & 1), whose pair sums stay within
-// ±2·127·128 and ±2·128: two vpmaddubsw, then vpmaddwd by 2 and by 1
-// widen each to the 4-product i32 sums, which add to acc. Five
-// instructions instead of one, bit-exact. (fbgemm and ONNX Runtime
-// instead accept the saturation or quantize activations to 7 bits,
-// "reduce_range"; Tessera's results stay the interpreter's.)
-func (g *fgen) dotBW(acc, word, b value.Value, bits int) value.Value {
-	i32 := func(v int64) constant.Constant { return constant.NewInt(types.I32, v) }
-	hi := g.cur.NewAnd(g.cur.NewLShr(word, i32(1)), i32(0x7F7F7F7F))
-	lo := g.cur.NewAnd(word, i32(0x01010101))
+// pitfall). When the unsigned operand is known to stay below 128
+// (narrow: its buffer's value range, arg_ranges.go, as 7-bit activations
+// quantized with tessera quantize --reduce-range are), no pair sum leaves
+// ±2·127·128 and one vpmaddubsw, one vpmaddwd by 1 (to the 4-product i32
+// sums) and the add are exact. Otherwise the unsigned word is split into
+// its bytes' upper 7 bits and lowest bit, u = 2·(u >> 1) + (u & 1), whose
+// pair sums stay within ±2·127·128 and ±2·128: two vpmaddubsw, then
+// vpmaddwd by 2 and by 1, bit-exact too. (fbgemm and ONNX Runtime accept
+// the saturation on full-range activations instead, and advise
+// reduce_range; Tessera's results stay the interpreter's either way.)
+func (g *fgen) dotBW(acc, word, b value.Value, bits int, narrow bool) value.Value {
 	lanes := bits / 32
 	vb, vw := types.NewVector(uint64(bits/8), types.I8), types.NewVector(uint64(bits/16), types.I16)
 	vd := types.NewVector(uint64(lanes), types.I32)
@@ -294,9 +294,21 @@ func (g *fgen) dotBW(acc, word, b value.Value, bits int) value.Value {
 		widen = g.m.declare("llvm.x86.avx2.pmadd.wd", vd, vw, vw)
 	}
 	bb := bytes(b)
-	ph := g.cur.NewCall(pairs, bytes(g.splat(hi, lanes)), bb)
-	pl := g.cur.NewCall(pairs, bytes(g.splat(lo, lanes)), bb)
 	k := func(v int64) value.Value { return g.splat(constant.NewInt(types.I16, v), bits/16) }
-	s := g.cur.NewAdd(g.cur.NewCall(widen, ph, k(2)), g.cur.NewCall(widen, pl, k(1)))
-	return g.cur.NewAdd(acc, s)
+	dot := func(w value.Value, scale int64) value.Value {
+		return g.cur.NewCall(widen, g.cur.NewCall(pairs, bytes(g.splat(w, lanes)), bb), k(scale))
+	}
+	if narrow {
+		return g.cur.NewAdd(acc, dot(word, 1))
+	}
+	i32 := func(v int64) constant.Constant { return constant.NewInt(types.I32, v) }
+	hi := g.cur.NewAnd(g.cur.NewLShr(word, i32(1)), i32(0x7F7F7F7F))
+	lo := g.cur.NewAnd(word, i32(0x01010101))
+	return g.cur.NewAdd(acc, g.cur.NewAdd(dot(hi, 2), dot(lo, 1)))
+}
+
+// below128 reports whether buffer b's elements are known to lie in
+// [0, 127] in the kernel being generated (arg_ranges.go).
+func (g *fgen) below128(b *tir.Buffer) bool {
+	return g.m.values != nil && g.m.values.Of(b).Within(0, 127)
 }

@@ -72,6 +72,11 @@ type mgen struct {
 	sharedGlobals map[*tir.Buffer]*ir.Global
 	// prof is the probe state of a module compiled with Options.Profile.
 	prof *profiler
+	// argRanges are the ranges of the kernels' buffer parameters at every
+	// call (arg_ranges.go); values those of the kernel being generated:
+	// what its buffers hold (nil for a kernel without argRanges).
+	argRanges map[*tir.PrimFunc]map[*tir.Buffer]tir.ValueRange
+	values    *tir.StoredRanges
 	// texts are the compacted functions and generated the instruction
 	// count of the kernels finished so far (compact.go).
 	texts     map[*ir.Func]funcText
@@ -119,6 +124,7 @@ func Compile(mod *tir.Module, opts Options) (*Result, error) {
 	}
 	// Declare every kernel first so that functions may call each other.
 	aliased := aliasedCallees(mod)
+	g.argRanges = argRanges(mod, aliased)
 	for _, pf := range mod.Funcs {
 		g.byName[pf.Name] = pf
 		params, err := llvmParams(pf, 0, !aliased[pf.Name])
@@ -220,6 +226,10 @@ func (m *mgen) emitKernel(pf *tir.PrimFunc) error {
 	}
 	for b, st := range tir.AlignedStrides(pf) {
 		m.aligned[b] = st
+	}
+	m.values = nil
+	if r, ok := m.argRanges[pf]; ok {
+		m.values = tir.NewStoredRanges(pf.Body, knownInputs(pf, r))
 	}
 	g := newFgen(m, f)
 	for i, p := range pf.Params {
