@@ -18,7 +18,8 @@ normal (torch.Generator seeds 2 and 3).
            activations, QDQ form), compiled once, run on the 8 held-out
            inputs; SQNR against Tessera's f32 compile of MODEL.onnx; the
            same with --integer (the contractions whose result is
-           quantized again as integer kernels; how many is printed)
+           quantized again as integer kernels; how many is printed), and
+           with --integer --reduce-range (7-bit activations)
   PyTorch  torchvision.models.quantization's quantizable MODEL with the
            same weights, fuse_model(), get_default_qconfig(engine) (fbgemm,
            or onednn where this PyTorch lacks fbgemm: Debian's build),
@@ -103,13 +104,15 @@ def tessera_sqnr(name, calib, held, work):
         np.save(held_paths[-1], x.numpy())
     q_mlir = os.path.join(work, name + ".int8.mlir")
     i_mlir = os.path.join(work, name + ".integer.mlir")
+    r_mlir = os.path.join(work, name + ".integer7.mlir")
     args = ["quantize", onnx_path]
     for p in calib_paths:
         args += ["--calibrate", p]
     tessera(*args, "-o", q_mlir)
     folded = tessera(*args, "--integer", "-o", i_mlir).stderr.strip()
+    tessera(*args, "--integer", "--reduce-range", "-o", r_mlir)
     outs = {}
-    for kind, model in (("f32", onnx_path), ("int8", q_mlir), ("integer", i_mlir)):
+    for kind, model in (("f32", onnx_path), ("int8", q_mlir), ("integer", i_mlir), ("integer7", r_mlir)):
         so = os.path.join(work, "%s_%s.so" % (name, kind))
         tessera("compile", model, "-o", so)
         outs[kind] = []
@@ -118,7 +121,8 @@ def tessera_sqnr(name, calib, held, work):
             tessera("run", so, "--input", h, "--output", y)
             outs[kind].append(np.load(y))
     ymax = max(float(np.abs(y).max()) for y in outs["f32"])
-    return sqnr(outs["f32"], outs["int8"]), sqnr(outs["f32"], outs["integer"]), folded[folded.rfind("; ") + 2 : -1], ymax
+    got = [sqnr(outs["f32"], outs[k]) for k in ("int8", "integer", "integer7")]
+    return got, folded[folded.rfind("; ") + 2 : -1], ymax
 
 
 def main(argv):
@@ -126,14 +130,14 @@ def main(argv):
     names = argv or list(MODELS)
     calib, held = inputs(2, CALIBRATION), inputs(3, HELD_OUT)
     print("%d calibration and %d held-out inputs, 1x3x224x224 N(0, 1)" % (CALIBRATION, HELD_OUT))
-    print("%-14s %18s %26s %24s %12s" % ("model", "Tessera int8 SQNR", "with --integer", "PyTorch int8 SQNR", "max |y f32|"))
+    print("%-14s %18s %26s %20s %24s %12s" % ("model", "Tessera int8 SQNR", "with --integer", "and --reduce-range", "PyTorch int8 SQNR", "max |y f32|"))
     for name in names:
         if not os.path.exists(os.path.join(HERE, name + ".onnx")):
             sys.exit("%s.onnx is missing: run /usr/bin/python3 examples/onnx/export_models.py %s" % (name, name))
         with tempfile.TemporaryDirectory() as work:
-            t, ti, folded, ymax = tessera_sqnr(name, calib, held, work)
+            (t, ti, tr), folded, ymax = tessera_sqnr(name, calib, held, work)
         p, eng = torch_sqnr(name, calib, held)
-        print("%-14s %15.1f dB %8.1f dB (%s) %15.1f dB (%s) %12.3g" % (name, t, ti, folded, p, eng, ymax))
+        print("%-14s %15.1f dB %8.1f dB (%s) %17.1f dB %15.1f dB (%s) %12.3g" % (name, t, ti, folded, tr, p, eng, ymax))
 
 
 if __name__ == "__main__":
