@@ -78,13 +78,8 @@ func TestCalibrationMethods(t *testing.T) {
 // column; the quantized model stays within a quantization step of the
 // float one, and a constant per-channel scale is max|w|/127.
 func TestQuantizeStatic(t *testing.T) {
-	m := parseModule(t, calibrationModel)
+	m, x, want, ranges := calibratedModel(t)
 	f := m.Funcs[0]
-	x := batchOf(0.3, -1, 0.7, 0.05, 0.9, 0.45, -0.2, 0.6)
-	want, err := graphir.Interpret(f, x)
-	require.NoError(t, err)
-	ranges, err := Calibrate(InterpreterEvaluator(f, QuantizedInputs(f)), [][]*graphir.Tensor{x}, QuantizedInputs(f), CalibrateOptions{})
-	require.NoError(t, err)
 	require.NoError(t, QuantizeStatic(f, ranges, QuantizeOptions{}))
 	require.NoError(t, graphir.Verify(m))
 	assert.Equal(t, 1, countOps(m, QuantizeLinearOp))
@@ -114,6 +109,20 @@ func TestQuantizeStatic(t *testing.T) {
 	assert.ErrorContains(t, QuantizeStatic(parseModule(t, calibrationModel).Funcs[0], nil, QuantizeOptions{}), "has no calibrated range")
 }
 
+// calibratedModel is calibrationModel with one batch x, its float
+// results and the batch's calibrated ranges.
+func calibratedModel(t *testing.T) (*graphir.Module, []*graphir.Tensor, []*graphir.Tensor, map[*graphir.Value]Range) {
+	m := parseModule(t, calibrationModel)
+	f := m.Funcs[0]
+	x := batchOf(0.3, -1, 0.7, 0.05, 0.9, 0.45, -0.2, 0.6)
+	want, err := graphir.Interpret(f, x)
+	require.NoError(t, err)
+	values := QuantizedInputs(f)
+	ranges, err := Calibrate(InterpreterEvaluator(f, values), [][]*graphir.Tensor{x}, values, CalibrateOptions{})
+	require.NoError(t, err)
+	return m, x, want, ranges
+}
+
 func TestActivationParams(t *testing.T) {
 	s, z := activationParams(Range{-1, 3}, 255)
 	assert.InDelta(t, 4.0/255, s, 1e-9)
@@ -138,14 +147,9 @@ func TestActivationParams(t *testing.T) {
 // quantized values stay within [0, 127] and the model close to the float
 // one.
 func TestQuantizeStaticReduceRange(t *testing.T) {
-	m := parseModule(t, calibrationModel)
+	m, x, want, ranges := calibratedModel(t)
 	f := m.Funcs[0]
-	x := batchOf(0.3, -1, 0.7, 0.05, 0.9, 0.45, -0.2, 0.6)
-	want, err := graphir.Interpret(f, x)
-	require.NoError(t, err)
 	values := QuantizedInputs(f)
-	ranges, err := Calibrate(InterpreterEvaluator(f, values), [][]*graphir.Tensor{x}, values, CalibrateOptions{})
-	require.NoError(t, err)
 	r := Range{-0.4, ranges[values[0]].Hi} // relu's range widened: a zero point other than 0
 	ranges[values[0]] = r
 	require.NoError(t, QuantizeStatic(f, ranges, QuantizeOptions{ReduceRange: true}))
