@@ -41,7 +41,10 @@ import (
 //   - Last, an output group whose root's users all sit in one loop group
 //     takes that group as more epilogue (mergeEpilogues) unless it moves
 //     the root's data: epilogues whose values have several users
-//     (requantization, GELU) run in the contraction's kernel too.
+//     (requantization, GELU) run in the contraction's kernel too. When
+//     that loop group moves the root's data (a pad), the output group
+//     takes its part before the move instead (peelEpilogue), if that
+//     part's one result is no wider than the root's.
 //   - Before grouping, a broadcast_in_dim, or an elementwise-like op
 //     computed from constants alone, with several users is cloned once
 //     per user (XLA's instruction fusion duplicates such cheap producers
@@ -358,6 +361,7 @@ func mergeEpilogues(groups []*group, owner map[*g.Op]*group, pol FusePolicy) []*
 		}
 		into := epilogueGroupOf(gr, owner)
 		if into == nil || pol.excludesAny(gr.hero, into.members) {
+			peelEpilogue(gr, owner, pol)
 			continue
 		}
 		for m := range into.members {
@@ -379,23 +383,9 @@ func mergeEpilogues(groups []*group, owner map[*g.Op]*group, pol FusePolicy) []*
 // epilogueGroupOf is the loop group holding every user of output group
 // gr's root, when mergeEpilogues may join them; nil otherwise.
 func epilogueGroupOf(gr *group, owner map[*g.Op]*group) *group {
-	var into *group
-	for _, u := range gr.root.Results[0].Uses() {
-		h := owner[u]
-		if h == nil || h == gr || (into != nil && h != into) {
-			return nil
-		}
-		into = h
-	}
-	if into == nil || into.hero != nil {
+	into := usersLoopGroup(gr, owner)
+	if into == nil {
 		return nil
-	}
-	for m := range gr.members {
-		for _, v := range m.Operands() {
-			if v != nil && v.Def != nil && owner[v.Def] == into {
-				return nil
-			}
-		}
 	}
 	// the loop group's ops that depend on the root: none may move data
 	reached := map[*g.Op]bool{}
@@ -415,6 +405,140 @@ func epilogueGroupOf(gr *group, owner map[*g.Op]*group) *group {
 		}
 	}
 	return into
+}
+
+// usersLoopGroup is the loop group holding every user of output group
+// gr's root, when no member of gr reads a value of it; nil otherwise.
+func usersLoopGroup(gr *group, owner map[*g.Op]*group) *group {
+	var into *group
+	for _, u := range gr.root.Results[0].Uses() {
+		h := owner[u]
+		if h == nil || h == gr || (into != nil && h != into) {
+			return nil
+		}
+		into = h
+	}
+	if into == nil || into.hero != nil {
+		return nil
+	}
+	for m := range gr.members {
+		for _, v := range m.Operands() {
+			if v != nil && v.Def != nil && owner[v.Def] == into {
+				return nil
+			}
+		}
+	}
+	return into
+}
+
+// peelEpilogue moves into output group gr the part of the loop group
+// holding its root's users that mergeEpilogues cannot take whole: the
+// ops computed from the root before any op that moves its data, with
+// the producers only they use. A requantization that feeds the
+// zero-point pad before the next convolution (fold-qdq's) then runs in
+// the contraction's kernel, which stores the 8-bit value, and the pad
+// kernel copies that instead of reading the i32 accumulator back and
+// requantizing it (XLA splits such a consumer fusion the same way when
+// the producer fusion can take the elementwise part). It applies only
+// when the part holds every user of the root and exactly one value
+// leaves it, of the root's shape and no wider element type, so the
+// contraction's kernel stores no more than before; no op left behind
+// feeds the part; and the policy admits every op moved.
+func peelEpilogue(gr *group, owner map[*g.Op]*group, pol FusePolicy) {
+	into := usersLoopGroup(gr, owner)
+	if into == nil {
+		return
+	}
+	part := map[*g.Op]role{}
+	work := []*g.Value{gr.root.Results[0]}
+	for len(work) > 0 {
+		v := work[len(work)-1]
+		work = work[:len(work)-1]
+		for _, u := range v.Uses() {
+			if _, in := part[u]; !in && owner[u] == into && !u.HasTrait(g.DataMovement) {
+				part[u] = epilogue
+				work = append(work, u.Results...)
+			}
+		}
+	}
+	addOnlyUsedProducers(part, into, owner)
+	cut := partOutput(part, into)
+	if cut == nil || !usedOnlyBy(gr.root, part) || !noWiderThan(cut.Results[0], gr.root.Results[0]) || pol.excludesAny(gr.hero, part) {
+		return
+	}
+	for m := range part {
+		for _, v := range m.Operands() {
+			if _, in := part[v.Def]; v.Def != nil && owner[v.Def] == into && !in {
+				return // the part would read what the loop group left computes
+			}
+		}
+	}
+	for m := range part {
+		delete(into.members, m)
+		gr.members[m] = epilogue
+		owner[m] = gr
+	}
+	gr.root = cut
+}
+
+// addOnlyUsedProducers adds to part the members of into whose users are
+// all in part (repeatedly: their own such producers too).
+func addOnlyUsedProducers(part map[*g.Op]role, into *group, owner map[*g.Op]*group) {
+	for changed := true; changed; {
+		changed = false
+		for m := range into.members {
+			if _, in := part[m]; in || !usedOnlyBy(m, part) {
+				continue
+			}
+			part[m] = epilogue
+			changed = true
+		}
+	}
+}
+
+// usedOnlyBy reports whether op's results have users, all in set.
+func usedOnlyBy(op *g.Op, set map[*g.Op]role) bool {
+	used := false
+	for _, r := range op.Results {
+		for _, u := range r.Uses() {
+			if _, in := set[u]; !in {
+				return false
+			}
+			used = true
+		}
+	}
+	return used
+}
+
+// partOutput is the one op of part whose result is used outside it (a
+// single-result op that is not into's root), or nil when there is none
+// or more than one.
+func partOutput(part map[*g.Op]role, into *group) *g.Op {
+	var cut *g.Op
+	for m := range part {
+		if m == into.root {
+			return nil
+		}
+		for _, r := range m.Results {
+			for _, u := range r.Uses() {
+				if _, in := part[u]; in {
+					continue
+				}
+				if (cut != nil && cut != m) || len(m.Results) != 1 {
+					return nil
+				}
+				cut = m
+			}
+		}
+	}
+	return cut
+}
+
+// noWiderThan reports whether v has w's shape and an element type of at
+// most w's width.
+func noWiderThan(v, w *g.Value) bool {
+	a, b := g.AsTensor(v.Type), g.AsTensor(w.Type)
+	return a != nil && b != nil && slices.Equal(a.Shape, b.Shape) && a.Elem.Bits() <= b.Elem.Bits()
 }
 
 // soleUser returns the only op using v (possibly in several operand

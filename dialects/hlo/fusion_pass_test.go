@@ -444,3 +444,50 @@ func TestFuseIntegerEpilogues(t *testing.T) {
 	require.Len(t, fs, 1, "an integer epilogue stays in the contraction's fusion")
 	assert.Equal(t, "output", kindOf(fs[0]))
 }
+
+// TestFusePeelEpilogue: a multi-user epilogue that feeds a pad (fold-qdq's
+// requantization before the zero-point pad of the next convolution)
+// joins the contraction's output fusion, which then stores the narrow
+// value, and the pad stays a loop fusion copying it; an epilogue whose
+// result is wider than the contraction's, or whose pad value the
+// epilogue's ops would have to read back, stays in the loop fusion.
+func TestFusePeelEpilogue(t *testing.T) {
+	i8 := g.NewTensor(g.I8, 3, 4)
+	build := func(widen, padFromRoot bool) *fb {
+		r := rand.New(rand.NewSource(51))
+		b := newFB(t, i8)
+		w := b.constant(r, g.NewTensor(g.I8, 5, 4))
+		acc := b.add(DotGeneral(b.arg(0), w, DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}, loc())).Results[0]
+		out := g.I8
+		if widen {
+			out = g.I64
+		} else {
+			acc = b.add(Convert(acc, g.I64, loc())).Results[0]
+		}
+		at := g.AsTensor(acc.Type)
+		y := b.bin(AddOp, b.bin(MultiplyOp, acc, b.splat(3, at)), b.bin(ShiftRightArithmeticOp, acc, b.splat(2, at)))
+		y = b.bin(MinimumOp, b.bin(MaximumOp, y, b.splat(-100, at)), b.splat(100, at))
+		y = b.add(Convert(y, out, loc())).Results[0]
+		pv := b.splat(7, g.NewTensor(out))
+		if padFromRoot {
+			pv = b.add(Convert(b.add(Slice(acc, []int64{0, 0}, []int64{1, 1}, []int64{1, 1}, loc())).Results[0], out, loc())).Results[0]
+			pv = b.add(Reshape(pv, g.NewTensor(out), loc())).Results[0]
+		}
+		b.ret(b.add(Pad(y, pv, []int64{1, 1}, []int64{1, 1}, []int64{0, 0}, loc())).Results[0])
+		return b
+	}
+	fs := fuseAndCheck(t, build(false, false), 52)
+	require.Len(t, fs, 2)
+	assert.Equal(t, "output", kindOf(fs[0]))
+	assert.Contains(t, bodyNames(fs[0]), ShiftRightArithmeticOp)
+	assert.Equal(t, g.I8, g.AsTensor(fs[0].Results[0].Type).Elem, "the contraction's kernel stores the 8-bit value")
+	assert.Equal(t, "loop", kindOf(fs[1]))
+	assert.NotContains(t, bodyNames(fs[1]), ShiftRightArithmeticOp)
+
+	for name, b := range map[string]*fb{"wider": build(true, false), "pad value from the root": build(false, true)} {
+		fs = fuseAndCheck(t, b, 53)
+		require.Len(t, fs, 2, name)
+		assert.NotContains(t, bodyNames(fs[0]), ShiftRightArithmeticOp, name)
+		assert.Contains(t, bodyNames(fs[1]), ShiftRightArithmeticOp, name)
+	}
+}
