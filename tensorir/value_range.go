@@ -127,17 +127,37 @@ func fitOrWrap(r ValueRange, t DType) ValueRange {
 // value in r: int→int keeps r when it fits (wrapping otherwise),
 // float→int truncates toward zero (a value outside the target's range is
 // undefined, so the target's range is all that is known then), any→float
-// keeps r (rounding is monotone and the bounds here are exact).
+// widens r by the rounding to the target's precision (roundOutward).
 func castRange(r ValueRange, from, to DType) ValueRange {
 	switch {
 	case to.IsBool():
 		return ValueRange{0, 1}
 	case !to.IsInt():
-		return r
+		return roundOutward(r, to)
 	case from.IsFloat():
 		return fitOrWrap(ValueRange{math.Trunc(r.Lo), math.Trunc(r.Hi)}, to)
 	}
 	return fitOrWrap(r, to)
+}
+
+// roundOutward widens r by the most that rounding to nearest in float
+// dtype t can move a bound: half an ulp, at most |x|·2^−p for p
+// significand bits, or a subnormal's half ulp (below 2^−24 for every
+// float type here); a bound that is exactly representable (a small
+// integer) stays as it is.
+func roundOutward(r ValueRange, t DType) ValueRange {
+	bits := map[ScalarKind]int{F16: 11, BF16: 8, F32: 24, F64: 53}[t.Kind]
+	if bits == 0 {
+		return TypeRange(t)
+	}
+	exact := math.Ldexp(1, bits)
+	widen := func(x, dir float64) float64 {
+		if math.IsInf(x, 0) || x == math.Trunc(x) && math.Abs(x) <= exact {
+			return x
+		}
+		return x + dir*(math.Abs(x)*math.Ldexp(1, -bits)+math.Ldexp(1, -24))
+	}
+	return ValueRange{widen(r.Lo, -1), widen(r.Hi, 1)}
 }
 
 // StoredRanges computes, for the buffers a statement writes, the range of

@@ -34,9 +34,17 @@ func TestValueRangeOf(t *testing.T) {
 		{"add that may wrap", &Binary{Op: OpAdd, A: n, B: in(1)}, TypeRange(i32)},
 		{"float arithmetic", &Binary{Op: OpAdd, A: clamp(x, fl(0), fl(1)), B: fl(1)}, ValueRange{-inf, inf}},
 		{"shift", &Binary{Op: OpShr, A: clamp(n, in(0), in(5)), B: in(1)}, TypeRange(i32)},
+		{"small integers to float", &Cast{Type: f32, X: clamp(n, in(-3), in(200))}, ValueRange{-3, 200}},
 	} {
 		assert.Equal(t, c.want, ValueRangeOf(c.e, unknown), c.name)
 	}
+	// Rounding to f32 may move a bound beyond it: 2^24 + 3 rounds to 2^24 + 4.
+	r := ValueRangeOf(&Cast{Type: f32, X: clamp(n, in(0), in(1<<24+3))}, unknown)
+	assert.GreaterOrEqual(t, r.Hi, float64(1<<24+4))
+	assert.Equal(t, 0.0, r.Lo)
+	bf := ValueRangeOf(&Cast{Type: DType{Kind: BF16, Lanes: 1}, X: clamp(x, fl(0.5), fl(126.9))}, unknown)
+	assert.GreaterOrEqual(t, bf.Hi, 127.0, "126.9 rounds to 127 in bf16")
+	assert.LessOrEqual(t, bf.Lo, 0.5)
 }
 
 // TestStoredRanges: a buffer's range is the union of what is stored into

@@ -17,6 +17,10 @@ import (
 // on a subrange (an 8-bit operand below 128 for AVX2's vpmaddubsw,
 // codegen_vnni.go).
 //
+// It relies on tensor IR's contract for an out parameter: the kernel
+// writes every element (a reader of an arena buffer reads what its
+// writers stored, not an earlier tenant of the same bytes).
+//
 // A kernel gets no ranges (it is absent from the result) when something
 // outside the module may call it (an exported symbol), when a call passes
 // it overlapping buffers (aliased: an input may change while it runs),
