@@ -63,23 +63,19 @@ type rangeProp struct {
 // kernel).
 func (a *rangeProp) host(f *tir.PrimFunc) {
 	var calls []*tir.CallKernel
-	looped := false
 	held := map[*tir.Buffer]tir.ValueRange{} // f's buffers written so far, and constants
 	walkStmt(f.Body, func(s tir.Stmt) {
 		switch x := s.(type) {
-		case *tir.For:
-			walkStmt(x.Body, func(s tir.Stmt) {
-				if _, ok := s.(*tir.CallKernel); ok {
-					looped = true
-				}
-			}, nil)
 		case *tir.CallKernel:
 			calls = append(calls, x)
 		case *tir.AllocateConst:
 			held[x.Buffer] = constRange(x)
 		}
 	}, nil)
-	if looped {
+	if len(calls) == 0 {
+		return
+	}
+	if callsInLoop(f) {
 		for _, c := range calls {
 			a.poison(c)
 		}
@@ -92,6 +88,22 @@ func (a *rangeProp) host(f *tir.PrimFunc) {
 	for _, c := range calls {
 		a.call(c, held, own)
 	}
+}
+
+// callsInLoop reports whether some tir.call of host function f sits in a
+// loop.
+func callsInLoop(f *tir.PrimFunc) bool {
+	looped := false
+	walkStmt(f.Body, func(s tir.Stmt) {
+		if x, ok := s.(*tir.For); ok && !looped {
+			walkStmt(x.Body, func(s tir.Stmt) {
+				if _, ok := s.(*tir.CallKernel); ok {
+					looped = true
+				}
+			}, nil)
+		}
+	}, nil)
+	return looped
 }
 
 // poison marks c's callee as getting no ranges.
