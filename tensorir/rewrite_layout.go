@@ -107,7 +107,7 @@ func rewriteLayout(m *Module, release bool) LayoutRewriteStats {
 		if _, host := f.Attrs[AttrHost]; host {
 			continue
 		}
-		for a, p := range bufferParams(f) {
+		for a, p := range BufferParams(f) {
 			prm := f.Params[p]
 			if prm.Role != RoleIn || !consts[callArg{f.Name, a}] {
 				continue
@@ -139,7 +139,7 @@ func ConstantParams(m *Module) map[string][]int {
 	consts, _ := hostConstArgs(m)
 	out := map[string][]int{}
 	for _, f := range m.Funcs {
-		for a, p := range bufferParams(f) {
+		for a, p := range BufferParams(f) {
 			if consts[callArg{f.Name, a}] {
 				out[f.Name] = append(out[f.Name], p)
 			}
@@ -148,10 +148,10 @@ func ConstantParams(m *Module) map[string][]int {
 	return out
 }
 
-// bufferParams lists the indices of f's buffer parameters in order: entry
+// BufferParams lists the indices of f's buffer parameters in order: entry
 // a is the parameter that argument a of a tir.call binds (CallKernel.Args
 // skips the scalar parameters).
-func bufferParams(f *PrimFunc) []int {
+func BufferParams(f *PrimFunc) []int {
 	var out []int
 	for i, p := range f.Params {
 		if p.Buffer != nil {

@@ -140,13 +140,17 @@ func castRange(r ValueRange, from, to DType) ValueRange {
 	return fitOrWrap(r, to)
 }
 
+// significandBits are the float kinds' significand widths (with the
+// implicit bit).
+var significandBits = map[ScalarKind]int{F16: 11, BF16: 8, F32: 24, F64: 53}
+
 // roundOutward widens r by the most that rounding to nearest in float
 // dtype t can move a bound: half an ulp, at most |x|·2^−p for p
 // significand bits, or a subnormal's half ulp (below 2^−24 for every
 // float type here); a bound that is exactly representable (a small
 // integer) stays as it is.
 func roundOutward(r ValueRange, t DType) ValueRange {
-	bits := map[ScalarKind]int{F16: 11, BF16: 8, F32: 24, F64: 53}[t.Kind]
+	bits := significandBits[t.Kind]
 	if bits == 0 {
 		return TypeRange(t)
 	}
@@ -210,8 +214,5 @@ func (sr *StoredRanges) Of(b *Buffer) ValueRange {
 	sr.memo[b] = r
 	return r
 }
-
-// Stores reports whether the statement stores into b.
-func (sr *StoredRanges) Stores(b *Buffer) bool { return len(sr.stores[b]) > 0 }
 
 func (sr *StoredRanges) load(ld *BufferLoad) ValueRange { return sr.Of(ld.Buffer) }

@@ -359,9 +359,13 @@ func mergeEpilogues(groups []*group, owner map[*g.Op]*group, pol FusePolicy) []*
 		if gr.kind() != "output" || merged[gr] || len(gr.root.Results) != 1 {
 			continue
 		}
-		into := epilogueGroupOf(gr, owner)
-		if into == nil || pol.excludesAny(gr.hero, into.members) {
-			peelEpilogue(gr, owner, pol)
+		into := usersLoopGroup(gr, owner)
+		if into == nil {
+			continue
+		}
+		part, movesData := rootPart(gr, into, owner)
+		if movesData || pol.excludesAny(gr.hero, into.members) {
+			peelEpilogue(gr, into, part, owner, pol)
 			continue
 		}
 		for m := range into.members {
@@ -380,31 +384,30 @@ func mergeEpilogues(groups []*group, owner map[*g.Op]*group, pol FusePolicy) []*
 	return out
 }
 
-// epilogueGroupOf is the loop group holding every user of output group
-// gr's root, when mergeEpilogues may join them; nil otherwise.
-func epilogueGroupOf(gr *group, owner map[*g.Op]*group) *group {
-	into := usersLoopGroup(gr, owner)
-	if into == nil {
-		return nil
-	}
-	// the loop group's ops that depend on the root: none may move data
-	reached := map[*g.Op]bool{}
+// rootPart is the part of loop group into computed from output group
+// gr's root before any op that moves its data: the members of into
+// reached from the root through ops that are not DataMovement.
+// movesData reports whether such an op depends on the root (into then
+// cannot join gr whole).
+func rootPart(gr *group, into *group, owner map[*g.Op]*group) (part map[*g.Op]role, movesData bool) {
+	part = map[*g.Op]role{}
 	work := []*g.Value{gr.root.Results[0]}
 	for len(work) > 0 {
 		v := work[len(work)-1]
 		work = work[:len(work)-1]
 		for _, u := range v.Uses() {
-			if owner[u] != into || reached[u] {
+			if _, in := part[u]; in || owner[u] != into {
 				continue
 			}
 			if u.HasTrait(g.DataMovement) {
-				return nil
+				movesData = true
+				continue
 			}
-			reached[u] = true
+			part[u] = epilogue
 			work = append(work, u.Results...)
 		}
 	}
-	return into
+	return part, movesData
 }
 
 // usersLoopGroup is the loop group holding every user of output group
@@ -431,10 +434,10 @@ func usersLoopGroup(gr *group, owner map[*g.Op]*group) *group {
 	return into
 }
 
-// peelEpilogue moves into output group gr the part of the loop group
-// holding its root's users that mergeEpilogues cannot take whole: the
-// ops computed from the root before any op that moves its data, with
-// the producers only they use. A requantization that feeds the
+// peelEpilogue moves into output group gr the part of loop group into
+// (holding its root's users) that mergeEpilogues cannot take whole: the
+// ops computed from the root before any op that moves its data
+// (rootPart), with the producers only they use. A requantization that feeds the
 // zero-point pad before the next convolution (fold-qdq's) then runs in
 // the contraction's kernel, which stores the 8-bit value, and the pad
 // kernel copies that instead of reading the i32 accumulator back and
@@ -444,23 +447,7 @@ func usersLoopGroup(gr *group, owner map[*g.Op]*group) *group {
 // leaves it, of the root's shape and no wider element type, so the
 // contraction's kernel stores no more than before; no op left behind
 // feeds the part; and the policy admits every op moved.
-func peelEpilogue(gr *group, owner map[*g.Op]*group, pol FusePolicy) {
-	into := usersLoopGroup(gr, owner)
-	if into == nil {
-		return
-	}
-	part := map[*g.Op]role{}
-	work := []*g.Value{gr.root.Results[0]}
-	for len(work) > 0 {
-		v := work[len(work)-1]
-		work = work[:len(work)-1]
-		for _, u := range v.Uses() {
-			if _, in := part[u]; !in && owner[u] == into && !u.HasTrait(g.DataMovement) {
-				part[u] = epilogue
-				work = append(work, u.Results...)
-			}
-		}
-	}
+func peelEpilogue(gr, into *group, part map[*g.Op]role, owner map[*g.Op]*group, pol FusePolicy) {
 	addOnlyUsedProducers(part, into, owner)
 	cut := partOutput(part, into)
 	if cut == nil || !usedOnlyBy(gr.root, part) || !noWiderThan(cut.Results[0], gr.root.Results[0]) || pol.excludesAny(gr.hero, part) {

@@ -126,36 +126,35 @@ func (a *rangeProp) call(c *tir.CallKernel, held map[*tir.Buffer]tir.ValueRange,
 		at = map[*tir.Buffer]tir.ValueRange{}
 		a.sites[k] = at
 	}
-	params := bufferParams(k)
+	params := tir.BufferParams(k)
 	if len(params) != len(c.Args) {
 		a.poisoned[k] = true
 		return
 	}
 	now := map[*tir.Buffer]tir.ValueRange{} // this call's
-	for i, p := range params {
-		arg := c.Args[i]
+	for i, pi := range params {
+		p, arg := k.Params[pi], c.Args[i]
 		r, ok := held[arg]
 		if !ok || own[arg] {
 			r = tir.TypeRange(arg.DType)
 		}
 		now[p.Buffer] = r
-		if prev, ok := at[p.Buffer]; ok {
-			r = prev.Union(r)
-		}
-		at[p.Buffer] = r
+		unionInto(at, p.Buffer, r)
 	}
 	stored := tir.NewStoredRanges(k.Body, knownInputs(k, now))
-	for i, p := range params {
-		if p.Role == tir.RoleIn {
-			continue
+	for i, pi := range params {
+		if p := k.Params[pi]; p.Role != tir.RoleIn {
+			unionInto(held, c.Args[i], stored.Of(p.Buffer))
 		}
-		arg := c.Args[i]
-		r := stored.Of(p.Buffer)
-		if prev, ok := held[arg]; ok {
-			r = prev.Union(r)
-		}
-		held[arg] = r
 	}
+}
+
+// unionInto widens m[b] by r (sets it to r when absent).
+func unionInto(m map[*tir.Buffer]tir.ValueRange, b *tir.Buffer, r tir.ValueRange) {
+	if prev, ok := m[b]; ok {
+		r = prev.Union(r)
+	}
+	m[b] = r
 }
 
 // knownInputs are the ranges a kernel's body reads its parameters with,
@@ -165,7 +164,10 @@ func (a *rangeProp) call(c *tir.CallKernel, held map[*tir.Buffer]tir.ValueRange,
 // of them is what it stores.
 func knownInputs(k *tir.PrimFunc, r map[*tir.Buffer]tir.ValueRange) map[*tir.Buffer]tir.ValueRange {
 	out := map[*tir.Buffer]tir.ValueRange{}
-	for _, p := range bufferParams(k) {
+	for _, p := range k.Params {
+		if p.Buffer == nil {
+			continue
+		}
 		switch p.Role {
 		case tir.RoleIn:
 			if v, ok := r[p.Buffer]; ok {
@@ -175,18 +177,6 @@ func knownInputs(k *tir.PrimFunc, r map[*tir.Buffer]tir.ValueRange) map[*tir.Buf
 			}
 		case tir.RoleInOut:
 			out[p.Buffer] = tir.TypeRange(p.Buffer.DType)
-		}
-	}
-	return out
-}
-
-// bufferParams are f's buffer parameters in order (the tir.call
-// arguments' order).
-func bufferParams(f *tir.PrimFunc) []*tir.Param {
-	var out []*tir.Param
-	for _, p := range f.Params {
-		if p.Buffer != nil {
-			out = append(out, p)
 		}
 	}
 	return out
