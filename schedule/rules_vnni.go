@@ -290,11 +290,8 @@ func (p *vnniPlan) tile(s *Schedule, target CPURules, mr, nr int64) error {
 		}
 	}
 	tp := &tilePlan{name: p.name, nest: p.nest, col: p.col, w: vnniLanes,
-		levels: tileLevels{outer: fused, r0: reduce[:1]}}
+		levels: tileLevels{outer: fused, r0: reduce[:1]}, pack: p.pack}
 	if err := tp.finishTile(s, target, 0); err != nil {
-		return err
-	}
-	if err := p.pack(s); err != nil {
 		return err
 	}
 	if p.nest[p.col].extent%vnniLanes != 0 {

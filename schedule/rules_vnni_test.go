@@ -133,6 +133,53 @@ func TestVNNIRuleApplies(t *testing.T) {
 	require.NotContains(t, pr, "= 0 to 1 unrolled", pr)
 }
 
+// TestWriteBackAlongAccumulator: with 256-bit vectors the int8 rule
+// tiles a convolution's output by 2 columns of 32 channels; its
+// write-back is vectorized along the channels (the accumulator's
+// contiguous dimension: its vectorized loop steps the block variable of
+// the output's channel), not along the 2 columns, and computes what the
+// kernel computes. An f32 convolution of 14 columns keeps its write-back
+// along the columns (contiguous stores).
+func TestWriteBackAlongAccumulator(t *testing.T) {
+	avx2Int8 := avx512VNNI
+	avx2Int8.VectorBits = 256
+	// vectorizedDim is the output dimension whose block variable the
+	// vectorized loop around block name steps.
+	vectorizedDim := func(f *tir.PrimFunc, name string) int {
+		dim := -1
+		tir.VisitStmt(f.Body, func(st tir.Stmt) bool {
+			l, ok := st.(*tir.For)
+			if !ok || l.Kind != tir.Vectorized {
+				return true
+			}
+			r, ok := l.Body.(*tir.BlockRealize)
+			if !ok || r.Block.Name != name {
+				return true
+			}
+			for i, v := range r.Values {
+				if c, lin := tir.LinearCoeff(v, l.Var); lin && c == 1 {
+					dim = i
+				}
+			}
+			return false
+		})
+		return dim
+	}
+	f := parseFunc(t, int8ConvOf(64, 32, 14))
+	s, err := ApplyDefaultRules(f, avx2Int8)
+	require.NoError(t, err)
+	g := s.Func()
+	require.Equal(t, 0, vectorizedDim(g, "O_local"), printed(g))
+	require.Equal(t, interpret(t, f, 5), interpret(t, g, 5), printed(g))
+	checkReplay(t, s)
+
+	avx2 := avx512
+	avx2.VectorBits = 256
+	s, err = ApplyDefaultRules(parseFunc(t, convOf(64, 32, 14)), avx2)
+	require.NoError(t, err)
+	require.Equal(t, 2, vectorizedDim(s.Func(), "O_local"), printed(s.Func()))
+}
+
 // TestVNNIRuleNotApplied: without VNNI, with a reduction not divisible
 // by 4, fewer than 16 columns, f32 operands or a convolution window
 // (U's innermost index is not a reduction variable), the other rules
