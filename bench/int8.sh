@@ -7,7 +7,10 @@
 # all cores) with `tessera bench`:
 #   - GEMM 1024³ by a constant weight: f32 against the integer path (ui8
 #     input × i8 weight, i32 accumulation, requantization to ui8; vpdpbusd
-#     where the processor has AVX-512 VNNI), in GOP/s;
+#     where the processor has AVX-512 VNNI), in GOP/s; and against the
+#     same integer GEMM whose input a clip to [0, 127] (its own kernel)
+#     proves 7-bit, as a --reduce-range model's activations are (AVX2
+#     then multiplies with one vpmaddubsw per step);
 #   - LeNet-5 and the MLP (examples/, batch 360) quantized with
 #     `tessera quantize` on the digits: the QDQ model (float contractions)
 #     against `--integer` (integer kernels);
@@ -68,6 +71,10 @@ open(sys.argv[1] + "/gemm_int8.mlir", "w").write(f"""func.func @main(%a: tensor<
   func.return %0 : tensor<{n}x{n}xui8>
 }}
 """)
+src = open(sys.argv[1] + "/gemm_int8.mlir").read()
+src = src.replace("%a: tensor", "%a0: tensor", 1).replace("  %b = graph.constant", f"""  %a = graph.clip %a0 {{min = 0.0, max = 127.0}} : (tensor<{n}x{n}xui8>) -> tensor<{n}x{n}xui8>
+  %b = graph.constant""", 1)
+open(sys.argv[1] + "/gemm_int7.mlir", "w").write(src)
 PY
 for m in lenet5 mlp; do
 	calib=examples/digits_calib_x.npy
@@ -110,6 +117,7 @@ pair() {
 }
 
 pair "GEMM 1024^3" "$work/gemm_f32.mlir" "$work/gemm_int8.mlir"
+pair "GEMM 1024^3, 7-bit input" "$work/gemm_f32.mlir" "$work/gemm_int7.mlir"
 pair "LeNet-5 (batch 360)" "$work/lenet5_qdq.mlir" "$work/lenet5_int.mlir"
 pair "MLP (batch 360)" "$work/mlp_qdq.mlir" "$work/mlp_int.mlir"
 

@@ -13,7 +13,8 @@ import (
 // register width. The nest (TVM's x86 dense_vnni schedule, MetaSchedule's
 // VNNI tensorization of a 16×4 dot):
 //
-//	for t (the other spatial loops, the row and column tiles, fused; parallel unless the cost rule says serial)
+//	for t (the other spatial loops, the row and column tiles, fused; parallel unless the cost rule says serial;
+//	       an S larger than an L2's share: row blocks, column tiles, the block's row tiles — rowBlockTiles)
 //	  acc[MR][NR·16] = 0                  (cache_write "local": registers)
 //	  for r (the other reduction loops), k0 (K/4)
 //	    for i (MR rows, unrolled)
@@ -72,6 +73,9 @@ type vnniPlan struct {
 	packC, packU  int
 	// accumulators bounds MR·NR (vnniAccumulators).
 	accumulators int64
+	// blockS and blockU are the row blocks' byte budgets (vnniBlockS,
+	// vnniBlockU: rowBlockTiles).
+	blockS, blockU int64
 }
 
 // planVNNI matches block name for the int8 rule (errNotTileable when it
@@ -90,7 +94,7 @@ func planVNNI(s *Schedule, name string, target CPURules) (*vnniPlan, error) {
 		return nil, errNotTileable
 	}
 	p := &vnniPlan{name: name, nest: nest, col: -1, row: -1, red: -1, packC: -1, packU: -1,
-		accumulators: vnniAccumulators(target)}
+		accumulators: vnniAccumulators(target), blockS: vnniBlockS, blockU: vnniBlockU}
 	u, sg := d.U.Buffer, d.S.Buffer
 	lastC, lastU := len(st.Indices)-1, len(d.U.Indices)-1
 	for i, nl := range nest {
@@ -139,6 +143,43 @@ func (p *vnniPlan) weightsStationary() bool {
 		}
 	}
 	return p.nest[p.col].extent > positions
+}
+
+// The row blocks of a large contraction: when S (reduction × columns
+// bytes) exceeds vnniBlockS, more than an L2's share, and the row tiles
+// go outermost, the rows are blocked so that each column tile's panel of
+// S serves a block of rows before the next: for each block of about
+// vnniBlockU bytes of U (at most vnniBlockRows rows), every column tile,
+// every row tile of the block (the f32 rule's S2 row block, without its
+// reduction blocking: the accumulators hold the whole reduction). A
+// 1024³ GEMM otherwise reads its 1 MB weight once per 2-row tile, from L3.
+const (
+	vnniBlockS    = 256 << 10
+	vnniBlockU    = 128 << 10
+	vnniBlockRows = 64
+)
+
+// rowBlockTiles is the register tiles of mr rows in a row block, a
+// divisor of the row tiles (1: no blocking).
+func (p *vnniPlan) rowBlockTiles(mr int64) int64 {
+	if p.row < 0 || p.weightsStationary() {
+		return 1
+	}
+	k := int64(1)
+	for _, nl := range p.nest {
+		if nl.iv.Kind == tir.Reduce {
+			k *= nl.extent
+		}
+	}
+	if k*p.nest[p.col].extent <= p.blockS {
+		return 1
+	}
+	rows := min(vnniBlockRows, max(mr, p.blockU/k))
+	tiles := ceilDiv(p.rows(), mr)
+	if f := largestDivisorAtMost(tiles, rows/mr); f < tiles {
+		return f
+	}
+	return 1
 }
 
 // rows is the row extent (1 without a row loop); vectors the column
@@ -255,13 +296,21 @@ func (p *vnniPlan) tile(s *Schedule, target CPURules, mr, nr int64) error {
 			outer = append(outer, nl.rv)
 		}
 	}
+	var rowTiles []LoopRV // row tiles inside a row block, after the column tiles
+	if f := p.rowBlockTiles(mr); rows != nil && f > 1 {
+		rb, err := s.Split(rows[0], []int64{-1, f})
+		if err != nil {
+			return err
+		}
+		rows[0], rowTiles = rb[0], rb[1:]
+	}
 	if rows != nil {
 		outer = append(outer, rows[0])
 	}
 	if p.weightsStationary() {
 		outer = append([]LoopRV{cols[0]}, outer...)
 	} else {
-		outer = append(outer, cols[0])
+		outer = append(append(outer, cols[0]), rowTiles...)
 	}
 	reduce = append(reduce, red[0])
 	inner := append(append([]LoopRV{}, cols[1:]...), red[1])

@@ -133,6 +133,43 @@ func TestVNNIRuleApplies(t *testing.T) {
 	require.NotContains(t, pr, "= 0 to 1 unrolled", pr)
 }
 
+// TestVNNIRowBlocks: a contraction whose weight exceeds vnniBlockS gets
+// row blocks — the fused parallel loop walks row blocks, then column
+// tiles, then the row tiles of a block — and computes what the kernel
+// computes; a small weight, or a weight-stationary nest, gets none.
+func TestVNNIRowBlocks(t *testing.T) {
+	avx2Int8 := avx512VNNI
+	avx2Int8.VectorBits = 256
+	plan := func(m, n, k int, target CPURules) *vnniPlan {
+		p, err := planVNNI(New(parseFunc(t, int8GemmOf(m, n, k))), "C", target)
+		require.NoError(t, err)
+		return p
+	}
+	// GEMM 1024³: 64-row blocks of 2×2 (AVX2) or 4×4 (AVX-512) tiles.
+	require.Equal(t, [2]int64{2, 2}, plan(1024, 1024, 1024, avx2Int8).heuristicShape())
+	require.Equal(t, int64(32), plan(1024, 1024, 1024, avx2Int8).rowBlockTiles(2))
+	require.Equal(t, int64(16), plan(1024, 1024, 1024, avx512VNNI).rowBlockTiles(4))
+	require.Equal(t, int64(1), plan(1024, 128, 1024, avx2Int8).rowBlockTiles(2), "a 128 KB weight stays in L2")
+	require.Equal(t, int64(1), plan(49, 512, 4608, avx2Int8).rowBlockTiles(7), "weight-stationary")
+	// With budgets of 1 KB of S and 512 bytes of U, an 80×64×64 GEMM: 8
+	// rows of U per block, 4 of the 40 2-row tiles, and 2 column tiles
+	// of 32 between.
+	f := parseFunc(t, int8GemmOf(80, 64, 64))
+	s := New(f)
+	p, err := planVNNI(s, "C", avx2Int8)
+	require.NoError(t, err)
+	p.blockS, p.blockU = 1<<10, 512
+	require.Equal(t, int64(4), p.rowBlockTiles(2))
+	require.NoError(t, p.tile(s, avx2Int8, 2, 2))
+	g := s.Func()
+	require.NoError(t, tir.VerifyFunc(g), printed(g))
+	pr := printed(g)
+	require.Contains(t, pr, "%i_0_0_j_0_i_0_1_fused = 0 to 80 parallel", pr)
+	require.Contains(t, pr, "spatial(0:80, floordiv(%i_0_0_j_0_i_0_1_fused, 8) * 8 + floormod(%i_0_0_j_0_i_0_1_fused, 4) * 2 + %i_1)", pr)
+	require.Equal(t, interpret(t, f, 5), interpret(t, g, 5), pr)
+	checkReplay(t, s)
+}
+
 // TestWriteBackAlongAccumulator: with 256-bit vectors the int8 rule
 // tiles a convolution's output by 2 columns of 32 channels; its
 // write-back is vectorized along the channels (the accumulator's
