@@ -669,12 +669,15 @@ func vectorizeWriteBack(s *Schedule, wb BlockRV, w int64, target CPURules) {
 		return
 	}
 	last := wl[len(wl)-1]
-	if e := loopExtent(s, last); 4*e <= w {
-		if c, ok := contiguousLoop(s, wb, wl); ok && loopExtent(s, c) > e && reorderInnermost(s, wl, c) {
-			last = c
+	e := loopExtent(s, last)
+	if e > 0 && 4*e <= w {
+		if c, ok := contiguousLoop(s, wb, wl); ok {
+			if ce := loopExtent(s, c); ce > e && reorderInnermost(s, wl, c) {
+				last, e = c, ce
+			}
 		}
 	}
-	if e := loopExtent(s, last); e > w {
+	if e > w {
 		if ps, err := s.Split(last, []int64{-1, w}); err == nil {
 			tryVectorize(s, ps[1], target)
 		}
@@ -695,7 +698,8 @@ func reorderInnermost(s *Schedule, wl []LoopRV, c LoopRV) bool {
 	return false
 }
 
-// loopExtent is loop l's constant extent (0 when it is not constant).
+// loopExtent is loop l's constant extent (0 when it is not constant: a
+// symbolic write-back loop keeps its place).
 func loopExtent(s *Schedule, l LoopRV) int64 {
 	if f, err := s.FindLoop(l); err == nil {
 		if e, ok := constInt(f.Extent); ok {

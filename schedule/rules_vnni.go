@@ -296,8 +296,10 @@ func (p *vnniPlan) tile(s *Schedule, target CPURules, mr, nr int64) error {
 			outer = append(outer, nl.rv)
 		}
 	}
-	var rowTiles []LoopRV // row tiles inside a row block, after the column tiles
-	if f := p.rowBlockTiles(mr); rows != nil && f > 1 {
+	// The row tiles inside a row block go after the column tiles
+	// (rowBlockTiles is 1 without a row loop).
+	var rowTiles []LoopRV
+	if f := p.rowBlockTiles(mr); f > 1 {
 		rb, err := s.Split(rows[0], []int64{-1, f})
 		if err != nil {
 			return err
