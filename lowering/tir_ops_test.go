@@ -170,6 +170,14 @@ func otherCases() []opCase {
   %0 = hlo.convolution %x, %w {feature_group_count = 2, window_strides = [3, 3], padding = [[-1, 0], [0, -1]]} : (tensor<1x4x9x9xf32>, tensor<6x2x2x2xf32>) -> tensor<1x6x3x3xf32>
   func.return %0 : tensor<1x6x3x3xf32>
 }`)
+	add("conv_nhwc_depthwise_stride", `func.func @main(%x: tensor<2x9x8x4xf32>, %w: tensor<3x3x1x4xf32>) -> tensor<2x5x4x4xf32> {
+  %0 = hlo.convolution %x, %w {feature_group_count = 4, window_strides = [2, 2], padding = [[1, 1], [1, 0]], input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2], kernel_output_feature_dimension = 3, kernel_input_feature_dimension = 2, kernel_spatial_dimensions = [0, 1], output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2]} : (tensor<2x9x8x4xf32>, tensor<3x3x1x4xf32>) -> tensor<2x5x4x4xf32>
+  func.return %0 : tensor<2x5x4x4xf32>
+}`)
+	add("conv_scrambled_layouts", `func.func @main(%x: tensor<7x3x2x6xf32>, %w: tensor<4x3x3x2xf32>) -> tensor<5x4x2x5xf32> {
+  %0 = hlo.convolution %x, %w {input_batch_dimension = 2, input_feature_dimension = 1, input_spatial_dimensions = [0, 3], output_batch_dimension = 2, output_feature_dimension = 1, output_spatial_dimensions = [3, 0]} : (tensor<7x3x2x6xf32>, tensor<4x3x3x2xf32>) -> tensor<5x4x2x5xf32>
+  func.return %0 : tensor<5x4x2x5xf32>
+}`)
 	// reduce over each dim with add/max/min/mul and multi-op bodies.
 	for _, d := range []string{"[0]", "[1]", "[2]", "[0, 2]", "[0, 1, 2]"} {
 		for _, b := range []struct{ name, op, init string }{{"add", "add", "0.0"}, {"max", "maximum", "0xFF800000"}, {"min", "minimum", "0x7F800000"}, {"mul", "multiply", "1.0"}} {

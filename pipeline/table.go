@@ -38,10 +38,11 @@ type Config struct {
 
 // graphSteps are the graph- and hlo-level steps: graph clean-ups,
 // batch-norm folding, legalization to hlo, constant convolution kernels
-// to HWIO (conv-kernel-layout), the padding of convolutions on small
-// images in kernels of their own (explicit-conv-padding) and fusion.
+// to HWIO (conv-kernel-layout), channels-last convolution activations
+// (conv-layout), the padding of convolutions on small images in kernels
+// of their own (explicit-conv-padding) and fusion.
 var graphSteps = []string{"canonicalize", "fold-batch-norm", "constant-fold", "cse", "dce",
-	"legalize-to-hlo", "canonicalize", "cse", "conv-kernel-layout", "explicit-conv-padding", "fuse"}
+	"legalize-to-hlo", "canonicalize", "cse", "conv-kernel-layout", "conv-layout", "explicit-conv-padding", "fuse"}
 
 // Table is the whole compilation for cfg, in order: fold-qdq (with
 // FoldQDQ), the graph steps (less those the target skips,
@@ -121,6 +122,9 @@ var order = [][2]string{
 	{"conv-kernel-layout", "fuse"},
 	{"legalize-to-hlo", "explicit-conv-padding"},
 	{"explicit-conv-padding", "fuse"},
+	{"legalize-to-hlo", "conv-layout"},
+	{"conv-layout", "explicit-conv-padding"},
+	{"conv-layout", "fuse"},
 	{"fuse", LowerToTIRName},
 	{LowerToTIRName, "inline-elementwise"},
 	{"inline-elementwise", "apply-trace"},

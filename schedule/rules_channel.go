@@ -73,7 +73,8 @@ func planChannelTiling(s *Schedule, name string, target CPURules) (*tilePlan, er
 	if col < 0 || copiedElems(blk, store, nest[col].iv.Var) > 0 {
 		return nil, errNotTileable
 	}
-	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w, accRegs: target.accumulatorRegs(), channel: true}, nil
+	return &tilePlan{name: name, nest: nest, col: col, row: row, w: w, accRegs: target.accumulatorRegs(), channel: true,
+		panelVars: panelVars(store, nest[col].iv.Var)}, nil
 }
 
 // copiedElems counts the elements of the reads that index v elsewhere

@@ -62,6 +62,33 @@ func convOf(ci, co, hw int) string {
 // convHWIOOf is a 3×3 convolution of stride st with HWIO weights (what
 // conv-kernel-layout makes of constant kernels): ci → co channels, an
 // h×w output.
+// convNHWCOf is a channels-last 3×3 convolution (conv-layout's): input
+// [h', w', ci] (padded), HWIO weights, output [h, w, co], its reductions
+// in the order [kh, ci, kw] (hlo's reduceOrder).
+func convNHWCOf(ci, co, h, w int) string {
+	return fmt.Sprintf(`tir.func @convnhwc_%[1]d_%[2]d_%[3]d_%[4]d(%%I: buffer<%[5]dx%[6]dx%[1]dxf32>, %%W: buffer<3x3x%[1]dx%[2]dxf32>, out %%O: buffer<%[3]dx%[4]dx%[2]dxf32>) attributes {tessera.kernel} {
+  tir.for %%h = 0 to %[3]d {
+    tir.for %%w = 0 to %[4]d {
+      tir.for %%co = 0 to %[2]d {
+        tir.for %%kh = 0 to 3 {
+          tir.for %%ci = 0 to %[1]d {
+            tir.for %%kw = 0 to 3 {
+              tir.block "conv"(%%vh = spatial(0:%[3]d, %%h), %%vw = spatial(0:%[4]d, %%w), %%vco = spatial(0:%[2]d, %%co), %%vkh = reduce(0:3, %%kh), %%vci = reduce(0:%[1]d, %%ci), %%vkw = reduce(0:3, %%kw)) reads(%%I[%%vh + %%vkh, %%vw + %%vkw, %%vci], %%W[%%vkh, %%vkw, %%vci, %%vco]) writes(%%O[%%vh, %%vw, %%vco]) {
+                tir.init {
+                  %%O[%%vh, %%vw, %%vco] = 0.0
+                }
+                %%O[%%vh, %%vw, %%vco] = %%O[%%vh, %%vw, %%vco] + %%I[%%vh + %%vkh, %%vw + %%vkw, %%vci] * %%W[%%vkh, %%vkw, %%vci, %%vco]
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+`, ci, co, h, w, h+2, w+2)
+}
+
 func convHWIOOf(ci, co, h, w, st int) string {
 	return fmt.Sprintf(`tir.func @convhwio_%[1]d_%[2]d_%[3]d_%[4]d_%[5]d(%%I: buffer<%[1]dx%[6]dx%[7]dxf32>, %%W: buffer<3x3x%[1]dx%[2]dxf32>, out %%O: buffer<%[2]dx%[3]dx%[4]dxf32>) attributes {tessera.kernel} {
   tir.for %%co = 0 to %[2]d {
@@ -411,6 +438,11 @@ func TestDefaultRulesTiling(t *testing.T) {
 		{depthwiseOf(3, 16, 56), []string{"%w_2 = 0 to 7 {", "%w_3 = 0 to 8 vectorized", "%h_3 = 0 to 8 unrolled"}},
 		{convHWIOOf(4, 512, 7, 7, 1), []string{"%h_2 = 0 to 7 {", "%co_3 = 0 to 8 vectorized", "%w_3 = 0 to 7 unrolled", "%h_0_w_0_co_0_fused = 0 to 16 parallel"}},
 		{convHWIOOf(4, 512, 14, 14, 1), []string{"%h_2 = 0 to 1 {", "%w_3 = 0 to 7 unrolled"}},
+		// Channels-last: the row tiling vectorizes the output channels,
+		// the store's innermost dimension, and the 7×7 image is one S2
+		// block too (its image rows read the same weight panel).
+		{convNHWCOf(4, 512, 7, 7), []string{"%h_2 = 0 to 7 {", "%co_3 = 0 to 8 vectorized", "%w_3 = 0 to 7 unrolled", "%h_0_w_0_co_0_fused = 0 to 16 parallel"}},
+		{convNHWCOf(4, 512, 14, 14), []string{"%h_2 = 0 to 1 {", "%co_3 = 0 to 8 vectorized", "%w_3 = 0 to 7 unrolled"}},
 	} {
 		s, err = ApplyDefaultRules(parseFunc(t, c.src), avx2)
 		require.NoError(t, err)

@@ -161,12 +161,3 @@ func hwioPermutation(rank int) []int64 {
 	}
 	return append(perm, 1, 0)
 }
-
-// permutedType is t with its dimensions in the order perm.
-func permutedType(t *g.TensorType, perm []int64) *g.TensorType {
-	shape := make([]int64, len(perm))
-	for i, p := range perm {
-		shape[i] = t.Shape[p]
-	}
-	return g.NewTensor(t.Elem, shape...)
-}

@@ -99,7 +99,48 @@ func TestConvolutionAgainstNaive(t *testing.T) {
 			got := evalOne(t, ConvolutionOp, []*g.Tensor{x, wp}, nil, c.Attrs())
 			assert.Equal(t, want, got.Data, "case %d, kernel permuted %v", i, perm)
 		}
+		// The same input and result in other layouts (NHWC, and scrambled
+		// ones) through the input and output dimension numbers.
+		wantT := tensorOf(f32(shape...), want...)
+		for _, lp := range []struct{ in, out []int64 }{{[]int64{0, 2, 3, 1}, []int64{0, 2, 3, 1}}, {[]int64{3, 1, 0, 2}, []int64{2, 0, 3, 1}}} {
+			xp := evalOne(t, TransposeOp, []*g.Tensor{x}, nil, attrs("permutation", ints(lp.in...)))
+			c := tc.c
+			c.Input, c.Output = layoutOf(lp.in), layoutOf(lp.out)
+			got := evalOne(t, ConvolutionOp, []*g.Tensor{xp, w}, nil, c.Attrs())
+			wantP := evalOne(t, TransposeOp, []*g.Tensor{wantT}, nil, attrs("permutation", ints(lp.out...)))
+			require.Equal(t, wantP.Type.Shape, got.Type.Shape, "case %d, layouts %v", i, lp)
+			assert.Equal(t, wantP.Data, got.Data, "case %d, layouts %v", i, lp)
+		}
 	}
+}
+
+// layoutOf is the dimension numbers of the NCHW tensor transposed by
+// perm (the transposed tensor's dimension i is the NCHW dimension
+// perm[i]).
+func layoutOf(perm []int64) *ActivationDims {
+	pos := make([]int64, len(perm))
+	for i, d := range perm {
+		pos[d] = int64(i)
+	}
+	return &ActivationDims{Batch: pos[0], Feature: pos[1], Spatial: pos[2:]}
+}
+
+func TestActivationDimsHelpers(t *testing.T) {
+	assert.Equal(t, []int64{0, 1, 2, 3}, NCHW(4).Perm())
+	assert.Equal(t, []int64{0, 3, 1, 2}, NHWC(4).Perm())
+	assert.Equal(t, []int64{0, 2, 1}, NHWC(3).Perm())
+	assert.True(t, NCHW(5).IsNCHW())
+	assert.False(t, NHWC(4).IsNCHW())
+	// SetActivationDims writes a non-default layout and drops a default one.
+	b := newFB(t, f32(1, 2, 5, 5), f32(3, 2, 1, 1))
+	op := b.build(ConvolutionOp, b.f.Args(), nil)
+	SetActivationDims(op, NHWC(4), NHWC(4))
+	assert.Equal(t, g.IntAttr(3), op.Attr("input_feature_dimension"))
+	assert.Equal(t, ints(1, 2), op.Attr("output_spatial_dimensions"))
+	SetActivationDims(op, NCHW(4), NHWC(4))
+	assert.Nil(t, op.Attr("input_feature_dimension"))
+	assert.Nil(t, op.Attr("input_spatial_dimensions"))
+	assert.NotNil(t, op.Attr("output_feature_dimension"))
 }
 
 func TestConvolution1DByHand(t *testing.T) {
@@ -143,6 +184,11 @@ func TestConvolutionVerifyErrors(t *testing.T) {
 		{x, w, good().Set("kernel_input_feature_dimension", g.IntAttr(0)), "must be a permutation of the rhs dimensions 0..3"},
 		{x, w, good().Set("kernel_spatial_dimensions", ints(2, 4)), "must be a permutation of the rhs dimensions 0..3"},
 		{x, f32(3, 3, 2, 6), good().Set("kernel_output_feature_dimension", g.IntAttr(3)).Set("kernel_input_feature_dimension", g.IntAttr(2)).Set("kernel_spatial_dimensions", ints(0, 0)), "must be a permutation"},
+		{x, w, good().Set("input_spatial_dimensions", ints(2)), "'input_spatial_dimensions' must have 2 elements"},
+		{x, w, good().Set("input_feature_dimension", g.IntAttr(0)), "input dimension numbers (batch 0, feature 0, spatial [2 3]) must be a permutation of the dimensions 0..3"},
+		{x, w, good().Set("output_spatial_dimensions", ints(1, 4)), "output dimension numbers"},
+		{x, w, good().Set("output_batch_dimension", g.IntAttr(-1)), "output dimension numbers"},
+		{f32(1, 8, 8, 5), w, good().Set("input_feature_dimension", g.IntAttr(3)).Set("input_spatial_dimensions", ints(1, 2)), "input feature dimension 5 is not divisible by feature_group_count 2"},
 	}
 	for i, c := range cases {
 		b := newFB(t, c.x, c.w)

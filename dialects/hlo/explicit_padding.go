@@ -46,13 +46,7 @@ func init() {
 // ExplicitConvPaddingFunc applies explicit-conv-padding to f. Errors: a
 // convolution that does not verify.
 func ExplicitConvPaddingFunc(f *g.Func) error {
-	var convs []*g.Op
-	f.Walk(func(op *g.Op) {
-		if op.Name == ConvolutionOp {
-			convs = append(convs, op)
-		}
-	})
-	for _, op := range convs {
+	for _, op := range convolutions(f) {
 		c, err := convConfig(op)
 		if err != nil {
 			return err
@@ -75,7 +69,7 @@ func padsExplicitly(c *convCfg) bool {
 	}
 	padded := false
 	for i := range c.lo {
-		if c.lo[i] < 0 || c.hi[i] < 0 || c.lhsDil[i] != 1 || c.lhs.Shape[2+i] < 0 {
+		if c.lo[i] < 0 || c.hi[i] < 0 || c.lhsDil[i] != 1 || c.inSpatial[i] < 0 {
 			return false
 		}
 		padded = padded || c.lo[i] > 0 || c.hi[i] > 0
@@ -89,8 +83,9 @@ func padsExplicitly(c *convCfg) bool {
 func padInput(op *g.Op, c *convCfg) error {
 	rank := c.lhs.Rank()
 	lo, hi := make([]int64, rank), make([]int64, rank)
-	copy(lo[2:], c.lo)
-	copy(hi[2:], c.hi)
+	for i, d := range c.input.Spatial {
+		lo[d], hi[d] = c.lo[i], c.hi[i]
+	}
 	zero := Splat(c.lhs.Elem, nil, 0, op.Loc)
 	pad, err := Pad(op.Operand(0), zero.Results[0], lo, hi, nil, op.Loc)
 	if err != nil {

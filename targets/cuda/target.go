@@ -75,10 +75,13 @@ func (t *Target) Rules() schedule.Rules { return schedule.GPURules{} }
 // convolution's input in shared memory, where the bound test is paid
 // once per element staged, and the GPU code was measured without the pad
 // kernels (not measured with them: no GPU on the build machines).
-// (The names are hlo.ConvKernelLayoutPassName and
-// hlo.ExplicitConvPaddingPassName; targets do not import the dialects.)
+// And conv-layout: the GPU rules bind NCHW convolutions' output pixels
+// to threads (channels-last GPU schedules are not written).
+// (The names are hlo.ConvKernelLayoutPassName,
+// hlo.ExplicitConvPaddingPassName and hlo.ConvLayoutPassName; targets do
+// not import the dialects.)
 func (t *Target) SkipsStep(name string) bool {
-	return name == "conv-kernel-layout" || name == "explicit-conv-padding"
+	return name == "conv-kernel-layout" || name == "explicit-conv-padding" || name == "conv-layout"
 }
 
 // PostSchedule is compact-buffer-allocation (a shared tile is allocated

@@ -86,8 +86,12 @@ func (t *Target) StepOptions(name string) map[string]string {
 // SkipsStep leaves out explicit-conv-padding (the name is
 // hlo.ExplicitConvPaddingPassName): the NPU's LOADs pad on the fly
 // (ISA.md), while a padded copy of a convolution's input would be a host
-// kernel and more DRAM traffic.
-func (t *Target) SkipsStep(name string) bool { return name == "explicit-conv-padding" }
+// kernel and more DRAM traffic. It also leaves out conv-layout
+// (hlo.ConvLayoutPassName): the NPU's convolution tensorization reads
+// NCHW activations.
+func (t *Target) SkipsStep(name string) bool {
+	return name == "explicit-conv-padding" || name == "conv-layout"
+}
 
 // PostSchedule is empty: Codegen runs the host's post-schedule passes on
 // the host kernels only.

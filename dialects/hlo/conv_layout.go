@@ -1,0 +1,460 @@
+package hlo
+
+import (
+	"slices"
+
+	g "github.com/tessera-ml/tessera/graphir"
+)
+
+// The conv-layout pass (a layout assignment for convolution activations,
+// as TVM's ConvertLayout and XLA's layout assignment do for CPU
+// convolutions) makes floating-point convolutions read and write their
+// activations channels-last (NHWC): each hlo.convolution in the default
+// NCHW layout gets the input and output dimension numbers of NHWC, a
+// transpose of its input to NHWC before it and a transpose of its result
+// back to NCHW after it. Transposes are then sunk towards their users —
+// through elementwise ops (bias additions, activations, residual
+// additions: every operand a transpose by the same permutation, a
+// broadcast_in_dim, a splat constant or a scalar), reductions
+// (global pooling), windowed reductions (pooling), pads, slices and
+// concatenations, and into broadcasts — and a transpose
+// of a transpose composes into one (none when the two cancel). Between
+// consecutive convolutions the activations then stay NHWC with no
+// transpose at all; only the model's input is transposed (inside the
+// first convolution's kernel, which reads it through the transpose) and
+// a value that leaves the convolutions' chain other than by a reduction
+// or an elementwise op (a reshape, a function result) is transposed back
+// once. Results are unchanged: every rewrite moves data, not arithmetic.
+//
+// Why: in NCHW a convolution's innermost output dimension is the image
+// width, which is short on late layers (7, 14) and strided for strided
+// convolutions, so the CPU register tile vectorizes the output channels
+// instead and transposes its accumulators on the way out (the channel
+// tiling of schedule/rules_channel.go), and a depthwise convolution's
+// vectors span a 7- or 14-wide row; channels-last puts the output
+// channels innermost, so the same tiles store whole contiguous vectors.
+// Integer convolutions (fold-qdq) keep NCHW for now: their requantizing
+// epilogues are not sunk through yet.
+
+// ConvLayoutPassName is the pass's name in pipelines.
+const ConvLayoutPassName = "conv-layout"
+
+func init() {
+	g.RegisterFuncPass(ConvLayoutPassName, "run floating-point convolutions on channels-last (NHWC) activations and sink the layout transposes through elementwise ops and reductions until they cancel", ConvLayoutFunc)
+}
+
+// ConvLayoutFunc applies conv-layout to f. Errors: a convolution that
+// does not verify, or sinking that did not converge.
+func ConvLayoutFunc(f *g.Func) error {
+	for _, op := range convolutions(f) {
+		c, err := convConfig(op)
+		if err != nil {
+			return err
+		}
+		if !c.result.Elem.IsFloat() || !c.input.IsNCHW() || !c.output.IsNCHW() {
+			continue
+		}
+		if err := toChannelsLast(op, c.lhs.Rank()); err != nil {
+			return err
+		}
+	}
+	_, err := g.ApplyPatternsGreedily(f, transposeSinkPatterns)
+	return err
+}
+
+// toNHWC is the permutation that transposes a rank-r NCHW tensor to NHWC,
+// toNCHW its inverse.
+func toNHWC(r int) []int64 {
+	p := []int64{0}
+	for d := 2; d < r; d++ {
+		p = append(p, int64(d))
+	}
+	return append(p, 1)
+}
+
+func toNCHW(r int) []int64 { return inversePerm(toNHWC(r)) }
+
+// inversePerm is q with q[p[i]] = i.
+func inversePerm(p []int64) []int64 {
+	q := make([]int64, len(p))
+	for i, d := range p {
+		q[d] = int64(i)
+	}
+	return q
+}
+
+func isIdentityPerm(p []int64) bool {
+	for i, d := range p {
+		if d != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// toChannelsLast replaces the NCHW convolution op by transpose(conv'(
+// transpose(x))), conv' reading and writing NHWC.
+func toChannelsLast(op *g.Op, rank int) error {
+	in, err := Transpose(op.Operand(0), toNHWC(rank), op.Loc)
+	if err != nil {
+		return err
+	}
+	conv := op.Clone(map[*g.Value]*g.Value{op.Operand(0): in.Results[0]})
+	SetActivationDims(conv, NHWC(rank), NHWC(rank))
+	tys, err := conv.Def.InferTypes(conv)
+	if err != nil {
+		return err
+	}
+	conv.Results[0].Type = tys[0]
+	out, err := Transpose(conv.Results[0], toNCHW(rank), op.Loc)
+	if err != nil {
+		return err
+	}
+	for _, o := range []*g.Op{in, conv, out} {
+		op.Block.InsertBefore(op, o)
+	}
+	op.Results[0].ReplaceAllUsesWith(out.Results[0])
+	op.Erase()
+	return nil
+}
+
+// transposeSinkPatterns move transposes towards their users and compose
+// them.
+var transposeSinkPatterns = []*g.Pattern{
+	{Name: "compose-transposes", Root: TransposeOp, Rewrite: composeTransposes},
+	{Name: "sink-transpose-elementwise", Rewrite: sinkThroughElementwise},
+	{Name: "sink-transpose-reduce", Root: ReduceOp, Rewrite: sinkThroughReduce},
+	{Name: "sink-transpose-reduce-window", Root: ReduceWindowOp, Rewrite: sinkThroughPerDim},
+	{Name: "sink-transpose-pad", Root: PadOp, Rewrite: sinkThroughPerDim},
+	{Name: "sink-transpose-slice", Root: SliceOp, Rewrite: sinkThroughPerDim},
+	{Name: "sink-transpose-concatenate", Root: ConcatenateOp, Rewrite: sinkThroughConcatenate},
+	{Name: "fold-transpose-broadcast", Root: BroadcastInDimOp, Rewrite: foldIntoBroadcast},
+}
+
+// perDimAttrs are the attributes with one entry per dimension of the
+// first operand of the ops sinkThroughPerDim moves transposes through.
+var perDimAttrs = map[string][]string{
+	ReduceWindowOp: {"window_dimensions", "window_strides", "base_dilations", "window_dilations", "padding"},
+	PadOp:          {"edge_padding_low", "edge_padding_high", "interior_padding"},
+	SliceOp:        {"start_indices", "limit_indices", "strides"},
+}
+
+// transposeOf returns x's defining transpose's operand and permutation
+// (ok false when x is not a transpose's result).
+func transposeOf(x *g.Value) (*g.Value, []int64, bool) {
+	if x.Def == nil || x.Def.Name != TransposeOp {
+		return nil, nil, false
+	}
+	p, err := x.Def.Ints("permutation")
+	if err != nil {
+		return nil, nil, false
+	}
+	return x.Def.Operand(0), p, true
+}
+
+// composeTransposes rewrites transpose(transpose(y, q), p) into
+// transpose(y, q∘p), and an identity transpose into its operand.
+func composeTransposes(op *g.Op, rw *g.Rewriter) bool {
+	p, err := op.Ints("permutation")
+	if err != nil {
+		return false
+	}
+	if isIdentityPerm(p) {
+		rw.ReplaceOp(op, op.Operand(0))
+		return true
+	}
+	y, q, ok := transposeOf(op.Operand(0))
+	if !ok {
+		return false
+	}
+	r := make([]int64, len(p))
+	for i, d := range p {
+		r[i] = q[d]
+	}
+	if isIdentityPerm(r) {
+		rw.ReplaceOp(op, y)
+		return true
+	}
+	return replaceWithTranspose(op, y, r, rw)
+}
+
+// sinkThroughElementwise rewrites an elementwise op whose operands are
+// transposes by one permutation p (at least one), broadcasts, splat
+// constants or scalars into the transpose by p of the op on the
+// untransposed operands (the broadcasts and splats rebuilt in their
+// layout).
+func sinkThroughElementwise(op *g.Op, rw *g.Rewriter) bool {
+	if !op.HasTrait(g.Elementwise) || len(op.Results) != 1 || len(op.Regions) > 0 {
+		return false
+	}
+	rt, ok := op.Results[0].Type.(*g.TensorType)
+	if !ok {
+		return false
+	}
+	var p []int64
+	for _, x := range op.Operands() {
+		if _, q, ok := transposeOf(x); ok && len(q) == rt.Rank() {
+			p = q
+			break
+		}
+	}
+	if p == nil {
+		return false
+	}
+	operands := make([]*g.Value, op.NumOperands())
+	var fresh []*g.Op
+	for i, x := range op.Operands() {
+		v, made, ok := untransposed(x, p, rt)
+		if !ok {
+			for _, m := range fresh {
+				m.SetOperands(nil)
+			}
+			return false
+		}
+		operands[i] = v
+		if made != nil {
+			fresh = append(fresh, made)
+		}
+	}
+	for _, m := range fresh {
+		rw.Insert(op, m)
+	}
+	inner, err := rw.Create(op, op.Name, operands, op.Attrs)
+	if err != nil {
+		return false
+	}
+	return replaceWithTranspose(op, inner.Results[0], p, rw)
+}
+
+// untransposed is operand x of an elementwise op with result type rt,
+// in the layout before the transpose by p: the transpose's operand, a
+// scalar as it is, or (made, detached) a broadcast or splat constant
+// rebuilt in that layout. ok is false for any other operand.
+func untransposed(x *g.Value, p []int64, rt *g.TensorType) (v *g.Value, made *g.Op, ok bool) {
+	xt, isT := x.Type.(*g.TensorType)
+	if !isT {
+		return nil, nil, false
+	}
+	if xt.Rank() == 0 {
+		return x, nil, true
+	}
+	if y, q, isTr := transposeOf(x); isTr && slices.Equal(q, p) {
+		return y, nil, true
+	}
+	if xt.Rank() != rt.Rank() || x.Def == nil {
+		return nil, nil, false
+	}
+	at := permutedType(xt, inversePerm(p))
+	switch {
+	case x.Def.Name == BroadcastInDimOp:
+		dims, err := x.Def.Ints("broadcast_dimensions")
+		if err != nil {
+			return nil, nil, false
+		}
+		nd := make([]int64, len(dims))
+		for j, d := range dims {
+			nd[j] = p[d]
+		}
+		b, err := BroadcastInDim(x.Def.Operand(0), at, nd, x.Def.Loc)
+		if err != nil {
+			return nil, nil, false
+		}
+		return b.Results[0], b, true
+	case isSplatConstant(x.Def) && xt.IsStatic():
+		d := *x.Def.Attr("value").(*g.DenseElementsAttr)
+		d.Type = at
+		c := ConstantFromDense(&d, x.Def.Loc)
+		return c.Results[0], c, true
+	}
+	return nil, nil, false
+}
+
+// permutedType is t transposed by p: dimension i of the result is t's
+// dimension p[i].
+func permutedType(t *g.TensorType, p []int64) *g.TensorType {
+	dims := make([]*g.SymExpr, len(p))
+	for i, d := range p {
+		dims[i] = t.Dim(int(d))
+	}
+	return g.NewTensorDims(t.Elem, dims...)
+}
+
+// replaceWithTranspose replaces op's one result by transpose(v, p).
+func replaceWithTranspose(op *g.Op, v *g.Value, p []int64, rw *g.Rewriter) bool {
+	t, err := rw.Create(op, TransposeOp, []*g.Value{v}, g.DictAttr{{Name: "permutation", Value: g.I64Array(p...)}})
+	if err != nil {
+		return false
+	}
+	rw.ReplaceOp(op, t.Results[0])
+	return true
+}
+
+// sinkThroughReduce rewrites reduce(transpose(a, p)…, init…) over
+// dimensions D into reduce(a…, init…) over p[D], followed by the
+// transpose that restores the order of the kept dimensions (none when
+// the kept dimensions keep their order, as a global pooling's N and C
+// do).
+func sinkThroughReduce(op *g.Op, rw *g.Rewriter) bool {
+	n := op.NumOperands() / 2
+	if n == 0 {
+		return false
+	}
+	var p []int64
+	ins := make([]*g.Value, n)
+	for i := 0; i < n; i++ {
+		y, q, ok := transposeOf(op.Operand(i))
+		if !ok || (p != nil && !slices.Equal(p, q)) {
+			return false
+		}
+		p, ins[i] = q, y
+	}
+	dims, err := op.Ints("dimensions")
+	if err != nil {
+		return false
+	}
+	reduced := map[int64]bool{}
+	nd := make([]int64, len(dims))
+	for j, d := range dims {
+		nd[j] = p[d]
+		reduced[d] = true
+	}
+	slices.Sort(nd)
+	var kept []int64 // the kept dimensions' positions in a, in result order
+	for i, d := range p {
+		if !reduced[int64(i)] {
+			kept = append(kept, d)
+		}
+	}
+	sorted := slices.Clone(kept)
+	slices.Sort(sorted)
+	reordered := !slices.Equal(sorted, kept)
+	if reordered && n > 1 {
+		return false // each result would need a transpose of its own
+	}
+	mapping := map[*g.Value]*g.Value{}
+	for i := 0; i < n; i++ {
+		mapping[op.Operand(i)] = ins[i]
+	}
+	inner := op.Clone(mapping)
+	inner.SetAttr("dimensions", g.I64Array(nd...))
+	if !inferInPlace(inner) {
+		inner.SetOperands(nil)
+		return false
+	}
+	rw.Insert(op, inner)
+	if !reordered {
+		rw.ReplaceOp(op, inner.Results...)
+		return true
+	}
+	q := make([]int64, len(kept))
+	for j, d := range kept {
+		q[j] = int64(slices.Index(sorted, d))
+	}
+	return replaceWithTranspose(op, inner.Results[0], q, rw)
+}
+
+// inferInPlace sets op's result types from its definition's inference
+// (false when that fails).
+func inferInPlace(op *g.Op) bool {
+	tys, err := op.Def.InferTypes(op)
+	if err != nil || len(tys) != len(op.Results) {
+		return false
+	}
+	for i, t := range tys {
+		op.Results[i].Type = t
+	}
+	return true
+}
+
+// sinkThroughPerDim rewrites op(transpose(a, p), scalars…) — a windowed
+// reduction, a pad or a slice, whose other operands (the init, the
+// padding value) are scalars — into transpose(op'(a, scalars…), p), op'
+// with the per-dimension attributes (perDimAttrs) permuted with the
+// dimensions.
+func sinkThroughPerDim(op *g.Op, rw *g.Rewriter) bool {
+	if len(op.Results) != 1 {
+		return false
+	}
+	y, p, ok := transposeOf(op.Operand(0))
+	if !ok {
+		return false
+	}
+	for _, x := range op.Operands()[1:] {
+		if t, isT := x.Type.(*g.TensorType); !isT || t.Rank() != 0 {
+			return false
+		}
+	}
+	inner := op.Clone(map[*g.Value]*g.Value{op.Operand(0): y})
+	drop := func() bool {
+		inner.SetOperands(nil)
+		return false
+	}
+	for _, name := range perDimAttrs[op.Name] {
+		if op.Attr(name) == nil {
+			continue
+		}
+		a, isArr := op.Attr(name).(g.ArrayAttr)
+		if !isArr || len(a) != len(p) {
+			return drop()
+		}
+		na := make(g.ArrayAttr, len(a))
+		for i, d := range p {
+			na[d] = a[i]
+		}
+		inner.SetAttr(name, na)
+	}
+	if !inferInPlace(inner) {
+		return drop()
+	}
+	rw.Insert(op, inner)
+	return replaceWithTranspose(op, inner.Results[0], p, rw)
+}
+
+// sinkThroughConcatenate rewrites concatenate(transpose(a, p), …,
+// transpose(z, p)) along d into transpose(concatenate(a, …, z) along
+// p[d], p).
+func sinkThroughConcatenate(op *g.Op, rw *g.Rewriter) bool {
+	d, err := op.Int("dimension")
+	if err != nil || op.NumOperands() == 0 {
+		return false
+	}
+	var p []int64
+	ins := make([]*g.Value, op.NumOperands())
+	for i, x := range op.Operands() {
+		y, q, ok := transposeOf(x)
+		if !ok || (p != nil && !slices.Equal(p, q)) || d < 0 || d >= int64(len(q)) {
+			return false
+		}
+		p, ins[i] = q, y
+	}
+	inner, err := rw.Create(op, ConcatenateOp, ins, op.Attrs.Set("dimension", g.IntAttr(p[d])))
+	if err != nil {
+		return false
+	}
+	return replaceWithTranspose(op, inner.Results[0], p, rw)
+}
+
+// foldIntoBroadcast rewrites broadcast_in_dim(transpose(y, q), D) into
+// broadcast_in_dim(y, D') with D'[q[j]] = D[j]: the broadcast places y's
+// dimensions directly.
+func foldIntoBroadcast(op *g.Op, rw *g.Rewriter) bool {
+	y, q, ok := transposeOf(op.Operand(0))
+	if !ok {
+		return false
+	}
+	dims, err := op.Ints("broadcast_dimensions")
+	if err != nil || len(dims) != len(q) {
+		return false
+	}
+	nd := make([]int64, len(dims))
+	for j, d := range dims {
+		nd[q[j]] = d
+	}
+	b, err := BroadcastInDim(y, op.Results[0].Type.(*g.TensorType), nd, op.Loc)
+	if err != nil {
+		return false
+	}
+	rw.Insert(op, b)
+	rw.ReplaceOp(op, b.Results[0])
+	return true
+}
