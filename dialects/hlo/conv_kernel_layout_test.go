@@ -43,6 +43,27 @@ func checkConvKernelLayout(t *testing.T, before, after *g.Module, raw bool) {
 	}
 }
 
+// checkPassOnLit parses the lit test file (relative to lit/hlo) twice,
+// runs pass on every function of the second copy, verifies it, calls
+// check on it and requires the results of each function before and
+// after the pass to be identical on random inputs.
+func checkPassOnLit(t *testing.T, file string, pass func(*g.Func) error, check func(*g.Func)) {
+	t.Helper()
+	src, err := os.ReadFile("../../lit/hlo/" + file)
+	require.NoError(t, err)
+	before, err := g.ParseString(file, string(src))
+	require.NoError(t, err)
+	after, err := g.ParseString(file, string(src))
+	require.NoError(t, err)
+	r := rand.New(rand.NewSource(3))
+	for i, f := range after.Funcs {
+		require.NoError(t, pass(f))
+		require.NoError(t, g.Verify(after))
+		check(f)
+		requireSameResults(t, r, before.Funcs[i], f)
+	}
+}
+
 // requireSameResults interprets want and got (functions of the same
 // type) on one set of random arguments and requires identical results.
 func requireSameResults(t *testing.T, r *rand.Rand, want, got *g.Func) {

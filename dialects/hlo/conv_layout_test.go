@@ -1,8 +1,6 @@
 package hlo
 
 import (
-	"math/rand"
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,16 +15,7 @@ import (
 // floating-point convolution that was NCHW is channels-last, and at most
 // one transpose is left per function input and result.
 func TestConvLayoutPreservesResults(t *testing.T) {
-	src, err := os.ReadFile("../../lit/hlo/conv-layout.mlir")
-	require.NoError(t, err)
-	before, err := g.ParseString("conv-layout.mlir", string(src))
-	require.NoError(t, err)
-	after, err := g.ParseString("conv-layout.mlir", string(src))
-	require.NoError(t, err)
-	r := rand.New(rand.NewSource(5))
-	for i, f := range after.Funcs {
-		require.NoError(t, ConvLayoutFunc(f))
-		require.NoError(t, g.Verify(after))
+	checkPassOnLit(t, "conv-layout.mlir", ConvLayoutFunc, func(f *g.Func) {
 		transposes := 0
 		f.Walk(func(op *g.Op) {
 			switch op.Name {
@@ -42,8 +31,7 @@ func TestConvLayoutPreservesResults(t *testing.T) {
 			}
 		})
 		assert.LessOrEqual(t, transposes, len(f.Args())+len(f.Type.Results), "@%s", f.Name)
-		requireSameResults(t, r, before.Funcs[i], f)
-	}
+	})
 }
 
 // TestConvLayoutReduceOrder checks the order of a convolution's
