@@ -65,12 +65,7 @@ func planGEMV(s *Schedule, name string, target CPURules) (*gemvPlan, error) {
 	if col < 0 {
 		return nil, errNotTileable
 	}
-	m := int64(1)
-	for i, nl := range nest {
-		if i != col && nl.iv.Kind == tir.Spatial {
-			m *= nl.extent
-		}
-	}
+	m := spatialSizeBut(nest, col)
 	if m > gemvMaxRows || !gemvOperands(store, nest, nest[col].iv.Var) {
 		return nil, errNotTileable
 	}

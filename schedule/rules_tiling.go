@@ -110,6 +110,30 @@ type nestLoop struct {
 	iv     *tir.IterVar
 }
 
+// reduceSize is the product of nest's reduction extents (the
+// multiply-adds per output element of a contraction).
+func reduceSize(nest []nestLoop) int64 {
+	k := int64(1)
+	for _, nl := range nest {
+		if nl.iv.Kind == tir.Reduce {
+			k *= nl.extent
+		}
+	}
+	return k
+}
+
+// spatialSizeBut is the product of nest's spatial extents other than
+// loop col's (the output positions per column).
+func spatialSizeBut(nest []nestLoop, col int) int64 {
+	m := int64(1)
+	for i, nl := range nest {
+		if i != col && nl.iv.Kind == tir.Spatial {
+			m *= nl.extent
+		}
+	}
+	return m
+}
+
 // nestOf matches the perfect nest of block name (see tileable).
 func nestOf(s *Schedule, name string) ([]nestLoop, bool) {
 	r := findBlock(s.Func().Body, name)
@@ -529,13 +553,7 @@ const channelWriteBack = 1.0
 // the reduce extents) at tileCycles per vector of W lanes, plus the
 // channel tiling's write-back.
 func (p *tilePlan) outputCycles() float64 {
-	k := int64(1)
-	for _, nl := range p.nest {
-		if nl.iv.Kind == tir.Reduce {
-			k *= nl.extent
-		}
-	}
-	c := float64(k) * p.tileCycles() / float64(p.w)
+	c := float64(reduceSize(p.nest)) * p.tileCycles() / float64(p.w)
 	if p.channel {
 		c += channelWriteBack
 	}

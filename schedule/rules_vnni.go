@@ -136,13 +136,7 @@ func planVNNI(s *Schedule, name string, target CPURules) (*vnniPlan, error) {
 // Otherwise the row tiles go outermost and one tile of U stays in cache
 // across the column tiles.
 func (p *vnniPlan) weightsStationary() bool {
-	positions := int64(1)
-	for i, nl := range p.nest {
-		if nl.iv.Kind == tir.Spatial && i != p.col {
-			positions *= nl.extent
-		}
-	}
-	return p.nest[p.col].extent > positions
+	return p.nest[p.col].extent > spatialSizeBut(p.nest, p.col)
 }
 
 // The row blocks of a large contraction: when S (reduction × columns
@@ -165,12 +159,7 @@ func (p *vnniPlan) rowBlockTiles(mr int64) int64 {
 	if p.row < 0 || p.weightsStationary() {
 		return 1
 	}
-	k := int64(1)
-	for _, nl := range p.nest {
-		if nl.iv.Kind == tir.Reduce {
-			k *= nl.extent
-		}
-	}
+	k := reduceSize(p.nest)
 	if k*p.nest[p.col].extent <= p.blockS {
 		return 1
 	}

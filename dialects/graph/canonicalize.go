@@ -1,6 +1,9 @@
 package graph
 
-import "github.com/tessera-ml/tessera/graphir"
+import (
+	"github.com/tessera-ml/tessera/dialects/hlo"
+	"github.com/tessera-ml/tessera/graphir"
+)
 
 // Canonicalization patterns of the graph dialect, attached to the ops'
 // OpDef.Canonicalize and applied by the generic canonicalize pass:
@@ -75,15 +78,6 @@ func foldReshapeChain(name string) *graphir.Pattern {
 	}
 }
 
-func isIdentityPerm(p []int64) bool {
-	for i, v := range p {
-		if v != int64(i) {
-			return false
-		}
-	}
-	return true
-}
-
 // dropIdentityTranspose replaces a transpose with the identity perm by its operand.
 func dropIdentityTranspose() *graphir.Pattern {
 	return &graphir.Pattern{
@@ -95,7 +89,7 @@ func dropIdentityTranspose() *graphir.Pattern {
 				return false
 			}
 			perm, err := transposePerm(op, t.Rank())
-			if err != nil || !isIdentityPerm(perm) {
+			if err != nil || !hlo.IsIdentityPermutation(perm) {
 				return false
 			}
 			rw.ReplaceOp(op, op.Operand(0))
@@ -129,12 +123,9 @@ func foldTransposeChain() *graphir.Pattern {
 			if err != nil {
 				return false
 			}
-			q := make([]int64, len(p2))
-			for i, p := range p2 {
-				q[i] = p1[p]
-			}
+			q := hlo.ComposePermutations(p1, p2)
 			x := inner.Operand(0)
-			if isIdentityPerm(q) {
+			if hlo.IsIdentityPermutation(q) {
 				rw.ReplaceOp(op, x)
 				return true
 			}

@@ -95,15 +95,13 @@ func useKernel(w *g.Value, d *g.DenseElementsAttr, convs []*g.Op) {
 	nc := ConstantFromDense(d, c.Loc)
 	c.Block.InsertAfter(c, nc)
 	rank := w.Type.(*g.TensorType).Rank()
-	spatial := make([]int64, rank-2)
-	for i := range spatial {
-		spatial[i] = int64(i)
+	hwio := KernelDims{OutputFeature: int64(rank - 1), InputFeature: int64(rank - 2)}
+	for i := 0; i < rank-2; i++ {
+		hwio.Spatial = append(hwio.Spatial, int64(i))
 	}
 	for _, op := range convs {
 		op.SetOperand(1, nc.Results[0])
-		op.SetAttr("kernel_output_feature_dimension", g.IntAttr(int64(rank-1)))
-		op.SetAttr("kernel_input_feature_dimension", g.IntAttr(int64(rank-2)))
-		op.SetAttr("kernel_spatial_dimensions", g.I64Array(spatial...))
+		op.Attrs = hwio.setAttrs(op.Attrs)
 	}
 	if c.IsUnused() {
 		c.Erase()

@@ -62,51 +62,22 @@ func ConvLayoutFunc(f *g.Func) error {
 	return err
 }
 
-// toNHWC is the permutation that transposes a rank-r NCHW tensor to NHWC,
-// toNCHW its inverse.
-func toNHWC(r int) []int64 {
-	p := []int64{0}
-	for d := 2; d < r; d++ {
-		p = append(p, int64(d))
-	}
-	return append(p, 1)
-}
-
-func toNCHW(r int) []int64 { return inversePerm(toNHWC(r)) }
-
-// inversePerm is q with q[p[i]] = i.
-func inversePerm(p []int64) []int64 {
-	q := make([]int64, len(p))
-	for i, d := range p {
-		q[d] = int64(i)
-	}
-	return q
-}
-
-func isIdentityPerm(p []int64) bool {
-	for i, d := range p {
-		if d != int64(i) {
-			return false
-		}
-	}
-	return true
-}
-
 // toChannelsLast replaces the NCHW convolution op by transpose(conv'(
-// transpose(x))), conv' reading and writing NHWC.
+// transpose(x))), conv' reading and writing NHWC. The layout's Perm (the
+// NHWC dimensions holding N, C, H, W…) is the transpose from NHWC back
+// to NCHW.
 func toChannelsLast(op *g.Op, rank int) error {
-	in, err := Transpose(op.Operand(0), toNHWC(rank), op.Loc)
+	toNCHW := NHWC(rank).Perm()
+	in, err := Transpose(op.Operand(0), InversePermutation(toNCHW), op.Loc)
 	if err != nil {
 		return err
 	}
 	conv := op.Clone(map[*g.Value]*g.Value{op.Operand(0): in.Results[0]})
 	SetActivationDims(conv, NHWC(rank), NHWC(rank))
-	tys, err := conv.Def.InferTypes(conv)
-	if err != nil {
+	if err := inferInPlace(conv); err != nil {
 		return err
 	}
-	conv.Results[0].Type = tys[0]
-	out, err := Transpose(conv.Results[0], toNCHW(rank), op.Loc)
+	out, err := Transpose(conv.Results[0], toNCHW, op.Loc)
 	if err != nil {
 		return err
 	}
@@ -159,7 +130,7 @@ func composeTransposes(op *g.Op, rw *g.Rewriter) bool {
 	if err != nil {
 		return false
 	}
-	if isIdentityPerm(p) {
+	if IsIdentityPermutation(p) {
 		rw.ReplaceOp(op, op.Operand(0))
 		return true
 	}
@@ -167,11 +138,8 @@ func composeTransposes(op *g.Op, rw *g.Rewriter) bool {
 	if !ok {
 		return false
 	}
-	r := make([]int64, len(p))
-	for i, d := range p {
-		r[i] = q[d]
-	}
-	if isIdentityPerm(r) {
+	r := ComposePermutations(q, p)
+	if IsIdentityPermutation(r) {
 		rw.ReplaceOp(op, y)
 		return true
 	}
@@ -244,7 +212,7 @@ func untransposed(x *g.Value, p []int64, rt *g.TensorType) (v *g.Value, made *g.
 	if xt.Rank() != rt.Rank() || x.Def == nil {
 		return nil, nil, false
 	}
-	at := permutedType(xt, inversePerm(p))
+	at := permutedType(xt, InversePermutation(p))
 	switch {
 	case x.Def.Name == BroadcastInDimOp:
 		dims, err := x.Def.Ints("broadcast_dimensions")
@@ -281,12 +249,27 @@ func permutedType(t *g.TensorType, p []int64) *g.TensorType {
 
 // replaceWithTranspose replaces op's one result by transpose(v, p).
 func replaceWithTranspose(op *g.Op, v *g.Value, p []int64, rw *g.Rewriter) bool {
-	t, err := rw.Create(op, TransposeOp, []*g.Value{v}, g.DictAttr{{Name: "permutation", Value: g.I64Array(p...)}})
+	t, err := Transpose(v, p, op.Loc)
 	if err != nil {
 		return false
 	}
+	rw.Insert(op, t)
 	rw.ReplaceOp(op, t.Results[0])
 	return true
+}
+
+// commonTranspose returns the operands of xs's defining transposes and
+// their permutation when every x is a transpose by one permutation.
+func commonTranspose(xs []*g.Value) (ins []*g.Value, p []int64, ok bool) {
+	ins = make([]*g.Value, len(xs))
+	for i, x := range xs {
+		y, q, isTr := transposeOf(x)
+		if !isTr || (p != nil && !slices.Equal(p, q)) {
+			return nil, nil, false
+		}
+		p, ins[i] = q, y
+	}
+	return ins, p, p != nil
 }
 
 // sinkThroughReduce rewrites reduce(transpose(a, p)…, init…) over
@@ -296,17 +279,9 @@ func replaceWithTranspose(op *g.Op, v *g.Value, p []int64, rw *g.Rewriter) bool 
 // do).
 func sinkThroughReduce(op *g.Op, rw *g.Rewriter) bool {
 	n := op.NumOperands() / 2
-	if n == 0 {
+	ins, p, ok := commonTranspose(op.Operands()[:n])
+	if !ok {
 		return false
-	}
-	var p []int64
-	ins := make([]*g.Value, n)
-	for i := 0; i < n; i++ {
-		y, q, ok := transposeOf(op.Operand(i))
-		if !ok || (p != nil && !slices.Equal(p, q)) {
-			return false
-		}
-		p, ins[i] = q, y
 	}
 	dims, err := op.Ints("dimensions")
 	if err != nil {
@@ -337,7 +312,7 @@ func sinkThroughReduce(op *g.Op, rw *g.Rewriter) bool {
 	}
 	inner := op.Clone(mapping)
 	inner.SetAttr("dimensions", g.I64Array(nd...))
-	if !inferInPlace(inner) {
+	if inferInPlace(inner) != nil {
 		inner.SetOperands(nil)
 		return false
 	}
@@ -353,17 +328,20 @@ func sinkThroughReduce(op *g.Op, rw *g.Rewriter) bool {
 	return replaceWithTranspose(op, inner.Results[0], q, rw)
 }
 
-// inferInPlace sets op's result types from its definition's inference
-// (false when that fails).
-func inferInPlace(op *g.Op) bool {
+// inferInPlace sets the result types of op (built with its old ones, by
+// Clone) from its definition's inference. Errors: the inference's.
+func inferInPlace(op *g.Op) error {
 	tys, err := op.Def.InferTypes(op)
-	if err != nil || len(tys) != len(op.Results) {
-		return false
+	if err != nil {
+		return err
+	}
+	if len(tys) != len(op.Results) {
+		return op.Errorf("infers %d result types for %d results", len(tys), len(op.Results))
 	}
 	for i, t := range tys {
 		op.Results[i].Type = t
 	}
-	return true
+	return nil
 }
 
 // sinkThroughPerDim rewrites op(transpose(a, p), scalars…) — a windowed
@@ -403,7 +381,7 @@ func sinkThroughPerDim(op *g.Op, rw *g.Rewriter) bool {
 		}
 		inner.SetAttr(name, na)
 	}
-	if !inferInPlace(inner) {
+	if inferInPlace(inner) != nil {
 		return drop()
 	}
 	rw.Insert(op, inner)
@@ -415,17 +393,12 @@ func sinkThroughPerDim(op *g.Op, rw *g.Rewriter) bool {
 // p[d], p).
 func sinkThroughConcatenate(op *g.Op, rw *g.Rewriter) bool {
 	d, err := op.Int("dimension")
-	if err != nil || op.NumOperands() == 0 {
+	if err != nil {
 		return false
 	}
-	var p []int64
-	ins := make([]*g.Value, op.NumOperands())
-	for i, x := range op.Operands() {
-		y, q, ok := transposeOf(x)
-		if !ok || (p != nil && !slices.Equal(p, q)) || d < 0 || d >= int64(len(q)) {
-			return false
-		}
-		p, ins[i] = q, y
+	ins, p, ok := commonTranspose(op.Operands())
+	if !ok || d < 0 || d >= int64(len(p)) {
+		return false
 	}
 	inner, err := rw.Create(op, ConcatenateOp, ins, op.Attrs.Set("dimension", g.IntAttr(p[d])))
 	if err != nil {

@@ -126,9 +126,7 @@ func (c ConvConfig) Attrs() g.DictAttr {
 		a = a.Set("feature_group_count", g.IntAttr(c.FeatureGroupCount))
 	}
 	if k := c.Kernel; k != nil {
-		a = a.Set("kernel_output_feature_dimension", g.IntAttr(k.OutputFeature)).
-			Set("kernel_input_feature_dimension", g.IntAttr(k.InputFeature)).
-			Set("kernel_spatial_dimensions", g.I64Array(k.Spatial...))
+		a = k.setAttrs(a)
 	}
 	if d := c.Input; d != nil {
 		a = d.setAttrs(a, "input")
@@ -137,6 +135,13 @@ func (c ConvConfig) Attrs() g.DictAttr {
 		a = d.setAttrs(a, "output")
 	}
 	return a
+}
+
+// setAttrs sets the kernel dimension numbers' attributes.
+func (k KernelDims) setAttrs(a g.DictAttr) g.DictAttr {
+	return a.Set("kernel_output_feature_dimension", g.IntAttr(k.OutputFeature)).
+		Set("kernel_input_feature_dimension", g.IntAttr(k.InputFeature)).
+		Set("kernel_spatial_dimensions", g.I64Array(k.Spatial...))
 }
 
 // setAttrs sets the dimension numbers' attributes named with prefix
@@ -223,31 +228,12 @@ type convCfg struct {
 func KernelDimsOf(op *g.Op, rank int) (KernelDims, error) {
 	var k KernelDims
 	var err error
-	if k.OutputFeature, err = op.Int("kernel_output_feature_dimension"); err != nil {
-		return k, err
-	}
-	if k.InputFeature, err = op.Int("kernel_input_feature_dimension"); err != nil {
-		return k, err
-	}
-	sp, err := op.Ints("kernel_spatial_dimensions")
+	k.OutputFeature, k.InputFeature, k.Spatial, err = dimNumbers(op, rank, "kernel_output_feature_dimension", "kernel_input_feature_dimension", "kernel_spatial_dimensions")
 	if err != nil {
 		return k, err
 	}
-	if sp == nil { // absent: OI followed by the spatial dimensions in order
-		for d := 2; d < rank; d++ {
-			sp = append(sp, int64(d))
-		}
-	}
-	if ns := rank - 2; len(sp) != ns {
-		return k, op.Errorf("attribute 'kernel_spatial_dimensions' must have %d elements (one per spatial dimension), got %d", ns, len(sp))
-	}
-	k.Spatial = sp
-	seen := make([]bool, rank)
-	for _, d := range append([]int64{k.OutputFeature, k.InputFeature}, sp...) {
-		if d < 0 || d >= int64(rank) || seen[d] {
-			return k, op.Errorf("kernel dimension numbers (output feature %d, input feature %d, spatial %v) must be a permutation of the rhs dimensions 0..%d", k.OutputFeature, k.InputFeature, sp, rank-1)
-		}
-		seen[d] = true
+	if !isPermutation(append([]int64{k.OutputFeature, k.InputFeature}, k.Spatial...), rank) {
+		return k, op.Errorf("kernel dimension numbers (output feature %d, input feature %d, spatial %v) must be a permutation of the rhs dimensions 0..%d", k.OutputFeature, k.InputFeature, k.Spatial, rank-1)
 	}
 	return k, nil
 }
@@ -259,31 +245,50 @@ func KernelDimsOf(op *g.Op, rank int) (KernelDims, error) {
 func ActivationDimsOf(op *g.Op, prefix string, rank int) (ActivationDims, error) {
 	var a ActivationDims
 	var err error
-	if a.Batch, err = op.Int(prefix + "_batch_dimension"); err != nil {
-		return a, err
-	}
-	if a.Feature, err = op.Int(prefix + "_feature_dimension"); err != nil {
-		return a, err
-	}
-	sp, err := op.Ints(prefix + "_spatial_dimensions")
+	a.Batch, a.Feature, a.Spatial, err = dimNumbers(op, rank, prefix+"_batch_dimension", prefix+"_feature_dimension", prefix+"_spatial_dimensions")
 	if err != nil {
 		return a, err
+	}
+	if !isPermutation(a.Perm(), rank) {
+		return a, op.Errorf("%s dimension numbers (batch %d, feature %d, spatial %v) must be a permutation of the dimensions 0..%d", prefix, a.Batch, a.Feature, a.Spatial, rank-1)
+	}
+	return a, nil
+}
+
+// dimNumbers reads one operand's convolution dimension numbers for rank
+// rank: the integer attributes first and second (their registered
+// defaults when absent) and the array attribute spatial (default [2, 3,
+// …]: the two followed by the spatial dimensions in order). Errors: an
+// attribute of the wrong kind, or spatial of the wrong length.
+func dimNumbers(op *g.Op, rank int, first, second, spatial string) (a, b int64, sp []int64, err error) {
+	if a, err = op.Int(first); err != nil {
+		return
+	}
+	if b, err = op.Int(second); err != nil {
+		return
+	}
+	if sp, err = op.Ints(spatial); err != nil {
+		return
 	}
 	if sp == nil {
 		sp = NCHW(rank).Spatial
 	}
 	if ns := rank - 2; len(sp) != ns {
-		return a, op.Errorf("attribute '%s_spatial_dimensions' must have %d elements (one per spatial dimension), got %d", prefix, ns, len(sp))
+		err = op.Errorf("attribute '%s' must have %d elements (one per spatial dimension), got %d", spatial, ns, len(sp))
 	}
-	a.Spatial = sp
+	return
+}
+
+// isPermutation reports whether dims holds each of 0..rank-1 once.
+func isPermutation(dims []int64, rank int) bool {
 	seen := make([]bool, rank)
-	for _, d := range a.Perm() {
+	for _, d := range dims {
 		if d < 0 || d >= int64(rank) || seen[d] {
-			return a, op.Errorf("%s dimension numbers (batch %d, feature %d, spatial %v) must be a permutation of the dimensions 0..%d", prefix, a.Batch, a.Feature, sp, rank-1)
+			return false
 		}
 		seen[d] = true
 	}
-	return a, nil
+	return len(dims) == rank
 }
 
 func convConfig(op *g.Op) (*convCfg, error) {

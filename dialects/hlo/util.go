@@ -206,3 +206,33 @@ func symWindowOutput(in *g.SymExpr, k, dil, stride, lo, hi int64) *g.SymExpr {
 	q, _ := in.AddConst(lo + hi - dw).FloorDiv(stride)
 	return q.AddConst(1)
 }
+
+// IsIdentityPermutation reports whether p maps every dimension to itself.
+func IsIdentityPermutation(p []int64) bool {
+	for i, d := range p {
+		if d != int64(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// InversePermutation is q with q[p[i]] = i: transpose(transpose(x, p),
+// q) is x.
+func InversePermutation(p []int64) []int64 {
+	q := make([]int64, len(p))
+	for i, d := range p {
+		q[d] = int64(i)
+	}
+	return q
+}
+
+// ComposePermutations is the one permutation r with transpose(x, r) =
+// transpose(transpose(x, inner), outer): r[i] = inner[outer[i]].
+func ComposePermutations(inner, outer []int64) []int64 {
+	r := make([]int64, len(outer))
+	for i, d := range outer {
+		r[i] = inner[d]
+	}
+	return r
+}
