@@ -170,3 +170,35 @@ func TestTaskConstantsAreFlushed(t *testing.T) {
 	require.Empty(t, gemm.Constants)
 	require.Equal(t, []int{1, 2}, flushParams(gemm))
 }
+
+// A task's constant parameters (a model's weights) are measured in the
+// layout the compiled model's rewrite-layout step stores them in: the
+// builder rewrites the candidate and answers the layouts, the runner
+// transposes its inputs, and the candidates still equal the interpreter
+// (a wrong transposition fails the check). With KeepLayouts nothing is
+// rewritten.
+func TestMeasureRewritesLayouts(t *testing.T) {
+	needLLVM(t)
+	task := parseTask(t, featGemmSrc(20, 72, 40))
+	task.Constants = []int{1} // %B, as a model's weight
+	cands := sampleN(t, task, 4)
+	for _, keep := range []bool{false, true} {
+		m, err := NewMeasurer(MeasureOptions{Target: testTarget(), Builders: 2, Repeats: 1, MinRepeatSeconds: 0.001, KeepLayouts: keep})
+		require.NoError(t, err)
+		rewritten := 0
+		m.Measure(task, cands, nil, func(i int, r Result) {
+			require.Empty(t, r.Error, "candidate %d: %s", i, r.Msg)
+			for _, l := range r.layouts {
+				require.Equal(t, 1, l.Param)
+				require.Equal(t, []int64{40, 72}, l.Shape)
+				rewritten++
+			}
+		})
+		m.Close()
+		if keep {
+			require.Zero(t, rewritten)
+		} else {
+			require.Positive(t, rewritten, "no sampled tiling moved the weight")
+		}
+	}
+}

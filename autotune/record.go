@@ -48,6 +48,11 @@ type Record struct {
 	// after the first) were flushed from the CPU cache before each timed
 	// call (MeasureOptions.CacheFlush).
 	CacheFlush bool `json:"cache_flush,omitempty"`
+	// RewriteLayout is set when the task's constant arguments were
+	// measured in the layouts the compiled model stores them in
+	// (MeasureOptions.KeepLayouts off, the task has constants); records
+	// without it timed them row-major.
+	RewriteLayout bool `json:"rewrite_layout,omitempty"`
 	// Host is the fingerprint of the worker host that measured the trial
 	// in a distributed job (autotune/distributed: CPU model, cores and
 	// target string); empty for a trial measured by the tuner's host.

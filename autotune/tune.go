@@ -370,7 +370,7 @@ func (j *job) measure(m BatchMeasurer, i int, cands []*Candidate) error {
 	var werr error
 	m.Measure(ts.Task, cands, func() bool { return werr != nil || j.stopped() }, func(k int, res Result) {
 		c := cands[k]
-		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Bindings: ts.Task.Bindings, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush, Host: res.Host}
+		rec := &Record{Workload: ts.Task.Key, Target: j.target, Task: ts.Task.Name, Candidate: c.Key, Bindings: ts.Task.Bindings, Trace: c.Trace, Seconds: res.Seconds, Error: res.Error, ErrorMsg: res.Msg, CacheFlush: j.opts.Measure.CacheFlush, RewriteLayout: !j.opts.Measure.KeepLayouts && len(ts.Task.Constants) > 0, Host: res.Host}
 		if err := j.db.Append(rec); err != nil {
 			werr = err
 			return

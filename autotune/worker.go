@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -77,7 +78,14 @@ type buildRequest struct {
 	Candidate string          `json:"candidate"` // expected CandidateKey
 	SO        string          `json:"so"`
 	Target    targetSpec      `json:"target"`
-	Fault     string          `json:"fault,omitempty"` // test injection (fault.go)
+	// Constants are the parameters the model passes constants for
+	// (Task.Constants): the builder stores each in the layout the
+	// compiled model's rewrite-layout step gives it
+	// (tensorir.RewriteParamLayouts) and answers the layouts, which the
+	// runner transposes its inputs to. Empty with
+	// MeasureOptions.KeepLayouts.
+	Constants []int  `json:"constants,omitempty"`
+	Fault     string `json:"fault,omitempty"` // test injection (fault.go)
 }
 
 // targetSpec names the target instance a worker builds or runs for.
@@ -103,6 +111,9 @@ type workerResult struct {
 	// fault (targets.ErrDeviceLost: a GPU kernel's illegal address leaves
 	// its context broken), so the measurer starts a new runner.
 	Restart bool `json:"restart,omitempty"`
+	// Layouts (a builder's answer) are the layouts of the candidate's
+	// rewritten constant parameters (buildRequest.Constants).
+	Layouts []tir.ParamLayout `json:"layouts,omitempty"`
 }
 
 func build(r *buildRequest) workerResult {
@@ -129,6 +140,7 @@ func build(r *buildRequest) workerResult {
 	if got := CandidateKey(sf); r.Candidate != "" && got != r.Candidate {
 		return fail("the replayed candidate %s differs from the tuner's %s (kernel text does not round-trip)", got, r.Candidate)
 	}
+	sf, layouts := tir.RewriteParamLayouts(sf, r.Constants)
 	if sf, err = injectFault(sf, r.Fault); err != nil {
 		return fail("%v", err)
 	}
@@ -149,7 +161,7 @@ func build(r *buildRequest) workerResult {
 	if err := art.Save(r.SO); err != nil {
 		return fail("%v", err)
 	}
-	return workerResult{}
+	return workerResult{Layouts: layouts}
 }
 
 // paramSpec describes one buffer parameter of a candidate, in parameter
@@ -176,6 +188,10 @@ type runRequest struct {
 	Repeats    int         `json:"repeats"`
 	MinSeconds float64     `json:"min_seconds"`
 	Flush      []int       `json:"flush,omitempty"`
+	// Layouts are the candidate's rewritten parameters (the builder's
+	// answer): their inputs, drawn in Params' row-major shapes, are
+	// transposed to these layouts before the first call.
+	Layouts []tir.ParamLayout `json:"layouts,omitempty"`
 }
 
 func run(r *runRequest) workerResult {
@@ -215,6 +231,12 @@ func runCandidate(r *runRequest) workerResult {
 		}
 		tensors[i], specs[i] = t, t.Spec()
 	}
+	for _, l := range r.Layouts {
+		if err := relayout(tensors, l); err != nil {
+			return fail("%v", err)
+		}
+		specs[l.Param] = tensors[l.Param].Spec()
+	}
 	entry, err := lib.Entry(candidateSymbol, specs, nil)
 	if err != nil {
 		return fail("%v", err)
@@ -253,6 +275,29 @@ func runCandidate(r *runRequest) workerResult {
 	}
 	res.Seconds = tm.Seconds
 	return res
+}
+
+// relayout replaces tensors[l.Param] by its data transposed to the
+// layout l. Errors: a parameter out of range, or whose shape is not the
+// layout's old shape.
+func relayout(tensors []*rt.Tensor, l tir.ParamLayout) error {
+	if l.Param < 0 || l.Param >= len(tensors) {
+		return fmt.Errorf("layout of parameter %d: the candidate has %d", l.Param, len(tensors))
+	}
+	t := tensors[l.Param]
+	if !slices.Equal(t.Shape(), l.Shape) {
+		return fmt.Errorf("layout of parameter %d: for shape %v, the parameter is %v", l.Param, l.Shape, t.Shape())
+	}
+	size := 0
+	if n := t.NumElements(); n > 0 {
+		size = len(t.Bytes()) / n
+	}
+	nt, err := rt.FromBytes(t.DType(), l.NewShape(), l.Permute(t.Bytes(), size))
+	if err != nil {
+		return fmt.Errorf("layout of parameter %d: %v", l.Param, err)
+	}
+	tensors[l.Param] = nt
+	return nil
 }
 
 // randomValues are the deterministic inputs of parameter i for seed:

@@ -102,33 +102,114 @@ func rewriteLayout(m *Module, release bool) LayoutRewriteStats {
 	if !ok {
 		return st
 	}
-	plans := map[string]map[int]*layoutPlan{} // kernel → buffer argument index → plan
+	plans := map[string]map[int]ParamLayout{} // kernel → buffer argument index → layout
 	for i, f := range m.Funcs {
 		if _, host := f.Attrs[AttrHost]; host {
 			continue
 		}
+		var params []int
+		argOf := map[int]int{}
 		for a, p := range BufferParams(f) {
-			prm := f.Params[p]
-			if prm.Role != RoleIn || !consts[callArg{f.Name, a}] {
-				continue
+			if consts[callArg{f.Name, a}] {
+				params = append(params, p)
+				argOf[p] = a
 			}
-			plan := planLayout(f, prm.Buffer)
-			if plan == nil {
-				continue
-			}
-			f = plan.apply(f, p)
+		}
+		g, layouts := RewriteParamLayouts(f, params)
+		for _, l := range layouts {
 			if plans[f.Name] == nil {
-				plans[f.Name] = map[int]*layoutPlan{}
+				plans[f.Name] = map[int]ParamLayout{}
 			}
-			plans[f.Name][a] = plan
+			plans[f.Name][argOf[l.Param]] = l
 			st.Params++
 		}
-		m.Funcs[i] = f
+		m.Funcs[i] = g
 	}
 	if st.Params > 0 {
 		st.Constants = rewriteHostConsts(m, plans, release)
 	}
 	return st
+}
+
+// ParamLayout is the layout rewrite-layout stores a kernel parameter in:
+// the new buffer's dimensions, outermost first, each a digit of one old
+// dimension (the old index in dimension Dim is Σ Coeff·digit over its
+// digits). Elements the top digits' ranges add past the old extent are
+// padding, zero in a transposed constant and never read.
+type ParamLayout struct {
+	Param  int           `json:"param"`  // the parameter's index in the kernel
+	Shape  []int64       `json:"shape"`  // the parameter's old (row-major) shape
+	Digits []LayoutDigit `json:"digits"` // the new dimensions
+}
+
+// LayoutDigit is one dimension of a ParamLayout.
+type LayoutDigit struct {
+	Dim    int   `json:"dim"`    // the old dimension it is a digit of
+	Coeff  int64 `json:"coeff"`  // its weight in that dimension's index
+	Extent int64 `json:"extent"` // its range [0, Extent)
+}
+
+// NewShape is the rewritten buffer's shape.
+func (l ParamLayout) NewShape() []int64 {
+	out := make([]int64, len(l.Digits))
+	for i, d := range l.Digits {
+		out[i] = d.Extent
+	}
+	return out
+}
+
+// size is the element count of the new layout.
+func (l ParamLayout) size() int64 {
+	n := int64(1)
+	for _, d := range l.Digits {
+		n *= d.Extent
+	}
+	return n
+}
+
+// key identifies the layout (equal keys transpose a constant the same way).
+func (l ParamLayout) key() string {
+	var sb strings.Builder
+	for _, d := range l.Digits {
+		fmt.Fprintf(&sb, "%d:%d:%d,", d.Dim, d.Coeff, d.Extent)
+	}
+	return sb.String()
+}
+
+// Permute transposes src, the row-major data of the parameter's old shape
+// with elemSize bytes per element, to the new layout (padding zeroed).
+func (l ParamLayout) Permute(src []byte, elemSize int) []byte {
+	return permutedRaw(src, elemSize, l.size(), l.offsets())
+}
+
+// RewriteParamLayouts is rewrite-layout on one kernel: each of f's
+// parameters listed in params (indices into f.Params, in increasing order;
+// parameters that are not read-only buffers are skipped) whose reads
+// follow a loop nest (see above) moves to the layout it is read in. It
+// returns the rewritten kernel (f itself when nothing changes; f is not
+// modified) and the layout of every parameter it moved, in params order.
+// The caller transposes the parameter's data with ParamLayout.Permute.
+// The autotuner measures candidates through it, with the model's
+// constants' parameters, so a candidate is timed with its weights laid
+// out as the compiled model stores them.
+func RewriteParamLayouts(f *PrimFunc, params []int) (*PrimFunc, []ParamLayout) {
+	var out []ParamLayout
+	for _, p := range params {
+		if p < 0 || p >= len(f.Params) {
+			continue
+		}
+		prm := f.Params[p]
+		if prm.Buffer == nil || prm.Role != RoleIn {
+			continue
+		}
+		plan := planLayout(f, prm.Buffer)
+		if plan == nil {
+			continue
+		}
+		f = plan.apply(f, p)
+		out = append(out, plan.layout(p))
+	}
+	return f, out
 }
 
 // ConstantParams returns, for every kernel of m, the indices of its
@@ -218,23 +299,21 @@ type layoutPlan struct {
 	others []*layoutPlan
 }
 
-// Key identifies the layout (equal keys transpose a constant the same way).
-func (p *layoutPlan) Key() string {
-	var sb strings.Builder
+// layout is the plan's layout of parameter param.
+func (p *layoutPlan) layout(param int) ParamLayout {
+	shape, _ := p.buf.ConstShape()
+	l := ParamLayout{Param: param, Shape: shape}
 	for _, d := range p.digits {
-		fmt.Fprintf(&sb, "%d:%d:%d,", d.Dim, d.Coeff, d.Extent)
+		l.Digits = append(l.Digits, LayoutDigit{Dim: d.Dim, Coeff: d.Coeff, Extent: d.Extent})
 	}
-	return sb.String()
+	return l
 }
 
+// Key identifies the layout (equal keys transpose a constant the same way).
+func (p *layoutPlan) Key() string { return p.layout(0).key() }
+
 // Shape is the rewritten buffer's shape.
-func (p *layoutPlan) Shape() []int64 {
-	out := make([]int64, len(p.digits))
-	for i, d := range p.digits {
-		out[i] = d.Extent
-	}
-	return out
-}
+func (p *layoutPlan) Shape() []int64 { return p.layout(0).NewShape() }
 
 // loopInfo is what planLayout knows of a loop: its nesting depth and range.
 type loopInfo struct {
@@ -797,7 +876,7 @@ func freshName(names map[string]bool, base string) string {
 
 // rewriteHostConsts transposes, in every host function, the constants
 // passed for rewritten parameters and returns how many it made.
-func rewriteHostConsts(m *Module, plans map[string]map[int]*layoutPlan, release bool) int {
+func rewriteHostConsts(m *Module, plans map[string]map[int]ParamLayout, release bool) int {
 	made := 0
 	for i, f := range m.Funcs {
 		if _, host := f.Attrs[AttrHost]; !host {
@@ -824,7 +903,7 @@ func rewriteHostConsts(m *Module, plans map[string]map[int]*layoutPlan, release 
 
 // hostRewrite is the state of rewriteHostConsts in one host function.
 type hostRewrite struct {
-	plans  map[string]map[int]*layoutPlan
+	plans  map[string]map[int]ParamLayout
 	names  map[string]bool
 	consts map[*Buffer]*AllocateConst
 	made   map[constLayout]*AllocateConst // transposed constants
@@ -845,11 +924,11 @@ func (h *hostRewrite) pendingLayouts(st Stmt) map[*Buffer]int {
 	visitHost(st, func(s Stmt) bool {
 		if x, ok := s.(*CallKernel); ok {
 			for i, a := range x.Args {
-				if plan := h.plans[x.Callee][i]; plan != nil {
+				if plan, ok := h.plans[x.Callee][i]; ok {
 					if layouts[a] == nil {
 						layouts[a] = map[string]bool{}
 					}
-					layouts[a][plan.Key()] = true
+					layouts[a][plan.key()] = true
 				} else {
 					plain[a] = true
 				}
@@ -879,7 +958,7 @@ func (h *hostRewrite) pendingLayouts(st Stmt) map[*Buffer]int {
 	return out
 }
 
-// constLayout is a host constant in a layout (layoutPlan.Key).
+// constLayout is a host constant in a layout (ParamLayout.key).
 type constLayout struct {
 	buf    *Buffer
 	layout string
@@ -921,14 +1000,14 @@ func (h *hostRewrite) rewrite(st Stmt) Stmt {
 }
 
 // transposed is the constant of buffer a in plan's layout (made once).
-func (h *hostRewrite) transposed(a *Buffer, plan *layoutPlan) *AllocateConst {
-	key := constLayout{a, plan.Key()}
+func (h *hostRewrite) transposed(a *Buffer, plan ParamLayout) *AllocateConst {
+	key := constLayout{a, plan.key()}
 	if c, ok := h.made[key]; ok {
 		return c
 	}
 	src := h.consts[a]
 	nb := &Buffer{Name: freshName(h.names, a.Name+"_packed"), DType: a.DType, Align: a.Align, Scope: a.Scope, Loc: a.Loc}
-	for _, d := range plan.Shape() {
+	for _, d := range plan.NewShape() {
 		nb.Shape = append(nb.Shape, Int(d))
 	}
 	perm := plan.offsets()
@@ -969,20 +1048,11 @@ func permutedRaw(src []byte, size int, n int64, perm func(int) int) []byte {
 	return out
 }
 
-// size is the element count of the new layout.
-func (p *layoutPlan) size() int64 {
-	n := int64(1)
-	for _, d := range p.Shape() {
-		n *= d
-	}
-	return n
-}
-
 // offsets returns the map from an element's row-major offset in the old
 // layout to its offset in the new one.
-func (p *layoutPlan) offsets() func(int) int {
-	shape, _ := p.buf.ConstShape()
-	newShape := p.Shape()
+func (l ParamLayout) offsets() func(int) int {
+	shape := l.Shape
+	newShape := l.NewShape()
 	stride := make([]int64, len(newShape))
 	s := int64(1)
 	for i := len(newShape) - 1; i >= 0; i-- {
@@ -993,7 +1063,7 @@ func (p *layoutPlan) offsets() func(int) int {
 	for k, n := range shape {
 		tables[k] = make([]int64, n)
 	}
-	for i, d := range p.digits {
+	for i, d := range l.Digits {
 		for x := range tables[d.Dim] {
 			tables[d.Dim][x] += (int64(x) / d.Coeff) % d.Extent * stride[i]
 		}

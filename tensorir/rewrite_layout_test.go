@@ -1,7 +1,10 @@
 package tensorir_test
 
 import (
+	"encoding/binary"
+	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -161,4 +164,67 @@ func TestRewriteLayoutSeveralReaders(t *testing.T) {
 	require.Equal(t, tir.LayoutRewriteStats{Params: 2, Constants: 3}, tir.RewriteLayoutModule(m))
 	require.NoError(t, tir.Verify(m))
 	require.Equal(t, want, runHostOnRandom(t, m, 1))
+}
+
+// TestRewriteParamLayouts: the one-kernel form the autotuner measures
+// through. Each kernel of the lit test, its listed parameters rewritten
+// and their random data transposed by ParamLayout.Permute, computes what
+// the original computes on the original data; a parameter read in two
+// blocks (@bias's %s) or already read in row-major order (%b) keeps its
+// layout, and the kernel comes back unchanged.
+func TestRewriteParamLayouts(t *testing.T) {
+	m := rewriteLayoutCase(t)
+	cases := []struct {
+		kernel string
+		params []int
+		shapes [][]int64 // the rewritten parameters' new shapes
+	}{
+		{"matmul", []int{1}, [][]int64{{3, 3, 2, 4}}},
+		{"transposed", []int{0}, [][]int64{{4, 5}}},
+		{"bias", []int{1, 2}, nil},
+		{"matmul", []int{0, 2, 7}, nil}, // an activation, an output, no such parameter
+	}
+	for _, c := range cases {
+		f := m.Func(c.kernel)
+		g, layouts := tir.RewriteParamLayouts(f, c.params)
+		require.Len(t, layouts, len(c.shapes), c.kernel)
+		if len(c.shapes) == 0 {
+			require.Same(t, f, g)
+			continue
+		}
+		require.NoError(t, tir.Verify(&tir.Module{Funcs: []*tir.PrimFunc{g}}))
+		arrays := randomArrays(t, f.Params, 7)
+		want := map[string][]float64{} // the inputs, before f runs
+		for name, v := range contents(arrays) {
+			want[name] = slices.Clone(v)
+		}
+		require.NoError(t, tir.Run(f, arrays))
+		got := map[string]*tir.Array{}
+		for _, p := range f.Params {
+			a := tir.NewArray(p.Buffer.DType, arrays[p.Buffer.Name].Shape...)
+			copy(a.Floats, want[p.Buffer.Name])
+			got[p.Buffer.Name] = a
+		}
+		for i, l := range layouts {
+			require.Equal(t, c.shapes[i], l.NewShape())
+			p := g.Params[l.Param]
+			old := arrays[p.Buffer.Name]
+			raw := make([]byte, 8*len(want[p.Buffer.Name]))
+			for k, v := range want[p.Buffer.Name] {
+				binary.LittleEndian.PutUint64(raw[8*k:], math.Float64bits(v))
+			}
+			packed := l.Permute(raw, 8)
+			a := tir.NewArray(old.DType, l.NewShape()...)
+			for k := range a.Floats {
+				a.Floats[k] = math.Float64frombits(binary.LittleEndian.Uint64(packed[8*k:]))
+			}
+			got[p.Buffer.Name] = a
+		}
+		require.NoError(t, tir.Run(g, got))
+		for _, p := range g.Params {
+			if p.Role == tir.RoleOut {
+				require.Equal(t, arrays[p.Buffer.Name].Floats, got[p.Buffer.Name].Floats, "%s: %%%s", c.kernel, p.Buffer.Name)
+			}
+		}
+	}
 }

@@ -80,18 +80,19 @@ type MeasureSpec struct {
 	Repeats          int     `json:"repeats,omitempty"`
 	MinRepeatSeconds float64 `json:"min_repeat_seconds,omitempty"`
 	CacheFlush       bool    `json:"cache_flush,omitempty"`
+	KeepLayouts      bool    `json:"keep_layouts,omitempty"`
 	Tolerance        float64 `json:"tolerance,omitempty"`
 }
 
 // specOf is the travelling part of o.
 func specOf(o autotune.MeasureOptions) MeasureSpec {
-	return MeasureSpec{BuildTimeout: o.BuildTimeout.Seconds(), RunTimeout: o.RunTimeout.Seconds(), Warmup: o.Warmup, Repeats: o.Repeats, MinRepeatSeconds: o.MinRepeatSeconds, CacheFlush: o.CacheFlush, Tolerance: o.Tolerance}
+	return MeasureSpec{BuildTimeout: o.BuildTimeout.Seconds(), RunTimeout: o.RunTimeout.Seconds(), Warmup: o.Warmup, Repeats: o.Repeats, MinRepeatSeconds: o.MinRepeatSeconds, CacheFlush: o.CacheFlush, KeepLayouts: o.KeepLayouts, Tolerance: o.Tolerance}
 }
 
 // options is the worker's autotune.MeasureOptions for s.
 func (s MeasureSpec) options() autotune.MeasureOptions {
 	sec := func(x float64) time.Duration { return time.Duration(x * float64(time.Second)) }
-	return autotune.MeasureOptions{Builders: 1, BuildTimeout: sec(s.BuildTimeout), RunTimeout: sec(s.RunTimeout), Warmup: s.Warmup, Repeats: s.Repeats, MinRepeatSeconds: s.MinRepeatSeconds, CacheFlush: s.CacheFlush, Tolerance: s.Tolerance}
+	return autotune.MeasureOptions{Builders: 1, BuildTimeout: sec(s.BuildTimeout), RunTimeout: sec(s.RunTimeout), Warmup: s.Warmup, Repeats: s.Repeats, MinRepeatSeconds: s.MinRepeatSeconds, CacheFlush: s.CacheFlush, KeepLayouts: s.KeepLayouts, Tolerance: s.Tolerance}
 }
 
 // JobResult is a worker's answer to a job (TVM's MeasureResult).

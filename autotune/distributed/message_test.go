@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/autotune"
 )
 
 const testTarget = "npu -config=default -datapath=bf16"
@@ -126,4 +129,18 @@ func FuzzDecodeResult(f *testing.F) {
 			t.Fatalf("accepted an incomplete result %+v", r)
 		}
 	})
+}
+
+// The measurement options a job carries reach the worker's measurer as
+// the tuner set them (a worker measuring with row-major weights where
+// the tuner asked for the model's layouts would record other times).
+func TestMeasureSpecTravels(t *testing.T) {
+	o := autotune.MeasureOptions{BuildTimeout: 7 * time.Second, RunTimeout: 3 * time.Second, Warmup: 2, Repeats: 9, MinRepeatSeconds: 0.25, CacheFlush: true, KeepLayouts: true, Tolerance: 1e-4}
+	b, err := json.Marshal(specOf(o))
+	require.NoError(t, err)
+	var s MeasureSpec
+	require.NoError(t, json.Unmarshal(b, &s))
+	got := s.options()
+	o.Builders = 1 // one builder per worker
+	assert.Equal(t, o, got)
 }

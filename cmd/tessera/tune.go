@@ -27,17 +27,17 @@ import (
 )
 
 type tuneOptions struct {
-	target, db, mcpu, strategy, scheduler string
-	npuConfig, plot, broker, brokerCreds  string
-	tasks, fixDims, bindDims              []string
-	trials, batch, threads, builders      int
-	lookahead                             int
-	lookaheadSet                          bool
-	timeout, buildTimeout                 time.Duration
-	seed                                  int64
-	minRepeat                             time.Duration
-	repeats                               int
-	cacheFlush, noDefaultSeed             bool
+	target, db, mcpu, strategy, scheduler  string
+	npuConfig, plot, broker, brokerCreds   string
+	tasks, fixDims, bindDims               []string
+	trials, batch, threads, builders       int
+	lookahead                              int
+	lookaheadSet                           bool
+	timeout, buildTimeout                  time.Duration
+	seed                                   int64
+	minRepeat                              time.Duration
+	repeats                                int
+	cacheFlush, noDefaultSeed, keepLayouts bool
 }
 
 func newTuneCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -107,6 +107,7 @@ task's number of kernels).`,
 	f.StringVar(&o.broker, "broker", "", "measure on tessera worker processes through this NATS JetStream server: nats://host:4222, tls://host:4222, or embedded[:PORT] (a broker inside the tuner)")
 	f.IntVar(&o.lookahead, "lookahead", 0, "rounds proposed ahead of the round being measured, from results that many rounds older (default: 1 with --broker, else 0); a job repeats with the same --seed and --lookahead")
 	f.StringVar(&o.brokerCreds, "broker-creds", "", "NATS credentials file (JWT and NKey seed) for --broker")
+	f.BoolVar(&o.keepLayouts, "keep-layouts", false, "measure each candidate with the model's constants (weights) row-major, for a model compiled with --keep-layouts (by default a candidate reads them in the layout the compiled model stores them in: the rewrite-layout step)")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
 }
@@ -167,7 +168,7 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 	}()
 	opts := autotune.Options{
 		Target: target, Trials: o.trials, BatchSize: o.batch, Strategy: o.strategy, Scheduler: o.scheduler, Seed: o.seed, SeedDefault: !o.noDefaultSeed,
-		Measure:  autotune.MeasureOptions{Builders: o.builders, BuildTimeout: o.buildTimeout, RunTimeout: o.timeout, Repeats: o.repeats, MinRepeatSeconds: o.minRepeat.Seconds(), CacheFlush: o.cacheFlush},
+		Measure:  autotune.MeasureOptions{Builders: o.builders, BuildTimeout: o.buildTimeout, RunTimeout: o.timeout, Repeats: o.repeats, MinRepeatSeconds: o.minRepeat.Seconds(), CacheFlush: o.cacheFlush, KeepLayouts: o.keepLayouts},
 		Progress: newTuneProgress(stdout),
 		Stop:     stop.Load,
 	}
