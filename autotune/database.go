@@ -37,7 +37,8 @@ type Database struct {
 	size      int64 // bytes of complete lines in the file: where the next append starts
 	closed    bool
 	records   []*Record
-	byTask    map[dbTaskKey][]*Record
+	byTask    map[dbTaskKey][]*Record // the trials (measured alone)
+	inModel   map[dbTaskKey][]*Record // in-model records (RerankInModel), file order
 	cands     map[dbCandKey]struct{}
 	workloads []string
 	seen      map[string]bool
@@ -78,6 +79,7 @@ func OpenDatabase(path string) (*Database, []string, error) {
 		path:     path,
 		f:        f,
 		byTask:   map[dbTaskKey][]*Record{},
+		inModel:  map[dbTaskKey][]*Record{},
 		cands:    map[dbCandKey]struct{}{},
 		seen:     map[string]bool{},
 		syncFile: (*os.File).Sync,
@@ -219,6 +221,10 @@ func scanRecords(rd io.Reader, path string, add func(*Record)) (scanned, error) 
 func (d *Database) add(r *Record) {
 	d.records = append(d.records, r)
 	k := dbTaskKey{r.Workload, r.Target}
+	if r.InModel != "" {
+		d.inModel[k] = append(d.inModel[k], r)
+		return
+	}
 	d.byTask[k] = append(d.byTask[k], r)
 	d.cands[dbCandKey{r.Workload, r.Target, r.Candidate}] = struct{}{}
 	if !d.seen[r.Workload] {
@@ -282,7 +288,8 @@ func (d *Database) Append(r *Record) error {
 }
 
 // Records returns the records (trials) of a workload on a target, failed
-// ones included, in file order.
+// ones included, in file order; in-model records (Record.InModel) are not
+// trials and are left out.
 func (d *Database) Records(workload, target string) []*Record {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
@@ -298,9 +305,8 @@ func (d *Database) Has(workload, target, candidate string) bool {
 	return ok
 }
 
-// Best returns the successful record with the lowest median latency of the
-// workload on the target (the earliest one on a tie), or false when there
-// is no successful record: the first of Ranked.
+// Best returns the first of Ranked: the record whose schedule the
+// compiler applies, or false when there is no successful record.
 func (d *Database) Best(workload, target string) (*Record, bool) {
 	rs := d.Ranked(workload, target)
 	if len(rs) == 0 {
@@ -309,11 +315,43 @@ func (d *Database) Best(workload, target string) (*Record, bool) {
 	return rs[0], true
 }
 
-// Ranked returns the successful records of the workload on the target,
-// fastest first (file order on ties). Records of a symbolic workload
-// measured at different sizes compare by latency per unit of work
-// (median / Rows): the kernel's fastest per row.
+// Ranked returns the successful records of the workload on the target in
+// the order the compiler tries them: first the in-model records of the
+// latest in-model rerank of the workload (RerankInModel; the last job's
+// in the file), fastest in the model first, then the trials not among
+// them, fastest alone first (rankedTrials). Times in the model and alone
+// are not compared with each other.
 func (d *Database) Ranked(workload, target string) []*Record {
+	d.mu.RLock()
+	all := d.inModel[dbTaskKey{workload, target}]
+	var first []*Record
+	if n := len(all); n > 0 {
+		job := all[n-1].InModel
+		for _, r := range all {
+			if r.InModel == job && r.OK() {
+				first = append(first, r)
+			}
+		}
+	}
+	d.mu.RUnlock()
+	sortInModel(first)
+	seen := map[string]bool{}
+	for _, r := range first {
+		seen[r.Candidate] = true
+	}
+	for _, r := range d.rankedTrials(workload, target) {
+		if !seen[r.Candidate] {
+			first = append(first, r)
+		}
+	}
+	return first
+}
+
+// rankedTrials returns the successful trials of the workload on the
+// target, fastest first (file order on ties). Trials of a symbolic
+// workload measured at different sizes compare by latency per unit of
+// work (median / Rows): the kernel's fastest per row.
+func (d *Database) rankedTrials(workload, target string) []*Record {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	type ranked struct {

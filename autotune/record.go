@@ -53,6 +53,14 @@ type Record struct {
 	// (MeasureOptions.KeepLayouts off, the task has constants); records
 	// without it timed them row-major.
 	RewriteLayout bool `json:"rewrite_layout,omitempty"`
+	// InModel, when set, makes the record an in-model measurement, not a
+	// trial: the ID (start time, RFC 3339 UTC) of the RerankInModel job
+	// that compiled the model with this candidate and timed its kernels
+	// there; Seconds are then, per round, the sum over the task's kernels
+	// of their median per-call time in the model. Database.Ranked puts the
+	// latest job's first; trial counts, the search and the plots skip
+	// these records.
+	InModel string `json:"in_model,omitempty"`
 	// Host is the fingerprint of the worker host that measured the trial
 	// in a distributed job (autotune/distributed: CPU model, cores and
 	// target string); empty for a trial measured by the tuner's host.

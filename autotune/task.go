@@ -8,7 +8,9 @@
 // processes and measured one at a time in a separate runner process
 // (measure.go, worker.go), every trial is appended to a JSON-lines tuning
 // database (database.go), and a task scheduler splits the trial budget
-// across tasks (scheduler.go). Tune (tune.go) drives a job.
+// across tasks (scheduler.go). Tune (tune.go) drives a job;
+// RerankInModel (inmodel.go) then re-measures the best candidates inside
+// the compiled model.
 package autotune
 
 import (

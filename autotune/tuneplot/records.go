@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -53,10 +54,12 @@ type task struct {
 // and (b) the model-latency estimate, Σ weight × best latency so far over
 // the tasks, against the wall time since the first record (the record
 // number when some record's time is missing or unparsable or all times
-// are equal), one line per target. The estimate starts once every task
+// are equal), one line per target. In-model records (Record.InModel) are
+// not trials and are left out. The estimate starts once every task
 // with a successful trial has one; tasks without any are left out, and the
 // panel's title says how many. Errors: no records.
 func DatabaseFigure(records []*autotune.Record, o Options) (Figure, error) {
+	records = slices.DeleteFunc(slices.Clone(records), func(r *autotune.Record) bool { return r.InModel != "" })
 	if len(records) == 0 {
 		return Figure{}, errors.New("no records to plot")
 	}

@@ -31,7 +31,7 @@ type tuneOptions struct {
 	npuConfig, plot, broker, brokerCreds   string
 	tasks, fixDims, bindDims               []string
 	trials, batch, threads, builders       int
-	lookahead                              int
+	lookahead, inModel, inModelRounds      int
 	lookaheadSet                           bool
 	timeout, buildTimeout                  time.Duration
 	seed                                   int64
@@ -68,6 +68,16 @@ queue kept beside the database in TUNE.jsonl.jetstream. With --broker the
 tuner queues the next round's trials before awaiting the current one
 (--lookahead 1: chosen from results one round older), so workers
 never idle while a round's slowest trial ends.
+--in-model K then re-measures each task's K best schedules (the default
+rules' first, then the fastest alone) inside the model: it compiles the
+model K times, variant v scheduling every task by its v-th candidate,
+times the variants' kernels in --in-model-rounds alternating rounds
+(per-kernel probes, as bench --profile), and appends each candidate's
+time in the model to --db; compile, run and bench with --tuning-db then
+apply each task's fastest in the model. A kernel alone keeps its inputs
+in its own caches; inside the model it reads what the previous kernel
+just wrote, so the fastest alone can be slower there. Rerunning the
+command after more trials re-ranks again (the latest rerank counts).
 --plot curves.png (or .svg) then draws the tuned tasks' search curves from
 the database, as tessera db plot does (the model estimate weighted by each
 task's number of kernels).`,
@@ -78,6 +88,9 @@ task's number of kernels).`,
 			}
 			if o.lookahead < 0 {
 				return fail(stderr, fmt.Errorf("--lookahead must be at least 0, got %d", o.lookahead))
+			}
+			if o.inModel < 0 || o.inModelRounds < 1 {
+				return fail(stderr, fmt.Errorf("--in-model must be at least 0 and --in-model-rounds at least 1, got %d and %d", o.inModel, o.inModelRounds))
 			}
 			o.lookaheadSet = cmd.Flags().Changed("lookahead")
 			return runTune(args[0], o, stdout, stderr)
@@ -107,6 +120,8 @@ task's number of kernels).`,
 	f.StringVar(&o.broker, "broker", "", "measure on tessera worker processes through this NATS JetStream server: nats://host:4222, tls://host:4222, or embedded[:PORT] (a broker inside the tuner)")
 	f.IntVar(&o.lookahead, "lookahead", 0, "rounds proposed ahead of the round being measured, from results that many rounds older (default: 1 with --broker, else 0); a job repeats with the same --seed and --lookahead")
 	f.StringVar(&o.brokerCreds, "broker-creds", "", "NATS credentials file (JWT and NKey seed) for --broker")
+	f.IntVar(&o.inModel, "in-model", 0, "after the search, compile the model with each task's K best schedules (the default rules' among them) and keep, per task, the one fastest inside the model (0: off; see tessera tune --help)")
+	f.IntVar(&o.inModelRounds, "in-model-rounds", 5, "alternating rounds of timing the --in-model variants")
 	f.BoolVar(&o.keepLayouts, "keep-layouts", false, "measure each candidate with the model's constants (weights) row-major, for a model compiled with --keep-layouts (by default a candidate reads them in the layout the compiled model stores them in: the rewrite-layout step)")
 	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
@@ -190,6 +205,11 @@ func runTune(model string, o tuneOptions, stdout, stderr io.Writer) error {
 		return fail(stderr, err)
 	}
 	printTuneSummary(stdout, st)
+	if o.inModel > 0 && !st.Interrupted {
+		if err := rerankInModel(model, o, tasks, db, target, stdout); err != nil {
+			return fail(stderr, fmt.Errorf("--in-model: %v", err))
+		}
+	}
 	switch {
 	case st.Interrupted:
 		fmt.Fprintf(stdout, "interrupted after %d of %d trials; rerun the same command to resume:\n  tessera %s\n", st.Done, st.Total, strings.Join(os.Args[1:], " "))

@@ -189,3 +189,41 @@ func TestTuneInterruptAndApply(t *testing.T) {
 	require.Regexp(t, `tuning db .*: [12] of 2 kernels use tuned schedules`, stderr.String())
 	require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one summary line: %s", stderr.String())
 }
+
+// --in-model re-measures each task's best schedules inside the compiled
+// model after the search, appends those records (not counted as trials:
+// a rerun spends no trial), and compile applies them.
+func TestTuneInModel(t *testing.T) {
+	needLLVMTools(t)
+	dir := t.TempDir()
+	model := filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(tuneModel), 0o644))
+	db := filepath.Join(dir, "tune.jsonl")
+	args := []string{model, "--trials", "10", "--db", db, "--batch", "4", "--repeats", "2", "--min-repeat-time", "2ms", "--in-model", "3", "--in-model-rounds", "2"}
+	out, err := tuneCmd(t, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Regexp(t, `in-model rerank: 2 tasks, 3 variants × 2 rounds; kernel time in the model: .* with the chosen schedules`, string(out))
+	lines := dbLines(t, db)
+	inModel := 0
+	for _, l := range lines {
+		if strings.Contains(l, `"in_model":`) {
+			inModel++
+		}
+	}
+	require.Equal(t, 6, inModel, "3 candidates of each task")
+	require.Len(t, lines, 16)
+
+	out, err = tuneCmd(t, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Contains(t, string(out), "10 of 10 trials recorded (0 this run)")
+	require.Len(t, dbLines(t, db), 22, "a second rerank, no trial")
+
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"compile", model, "--emit", "tir", "--tuning-db", db, "--threads", "2"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	require.Contains(t, stderr.String(), "2 of 2 kernels use tuned schedules")
+
+	code = run([]string{"tune", model, "--trials", "10", "--db", db, "--in-model", "-1"}, &stdout, &stderr)
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr.String(), "--in-model must be at least 0")
+}
