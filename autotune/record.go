@@ -44,9 +44,10 @@ type Record struct {
 	// ErrTimeout, ErrWrong; ErrorMsg says what happened.
 	Error    string `json:"error,omitempty"`
 	ErrorMsg string `json:"error_msg,omitempty"`
-	// CacheFlush is set when the task's constant arguments (else those
-	// after the first) were flushed from the CPU cache before each timed
-	// call (MeasureOptions.CacheFlush).
+	// CacheFlush is set when the task's constant arguments and outputs
+	// (else the arguments after the first) were flushed from the CPU
+	// cache before each timed call (MeasureOptions.CacheFlush; before
+	// 2026-11-29 the constants only).
 	CacheFlush bool `json:"cache_flush,omitempty"`
 	// RewriteLayout is set when the task's constant arguments were
 	// measured in the layouts the compiled model stores them in

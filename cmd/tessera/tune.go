@@ -123,7 +123,7 @@ task's number of kernels).`,
 	f.IntVar(&o.inModel, "in-model", 0, "after the search, compile the model with each task's K best schedules (the default rules' among them) and keep, per task, the one fastest inside the model (0: off; see tessera tune --help)")
 	f.IntVar(&o.inModelRounds, "in-model-rounds", 5, "alternating rounds of timing the --in-model variants")
 	f.BoolVar(&o.keepLayouts, "keep-layouts", false, "measure each candidate with the model's constants (weights) row-major, for a model compiled with --keep-layouts (by default a candidate reads them in the layout the compiled model stores them in: the rewrite-layout step)")
-	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
+	f.BoolVar(&o.cacheFlush, "cache-flush", false, "flush each kernel's constant arguments (the model's weights and biases) and its outputs from the CPU cache before each timed call, as inside a model whose weights exceed the last-level cache (TVM's enable_cpu_cache_flush; a kernel without constants flushes every argument but the first)")
 	return cmd
 }
 

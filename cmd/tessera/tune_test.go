@@ -112,16 +112,23 @@ func needLLVMTools(t *testing.T) {
 	}
 }
 
+// tuneFixture skips without LLVM, else writes tuneModel into a fresh
+// folder: the folder, the model's path and a database path beside it.
+func tuneFixture(t *testing.T) (dir, model, db string) {
+	t.Helper()
+	needLLVMTools(t)
+	dir = t.TempDir()
+	model = filepath.Join(dir, "m.mlir")
+	require.NoError(t, os.WriteFile(model, []byte(tuneModel), 0o644))
+	return dir, model, filepath.Join(dir, "tune.jsonl")
+}
+
 // A `tessera tune` killed with SIGKILL mid-run and restarted on the same
 // database loses no finished record, measures no candidate twice, spends
 // exactly the budget, and ends with a best latency per task equal to or
 // better than before the kill.
 func TestTuneSurvivesSIGKILL(t *testing.T) {
-	needLLVMTools(t)
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(tuneModel), 0o644))
-	db := filepath.Join(dir, "tune.jsonl")
+	_, model, db := tuneFixture(t)
 	args := []string{model, "--trials", "36", "--db", db, "--batch", "4", "--repeats", "2", "--min-repeat-time", "2ms"}
 
 	first := tuneCmd(t, args...)
@@ -161,11 +168,7 @@ func TestTuneSurvivesSIGKILL(t *testing.T) {
 // exits 0 with a resume hint (and the --plot picture); `compile
 // --tuning-db` then uses the records, with one summary line.
 func TestTuneInterruptAndApply(t *testing.T) {
-	needLLVMTools(t)
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(tuneModel), 0o644))
-	db := filepath.Join(dir, "tune.jsonl")
+	dir, model, db := tuneFixture(t)
 	picture := filepath.Join(dir, "curves.png")
 	cmd := tuneCmd(t, model, "--trials", "400", "--db", db, "--batch", "4", "--repeats", "2", "--min-repeat-time", "2ms", "--plot", picture)
 	var out bytes.Buffer
@@ -194,11 +197,7 @@ func TestTuneInterruptAndApply(t *testing.T) {
 // model after the search, appends those records (not counted as trials:
 // a rerun spends no trial), and compile applies them.
 func TestTuneInModel(t *testing.T) {
-	needLLVMTools(t)
-	dir := t.TempDir()
-	model := filepath.Join(dir, "m.mlir")
-	require.NoError(t, os.WriteFile(model, []byte(tuneModel), 0o644))
-	db := filepath.Join(dir, "tune.jsonl")
+	_, model, db := tuneFixture(t)
 	args := []string{model, "--trials", "10", "--db", db, "--batch", "4", "--repeats", "2", "--min-repeat-time", "2ms", "--in-model", "3", "--in-model-rounds", "2"}
 	out, err := tuneCmd(t, args...).CombinedOutput()
 	require.NoError(t, err, "%s", out)
