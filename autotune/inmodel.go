@@ -77,10 +77,14 @@ type InModelResult struct {
 	Variants, Rounds               int
 }
 
+// ErrNothingToRerank: no task is static and has a successful trial (the
+// kernels over symbolic dimensions are not re-ranked).
+var ErrNothingToRerank = errors.New("in-model rerank: no task over static shapes has a successful trial (kernels over symbolic dimensions are not re-ranked)")
+
 // RerankInModel re-measures, inside the model, each task's best
 // candidates of db (static tasks with at least one successful trial) and
 // appends one record per candidate with InModel set to this job's ID and
-// Seconds its per-round time in the model. Errors: no task to rerank,
+// Seconds its per-round time in the model. Errors: ErrNothingToRerank,
 // the builder's or a profile's error (nothing is appended then), a
 // failed append.
 func RerankInModel(tasks []*Task, db *Database, opts InModelOptions, build ModelBuilder) (*InModelResult, error) {
@@ -93,7 +97,7 @@ func RerankInModel(tasks []*Task, db *Database, opts InModelOptions, build Model
 		}
 	}
 	if len(its) == 0 {
-		return nil, errors.New("in-model rerank: no task has a successful trial at its sizes")
+		return nil, ErrNothingToRerank
 	}
 	nv := 0
 	for _, it := range its {

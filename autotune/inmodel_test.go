@@ -155,7 +155,12 @@ func TestRerankInModelNothingToRank(t *testing.T) {
 	a := parseTask(t, featGemmSrc(8, 8, 8))
 	model := &fakeModel{tasks: []*Task{a}}
 	_, err = RerankInModel([]*Task{a}, db, InModelOptions{Target: testTarget()}, model.build)
-	require.ErrorContains(t, err, "no task has a successful trial")
+	require.ErrorIs(t, err, ErrNothingToRerank)
+	c := sampleN(t, a, 1)[0]
+	require.NoError(t, db.Append(&Record{Workload: a.Key, Target: testTarget().Key(), Task: a.Name, Candidate: c.Key, Trace: c.Trace, Seconds: []float64{1e-3}}))
+	a.Bindings = map[string]int64{"batch": 8} // as a task over a symbolic dimension
+	_, err = RerankInModel([]*Task{a}, db, InModelOptions{Target: testTarget()}, model.build)
+	require.ErrorIs(t, err, ErrNothingToRerank)
 	require.Zero(t, model.builds)
 }
 

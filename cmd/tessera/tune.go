@@ -78,6 +78,8 @@ apply each task's fastest in the model. A kernel alone keeps its inputs
 in its own caches; inside the model it reads what the previous kernel
 just wrote, so the fastest alone can be slower there. Rerunning the
 command after more trials re-ranks again (the latest rerank counts).
+Kernels over symbolic dimensions are not re-ranked; the variants are
+compiled at the --fix-dim and --bind-dim sizes.
 --plot curves.png (or .svg) then draws the tuned tasks' search curves from
 the database, as tessera db plot does (the model estimate weighted by each
 task's number of kernels).`,

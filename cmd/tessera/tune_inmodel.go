@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -33,6 +34,10 @@ func rerankInModel(model string, o tuneOptions, tasks []*autotune.Task, db *auto
 	opts := autotune.InModelOptions{Target: target, Candidates: o.inModel, Rounds: o.inModelRounds,
 		Progress: func(s string) { fmt.Fprintln(stdout, s) }}
 	res, err := autotune.RerankInModel(tasks, db, opts, variantBuilder(model, o, dir))
+	if errors.Is(err, autotune.ErrNothingToRerank) {
+		fmt.Fprintf(stdout, "%v; nothing recorded\n", err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -50,7 +55,11 @@ func variantBuilder(model string, o tuneOptions, dir string) autotune.ModelBuild
 		if err := writeRecords(path, recs); err != nil {
 			return nil, err
 		}
-		co := compileOptions{target: o.target, mcpu: o.mcpu, npuConfig: o.npuConfig, fixDims: o.fixDims, tuningDB: path, profile: true, needSizes: true}
+		// The variants run at the sizes the search tuned at: symbolic
+		// dimensions fixed at --bind-dim (the tasks over them are not
+		// re-ranked and keep the default rules in the variants).
+		fix := append(append([]string(nil), o.fixDims...), o.bindDims...)
+		co := compileOptions{target: o.target, mcpu: o.mcpu, npuConfig: o.npuConfig, fixDims: fix, tuningDB: path, profile: true, needSizes: true}
 		l, err := loadCompiled(model, co, o.threads)
 		if err != nil {
 			return nil, err
