@@ -8,14 +8,17 @@ import (
 
 // The conv-layout pass (a layout assignment for convolution activations,
 // as TVM's ConvertLayout and XLA's layout assignment do for CPU
-// convolutions) makes floating-point convolutions read and write their
+// convolutions) makes convolutions read and write their
 // activations channels-last (NHWC): each hlo.convolution in the default
 // NCHW layout gets the input and output dimension numbers of NHWC, a
 // transpose of its input to NHWC before it and a transpose of its result
 // back to NCHW after it. Transposes are then sunk towards their users —
 // through elementwise ops (bias additions, activations, residual
-// additions: every operand a transpose by the same permutation, a
-// broadcast_in_dim, a splat constant or a scalar), reductions
+// additions, converts: every operand a transpose by the same
+// permutation, a scalar, or a value computed from constants only — a
+// broadcast_in_dim, a splat constant, or elementwise ops of those, as a
+// requantization's per-channel multiplier arithmetic — rebuilt in the
+// permuted layout), reductions
 // (global pooling), windowed reductions (pooling), pads, slices and
 // concatenations, and into broadcasts — and a transpose
 // of a transpose composes into one (none when the two cancel). Between
@@ -33,14 +36,16 @@ import (
 // tiling of schedule/rules_channel.go), and a depthwise convolution's
 // vectors span a 7- or 14-wide row; channels-last puts the output
 // channels innermost, so the same tiles store whole contiguous vectors.
-// Integer convolutions (fold-qdq) keep NCHW for now: their requantizing
-// epilogues are not sunk through yet.
+// An integer convolution (fold-qdq's u8 × i8 → i32) on NCHW also copies
+// its input once per call into a channel-innermost buffer, the 4 bytes
+// of one vpdpbusd step being consecutive channels (rules_vnni.go's
+// packU); channels-last it reads its input as it is.
 
 // ConvLayoutPassName is the pass's name in pipelines.
 const ConvLayoutPassName = "conv-layout"
 
 func init() {
-	g.RegisterFuncPass(ConvLayoutPassName, "run floating-point convolutions on channels-last (NHWC) activations and sink the layout transposes through elementwise ops and reductions until they cancel", ConvLayoutFunc)
+	g.RegisterFuncPass(ConvLayoutPassName, "run convolutions on channels-last (NHWC) activations and sink the layout transposes through elementwise ops and reductions until they cancel", ConvLayoutFunc)
 }
 
 // ConvLayoutFunc applies conv-layout to f. Errors: a convolution that
@@ -51,7 +56,7 @@ func ConvLayoutFunc(f *g.Func) error {
 		if err != nil {
 			return err
 		}
-		if !c.result.Elem.IsFloat() || !c.input.IsNCHW() || !c.output.IsNCHW() {
+		if !c.input.IsNCHW() || !c.output.IsNCHW() {
 			continue
 		}
 		if err := toChannelsLast(op, c.lhs.Rank()); err != nil {
@@ -170,71 +175,116 @@ func sinkThroughElementwise(op *g.Op, rw *g.Rewriter) bool {
 		return false
 	}
 	operands := make([]*g.Value, op.NumOperands())
-	var fresh []*g.Op
+	u := &untransposer{p: p, memo: map[*g.Value]*g.Value{}}
 	for i, x := range op.Operands() {
-		v, made, ok := untransposed(x, p, rt)
+		v, ok := u.operand(x, rt, 0)
 		if !ok {
-			for _, m := range fresh {
-				m.SetOperands(nil)
-			}
+			u.discard()
 			return false
 		}
 		operands[i] = v
-		if made != nil {
-			fresh = append(fresh, made)
-		}
 	}
-	for _, m := range fresh {
+	for _, m := range u.made {
 		rw.Insert(op, m)
 	}
-	inner, err := rw.Create(op, op.Name, operands, op.Attrs)
-	if err != nil {
-		return false
-	}
+	inner := rebuiltElementwise(op, operands, permutedType(rt, InversePermutation(p)))
+	rw.Insert(op, inner)
 	return replaceWithTranspose(op, inner.Results[0], p, rw)
 }
 
-// untransposed is operand x of an elementwise op with result type rt,
-// in the layout before the transpose by p: the transpose's operand, a
-// scalar as it is, or (made, detached) a broadcast or splat constant
-// rebuilt in that layout. ok is false for any other operand.
-func untransposed(x *g.Value, p []int64, rt *g.TensorType) (v *g.Value, made *g.Op, ok bool) {
+// rebuiltElementwise is a detached copy of the elementwise op on new
+// operands with result type t (given, not inferred: hlo.convert's result
+// type is not inferable).
+func rebuiltElementwise(op *g.Op, operands []*g.Value, t *g.TensorType) *g.Op {
+	return g.NewOp(op.Name, operands, []g.Type{t}, op.Attrs, op.Loc)
+}
+
+// untransposer rebuilds the operands of an elementwise op in the layout
+// before the transpose by p. made are the ops it built, detached, in
+// definition order; memo maps each value rebuilt to its rebuilt form.
+type untransposer struct {
+	p    []int64
+	memo map[*g.Value]*g.Value
+	made []*g.Op
+}
+
+// maxUntransposeDepth bounds the constant subexpressions operand
+// rebuilds (a requantization's multiplier arithmetic is 6 deep).
+const maxUntransposeDepth = 12
+
+// operand is x, an operand of an elementwise op with result type rt, in
+// the layout before the transpose by p: the transpose's operand, a
+// scalar as it is, or a value rebuilt in that layout: a broadcast, a
+// splat constant, or an elementwise op (a requantization's per-channel
+// multiplier arithmetic) whose operands are such values but no transpose
+// (it only ever reads constants, so its copy costs no traffic). ok is
+// false for any other operand.
+func (u *untransposer) operand(x *g.Value, rt *g.TensorType, depth int) (v *g.Value, ok bool) {
 	xt, isT := x.Type.(*g.TensorType)
 	if !isT {
-		return nil, nil, false
+		return nil, false
 	}
 	if xt.Rank() == 0 {
-		return x, nil, true
+		return x, true
 	}
-	if y, q, isTr := transposeOf(x); isTr && slices.Equal(q, p) {
-		return y, nil, true
+	if y, q, isTr := transposeOf(x); isTr && slices.Equal(q, u.p) && depth == 0 {
+		return y, true
 	}
-	if xt.Rank() != rt.Rank() || x.Def == nil {
-		return nil, nil, false
+	return u.constant(x, xt, rt, depth)
+}
+
+// constant is operand's rebuilding of a broadcast, a splat constant or a
+// constant-only elementwise op.
+func (u *untransposer) constant(x *g.Value, xt, rt *g.TensorType, depth int) (*g.Value, bool) {
+	if v, done := u.memo[x]; done {
+		return v, true
 	}
-	at := permutedType(xt, InversePermutation(p))
-	switch {
-	case x.Def.Name == BroadcastInDimOp:
-		dims, err := x.Def.Ints("broadcast_dimensions")
+	if xt.Rank() != rt.Rank() || x.Def == nil || depth > maxUntransposeDepth {
+		return nil, false
+	}
+	at := permutedType(xt, InversePermutation(u.p))
+	var made *g.Op
+	switch d := x.Def; {
+	case d.Name == BroadcastInDimOp:
+		dims, err := d.Ints("broadcast_dimensions")
 		if err != nil {
-			return nil, nil, false
+			return nil, false
 		}
 		nd := make([]int64, len(dims))
-		for j, d := range dims {
-			nd[j] = p[d]
+		for j, k := range dims {
+			nd[j] = u.p[k]
 		}
-		b, err := BroadcastInDim(x.Def.Operand(0), at, nd, x.Def.Loc)
-		if err != nil {
-			return nil, nil, false
+		if made, err = BroadcastInDim(d.Operand(0), at, nd, d.Loc); err != nil {
+			return nil, false
 		}
-		return b.Results[0], b, true
-	case isSplatConstant(x.Def) && xt.IsStatic():
-		d := *x.Def.Attr("value").(*g.DenseElementsAttr)
-		d.Type = at
-		c := ConstantFromDense(&d, x.Def.Loc)
-		return c.Results[0], c, true
+	case isSplatConstant(d) && xt.IsStatic():
+		c := *d.Attr("value").(*g.DenseElementsAttr)
+		c.Type = at
+		made = ConstantFromDense(&c, d.Loc)
+	case d.HasTrait(g.Elementwise) && len(d.Results) == 1 && len(d.Regions) == 0:
+		ops := make([]*g.Value, d.NumOperands())
+		for i, y := range d.Operands() {
+			v, ok := u.operand(y, xt, depth+1)
+			if !ok {
+				return nil, false
+			}
+			ops[i] = v
+		}
+		made = rebuiltElementwise(d, ops, at)
+	default:
+		return nil, false
 	}
-	return nil, nil, false
+	u.made = append(u.made, made)
+	u.memo[x] = made.Results[0]
+	return made.Results[0], true
+}
+
+// discard detaches the ops built so far (the rewrite does not apply).
+func (u *untransposer) discard() {
+	for _, m := range u.made {
+		m.SetOperands(nil)
+	}
+	u.made = nil
 }
 
 // permutedType is t transposed by p: dimension i of the result is t's

@@ -12,7 +12,7 @@ import (
 // TestConvLayoutPreservesResults runs the pass on every function of its
 // lit test and evaluates each before and after on random inputs: the
 // results are identical (the pass moves data, never arithmetic), every
-// floating-point convolution that was NCHW is channels-last, and at most
+// convolution that was NCHW (floating-point or integer) is channels-last, and at most
 // one transpose is left per function input and result.
 func TestConvLayoutPreservesResults(t *testing.T) {
 	checkPassOnLit(t, "conv-layout.mlir", ConvLayoutFunc, func(f *g.Func) {
@@ -24,7 +24,7 @@ func TestConvLayoutPreservesResults(t *testing.T) {
 			case ConvolutionOp:
 				c, err := convConfig(op)
 				require.NoError(t, err)
-				if c.result.Elem.IsFloat() && f.Name != "untouched" {
+				if f.Name != "untouched" {
 					assert.Equal(t, NHWC(4), c.input, "@%s", f.Name)
 					assert.Equal(t, NHWC(4), c.output, "@%s", f.Name)
 				}

@@ -90,14 +90,45 @@ func.func @reduce_height(%x: tensor<1x2x5x4xf32>, %w: tensor<3x2x2x2xf32>) -> te
   func.return %1 : tensor<1x3x3xf32>
 }
 
-// Integer convolutions and convolutions already in another layout stay.
+// A convolution already in another layout stays.
 // CHECK-LABEL: func.func @untouched
 // CHECK-NOT:     hlo.transpose
 // CHECK:         func.return
-func.func @untouched(%x: tensor<1x2x5x5xi32>, %w: tensor<3x2x3x3xi32>, %y: tensor<1x5x5x2xf32>, %v: tensor<3x2x3x3xf32>) -> (tensor<1x3x3x3xi32>, tensor<1x3x3x3xf32>) {
-  %0 = hlo.convolution %x, %w : (tensor<1x2x5x5xi32>, tensor<3x2x3x3xi32>) -> tensor<1x3x3x3xi32>
+func.func @untouched(%y: tensor<1x5x5x2xf32>, %v: tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32> {
   %1 = hlo.convolution %y, %v {input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2]} : (tensor<1x5x5x2xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x3x3xf32>
-  func.return %0, %1 : tensor<1x3x3x3xi32>, tensor<1x3x3x3xf32>
+  func.return %1 : tensor<1x3x3x3xf32>
+}
+
+// Integer convolutions (fold-qdq's u8 x i8 -> i32) with the
+// requantization between them: the transposes sink through the converts,
+// and the per-channel multiplier's arithmetic (computed from constants
+// only: a broadcast, a convert, a shift by a splat) is rebuilt
+// channels-last, so the next convolution reads the 8-bit result
+// directly; one transpose is left at each end.
+// CHECK-LABEL: func.func @requantize
+// CHECK:         hlo.transpose %{{.*}} {permutation = [0, 2, 3, 1]} : (tensor<1x4x5x5xui8>) -> tensor<1x5x5x4xui8>
+// CHECK:         hlo.broadcast_in_dim %{{.*}} {broadcast_dimensions = [3]} : (tensor<4xi32>) -> tensor<1x5x5x4xi32>
+// CHECK:         hlo.convert %{{.*}} : (tensor<1x5x5x4xi64>) -> tensor<1x5x5x4xui8>
+// CHECK-NOT:     hlo.transpose
+// CHECK:         hlo.convolution
+// CHECK:         hlo.transpose %{{.*}} {permutation = [0, 3, 1, 2]} : (tensor<1x5x5x2xi32>) -> tensor<1x2x5x5xi32>
+// CHECK-NEXT:    func.return
+func.func @requantize(%x: tensor<1x4x5x5xui8>, %w1: tensor<4x4x3x3xi8>, %w2: tensor<2x4x1x1xi8>) -> tensor<1x2x5x5xi32> {
+  %0 = hlo.convolution %x, %w1 {padding = [[1, 1], [1, 1]]} : (tensor<1x4x5x5xui8>, tensor<4x4x3x3xi8>) -> tensor<1x4x5x5xi32>
+  %m = hlo.constant {value = dense<[3, 5, 7, 9]> : tensor<4xi32>} : tensor<4xi32>
+  %1 = hlo.broadcast_in_dim %m {broadcast_dimensions = [1]} : (tensor<4xi32>) -> tensor<1x4x5x5xi32>
+  %2 = hlo.convert %1 : (tensor<1x4x5x5xi32>) -> tensor<1x4x5x5xi64>
+  %s = hlo.constant {value = dense<2> : tensor<1x4x5x5xi64>} : tensor<1x4x5x5xi64>
+  %3 = hlo.shift_left %2, %s : tensor<1x4x5x5xi64>
+  %4 = hlo.convert %0 : (tensor<1x4x5x5xi32>) -> tensor<1x4x5x5xi64>
+  %5 = hlo.multiply %4, %3 : tensor<1x4x5x5xi64>
+  %6 = hlo.shift_right_arithmetic %5, %s : tensor<1x4x5x5xi64>
+  %lo = hlo.constant {value = dense<0> : tensor<i64>} : tensor<i64>
+  %hi = hlo.constant {value = dense<127> : tensor<i64>} : tensor<i64>
+  %7 = hlo.clamp %lo, %6, %hi : (tensor<i64>, tensor<1x4x5x5xi64>, tensor<i64>) -> tensor<1x4x5x5xi64>
+  %8 = hlo.convert %7 : (tensor<1x4x5x5xi64>) -> tensor<1x4x5x5xui8>
+  %9 = hlo.convolution %8, %w2 : (tensor<1x4x5x5xui8>, tensor<2x4x1x1xi8>) -> tensor<1x2x5x5xi32>
+  func.return %9 : tensor<1x2x5x5xi32>
 }
 
 // A squeeze-and-excitation gate: the pooled [N, C, 1, 1] scale, from a
