@@ -140,23 +140,15 @@ func inModelCandidates(t *Task, db *Database, key string, opts InModelOptions) *
 		return nil
 	}
 	it := &InModelTask{Task: t, Default: -1}
+	trials := db.rankedTrials(t.Key, key)
 	if s, err := opts.Target.Rules().Default(t.Func); err == nil {
 		def := newCandidate(t, s).Key
-		for _, r := range db.rankedTrials(t.Key, key) {
-			if r.Candidate == def {
-				it.Alone, it.Default = append(it.Alone, r), 0
-				break
-			}
+		if i := slices.IndexFunc(trials, func(r *Record) bool { return r.Candidate == def }); i >= 0 {
+			it.Alone, it.Default = []*Record{trials[i]}, 0
+			trials = slices.Delete(trials, i, i+1) // rankedTrials' own slice
 		}
 	}
-	for _, r := range db.rankedTrials(t.Key, key) {
-		if len(it.Alone) == opts.Candidates {
-			break
-		}
-		if it.Default < 0 || r.Candidate != it.Alone[0].Candidate {
-			it.Alone = append(it.Alone, r)
-		}
-	}
+	it.Alone = append(it.Alone, trials[:min(len(trials), max(opts.Candidates-len(it.Alone), 0))]...)
 	if len(it.Alone) == 0 {
 		return nil
 	}
