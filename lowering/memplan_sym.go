@@ -17,22 +17,15 @@ import (
 type SymPlanBuffer struct {
 	Name  string
 	Bytes *graphir.SymExpr
-	Live  Lifetime
-}
-
-// add sums another function's plan statistics into s.
-func (s *PlanStats) add(o PlanStats) {
-	s.ArenaBytes += o.ArenaBytes
-	s.NaiveBytes += o.NaiveBytes
-	s.Buffers += o.Buffers
+	Live  tir.Lifetime
 }
 
 // planArena places bufs: with constant sizes only, PlanMemory's plan
 // (offsets and size constants); otherwise PlanSymbolic's, whose
 // expressions are converted over syms' parameters. The statistics of a
 // symbolic plan count its static part only.
-func planArena(bufs []SymPlanBuffer, syms *symScope) (tir.Expr, []tir.Expr, PlanStats) {
-	static := make([]PlanBuffer, len(bufs))
+func planArena(bufs []SymPlanBuffer, syms *symScope) (tir.Expr, []tir.Expr, tir.PlanStats) {
+	static := make([]tir.PlanBuffer, len(bufs))
 	for i, b := range bufs {
 		c, ok := b.Bytes.Const()
 		if !ok {
@@ -41,11 +34,11 @@ func planArena(bufs []SymPlanBuffer, syms *symScope) (tir.Expr, []tir.Expr, Plan
 			for j, o := range offs {
 				out[j] = syms.expr(o)
 			}
-			return syms.expr(size), out, PlanStats{Buffers: len(bufs)}
+			return syms.expr(size), out, tir.PlanStats{Buffers: len(bufs)}
 		}
-		static[i] = PlanBuffer{Name: b.Name, Size: c, Live: b.Live}
+		static[i] = tir.PlanBuffer{Name: b.Name, Size: c, Live: b.Live}
 	}
-	offsets, stats := PlanMemory(static)
+	offsets, stats := tir.PlanMemory(static)
 	out := make([]tir.Expr, len(offsets))
 	for i, o := range offsets {
 		out[i] = tir.Int(o)

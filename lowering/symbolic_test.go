@@ -217,13 +217,13 @@ func TestPlanSymbolic(t *testing.T) {
 	b := graphir.Sym("b")
 	n := func(c int64) *graphir.SymExpr { return b.Scale(c) }
 	bufs := []SymPlanBuffer{
-		{Name: "t0", Bytes: n(256), Live: Lifetime{0, 1}},
-		{Name: "t1", Bytes: n(128), Live: Lifetime{1, 2}},
-		{Name: "t2", Bytes: n(192), Live: Lifetime{2, 3}},                // reuses t0's slot (256b ≥ 192b)
-		{Name: "t3", Bytes: n(512), Live: Lifetime{3, 4}},                // grows t1's slot
-		{Name: "t4", Bytes: graphir.SymConst(100), Live: Lifetime{4, 5}}, // constant: a new slot
-		{Name: "t5", Bytes: n(100).AddConst(-3), Live: Lifetime{5, 6}},   // not comparable: a new slot
-		{Name: "t6", Bytes: n(130), Live: Lifetime{6, 6}},                // t0's slot (256b)
+		{Name: "t0", Bytes: n(256), Live: tir.Lifetime{First: 0, Last: 1}},
+		{Name: "t1", Bytes: n(128), Live: tir.Lifetime{First: 1, Last: 2}},
+		{Name: "t2", Bytes: n(192), Live: tir.Lifetime{First: 2, Last: 3}},                // reuses t0's slot (256b ≥ 192b)
+		{Name: "t3", Bytes: n(512), Live: tir.Lifetime{First: 3, Last: 4}},                // grows t1's slot
+		{Name: "t4", Bytes: graphir.SymConst(100), Live: tir.Lifetime{First: 4, Last: 5}}, // constant: a new slot
+		{Name: "t5", Bytes: n(100).AddConst(-3), Live: tir.Lifetime{First: 5, Last: 6}},   // not comparable: a new slot
+		{Name: "t6", Bytes: n(130), Live: tir.Lifetime{First: 6, Last: 6}},                // t0's slot (256b)
 	}
 	size, offs := PlanSymbolic(bufs)
 	got := make([]string, len(offs))
@@ -242,7 +242,7 @@ func TestPlanSymbolic(t *testing.T) {
 			assert.Zero(t, oi%tir.ArenaAlign)
 			for j, y := range bufs[:i] {
 				oj, sj := must(offs[j].Eval(bind)), must(y.Bytes.Eval(bind))
-				if x.Live.overlaps(y.Live) && si > 0 && sj > 0 {
+				if x.Live.Overlaps(y.Live) && si > 0 && sj > 0 {
 					assert.True(t, oi+si <= oj || oj+sj <= oi, "b=%d: %s and %s overlap", v, x.Name, y.Name)
 				}
 			}

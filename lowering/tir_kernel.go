@@ -230,7 +230,70 @@ func lowerFusion(op *graphir.Op, name string) (*tir.PrimFunc, error) {
 	if k.opaque {
 		k.f.Attrs[tir.AttrRecurrence] = tir.UnitAttr{}
 	}
+	markPad(k.f, body)
 	return k.f, nil
+}
+
+// markPad gives a kernel that only pads its one input with a constant
+// (an hlo.pad of the fusion's argument by a scalar hlo.constant, edge
+// padding ≥ 0, no interior padding, static shapes: explicit-conv-padding's
+// kernels) the attributes tir.AttrPadLow and tir.AttrPadValue, which
+// pad-in-place reads.
+func markPad(f *tir.PrimFunc, body *graphir.Block) {
+	ret := body.Last()
+	if len(body.Args) != 1 || len(ret.Operands()) != 1 {
+		return
+	}
+	pad := ret.Operand(0).Def
+	if pad == nil || pad.Name != hlo.PadOp || pad.Operand(0) != body.Args[0] {
+		return
+	}
+	in, ok := body.Args[0].Type.(*graphir.TensorType)
+	if !ok || !in.IsStatic() {
+		return
+	}
+	value, ok := padValue(pad.Operand(1))
+	if !ok {
+		return
+	}
+	for o := body.First(); o != ret; o = o.Next() {
+		if o != pad && o != pad.Operand(1).Def {
+			return
+		}
+	}
+	r := len(in.Shape)
+	lo, err1 := pad.IntsLen("edge_padding_low", r, "dimension", 0)
+	hi, err2 := pad.IntsLen("edge_padding_high", r, "dimension", 0)
+	interior, err3 := pad.IntsLen("interior_padding", r, "dimension", 0)
+	if err1 != nil || err2 != nil || err3 != nil {
+		return
+	}
+	low := make(tir.ArrayAttr, r)
+	for d := range r {
+		if lo[d] < 0 || hi[d] < 0 || interior[d] != 0 {
+			return
+		}
+		low[d] = tir.IntAttr(lo[d])
+	}
+	f.Attrs[tir.AttrPadLow] = low
+	f.Attrs[tir.AttrPadValue] = value
+}
+
+// padValue is the value of a scalar hlo.constant: an IntAttr for an
+// integer one, a FloatAttr for a float one.
+func padValue(v *graphir.Value) (tir.Attr, bool) {
+	c := v.Def
+	if c == nil || c.Name != hlo.ConstantOp {
+		return nil, false
+	}
+	d, ok := c.Attr("value").(*graphir.DenseElementsAttr)
+	if !ok || d.Len() != 1 {
+		return nil, false
+	}
+	if d.Ints != nil {
+		return tir.IntAttr(d.Ints[0]), true
+	}
+	return tir.FloatAttr(d.At(0)), true
 }
 
 // assemble nests the block loop nests in the intermediate allocations and

@@ -48,9 +48,9 @@ const AttrHost = tir.AttrHost
 // LowerToTIRWithStats is LowerToTIR that also returns the memory plan
 // statistics, summed over the module's host functions (for a one-function
 // model, those of its function).
-func LowerToTIRWithStats(m *graphir.Module) (*tir.Module, PlanStats, error) {
+func LowerToTIRWithStats(m *graphir.Module) (*tir.Module, tir.PlanStats, error) {
 	if err := graphir.Verify(m); err != nil {
-		return nil, PlanStats{}, err
+		return nil, tir.PlanStats{}, err
 	}
 	l := &tirLowering{
 		out:   &tir.Module{},
@@ -61,11 +61,11 @@ func LowerToTIRWithStats(m *graphir.Module) (*tir.Module, PlanStats, error) {
 	}
 	for _, f := range m.Funcs {
 		if err := l.function(f); err != nil {
-			return nil, PlanStats{}, err
+			return nil, tir.PlanStats{}, err
 		}
 	}
 	if err := tir.Verify(l.out); err != nil {
-		return nil, PlanStats{}, graphir.Errorf(graphir.Location{}, "lower-to-tir: internal error: the generated module does not verify: %v", err)
+		return nil, tir.PlanStats{}, graphir.Errorf(graphir.Location{}, "lower-to-tir: internal error: the generated module does not verify: %v", err)
 	}
 	return l.out, l.stats, nil
 }
@@ -74,7 +74,7 @@ type tirLowering struct {
 	out   *tir.Module
 	taken map[string]bool // function names in use
 	next  map[string]int
-	stats PlanStats
+	stats tir.PlanStats
 }
 
 func (l *tirLowering) fresh(base string) string {
@@ -208,7 +208,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 				b := syms.buffer("t"+strconv.Itoa(len(arena)), t, dt)
 				b.Loc = op.Loc
 				vals[r] = &hostValue{buf: b, arena: len(arena)}
-				arena = append(arena, SymPlanBuffer{Name: b.Name, Bytes: byteSize(t, dt), Live: Lifetime{idx, idx}})
+				arena = append(arena, SymPlanBuffer{Name: b.Name, Bytes: byteSize(t, dt), Live: tir.Lifetime{First: idx, Last: idx}})
 				arenaBufs = append(arenaBufs, b)
 				call.Args = append(call.Args, b)
 			}
@@ -241,7 +241,7 @@ func (l *tirLowering) function(f *graphir.Func) error {
 	}
 	if len(arenaBufs) > 0 {
 		size, offsets, stats := planArena(arena, syms)
-		l.stats.add(stats)
+		l.stats.Add(stats)
 		body = &tir.ArenaAlloc{Size: size, Buffers: arenaBufs, Offsets: offsets, Body: body, Loc: loc}
 	}
 	for i := len(consts) - 1; i >= 0; i-- {

@@ -127,7 +127,7 @@ func init() {
 }
 
 // lowerToTIR runs lowering.LowerToTIRWithStats.
-type lowerToTIR struct{ plan lowering.PlanStats }
+type lowerToTIR struct{ plan tir.PlanStats }
 
 func (l *lowerToTIR) Run(ir *IR) error {
 	m, plan, err := lowering.LowerToTIRWithStats(ir.Graph)

@@ -152,11 +152,15 @@ func (t *Target) minParallelWork() float64 {
 // parallel).
 const MinParallelWork = 4e6
 
-// PostSchedule is compact-buffer-allocation: each cache moves to where it
+// PostSchedule is pad-in-place (a padded tensor's producer writes into
+// the padded buffer: tensorir/pad_in_place.go), then
+// compact-buffer-allocation: each cache moves to where it
 // is used and shrinks to the tile used there, so a cache tile under a
 // parallel loop is a per-thread stack array instead of one full-size heap
 // buffer.
-func (t *Target) PostSchedule() []string { return []string{"compact-buffer-allocation"} }
+func (t *Target) PostSchedule() []string {
+	return []string{tir.PadInPlacePassName, "compact-buffer-allocation"}
+}
 
 // Codegen is llvm.Compile with the instance's processor and contraction;
 // the module carries its signature (runtime.Signature: the target, its

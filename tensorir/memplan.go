@@ -1,10 +1,8 @@
-package lowering
+package tensorir
 
 import (
 	"fmt"
 	"sort"
-
-	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // Memory planning of the host function's intermediate tensors: every
@@ -20,7 +18,7 @@ import (
 // then definition order); each goes into the smallest gap between the
 // already placed buffers whose lifetimes overlap its own that is large
 // enough, or after the last of them. Sizes are rounded up to
-// tensorir.ArenaAlign (64) bytes, so every offset is 64-byte aligned.
+// ArenaAlign (64) bytes, so every offset is 64-byte aligned.
 
 // Lifetime is the inclusive interval of kernel-call indices during which
 // a buffer holds a live value: from the call that writes it to the last
@@ -29,7 +27,8 @@ type Lifetime struct {
 	First, Last int
 }
 
-func (a Lifetime) overlaps(b Lifetime) bool { return a.First <= b.Last && b.First <= a.Last }
+// Overlaps reports whether a and b share a call.
+func (a Lifetime) Overlaps(b Lifetime) bool { return a.First <= b.Last && b.First <= a.Last }
 
 // PlanBuffer is one buffer to place: its size in bytes and its lifetime.
 type PlanBuffer struct {
@@ -47,6 +46,13 @@ type PlanStats struct {
 	Buffers    int
 }
 
+// Add sums another function's plan statistics into s.
+func (s *PlanStats) Add(o PlanStats) {
+	s.ArenaBytes += o.ArenaBytes
+	s.NaiveBytes += o.NaiveBytes
+	s.Buffers += o.Buffers
+}
+
 func (s PlanStats) String() string {
 	saved := 0.0
 	if s.NaiveBytes > 0 {
@@ -56,7 +62,7 @@ func (s PlanStats) String() string {
 }
 
 func alignUp(n int64) int64 {
-	const a = tir.ArenaAlign
+	const a = ArenaAlign
 	return (n + a - 1) / a * a
 }
 
@@ -83,7 +89,7 @@ func PlanMemory(bufs []PlanBuffer) ([]int64, PlanStats) {
 		size := alignUp(bufs[i].Size)
 		var live []int
 		for _, j := range placed {
-			if bufs[j].Live.overlaps(bufs[i].Live) {
+			if bufs[j].Live.Overlaps(bufs[i].Live) {
 				live = append(live, j)
 			}
 		}

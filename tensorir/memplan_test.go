@@ -1,4 +1,4 @@
-package lowering
+package tensorir
 
 import (
 	"math/rand"
@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 func checkPlan(t *testing.T, bufs []PlanBuffer, offs []int64, st PlanStats) {
@@ -16,13 +14,13 @@ func checkPlan(t *testing.T, bufs []PlanBuffer, offs []int64, st PlanStats) {
 	assert.Equal(t, len(bufs), st.Buffers)
 	var naive, peak int64
 	for i, b := range bufs {
-		assert.Zero(t, offs[i]%tir.ArenaAlign, "buffer %d offset %d", i, offs[i])
+		assert.Zero(t, offs[i]%ArenaAlign, "buffer %d offset %d", i, offs[i])
 		assert.GreaterOrEqual(t, offs[i], int64(0))
 		assert.LessOrEqual(t, offs[i]+b.Size, st.ArenaBytes, "buffer %d ends past the arena", i)
 		naive += alignUp(b.Size)
 		for j := 0; j < i; j++ {
 			c := bufs[j]
-			if !b.Live.overlaps(c.Live) || b.Size == 0 || c.Size == 0 {
+			if !b.Live.Overlaps(c.Live) || b.Size == 0 || c.Size == 0 {
 				continue
 			}
 			disjoint := offs[i]+b.Size <= offs[j] || offs[j]+c.Size <= offs[i]
