@@ -124,10 +124,24 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 		return s, err
 	}
 	s, err = js.CreateStream(ctx, cfg)
-	if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return js.Stream(ctx, cfg.Name)
+	if err == nil {
+		return s, nil
 	}
-	return s, err
+	// Another client created it first: the server answers "stream name
+	// already in use" or, inside the creation's window, "subjects overlap
+	// with an existing stream" (err_code 10065); either way the stream is
+	// there to use once the other creation completes.
+	for range 20 {
+		if existing, lookErr := js.Stream(ctx, cfg.Name); lookErr == nil {
+			return existing, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, err
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return nil, err
 }
 
 // Close drains and closes the connection (closes it at once while the

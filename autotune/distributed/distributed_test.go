@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -384,4 +386,40 @@ func TestDuplicateResultsOnce(t *testing.T) {
 	time.Sleep(200 * time.Millisecond) // the late duplicate of candidate 0
 	assert.Equal(t, []int{0, 1}, got)
 	assert.Equal(t, 0, m.Fleet().InFlight)
+}
+
+// TestEnsureStreamConcurrently: clients creating the same stream on a
+// fresh broker at the same moment all get it, whichever of them creates
+// it (a creation racing another is answered "stream name already in use"
+// or "subjects overlap with an existing stream").
+func TestEnsureStreamConcurrently(t *testing.T) {
+	for round := range 5 {
+		url := startBroker(t)
+		const n = 8
+		js := make([]jetstream.JetStream, n)
+		for i := range n {
+			nc, err := nats.Connect(url)
+			require.NoError(t, err)
+			t.Cleanup(nc.Close)
+			js[i], err = jetstream.New(nc)
+			require.NoError(t, err)
+		}
+		cfg := jetstream.StreamConfig{Name: "RACE", Subjects: []string{"race.>"}, Storage: jetstream.FileStorage}
+		errs := make([]error, n)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, errs[i] = ensureStream(context.Background(), js[i], cfg)
+			}()
+		}
+		close(start)
+		wg.Wait()
+		for i, err := range errs {
+			assert.NoError(t, err, "round %d, client %d", round, i)
+		}
+	}
 }
