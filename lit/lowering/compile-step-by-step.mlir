@@ -6,12 +6,12 @@
 // steps are those `tessera compile --print-pipeline` lists before codegen.
 // RUN: tessera compile %s --emit tir > %t.compile
 // RUN: tessera-opt %s --canonicalize --fold-batch-norm --constant-fold --cse --dce --legalize-to-hlo --canonicalize --cse --conv-kernel-layout --conv-layout --explicit-conv-padding --fuse \
-// RUN:   --lower-to-tir --inline-elementwise --default-schedule --rewrite-layout --compact-buffer-allocation > %t.opt
+// RUN:   --lower-to-tir --inline-elementwise --default-schedule --rewrite-layout --pad-in-place --compact-buffer-allocation > %t.opt
 // RUN: diff %t.compile %t.opt
 // RUN: FileCheck %s < %t.opt
 // RUN: tessera compile %s --print-pipeline | FileCheck %s --check-prefix=PIPE
 
-// PIPE: canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,conv-kernel-layout,conv-layout,explicit-conv-padding,fuse,lower-to-tir,inline-elementwise,default-schedule{{[{][^}]*[}]}},rewrite-layout,pad-in-place,compact-buffer-allocation,codegen{{[{][^}]*[}]}}{{$}}
+// PIPE: canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,conv-kernel-layout,conv-layout{{[{][^}]*[}]}},explicit-conv-padding,fuse,lower-to-tir,inline-elementwise,default-schedule{{[{][^}]*[}]}},rewrite-layout,pad-in-place,compact-buffer-allocation,codegen{{[{][^}]*[}]}}{{$}}
 
 // CHECK-LABEL: tir.func @fused_0(%in0: buffer<256x192xf32>, %in1: buffer<192x160xf32>, out %out0: buffer<256x160xf32>) attributes {tessera.kernel, tessera.schedule = "default"} {
 // CHECK: parallel {

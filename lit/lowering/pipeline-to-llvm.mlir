@@ -11,7 +11,7 @@
 // RUN: tessera compile %s --print-pipeline | FileCheck %s --check-prefix=PIPE
 // REQUIRES: llc
 
-// PIPE: canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,conv-kernel-layout,conv-layout,explicit-conv-padding,fuse,lower-to-tir,inline-elementwise,default-schedule{target=cpu threads={{[0-9]+}}},rewrite-layout,pad-in-place,compact-buffer-allocation,codegen{export=main prefix=pipeline_to_llvm target=cpu threads={{[0-9]+}}}
+// PIPE: canonicalize,fold-batch-norm,constant-fold,cse,dce,legalize-to-hlo,canonicalize,cse,conv-kernel-layout,conv-layout{{[{][^}]*[}]}},explicit-conv-padding,fuse,lower-to-tir,inline-elementwise,default-schedule{target=cpu threads={{[0-9]+}}},rewrite-layout,pad-in-place,compact-buffer-allocation,codegen{export=main prefix=pipeline_to_llvm target=cpu threads={{[0-9]+}}}
 
 // TIR-LABEL: tir.func @fused_0({{.*}}) attributes {tessera.kernel, tessera.schedule = "default"} {
 // TIR: tir.block "dot_general"

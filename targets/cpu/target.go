@@ -7,6 +7,7 @@ package cpu
 import (
 	"fmt"
 	goruntime "runtime"
+	"strconv"
 	"strings"
 
 	rt "github.com/tessera-ml/tessera/runtime"
@@ -151,6 +152,16 @@ func (t *Target) minParallelWork() float64 {
 // of 4 of it are the tuner's choice (the sampled rules draw serial or
 // parallel).
 const MinParallelWork = 4e6
+
+// StepOptions makes conv-layout leave NCHW the convolutions with fewer
+// output channels than one vector has f32 lanes (conv-layout{min-channels}:
+// their rows vectorize along the image width instead).
+func (t *Target) StepOptions(name string) map[string]string {
+	if name == "conv-layout" {
+		return map[string]string{"min-channels": strconv.Itoa(t.bits / 32)}
+	}
+	return nil
+}
 
 // PostSchedule is pad-in-place (a padded tensor's producer writes into
 // the padded buffer: tensorir/pad_in_place.go), then
