@@ -1,9 +1,6 @@
 package tensorir
 
-import (
-	"fmt"
-	"strconv"
-)
+import "strconv"
 
 // Padding in place: a kernel that only copies its input into the interior
 // of a larger buffer (explicit-conv-padding's kernels, a convolution's
@@ -127,7 +124,7 @@ func (p *padRewriter) padInPlace(calls []*CallKernel, i int, inArena map[*Buffer
 		return nil
 	}
 	x, xp := c.Args[0], c.Args[1]
-	if len(lo) != len(x.Shape) || len(xp.Shape) != len(x.Shape) {
+	if !padShapes(k, x, xp, lo) {
 		return nil
 	}
 	writers := p.writers(calls, x)
@@ -151,6 +148,26 @@ func (p *padRewriter) padInPlace(calls []*CallKernel, i int, inArena map[*Buffer
 	return x
 }
 
+// padShapes reports whether pad kernel k takes x (read-only) and writes
+// xp, constant shapes of one rank with xp holding x at lo.
+func padShapes(k *PrimFunc, x, xp *Buffer, lo []int64) bool {
+	params := BufferParams(k)
+	if len(params) != 2 || k.Params[params[0]].Role != RoleIn || k.Params[params[1]].Role != RoleOut {
+		return false
+	}
+	in, ok1 := x.ConstShape()
+	out, ok2 := xp.ConstShape()
+	if !ok1 || !ok2 || len(in) != len(lo) || len(out) != len(lo) {
+		return false
+	}
+	for d := range lo {
+		if out[d]-lo[d]-in[d] < 0 {
+			return false
+		}
+	}
+	return true
+}
+
 // padAttrs reads a pad kernel's attributes (ok false on any other kernel).
 func padAttrs(k *PrimFunc) ([]int64, Attr, bool) {
 	if k == nil {
@@ -158,7 +175,12 @@ func padAttrs(k *PrimFunc) ([]int64, Attr, bool) {
 	}
 	arr, ok := k.Attrs[AttrPadLow].(ArrayAttr)
 	value := k.Attrs[AttrPadValue]
-	if !ok || value == nil {
+	switch value.(type) {
+	case IntAttr, FloatAttr:
+	default:
+		return nil, nil, false
+	}
+	if !ok {
 		return nil, nil, false
 	}
 	lo := make([]int64, len(arr))
@@ -324,15 +346,13 @@ func (p *padRewriter) borderKernel(c *CallKernel, xp, x *Buffer, lo []int64, val
 	c.Args = []*Buffer{xp}
 }
 
-// padImm is the padding value as a constant of dtype dt.
+// padImm is the padding value (an IntAttr or FloatAttr: padAttrs) as a
+// constant of dtype dt.
 func padImm(dt DType, v Attr) Expr {
-	switch x := v.(type) {
-	case IntAttr:
-		return Imm(dt, float64(x))
-	case FloatAttr:
+	if x, ok := v.(IntAttr); ok {
 		return Imm(dt, float64(x))
 	}
-	panic(fmt.Sprintf("pad-in-place: padding value %T", v))
+	return Imm(dt, float64(v.(FloatAttr)))
 }
 
 // box is a rectangular region: its first element and its extents.
