@@ -261,15 +261,12 @@ func markPad(f *tir.PrimFunc, body *graphir.Block) {
 			return
 		}
 	}
-	r := len(in.Shape)
-	lo, err1 := pad.IntsLen("edge_padding_low", r, "dimension", 0)
-	hi, err2 := pad.IntsLen("edge_padding_high", r, "dimension", 0)
-	interior, err3 := pad.IntsLen("interior_padding", r, "dimension", 0)
-	if err1 != nil || err2 != nil || err3 != nil {
+	lo, hi, interior, err := hlo.PadAmounts(pad)
+	if err != nil {
 		return
 	}
-	low := make(tir.ArrayAttr, r)
-	for d := range r {
+	low := make(tir.ArrayAttr, len(lo))
+	for d := range lo {
 		if lo[d] < 0 || hi[d] < 0 || interior[d] != 0 {
 			return
 		}

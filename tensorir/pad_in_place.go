@@ -380,20 +380,10 @@ func borderBoxes(shape, inner, lo []int64) []box {
 					b.extent[e] = shape[e]
 				}
 			}
-			if volume64(b.extent) > 0 {
-				out = append(out, b)
-			}
+			out = append(out, b) // an empty box gives no loop nest (Compute.Block)
 		}
 	}
 	return out
-}
-
-func volume64(ext []int64) int64 {
-	n := int64(1)
-	for _, e := range ext {
-		n *= e
-	}
-	return n
 }
 
 // replanArena returns a without the dropped buffers, its others placed
@@ -415,8 +405,7 @@ func replanArena(a *ArenaAlloc, calls []*CallKernel, dropped map[*Buffer]bool) *
 				live.Last = j
 			}
 		}
-		size, _ := b.ConstShape()
-		bufs = append(bufs, PlanBuffer{Name: b.Name, Size: volume64(size) * ElemBytes(b.DType), Live: live})
+		bufs = append(bufs, PlanBuffer{Name: b.Name, Size: numElements(b) * ElemBytes(b.DType), Live: live})
 		out.Buffers = append(out.Buffers, b)
 	}
 	offsets, stats := PlanMemory(bufs)

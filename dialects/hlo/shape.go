@@ -400,6 +400,17 @@ func Pad(x, value *g.Value, low, high, interior []int64, loc g.Location) (*g.Op,
 	return g.Build(PadOp, []*g.Value{x, value}, a, loc)
 }
 
+// PadAmounts returns an hlo.pad's low, high and interior padding, one
+// entry per dimension. Errors: the op's attributes or operands do not
+// verify.
+func PadAmounts(op *g.Op) (lo, hi, interior []int64, err error) {
+	c, err := padConfig(op)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return c.lo, c.hi, c.interior, nil
+}
+
 type padCfg struct {
 	lo, hi, interior []int64
 	result           *g.TensorType
