@@ -1,8 +1,9 @@
 // Unsigned integers, f16 and bf16 end to end. ui8 division and ONNX Mod
 // become floordiv/floormod of unsigned tensor IR values (no sign fix:
 // hlo.remainder alone) and LLVM's udiv/urem; comparisons icmp ult; ui32
-// converts with uitofp and zext; float → ui16 saturates with
-// llvm.fptoui.sat. f64 → f16/bf16 rounds once: round-to-odd to float (an
+// converts with uitofp and zext; float → ui16 saturates: clamped in float
+// to [0, 65535], NaN → 0, then fptosi to i32 and trunc (LLVM 16 scalarizes
+// llvm.fptoui.sat on vectors). f64 → f16/bf16 rounds once: round-to-odd to float (an
 // fptrunc stepped back toward zero and or'ed with the inexact bit), then
 // fptrunc to half, or bf16's nearest-even rounding on the float bits; bf16
 // is stored as i16 (the float's upper half).
@@ -39,7 +40,12 @@
 // LLVM-LABEL: define internal void @fused_4.kernel(
 // LLVM: zext <8 x i32> %{{[0-9]+}} to <8 x i64>
 // LLVM-LABEL: define internal void @fused_5.kernel(
-// LLVM: call <8 x i16> @llvm.fptoui.sat.v8i16.v8f32
+// LLVM: %[[LO:[0-9]+]] = select <8 x i1> %{{[0-9]+}}, <8 x float> <float 0.0,
+// LLVM: fcmp ogt <8 x float> %[[LO]], <float 65535.0,
+// LLVM: fcmp uno <8 x float>
+// LLVM: %[[C:[0-9]+]] = fptosi <8 x float> %{{[0-9]+}} to <8 x i32>
+// LLVM-NEXT: trunc <8 x i32> %[[C]] to <8 x i16>
+// LLVM-NOT: llvm.fptoui.sat
 // LLVM-LABEL: define internal void @fused_6.kernel(
 // LLVM: %[[F:[0-9]+]] = fptrunc <8 x double> %{{[0-9]+}} to <8 x float>
 // LLVM: fcmp ogt <8 x double>

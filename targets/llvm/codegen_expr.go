@@ -1,6 +1,8 @@
 package llvm
 
 import (
+	"math"
+
 	"github.com/llir/llvm/ir/constant"
 	"github.com/llir/llvm/ir/enum"
 	"github.com/llir/llvm/ir/types"
@@ -302,7 +304,7 @@ func (g *fgen) selectExpr(x *tir.Select) (value.Value, error) {
 }
 
 // cast generates a Cast: float→int truncates toward zero and saturates
-// (NaN → 0, llvm.fptosi.sat, llvm.fptoui.sat for unsigned dtypes),
+// (NaN → 0; floatToInt),
 // int→int wraps, sign-extends a signed source and zero-extends an unsigned
 // one or i1, int→float and float→float round to nearest even (once: f64 →
 // f16/bf16 through float32Odd, int → bf16 through double), and a cast to
@@ -360,15 +362,75 @@ func (g *fgen) cast(x *tir.Cast) (value.Value, error) {
 	case from.IsFloat() && to.IsFloat():
 		return g.floatCast(v, from, to, dst), nil
 	case from.IsFloat() && to.IsInt():
+		return g.floatToInt(v, to, dst), nil
+	}
+	return nil, g.errorf("unsupported cast from %v to %v", from, to)
+}
+
+// floatToInt converts float v to the integer dtype to (register type dst),
+// truncating toward zero and saturating, NaN → 0: the semantics of
+// llvm.fptosi.sat and llvm.fptoui.sat. LLVM 16 scalarizes those
+// intrinsics on vectors (a vcvttss2si and a pinsr per lane), so for
+// destinations of at most 32 bits the value is clamped in float to the
+// destination's range, NaN replaced by 0, and converted by a plain
+// fptosi (through i32 for narrower destinations: vcvttps2dq and vpmovdb)
+// or fptoui; where the range's top is not a float of v's type (i32 and u32
+// from f32) the lanes above the largest float below it take the top.
+// Wider destinations keep the intrinsics.
+func (g *fgen) floatToInt(v value.Value, to tir.DType, dst types.Type) value.Value {
+	c := g.cur
+	n := lanesOf(v)
+	tb := bitsOf(dst)
+	if tb > 32 {
 		op := "llvm.fptosi.sat."
 		if to.IsUnsigned() {
 			op = "llvm.fptoui.sat."
 		}
-		name := op + llvmSuffix(dst) + "." + llvmSuffix(v.Type())
-		f := g.m.declare(name, dst, v.Type())
-		return c.NewCall(f, v), nil
+		f := g.m.declare(op+llvmSuffix(dst)+"."+llvmSuffix(v.Type()), dst, v.Type())
+		return c.NewCall(f, v)
 	}
-	return nil, g.errorf("unsupported cast from %v to %v", from, to)
+	if bitsOf(v.Type()) < 32 {
+		v = c.NewFPExt(v, withLanes(types.Float, n)) // exact
+	}
+	ft := v.Type()
+	lo, hi := intRange(tb, to.IsUnsigned())
+	top := hi
+	if bitsOf(ft) == 32 {
+		top = float64(largestFloat32AtMost(hi))
+	}
+	x := c.NewSelect(c.NewFCmp(enum.FPredOLT, v, constOf(ft, lo)), constOf(ft, lo), v)
+	x = c.NewSelect(c.NewFCmp(enum.FPredOGT, x, constOf(ft, top)), constOf(ft, top), x)
+	x = c.NewSelect(c.NewFCmp(enum.FPredUNO, v, v), constOf(ft, 0), x)
+	var r value.Value
+	switch {
+	case tb < 32:
+		r = c.NewTrunc(c.NewFPToSI(x, withLanes(types.I32, n)), dst)
+	case to.IsUnsigned():
+		r = c.NewFPToUI(x, dst)
+	default:
+		r = c.NewFPToSI(x, dst)
+	}
+	if top < hi {
+		r = c.NewSelect(c.NewFCmp(enum.FPredOGT, v, constOf(ft, top)), constOf(dst, hi), r)
+	}
+	return r
+}
+
+// intRange is the smallest and largest value of a bits-wide integer.
+func intRange(bits int, unsigned bool) (lo, hi float64) {
+	if unsigned {
+		return 0, math.Ldexp(1, bits) - 1
+	}
+	return -math.Ldexp(1, bits-1), math.Ldexp(1, bits-1) - 1
+}
+
+// largestFloat32AtMost is the largest float32 not above x.
+func largestFloat32AtMost(x float64) float32 {
+	f := float32(x)
+	if float64(f) > x {
+		f = math.Nextafter32(f, float32(math.Inf(-1)))
+	}
+	return f
 }
 
 // floatCast converts float v of dtype from to dtype to (register type

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,8 +16,9 @@ import (
 // Kernels over the unsigned, i16, f16 and bf16 dtypes compiled and run
 // against the tensor IR interpreter, bit-exactly: unsigned division,
 // remainder, comparisons, min/max, conversions and logical shifts (udiv,
-// urem, icmp ult, zext, uitofp, fptoui.sat, lshr) on values of 2^(bits-1)
-// and more, signed i16 arithmetic shifts, shifts by the width or more,
+// urem, icmp ult, zext, uitofp, lshr) on values of 2^(bits-1) and more,
+// float → every integer dtype saturating at the bounds (clamped in float,
+// floatToInt), signed i16 arithmetic shifts, shifts by the width or more,
 // f16 arithmetic (f32 then rounded), f64 → f16/bf16 casts rounded once,
 // and bf16 arithmetic in float registers. Each loop runs vectorized (37
 // iterations: full vectors and a masked tail) and scalar.
@@ -53,7 +55,41 @@ tir.func @narrow(%D: buffer<37xf64>, %H: buffer<37xf16>, %A: buffer<37xui8>, out
     %FU[%i] = cast<ui16>(%D[%i] * 1000.0 : f64)
   }
 }
+
+tir.func @tointeger(%F: buffer<37xf32>, %D: buffer<37xf64>, %H: buffer<37xf16>, out %I8: buffer<37xi8>, out %U8: buffer<37xui8>, out %I16: buffer<37xi16>, out %U16: buffer<37xui16>, out %I32: buffer<37xi32>, out %U32: buffer<37xui32>, out %I64: buffer<37xi64>, out %U64: buffer<37xui64>) {
+  tir.for %i = 0 to 37 vectorized {
+    %I8[%i] = cast<i8>(%F[%i])
+    %U8[%i] = cast<ui8>(%F[%i])
+    %I16[%i] = cast<i16>(%F[%i])
+    %U16[%i] = cast<ui16>(%F[%i])
+    %I32[%i] = cast<i32>(%F[%i])
+    %U32[%i] = cast<ui32>(%F[%i])
+    %I64[%i] = cast<i64>(%F[%i])
+    %U64[%i] = cast<ui64>(%F[%i])
+  }
+}
+
+tir.func @tointeger2(%F: buffer<37xf32>, %D: buffer<37xf64>, %H: buffer<37xf16>, out %DI8: buffer<37xi8>, out %DI32: buffer<37xi32>, out %DU32: buffer<37xui32>, out %HU8: buffer<37xui8>, out %HI16: buffer<37xi16>, out %HU32: buffer<37xui32>, out %BI8: buffer<37xi8>, out %BI32: buffer<37xi32>) {
+  tir.for %i = 0 to 37 vectorized {
+    %DI8[%i] = cast<i8>(%D[%i])
+    %DI32[%i] = cast<i32>(%D[%i])
+    %DU32[%i] = cast<ui32>(%D[%i])
+    %HU8[%i] = cast<ui8>(%H[%i])
+    %HI16[%i] = cast<i16>(%H[%i])
+    %HU32[%i] = cast<ui32>(%H[%i])
+    %BI8[%i] = cast<i8>(cast<bf16>(%F[%i]))
+    %BI32[%i] = cast<i32>(cast<bf16>(%F[%i]))
+  }
+}
 `
+
+// castEdges are the float inputs of @tointeger: NaN, the infinities and
+// the values around every integer dtype's bounds, where float → int
+// saturates (rounded to each input's dtype).
+var castEdges = []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), -0.5, -0.99, -1, -1.5, 0.99,
+	127.5, 127.99, 128, -128.5, -128.99, -129, 255.5, 256, 32767.5, 32768, -32768.9, -32769, 65504, 65535.5, 65536,
+	2147483520, 2147483647.5, 2147483648, -2147483648, -2147483904, -2147483648.5, 4294967040, 4294967295.5, 4294967296,
+	-9.3e18, 1.9e19, 3e38}
 
 func dtypeArgs(f *tir.PrimFunc, r *rand.Rand) tir.Args {
 	args := tir.Args{Arrays: map[string]*tir.Array{}, Ints: map[string]int64{}}
@@ -77,10 +113,14 @@ func dtypeArgs(f *tir.PrimFunc, r *rand.Rand) tir.Args {
 				a.Ints[i] = 1 // divisors
 			}
 		}
+		edges := floats
+		if strings.HasPrefix(f.Name, "tointeger") {
+			edges = castEdges
+		}
 		for i := range a.Floats {
 			v := r.Float64()*8 - 4
-			if i < len(floats) {
-				v = floats[i]
+			if i < len(edges) {
+				v = edges[i]
 			}
 			a.Floats[i] = tir.RoundFloat(p.Buffer.DType, v)
 		}
@@ -98,7 +138,7 @@ func TestUnsignedAndNarrowKernels(t *testing.T) {
 		m := parseModule(t, src)
 		exportAll(m)
 		so, _ := buildShared(t, m, Options{StrictFP: true})
-		for _, name := range []string{"u8", "u64", "narrow"} {
+		for _, name := range []string{"u8", "u64", "narrow", "tointeger", "tointeger2"} {
 			checkDTypeKernel(t, so, m.Func(name), vectorized)
 		}
 	}
