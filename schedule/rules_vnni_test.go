@@ -104,6 +104,8 @@ func TestVNNIRuleApplies(t *testing.T) {
 	require.Equal(t, [2]int64{1, 1}, shape(1, 1000, 512), "a column tail: one vector per tile")
 	require.Equal(t, [2]int64{1, 16}, shape(1, 1024, 512))
 	require.Equal(t, [2]int64{7, 2}, shape(49, 512, 4608), "ResNet's last layers: 7 rows of 2 vectors, not 1 of 16")
+	require.Equal(t, [2]int64{7, 2}, shape(14, 256, 2304), "ResNet's layer 3: a 36 KB panel of S per vector streams from L2; 7 rows per read, not 2×8")
+	require.Equal(t, [2]int64{4, 4}, shape(56, 64, 576), "ResNet's layer 1: 9 KB per vector")
 	// With 256-bit vectors (AVX2, AVX-VNNI) an accumulator takes two of
 	// the 16 ymm registers: at most 4 of them.
 	avx2Int8 := avx512VNNI
