@@ -4,7 +4,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/dialects/graph"
 	"github.com/tessera-ml/tessera/graphir"
 )
 
@@ -196,4 +201,77 @@ func requantDraw(r *rand.Rand, i int, dt graphir.DType) float64 {
 		return float64(-14 + r.IntN(46))
 	}
 	return wideDraw(false)(r, i, dt)
+}
+
+// TestRequantizeConstantTerms: graph.requantize with a constant multiplier
+// and shift (fold-qdq's form) legalizes with its per-channel terms as i64
+// constants; per channel and per tensor, at the ends of the multiplier's
+// and shift's ranges, it equals the exact graph reference after
+// legalize-to-hlo, after fuse and as tensor IR.
+func TestRequantizeConstantTerms(t *testing.T) {
+	mults := "[1073741824, 2147483647, 1500000000, 1999999999, 1073741825]"
+	shifts := "[-14, 31, 0, 7, 30]"
+	for _, c := range []struct {
+		name, m, s, mt, out, attrs string
+		ms, ss                     []float64
+	}{
+		{"axis", mults, shifts, "tensor<5xi32>", "ui8", "{axis = 1, min = 3, max = 250}",
+			[]float64{1073741824, 2147483647, 1500000000, 1999999999, 1073741825}, []float64{-14, 31, 0, 7, 30}},
+		{"tensor", "1700071377", "15", "tensor<i32>", "i8", "", []float64{1700071377}, []float64{15}},
+		{"tensor/shift-14", "1073741824", "-14", "tensor<i32>", "i8", "{min = -100}", []float64{1073741824}, []float64{-14}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := fmt.Sprintf(`func.func @main(%%acc: tensor<4x5xi32>) -> tensor<4x5x%[5]s> {
+  %%m = graph.constant {value = dense<%[1]s> : %[3]s} : %[3]s
+  %%s = graph.constant {value = dense<%[2]s> : %[3]s} : %[3]s
+  %%z = graph.constant {value = dense<7> : tensor<%[5]s>} : tensor<%[5]s>
+  %%0 = graph.requantize %%acc, %%m, %%s, %%z %[4]s : (tensor<4x5xi32>, %[3]s, %[3]s, tensor<%[5]s>) -> tensor<4x5x%[5]s>
+  func.return %%0 : tensor<4x5x%[5]s>
+}`, c.m, c.s, c.mt, c.attrs, c.out)
+			parse := func() *graphir.Module {
+				m, err := graphir.ParseString("requantize.mlir", src)
+				require.NoError(t, err)
+				return m
+			}
+			f := parse().Funcs[0]
+			lm := parse()
+			runPipeline(t, lm, graph.LegalizeToHLOPassName)
+			assert.NotContains(t, graphir.Print(lm), "hlo.shift_left", "the terms are constants")
+			fm := parse()
+			runPipeline(t, fm, graph.LegalizeToHLOPassName+",fuse")
+			tm, err := LowerToTIR(fm)
+			require.NoError(t, err)
+			for trial := range 4 {
+				args := requantArgs(uint64(trial), c.ms, c.ss)
+				want, err := graphir.Interpret(f, args)
+				require.NoError(t, err)
+				for _, m := range []*graphir.Module{lm, fm} {
+					got, err := graphir.Interpret(m.Funcs[0], args)
+					require.NoError(t, err)
+					require.Equal(t, want[0].Data, got[0].Data, "%s trial %d", graphir.Print(m), trial)
+				}
+				res := runHost(t, tm, "main", args)
+				requireTIRClose(t, want[0], res[0], 0, c.name+" (tensor IR)")
+			}
+		})
+	}
+}
+
+// requantArgs draws a 4×5 accumulator whose requantized values mostly fall
+// within ±300 (the bounds and rounding are then exercised, not only
+// saturation) for channel c's multiplier ms[c] and shift ss[c] (one of
+// each: per tensor), with 0 and the i32 extremes mixed in.
+func requantArgs(seed uint64, ms, ss []float64) []*graphir.Tensor {
+	r := rand.New(rand.NewPCG(seed, 0x7e9))
+	acc := graphir.NewZeroTensor(graphir.NewTensor(graphir.I32, 4, 5))
+	edges := []float64{0, math.MaxInt32, math.MinInt32, 1, -1}
+	for i := range acc.Data {
+		c := (i % 5) % len(ms)
+		v := math.Round((600*r.Float64() - 300) * math.Ldexp(1, 31+int(ss[c])) / ms[c])
+		if i < len(edges) {
+			v = edges[i]
+		}
+		acc.Data[i] = math.Max(math.Min(v, math.MaxInt32), math.MinInt32)
+	}
+	return []*graphir.Tensor{acc}
 }

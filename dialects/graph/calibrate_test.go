@@ -1,8 +1,11 @@
 package graph
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -228,4 +231,110 @@ func TestQuantizeStaticShapes(t *testing.T) {
 			assert.InDelta(t, want[r].Data[i], got[r].Data[i], 0.03*scale, "result %d element %d", r, i)
 		}
 	}
+}
+
+// residualModel is two residual blocks: x → conv → relu → conv, + x,
+// relu (y); y → conv, + y, relu → conv (the f32 result). With OUT
+// "%r2" the second block's relu is the result instead (read as float).
+const residualModel = `func.func @main(%x: tensor<1x4x6x6xf32>) -> tensor<OUTTYPE> {
+  %w1 = graph.constant {value = dense<[W]> : tensor<4x4x3x3xf32>} : tensor<4x4x3x3xf32>
+  %w2 = graph.constant {value = dense<[W]> : tensor<4x4x3x3xf32>} : tensor<4x4x3x3xf32>
+  %w3 = graph.constant {value = dense<[W]> : tensor<4x4x3x3xf32>} : tensor<4x4x3x3xf32>
+  %w4 = graph.constant {value = dense<[W]> : tensor<4x4x3x3xf32>} : tensor<4x4x3x3xf32>
+  %c1 = graph.conv2d %x, %w1 {pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %r1 = graph.relu %c1 : tensor<1x4x6x6xf32>
+  %c2 = graph.conv2d %r1, %w2 {pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %s1 = graph.add %c2, %x : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %y = graph.relu %s1 : tensor<1x4x6x6xf32>
+  %c3 = graph.conv2d %y, %w3 {pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %s2 = graph.add %c3, %y : (tensor<1x4x6x6xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+  %r2 = graph.relu %s2 : tensor<1x4x6x6xf32>
+  %c4 = graph.conv2d %r2, %w4 {pads = [1, 1, 1, 1]} : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+  func.return OUT : tensor<OUTTYPE>
+}`
+
+// residualSource fills residualModel with pseudo-random weights and the
+// result out (%c4 or %r2).
+func residualSource(out string) string {
+	r := rand.New(rand.NewPCG(5, 6))
+	nested := func(n int, inner func() string) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = inner()
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	w := nested(4, func() string {
+		return nested(4, func() string {
+			return nested(3, func() string {
+				return nested(3, func() string { return fmt.Sprintf("%.4f", (r.Float64()-0.5)*0.5) })
+			})
+		})
+	})
+	return strings.NewReplacer("[W]", w, "OUTTYPE", "1x4x6x6xf32", "OUT", out).Replace(residualModel)
+}
+
+// TestQuantizeResidual: PTQ quantizes a residual add's operands when its
+// result is quantized again (the block input once, for its convolution
+// and the add), and fold-qdq then leaves no float add: both blocks
+// become integer convolutions and integer adds, and the model stays close
+// to the float one. An add whose result is read as float (a model
+// output) stays float, and so does the add feeding it.
+func TestQuantizeResidual(t *testing.T) {
+	m := parseModule(t, residualSource("%c4"))
+	f := m.Funcs[0]
+	names := map[*graphir.Value]string{f.Entry().Args[0]: "x"}
+	f.Walk(func(op *graphir.Op) {
+		if op.Name == ReluOp || op.Name == Conv2DOp {
+			names[op.Results[0]] = fmt.Sprint(len(names))
+		}
+	})
+	var got []string
+	for _, v := range QuantizedInputs(f) {
+		got = append(got, names[v])
+	}
+	// x, r1, then the first add's c2 (and x again), y, c3, r2.
+	assert.Equal(t, []string{"x", "2", "3", "4", "5", "6"}, got)
+
+	r := rand.New(rand.NewPCG(7, 8))
+	batch := func() []*graphir.Tensor {
+		x := graphir.NewZeroTensor(graphir.NewTensor(graphir.F32, 1, 4, 6, 6))
+		for i := range x.Data {
+			x.Data[i] = r.Float64()*4 - 2
+		}
+		return []*graphir.Tensor{x.Round()}
+	}
+	var batches [][]*graphir.Tensor
+	for range 8 {
+		batches = append(batches, batch())
+	}
+	values := QuantizedInputs(f)
+	ranges, err := Calibrate(InterpreterEvaluator(f, values), batches, values, CalibrateOptions{})
+	require.NoError(t, err)
+	ref := parseModule(t, residualSource("%c4"))
+	require.NoError(t, QuantizeStatic(f, ranges, QuantizeOptions{}))
+	assert.Equal(t, 6, countOps(m, QuantizeLinearOp), "one per activation: x is shared by its convolution and the add")
+	assert.Equal(t, 6, FoldQDQ(f), graphir.Print(m))
+	require.NoError(t, graphir.Verify(m))
+	f.Walk(func(op *graphir.Op) {
+		if op.Name == AddOp {
+			assert.Equal(t, graphir.I32, graphir.AsTensor(op.Results[0].Type).Elem, "no float add left")
+		}
+	})
+	assert.Equal(t, 5, countOps(m, RequantizeOp), "three convolutions and two adds; the last convolution is dequantized in place")
+	x := batch()
+	want, err := graphir.Interpret(ref.Funcs[0], x)
+	require.NoError(t, err)
+	out, err := graphir.Interpret(f, x)
+	require.NoError(t, err)
+	var sig, noise float64
+	for i, w := range want[0].Data {
+		sig += w * w
+		noise += (w - out[0].Data[i]) * (w - out[0].Data[i])
+	}
+	assert.Greater(t, 10*math.Log10(sig/noise), 25.0, "SQNR (dB)")
+
+	// The second block's result read as float: neither add is quantized.
+	f = parseModule(t, strings.Replace(residualSource("%r2"), "%c4 = graph.conv2d %r2", "%c4 = graph.conv2d %y", 1)).Funcs[0]
+	assert.Len(t, QuantizedInputs(f), 3, "x, r1, y (for c3 and c4)")
 }

@@ -62,12 +62,24 @@ func init() {
 // epilogue), which is the float path's value computed exactly before
 // one rounding; otherwise it stays float.
 //
+// A quantized residual add, quantize_linear(act(add(dequantize_linear(a),
+// dequantize_linear(b)))) with 8-bit a and b quantized per tensor (what
+// tessera quantize writes for a residual connection whose result is
+// quantized again), becomes an integer add and a requantize
+// (rewriteAdd).
+//
 // Dequantizes and constants left unused are removed. It returns the
 // number of contractions folded.
 func FoldQDQ(f *graphir.Func) int {
 	n := rewriteEach(f, QuantizeLinearOp, func(q *graphir.Op) bool {
 		m := matchQDQ(q)
-		return m != nil && m.rewrite()
+		switch {
+		case m == nil:
+			return false
+		case m.contraction.Name == AddOp:
+			return m.rewriteAdd()
+		}
+		return m.rewrite()
 	})
 	for _, name := range []string{Conv2DOp, MatMulOp, GemmOp} {
 		n += rewriteEach(f, name, func(c *graphir.Op) bool {
@@ -89,8 +101,9 @@ type qdqMatch struct {
 	sy             float64       // output scale
 	x              *dqOperand
 	w              *dqOperand
-	wAxis          int // the weight's output-channel axis
-	outAxis        int // the result's channel axis
+	addends        [2]*dqOperand // a quantized add's operands (addOf)
+	wAxis          int           // the weight's output-channel axis
+	outAxis        int           // the result's channel axis
 	bias           []float64
 }
 
@@ -150,7 +163,14 @@ func matchQDQ(q *graphir.Op) *qdqMatch {
 		v = v.Def.Operand(0)
 	}
 	c := v.Def
-	if c == nil || len(v.Uses()) != 1 || !m.contractionOf(c) {
+	if c == nil || len(v.Uses()) != 1 {
+		return nil
+	}
+	matched := m.contractionOf
+	if c.Name == AddOp {
+		matched = m.addOf
+	}
+	if !matched(c) {
 		return nil
 	}
 	return m
@@ -318,7 +338,14 @@ func (m *qdqMatch) rewrite() bool {
 	mv, sv := b.constant(graphir.I32, []int64{int64(channels)}, mults), b.constant(graphir.I32, []int64{int64(channels)}, shifts)
 	zv := b.constant(m.yType, nil, []float64{m.zy})
 	a := graphir.DictAttr{}.Set("axis", graphir.IntAttr(int64(m.outAxis))).Set("min", graphir.IntAttr(int64(m.lo))).Set("max", graphir.IntAttr(int64(m.hi)))
-	y := b.build(RequantizeOp, a, acc, mv, sv, zv)
+	return m.replaceQ(b, b.build(RequantizeOp, a, acc, mv, sv, zv))
+}
+
+// replaceQ applies the absorbed layout and pooling ops to the 8-bit y
+// built by b, replaces q's result by it and erases q, the absorbed ops,
+// the contraction and the inputs left unused; false (b's ops undone) when
+// b failed.
+func (m *qdqMatch) replaceQ(b *rewriter, y *graphir.Value) bool {
 	for i := len(m.acts) - 1; i >= 0; i-- {
 		if act := m.acts[i]; postOps[act.Name] {
 			y = b.build(act.Name, act.Attrs, y)

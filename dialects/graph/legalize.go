@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -79,8 +80,40 @@ func LegalizesSymbolic(name string) bool { return symbolicLegalizations[name] }
 func ONNXOp(t string) *graphir.OpDef { return onnxOps[t] }
 
 func init() {
-	graphir.RegisterFuncPass(LegalizeToHLOPassName, "rewrite every graph-dialect op into hlo-dialect primitives", LegalizeFunc)
+	graphir.RegisterPass(&graphir.PassInfo{
+		Name:    LegalizeToHLOPassName,
+		Summary: "rewrite every graph-dialect op into hlo-dialect primitives",
+		Options: map[string]string{
+			"requantize-terms": "constant (default): graph.requantize's per-channel terms (the multiplier's 16-bit halves, the shift + 15, the rounding term) become i64 constants when its multiplier and shift are constant; derived: they are computed from the multiplier and shift in the kernel (the form the NPU's requantization matcher reads)",
+		},
+		New: func(opts map[string]string) (graphir.Pass, error) {
+			var o LegalizeOptions
+			switch v := opts["requantize-terms"]; v {
+			case "", "constant":
+			case "derived":
+				o.DerivedRequantTerms = true
+			default:
+				return nil, fmt.Errorf("option requantize-terms must be constant or derived, got %q", v)
+			}
+			return &graphir.FuncPass{PassName: LegalizeToHLOPassName, Fn: func(f *graphir.Func) error { return LegalizeFuncWith(f, o) }}, nil
+		},
+	})
 }
+
+// LegalizeOptions choose among equivalent lowerings for a target.
+type LegalizeOptions struct {
+	// DerivedRequantTerms computes graph.requantize's per-channel terms
+	// from its multiplier and shift in the kernel even when they are
+	// constants (legalizeRequantize), the form whose single multiplier
+	// and shift the NPU's requantization matcher maps onto its ALU
+	// (targets/npu/requant.go); by default constant ones give the terms
+	// as constants, which a CPU kernel loads instead of deriving them
+	// for every element.
+	DerivedRequantTerms bool
+}
+
+// LegalizeFunc is LegalizeFuncWith with the default options.
+func LegalizeFunc(f *graphir.Func) error { return LegalizeFuncWith(f, LegalizeOptions{}) }
 
 // LegalizeFunc rewrites the graph ops of f into hlo ops, in program order.
 // Each graph op is replaced by a small hlo subgraph whose ops all carry the
@@ -90,7 +123,7 @@ func init() {
 // an op with symbolic operands or results whose rule does not take them
 // (Conversions.Symbolic), naming the symbols and the flags that pin them
 // (or bind them first: graphir.BindFunc, tessera-opt's fix-dims pass).
-func LegalizeFunc(f *graphir.Func) error {
+func LegalizeFuncWith(f *graphir.Func, o LegalizeOptions) error {
 	var work []*graphir.Op
 	f.Walk(func(op *graphir.Op) {
 		if op.Dialect() == "graph" && op.Name != NoneOp {
@@ -98,7 +131,7 @@ func LegalizeFunc(f *graphir.Func) error {
 		}
 	})
 	for _, op := range work {
-		if err := legalizeOp(op); err != nil {
+		if err := legalizeOp(op, o); err != nil {
 			return err
 		}
 	}
@@ -122,7 +155,7 @@ func LegalizeFunc(f *graphir.Func) error {
 
 // legalizeOp replaces one graph op by its rule's hlo ops; a failing rule
 // leaves the IR as it was.
-func legalizeOp(op *graphir.Op) error {
+func legalizeOp(op *graphir.Op, o LegalizeOptions) error {
 	fn := legalizations[op.Name]
 	if fn == nil {
 		return op.Errorf("failed to legalize to hlo: no rule for this op")
@@ -136,7 +169,7 @@ func legalizeOp(op *graphir.Op) error {
 	if syms := graphir.OpSymbols(op); syms != nil && !symbolicLegalizations[op.Name] {
 		return op.Errorf("failed to legalize to hlo: %s (tessera-opt: --%s='dims=NAME:N,...')", graphir.NotSymbolicYet(syms), graphir.FixDimsPassName)
 	}
-	b := &builder{src: op}
+	b := &builder{src: op, opts: o}
 	vals, err := fn(op, b)
 	if err == nil {
 		err = checkReplacement(op, vals)
@@ -175,6 +208,7 @@ func checkReplacement(op *graphir.Op, vals []*graphir.Value) error {
 type builder struct {
 	src     *graphir.Op
 	created []*graphir.Op
+	opts    LegalizeOptions
 }
 
 // insert places the detached op that a typed builder returned before the

@@ -3,13 +3,15 @@ package graph
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/tessera-ml/tessera/graphir"
 )
 
 // Post-training static quantization (tessera quantize): the contractions
-// (graph.conv2d, graph.matmul, graph.gemm) read their activations through
-// a quantize_linear/dequantize_linear pair with the calibrated range (ui8,
+// (graph.conv2d, graph.matmul, graph.gemm) and the residual adds whose
+// result is quantized again (activationSites) read their activations
+// through a quantize_linear/dequantize_linear pair with the calibrated range (ui8,
 // asymmetric, per tensor: scale = (hi − lo) / 255, zero point =
 // round(−lo / scale)) and their constant weights as int8 constants
 // dequantized per output channel (symmetric: scale = max|w| / 127, zero
@@ -47,32 +49,64 @@ func (o QuantizeOptions) activationMax() float64 {
 	return highestValue(graphir.UI8)
 }
 
-// QuantizedInputs are the activations of f that PTQ quantizes: the
-// non-constant operands of its contractions, in first-use order.
+// QuantizedInputs are the activations of f that PTQ quantizes (see
+// activationSites), in first-use order.
 func QuantizedInputs(f *graphir.Func) []*graphir.Value {
 	var out []*graphir.Value
 	seen := map[*graphir.Value]bool{}
-	f.Walk(func(op *graphir.Op) {
-		for _, i := range activationOperands(op) {
+	ops, sites := activationSites(f)
+	for _, op := range ops {
+		for _, i := range sites[op] {
 			if v := op.Operand(i); !seen[v] {
 				seen[v] = true
 				out = append(out, v)
 			}
 		}
-	})
+	}
 	return out
 }
 
-// activationOperands are the operand indices of a contraction that PTQ
-// quantizes as activations (its non-constant inputs).
-func activationOperands(op *graphir.Op) []int {
-	var ins []int
-	switch op.Name {
-	case Conv2DOp, GemmOp, MatMulOp:
-		ins = []int{0, 1}
-	default:
-		return nil
+// activationSites lists the ops of f that PTQ rewrites, in order, and the
+// operand indices of each that it quantizes as activations:
+//   - a contraction's (conv2d, matmul, gemm) non-constant f32 operands;
+//   - both operands of a quantized join: a graph.add of two non-constant
+//     f32 activations (a residual connection) whose result, through a
+//     single-use chain of the ops fold-qdq absorbs (relu, clip, flatten,
+//     reshape, max_pool2d), is read only where PTQ quantizes it again.
+//
+// A join's 8-bit operands and output let fold-qdq make it an integer add
+// (foldAdd), and the block input shared by a residual connection and the
+// next convolution is quantized once for both: PyTorch's quantized
+// ResNets (FloatFunctional.add_relu) and ONNX Runtime's QDQ Add do the
+// same. A join whose result is read as float (a model output, a global
+// average pool) stays float: quantizing it would only round.
+func activationSites(f *graphir.Func) ([]*graphir.Op, map[*graphir.Op][]int) {
+	var all []*graphir.Op
+	f.Walk(func(op *graphir.Op) { all = append(all, op) })
+	sites := map[*graphir.Op][]int{}
+	for i := len(all) - 1; i >= 0; i-- { // users first
+		op := all[i]
+		switch op.Name {
+		case Conv2DOp, GemmOp, MatMulOp:
+			sites[op] = floatActivations(op, 0, 1)
+		case AddOp:
+			if ins := floatActivations(op, 0, 1); len(ins) == 2 && quantizedAgain(op.Results[0], sites) {
+				sites[op] = ins
+			}
+		}
 	}
+	var ops []*graphir.Op
+	for _, op := range all {
+		if _, ok := weightAxis(op); ok || len(sites[op]) > 0 {
+			ops = append(ops, op)
+		}
+	}
+	return ops, sites
+}
+
+// floatActivations are those of op's operands ins that are non-constant
+// f32 tensors.
+func floatActivations(op *graphir.Op, ins ...int) []int {
 	var out []int
 	for _, i := range ins {
 		if t := graphir.AsTensor(op.Operand(i).Type); t != nil && t.Elem == graphir.F32 && ConstantOf(op.Operand(i)) == nil {
@@ -82,18 +116,30 @@ func activationOperands(op *graphir.Op) []int {
 	return out
 }
 
+// quantizedAgain reports whether every read of v, past a single-use
+// chain of ops fold-qdq absorbs, is an operand that sites quantizes.
+func quantizedAgain(v *graphir.Value, sites map[*graphir.Op][]int) bool {
+	users := v.Uses()
+	if len(users) == 1 && absorbedAct(users[0].Name) && users[0].Operand(0) == v {
+		return quantizedAgain(users[0].Results[0], sites)
+	}
+	for _, u := range users {
+		for i := range u.NumOperands() {
+			if u.Operand(i) == v && !slices.Contains(sites[u], i) {
+				return false
+			}
+		}
+	}
+	return len(users) > 0
+}
+
 // QuantizeStatic rewrites f to QDQ form with the calibrated ranges and
 // the scheme of o (see above). Errors: an activation without a range.
 func QuantizeStatic(f *graphir.Func, ranges map[*graphir.Value]Range, o QuantizeOptions) error {
-	var ops []*graphir.Op
-	f.Walk(func(op *graphir.Op) {
-		if _, ok := weightAxis(op); ok || len(activationOperands(op)) > 0 {
-			ops = append(ops, op)
-		}
-	})
+	ops, sites := activationSites(f)
 	dq := map[*graphir.Value]*graphir.Value{}
 	for _, op := range ops {
-		for _, i := range activationOperands(op) {
+		for _, i := range sites[op] {
 			v := op.Operand(i)
 			if dq[v] == nil {
 				r, ok := ranges[v]

@@ -172,7 +172,11 @@ func QuantizedMultiplier(scale float64) (multiplier, shift int64, ok bool) {
 //	floor((acc·m + 2^(t−1)) / 2^t) = (acc·mh + 2^(t'−1) + (acc·ml >> 16)) >> t',  t' = t − 16
 //
 // (nested floor divisions by powers of two), then the zero point is
-// added, the result clamped to [min, max] and converted.
+// added, the result clamped to [min, max] and converted. mh, ml, t' and
+// 2^(t'−1) are per-channel terms (requantTerms): constants computed here
+// when the multiplier and shift are (fold-qdq's always are), so that the
+// kernel loads them instead of deriving them for every element, unless
+// LegalizeOptions.DerivedRequantTerms asks for the derived form.
 func legalizeRequantize(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	p, err := requantOperands(op)
 	if err != nil {
@@ -183,17 +187,10 @@ func legalizeRequantize(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	wide := func(v *graphir.Value) *graphir.Value {
 		return c.do(func() (*graphir.Value, error) { return b.insert(hlo.Convert(v, graphir.I64, b.src.Loc)) })
 	}
-	spread := func(v *graphir.Value) *graphir.Value {
-		return wide(c.do(func() (*graphir.Value, error) { return p.spread(b, v) }))
-	}
-	acc, m, s := wide(op.Operand(0)), spread(op.Operand(1)), spread(op.Operand(2))
-	sixteen := c.splat(16)
-	mh := c.op(hlo.ShiftRightArithmeticOp, m, sixteen)
-	ml := c.op(hlo.SubtractOp, m, c.op(hlo.ShiftLeftOp, mh, sixteen))
-	tp := c.op(hlo.AddOp, s, c.splat(15))
-	round := c.op(hlo.ShiftLeftOp, c.splat(1), c.op(hlo.SubtractOp, tp, c.splat(1)))
-	low := c.op(hlo.ShiftRightArithmeticOp, c.op(hlo.MultiplyOp, acc, ml), sixteen)
-	sum := c.op(hlo.AddOp, c.op(hlo.AddOp, c.op(hlo.MultiplyOp, acc, mh), round), low)
+	acc := wide(op.Operand(0))
+	terms := p.requantTerms(c, op.Operand(1), op.Operand(2))
+	low := c.op(hlo.ShiftRightArithmeticOp, c.op(hlo.MultiplyOp, acc, terms.ml), c.splat(16))
+	sum := c.op(hlo.AddOp, c.op(hlo.AddOp, c.op(hlo.MultiplyOp, acc, terms.mh), terms.round), low)
 	zp := c.do(func() (*graphir.Value, error) {
 		z, err := b.reshape(op.Operand(3), nil)
 		if err != nil {
@@ -201,7 +198,51 @@ func legalizeRequantize(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		}
 		return b.broadcastInDim(z, p.x.Shape, nil)
 	})
-	y := c.op(hlo.AddOp, c.op(hlo.ShiftRightArithmeticOp, sum, tp), wide(zp))
+	y := c.op(hlo.AddOp, c.op(hlo.ShiftRightArithmeticOp, sum, terms.tp), wide(zp))
 	y = c.op(hlo.ClampOp, c.scalar(float64(p.lo)), y, c.scalar(float64(p.hi)))
 	return c.done(c.do(func() (*graphir.Value, error) { return b.insert(hlo.Convert(y, p.zp.Elem, b.src.Loc)) }))
+}
+
+// requantTerms are legalizeRequantize's per-channel i64 terms, spread to
+// the accumulator's shape: the multiplier's high and low 16 bits (mh,
+// ml), the shift t' = shift + 15 and the rounding term 2^(t'−1).
+type requantTerms struct{ mh, ml, tp, round *graphir.Value }
+
+// requantTerms builds the terms of multiplier m and shift s in chain c
+// (of the accumulator's i64 type): as constants when m and s are
+// constant, else computed from them.
+func (p *quantParams) requantTerms(c *chain, m, s *graphir.Value) requantTerms {
+	spread := func(v *graphir.Value) *graphir.Value {
+		return c.do(func() (*graphir.Value, error) { return p.spread(c.b, v) })
+	}
+	if md, sd := constantData(m), constantData(s); md != nil && sd != nil && !c.b.opts.DerivedRequantTerms {
+		ms, ss := md.Values(), sd.Values()
+		vals := [4][]float64{}
+		for i := range ms {
+			mh := math.Floor(ms[i] / (1 << 16))
+			tp := ss[i] + 15
+			for k, v := range []float64{mh, ms[i] - mh*(1<<16), tp, math.Ldexp(1, int(tp)-1)} {
+				vals[k] = append(vals[k], v)
+			}
+		}
+		var out [4]*graphir.Value
+		for k := range out {
+			t := &graphir.Tensor{Type: graphir.NewTensor(graphir.I64, md.Type.Shape...), Data: vals[k]}
+			out[k] = spread(c.do(func() (*graphir.Value, error) { return c.b.constant(t.ToDense()) }))
+		}
+		return requantTerms{mh: out[0], ml: out[1], tp: out[2], round: out[3]}
+	}
+	wide := func(v *graphir.Value) *graphir.Value {
+		return c.do(func() (*graphir.Value, error) { return c.b.insert(hlo.Convert(v, graphir.I64, c.b.src.Loc)) })
+	}
+	mv, sv := wide(spread(m)), wide(spread(s))
+	sixteen := c.splat(16)
+	mh := c.op(hlo.ShiftRightArithmeticOp, mv, sixteen)
+	tp := c.op(hlo.AddOp, sv, c.splat(15))
+	return requantTerms{
+		mh:    mh,
+		ml:    c.op(hlo.SubtractOp, mv, c.op(hlo.ShiftLeftOp, mh, sixteen)),
+		tp:    tp,
+		round: c.op(hlo.ShiftLeftOp, c.splat(1), c.op(hlo.SubtractOp, tp, c.splat(1))),
+	}
 }

@@ -110,7 +110,8 @@ type FusePolicy struct {
 	// with an integer result: fold-qdq's dequantizing epilogue (convert
 	// to f32, scale, bias, a residual add) becomes a loop fusion of its
 	// own, so the contraction's kernel is integer-only (the NPU's int8
-	// datapath has no float ALU).
+	// datapath has no float ALU); and the contraction's epilogue ends at
+	// its 8-bit result (endsEpilogue).
 	IntegerEpilogues bool
 }
 
@@ -118,6 +119,16 @@ type FusePolicy struct {
 // a float result in an integer contraction's group.
 func (p FusePolicy) excludes(hero, op *g.Op) bool {
 	return p.IntegerEpilogues && hero != nil && integerContraction(hero) && floatResult(op)
+}
+
+// endsEpilogue reports whether root, which a contraction's epilogue
+// reached as its one result, ends it: with IntegerEpilogues, an 8-bit
+// result of an integer contraction (the requantization's): the NPU's
+// int8 epilogue stores it, and what reads it next (an integer residual
+// add) runs as a kernel of its own.
+func (p FusePolicy) endsEpilogue(hero, root *g.Op) bool {
+	t := g.AsTensor(root.Results[0].Type)
+	return p.IntegerEpilogues && integerContraction(hero) && t != nil && t.Elem.IsInt() && t.Elem.Bits() <= 8
 }
 
 // excludesAny reports whether some member of ops may not join a group
@@ -219,7 +230,7 @@ func FuseFuncWith(f *g.Func, pol FusePolicy) error {
 	var groups []*group
 	for _, op := range ops {
 		if isContractionHero(op) && owner[op] == nil {
-			groups = append(groups, seedEpilogue(op, owner, pol))
+			groups = append(groups, seedEpilogue(op, pos, owner, pol))
 		}
 	}
 	for i := len(ops) - 1; i >= 0; i-- {
@@ -323,23 +334,107 @@ func allDefinedBy(op *g.Op, set map[*g.Op]bool) bool {
 }
 
 // seedEpilogue starts an output group at the contraction hero and extends
-// its root along single-user elementwise consumers. Each link's result has
-// exactly one user, so no op outside the chain depends on a non-root
-// member, and the other operands of the chain (bias, splat constants) are
-// defined before the op that uses them: the group stays acyclic.
-func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group, pol FusePolicy) *group {
+// it over the elementwise ops computed from the hero's result, taking ops
+// in program order, up to the last point where exactly one value leaves
+// the group: a single-user chain (bias add, relu), or an epilogue whose
+// links have several users (fold-qdq's requantization, its integer
+// residual add, GELU's x·erf(x)) up to the narrowest such value (the
+// last of them among equals; along a single-user chain, the chain's
+// end): the kernel then stores as few bytes as it can, never more than
+// the contraction alone would. It stops
+// at the first user of a member that may not join (not elementwise,
+// moving data, in another group or block, excluded by the policy): that
+// value leaves the group whatever is added later.
+//
+// Acyclic: an op taken is the earliest user of the group's values outside
+// it, so every op before it that depends on the group is a member (the
+// earliest non-member depending on it would read a member, hence be an
+// earlier user); its other operands are therefore independent of the
+// group. And the group ends where every member's value other than the
+// root's is used inside it.
+func seedEpilogue(heroOp *g.Op, pos map[*g.Op]int, owner map[*g.Op]*group, pol FusePolicy) *group {
 	gr := &group{root: heroOp, hero: heroOp, members: map[*g.Op]role{heroOp: hero}}
 	owner[heroOp] = gr
-	for len(gr.root.Results) == 1 {
-		u := soleUser(gr.root.Results[0])
-		if u == nil || owner[u] != nil || !isElementwiseLike(u) || u.HasTrait(g.DataMovement) || u.Block != gr.root.Block || pol.excludes(heroOp, u) {
+	var added []*g.Op // after the chosen root
+	bits := g.AsTensor(heroOp.Results[0].Type).Elem.Bits()
+	for {
+		u, ok := earliestUser(gr.members, pos)
+		if !ok || u == nil || owner[u] != nil || !isElementwiseLike(u) || u.HasTrait(g.DataMovement) || u.Block != heroOp.Block || pol.excludes(heroOp, u) {
 			break
 		}
 		gr.members[u] = epilogue
-		owner[u] = gr
-		gr.root = u
+		added = append(added, u)
+		if len(u.Results) != 1 || !onlyExit(gr.members, u) {
+			continue
+		}
+		if b := g.AsTensor(u.Results[0].Type).Elem.Bits(); b <= bits || isChain(gr.members, u) {
+			gr.root, added, bits = u, nil, b
+		}
+		if pol.endsEpilogue(heroOp, u) {
+			break
+		}
+	}
+	for _, m := range added {
+		delete(gr.members, m)
+	}
+	for m := range gr.members {
+		owner[m] = gr
 	}
 	return gr
+}
+
+// isChain reports whether the results of every member but root have one
+// user each (a single-user chain ending in root).
+func isChain(members map[*g.Op]role, root *g.Op) bool {
+	for m := range members {
+		if m == root {
+			continue
+		}
+		for _, r := range m.Results {
+			if len(r.Uses()) > 1 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// earliestUser is the first op in program order outside members using a
+// member's result; ok is false when such a user lies outside pos (another
+// block or a terminator).
+func earliestUser(members map[*g.Op]role, pos map[*g.Op]int) (first *g.Op, ok bool) {
+	for m := range members {
+		for _, r := range m.Results {
+			for _, u := range r.Uses() {
+				if _, in := members[u]; in {
+					continue
+				}
+				p, known := pos[u]
+				if !known {
+					return nil, false
+				}
+				if first == nil || p < pos[first] {
+					first = u
+				}
+			}
+		}
+	}
+	return first, true
+}
+
+// onlyExit reports whether root's result is the only member value used
+// outside members (and is used).
+func onlyExit(members map[*g.Op]role, root *g.Op) bool {
+	for m := range members {
+		for _, r := range m.Results {
+			for _, u := range r.Uses() {
+				if _, in := members[u]; !in && m != root {
+					return false
+				}
+			}
+		}
+	}
+	return root.Results[0].HasUses()
 }
 
 // mergeEpilogues joins an output group to the loop group that holds every
@@ -356,7 +451,7 @@ func seedEpilogue(heroOp *g.Op, owner map[*g.Op]*group, pol FusePolicy) *group {
 func mergeEpilogues(groups []*group, owner map[*g.Op]*group, pol FusePolicy) []*group {
 	merged := map[*group]bool{}
 	for _, gr := range groups {
-		if gr.kind() != "output" || merged[gr] || len(gr.root.Results) != 1 {
+		if gr.kind() != "output" || merged[gr] || len(gr.root.Results) != 1 || pol.endsEpilogue(gr.hero, gr.root) {
 			continue
 		}
 		into := usersLoopGroup(gr, owner)

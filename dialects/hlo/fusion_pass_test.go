@@ -449,8 +449,8 @@ func TestFuseIntegerEpilogues(t *testing.T) {
 // requantization before the zero-point pad of the next convolution)
 // joins the contraction's output fusion, which then stores the narrow
 // value, and the pad stays a loop fusion copying it; an epilogue whose
-// result is wider than the contraction's, or whose pad value the
-// epilogue's ops would have to read back, stays in the loop fusion.
+// pad value the epilogue's ops would have to read back stays in the loop
+// fusion, and one that widens at its end stops before the widening.
 func TestFusePeelEpilogue(t *testing.T) {
 	i8 := g.NewTensor(g.I8, 3, 4)
 	build := func(widen, padFromRoot bool) *fb {
@@ -484,10 +484,94 @@ func TestFusePeelEpilogue(t *testing.T) {
 	assert.Equal(t, "loop", kindOf(fs[1]))
 	assert.NotContains(t, bodyNames(fs[1]), ShiftRightArithmeticOp)
 
-	for name, b := range map[string]*fb{"wider": build(true, false), "pad value from the root": build(false, true)} {
-		fs = fuseAndCheck(t, b, 53)
-		require.Len(t, fs, 2, name)
-		assert.NotContains(t, bodyNames(fs[0]), ShiftRightArithmeticOp, name)
-		assert.Contains(t, bodyNames(fs[1]), ShiftRightArithmeticOp, name)
+	fs = fuseAndCheck(t, build(false, true), 53)
+	require.Len(t, fs, 2)
+	assert.NotContains(t, bodyNames(fs[0]), ShiftRightArithmeticOp, "pad value from the root")
+	assert.Contains(t, bodyNames(fs[1]), ShiftRightArithmeticOp, "pad value from the root")
+
+	// Widening to i64 at the end: the contraction's kernel takes the
+	// epilogue up to its last value as narrow as the i32 accumulator and
+	// stores that; the widening convert joins the pad.
+	fs = fuseAndCheck(t, build(true, false), 53)
+	require.Len(t, fs, 2)
+	assert.Equal(t, []string{DotGeneralOp, MultiplyOp, ShiftRightArithmeticOp, AddOp, MaximumOp, MinimumOp}, bodyNames(fs[0])[4:])
+	assert.Equal(t, g.I32, g.AsTensor(fs[0].Results[0].Type).Elem)
+	assert.Equal(t, []string{ConvertOp, PadOp}, bodyNames(fs[1])[1:])
+}
+
+// TestFuseDAGEpilogue: an epilogue whose links have several users (a
+// requantization: the widened accumulator read twice) joins its
+// contraction up to the narrow value it ends in, whatever reads that
+// value: a reduction (max pooling's input fusion takes only the reduce),
+// or the epilogue of another contraction (a residual add of two
+// requantized results: the later contraction's kernel takes the add,
+// the earlier one stores its 8-bit value).
+func TestFuseDAGEpilogue(t *testing.T) {
+	i8 := g.NewTensor(g.I8, 3, 4)
+	requant := func(b *fb, acc *g.Value) *g.Value {
+		w := b.add(Convert(acc, g.I64, loc())).Results[0]
+		at := g.AsTensor(w.Type)
+		y := b.bin(AddOp, b.bin(MultiplyOp, w, b.splat(3, at)), b.bin(ShiftRightArithmeticOp, w, b.splat(2, at)))
+		y = b.bin(MinimumOp, b.bin(MaximumOp, y, b.splat(-100, at)), b.splat(100, at))
+		return b.add(Convert(y, g.I8, loc())).Results[0]
 	}
+	dot := func(b *fb, r *rand.Rand, x *g.Value) *g.Value {
+		return b.add(DotGeneral(x, b.constant(r, g.NewTensor(g.I8, 5, 4)), DotDims{LhsContracting: []int64{1}, RhsContracting: []int64{1}}, loc())).Results[0]
+	}
+	// Into a reduction.
+	r := rand.New(rand.NewSource(61))
+	b := newFB(t, i8)
+	y := requant(b, dot(b, r, b.arg(0)))
+	b.ret(b.add(Reduce(y, b.splat(-128, g.NewTensor(g.I8)), []int64{1}, MaximumOp, loc())).Results[0])
+	fs := fuseAndCheck(t, b, 62)
+	require.Len(t, fs, 2)
+	assert.Equal(t, "output", kindOf(fs[0]))
+	assert.Equal(t, g.I8, g.AsTensor(fs[0].Results[0].Type).Elem, "the contraction's kernel stores the 8-bit value")
+	assert.Equal(t, "input", kindOf(fs[1]))
+	assert.NotContains(t, bodyNames(fs[1]), ShiftRightArithmeticOp)
+
+	// A residual join of two requantized contractions.
+	r = rand.New(rand.NewSource(63))
+	b = newFB(t, i8, i8)
+	y1 := requant(b, dot(b, r, b.arg(0)))
+	y2 := requant(b, dot(b, r, b.arg(1)))
+	i32 := g.NewTensor(g.I32, 3, 5)
+	wide := func(v *g.Value) *g.Value { return b.add(Convert(v, g.I32, loc())).Results[0] }
+	sum := b.bin(AddOp, b.bin(MultiplyOp, wide(y1), b.splat(7, i32)), b.bin(MultiplyOp, wide(y2), b.splat(9, i32)))
+	b.ret(requant(b, sum))
+	fs = fuseAndCheck(t, b, 64)
+	require.Len(t, fs, 2)
+	for _, f := range fs {
+		assert.Equal(t, "output", kindOf(f))
+		assert.Equal(t, g.I8, g.AsTensor(f.Results[0].Type).Elem)
+	}
+	assert.Equal(t, 1, countIn(fs[0], ShiftRightArithmeticOp), "the first contraction's requantization")
+	assert.Equal(t, 2, countIn(fs[1], ShiftRightArithmeticOp), "the second's, and the join's")
+
+	// With integer-epilogues (the NPU) each contraction's epilogue ends at
+	// its 8-bit result, and the join is a loop fusion of its own.
+	r = rand.New(rand.NewSource(63))
+	b = newFB(t, i8, i8)
+	y1 = requant(b, dot(b, r, b.arg(0)))
+	y2 = requant(b, dot(b, r, b.arg(1)))
+	sum = b.bin(AddOp, b.bin(MultiplyOp, wide(y1), b.splat(7, i32)), b.bin(MultiplyOp, wide(y2), b.splat(9, i32)))
+	b.ret(requant(b, sum))
+	fs = fuseWithAndCheck(t, b, 64, FusePolicy{IntegerEpilogues: true})
+	require.Len(t, fs, 3)
+	assert.Equal(t, []string{"output", "output", "loop"}, []string{kindOf(fs[0]), kindOf(fs[1]), kindOf(fs[2])})
+	for _, f := range fs[:2] {
+		assert.Equal(t, g.I8, g.AsTensor(f.Results[0].Type).Elem)
+		assert.Equal(t, 1, countIn(f, ShiftRightArithmeticOp))
+	}
+}
+
+// countIn counts the ops named name in fusion f's body.
+func countIn(f *g.Op, name string) int {
+	n := 0
+	for _, s := range bodyNames(f) {
+		if s == name {
+			n++
+		}
+	}
+	return n
 }
