@@ -132,7 +132,7 @@ func runQuantize(model string, o quantizeOptions, stdout, stderr io.Writer) erro
 		notes = "; 7-bit activations"
 	}
 	if o.integer {
-		notes += fmt.Sprintf("; %d contractions as integer kernels", graph.FoldQDQ(f))
+		notes += fmt.Sprintf("; %d contractions and residual adds as integer kernels", graph.FoldQDQ(f))
 	}
 	if err := graphir.Verify(m); err != nil {
 		return err

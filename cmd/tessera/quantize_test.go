@@ -101,7 +101,7 @@ func TestQuantizeIntegerDigits(t *testing.T) {
 		require.Equal(t, 0, code, stderr)
 		_, stderr, code = tessera("quantize", model, "--calibrate", filepath.Join(examples, c.calib), "--integer", "-o", integer)
 		require.Equal(t, 0, code, stderr)
-		assert.Contains(t, stderr, fmt.Sprintf("; %d contractions as integer kernels)", c.folded))
+		assert.Contains(t, stderr, fmt.Sprintf("; %d contractions and residual adds as integer kernels)", c.folded))
 		text, err := os.ReadFile(integer)
 		require.NoError(t, err)
 		assert.Equal(t, c.requantized, strings.Count(string(text), "graph.requantize "), "%s", c.model)

@@ -69,7 +69,7 @@ func init() {
 // (rewriteAdd).
 //
 // Dequantizes and constants left unused are removed. It returns the
-// number of contractions folded.
+// number of contractions and adds folded.
 func FoldQDQ(f *graphir.Func) int {
 	n := rewriteEach(f, QuantizeLinearOp, func(q *graphir.Op) bool {
 		m := matchQDQ(q)

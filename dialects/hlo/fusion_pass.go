@@ -12,11 +12,14 @@ import (
 // The `fuse` pass groups the top-level hlo ops of every function into
 // hlo.fusion ops, in the manner of XLA's instruction fusion:
 //
-//   - First, each Contraction seeds an "output" group that takes its chain
-//     of elementwise arithmetic consumers while each link has a single user
-//     (bias add, relu, ...; not DataMovement), so an epilogue joins the contraction that
-//     produces it rather than a later reduction's input fusion (XLA fuses
-//     such epilogues into the GEMM/convolution as output fusions).
+//   - First, each Contraction seeds an "output" group that takes the
+//     elementwise arithmetic computed from its result (bias add, relu, a
+//     requantization whose values have several users, ...; not
+//     DataMovement) up to a single value leaving the group (seedEpilogue),
+//     so an epilogue joins the contraction that produces it rather than a
+//     later reduction's input fusion or another contraction's epilogue
+//     (XLA fuses such epilogues into the GEMM/convolution as output
+//     fusions).
 //   - Ops are visited in reverse program order. An op that is not yet in a
 //     group starts one (it is the group's root). The group then absorbs
 //     producers of its members, visiting candidate producers in decreasing
@@ -621,19 +624,6 @@ func partOutput(part map[*g.Op]role, into *group) *g.Op {
 func noWiderThan(v, w *g.Value) bool {
 	a, b := g.AsTensor(v.Type), g.AsTensor(w.Type)
 	return a != nil && b != nil && slices.Equal(a.Shape, b.Shape) && a.Elem.Bits() <= b.Elem.Bits()
-}
-
-// soleUser returns the only op using v (possibly in several operand
-// slots), or nil.
-func soleUser(v *g.Value) *g.Op {
-	var u *g.Op
-	for _, x := range v.Uses() {
-		if u != nil && x != u {
-			return nil
-		}
-		u = x
-	}
-	return u
 }
 
 // grow absorbs producers into gr; see the comment at the top of the file.
