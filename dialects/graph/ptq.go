@@ -88,9 +88,9 @@ func activationSites(f *graphir.Func) ([]*graphir.Op, map[*graphir.Op][]int) {
 		op := all[i]
 		switch op.Name {
 		case Conv2DOp, GemmOp, MatMulOp:
-			sites[op] = floatActivations(op, 0, 1)
+			sites[op] = floatActivations(op)
 		case AddOp:
-			if ins := floatActivations(op, 0, 1); len(ins) == 2 && quantizedAgain(op.Results[0], sites) {
+			if ins := floatActivations(op); len(ins) == 2 && quantizedAgain(op.Results[0], sites) {
 				sites[op] = ins
 			}
 		}
@@ -104,11 +104,11 @@ func activationSites(f *graphir.Func) ([]*graphir.Op, map[*graphir.Op][]int) {
 	return ops, sites
 }
 
-// floatActivations are those of op's operands ins that are non-constant
-// f32 tensors.
-func floatActivations(op *graphir.Op, ins ...int) []int {
+// floatActivations are those of op's first two operands that are
+// non-constant f32 tensors.
+func floatActivations(op *graphir.Op) []int {
 	var out []int
-	for _, i := range ins {
+	for i := range 2 {
 		if t := graphir.AsTensor(op.Operand(i).Type); t != nil && t.Elem == graphir.F32 && ConstantOf(op.Operand(i)) == nil {
 			out = append(out, i)
 		}

@@ -184,10 +184,7 @@ func legalizeRequantize(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 	}
 	t64 := graphir.NewTensor(graphir.I64, p.x.Shape...)
 	c := &chain{b: b, t: t64}
-	wide := func(v *graphir.Value) *graphir.Value {
-		return c.do(func() (*graphir.Value, error) { return b.insert(hlo.Convert(v, graphir.I64, b.src.Loc)) })
-	}
-	acc := wide(op.Operand(0))
+	acc := c.wide(op.Operand(0))
 	terms := p.requantTerms(c, op.Operand(1), op.Operand(2))
 	low := c.op(hlo.ShiftRightArithmeticOp, c.op(hlo.MultiplyOp, acc, terms.ml), c.splat(16))
 	sum := c.op(hlo.AddOp, c.op(hlo.AddOp, c.op(hlo.MultiplyOp, acc, terms.mh), terms.round), low)
@@ -198,7 +195,7 @@ func legalizeRequantize(op *graphir.Op, b *builder) ([]*graphir.Value, error) {
 		}
 		return b.broadcastInDim(z, p.x.Shape, nil)
 	})
-	y := c.op(hlo.AddOp, c.op(hlo.ShiftRightArithmeticOp, sum, terms.tp), wide(zp))
+	y := c.op(hlo.AddOp, c.op(hlo.ShiftRightArithmeticOp, sum, terms.tp), c.wide(zp))
 	y = c.op(hlo.ClampOp, c.scalar(float64(p.lo)), y, c.scalar(float64(p.hi)))
 	return c.done(c.do(func() (*graphir.Value, error) { return b.insert(hlo.Convert(y, p.zp.Elem, b.src.Loc)) }))
 }
@@ -232,10 +229,7 @@ func (p *quantParams) requantTerms(c *chain, m, s *graphir.Value) requantTerms {
 		}
 		return requantTerms{mh: out[0], ml: out[1], tp: out[2], round: out[3]}
 	}
-	wide := func(v *graphir.Value) *graphir.Value {
-		return c.do(func() (*graphir.Value, error) { return c.b.insert(hlo.Convert(v, graphir.I64, c.b.src.Loc)) })
-	}
-	mv, sv := wide(spread(m)), wide(spread(s))
+	mv, sv := c.wide(spread(m)), c.wide(spread(s))
 	sixteen := c.splat(16)
 	mh := c.op(hlo.ShiftRightArithmeticOp, mv, sixteen)
 	tp := c.op(hlo.AddOp, sv, c.splat(15))
@@ -245,4 +239,9 @@ func (p *quantParams) requantTerms(c *chain, m, s *graphir.Value) requantTerms {
 		tp:    tp,
 		round: c.op(hlo.ShiftLeftOp, c.splat(1), c.op(hlo.SubtractOp, tp, c.splat(1))),
 	}
+}
+
+// wide converts v to i64 in chain c.
+func (c *chain) wide(v *graphir.Value) *graphir.Value {
+	return c.do(func() (*graphir.Value, error) { return c.b.insert(hlo.Convert(v, graphir.I64, c.b.src.Loc)) })
 }
