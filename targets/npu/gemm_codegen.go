@@ -297,7 +297,7 @@ func compileGEMM(cfg isa.Config, g *gemmKernel, t Tiling) (*gemmProgram, error) 
 		return nil, refuse("the kernel's DRAM image (%d bytes) exceeds 4 GiB", gp.dramBytes)
 	}
 	gp.emit()
-	if err := gp.prog.Validate(cfg); err != nil {
+	if err := isa.InsertDeps(cfg, gp.prog); err != nil {
 		return nil, fmt.Errorf("npu codegen: %v", err)
 	}
 	return gp, nil
@@ -427,19 +427,16 @@ func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
 }
 
 // stepLoads emits a reduction step's LOADs (k0: first reduction or
-// channel block, kt blocks) into input and weight half h; the first pops
-// popNext, the last pushes next.
-func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h int, popNext bool) {
+// channel block, kt blocks) into input and weight half h.
+func (gp *gemmProgram) stepLoads(emit func(isa.Inst), o outTile, k0, kt, h int) {
 	cfg, t := gp.cfg, gp.t
 	inpHalf, wgtHalf := cfg.Depth(isa.MemInp, gp.g.DP)/2, cfg.Depth(isa.MemWgt, gp.g.DP)/2
 	xt, wt := gp.g.XType, gp.g.WType
 	if !t.Window {
 		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h * inpHalf),
-			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb),
-			Deps: isa.Deps{PopNext: popNext}})
+			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb)})
 		in := isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
-			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb),
-			Deps: isa.Deps{PushNext: true}}
+			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb)}
 		if gp.g.RowW { // per row m its N blocks × all K blocks: [M][Nb][Kb] entries
 			in.DRAMBase = uint32(gp.wOff + (o.m0*gp.nb+o.n0)*gp.kb*gp.eWgt)
 			in.YSize, in.XSize, in.XStride = uint32(o.mt), uint32(o.nt*gp.kb), uint32(gp.nb*gp.kb)
@@ -455,12 +452,10 @@ func (gp *gemmProgram) stepLoads(emit func(isa.Inst) int, o outTile, k0, kt, h i
 	for c := 0; c < kt; c++ {
 		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h*inpHalf + c*plane),
 			DRAMBase: uint32(gp.xOff + (((o.img*cb+k0+c)*w.H+y0)*w.W+x0)*gp.eInp), YSize: uint32(ny), XSize: uint32(nx), XStride: uint32(w.W),
-			PadTop: uint32(pt), PadBottom: uint32(pb), PadLeft: uint32(pl), PadRight: uint32(pr),
-			Deps: isa.Deps{PopNext: popNext && c == 0}})
+			PadTop: uint32(pt), PadBottom: uint32(pb), PadLeft: uint32(pl), PadRight: uint32(pr)})
 	}
 	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
-		DRAMBase: uint32(gp.wOff + (o.n0*cb+k0)*kk*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt * kk), XStride: uint32(cb * kk),
-		Deps: isa.Deps{PushNext: true}})
+		DRAMBase: uint32(gp.wOff + (o.n0*cb+k0)*kk*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt * kk), XStride: uint32(cb * kk)})
 }
 
 // stepGEMM is a reduction step's GEMM over the micro-op run at run.
@@ -479,12 +474,13 @@ func (gp *gemmProgram) stepGEMM(o outTile, kt int, run uint32) isa.Inst {
 		DstFactor: [2]uint32{uint32(w.OW * o.nt), uint32(o.nt)}, SrcFactor: [2]uint32{uint32(w.SH * w.inCols()), uint32(w.SW)}}
 }
 
-// emit generates the program: for each output tile, reset its
-// accumulator half, stream the reduction steps through alternating
-// input/weight halves, apply the epilogue, store. Tokens: load waits for
-// compute before reusing a half (pop_next from step 2), compute waits for
-// load (pop_prev) and, before reusing an accumulator half, for the store
-// two tiles back (pop_next); store waits for compute.
+// emit generates the program without dependency tokens (compileGEMM
+// inserts them): for each output tile, reset its accumulator half,
+// stream the reduction steps through alternating input/weight halves,
+// apply the epilogue, store. The halves are VTA's two virtual threads:
+// the load module fills one input/weight half while the matrix unit
+// reads the other, and the compute module fills one accumulator half
+// while the store module drains the other.
 func (gp *gemmProgram) emit() {
 	cfg, g, t := gp.cfg, gp.g, gp.t
 	acc := planAcc(g, t)
@@ -511,7 +507,7 @@ func (gp *gemmProgram) emit() {
 			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.half), Inp: uint32(src)})
 		}
 	}
-	emit := func(in isa.Inst) int { p.Insts = append(p.Insts, in); return len(p.Insts) - 1 }
+	emit := func(in isa.Inst) { p.Insts = append(p.Insts, in) }
 	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemUop, DType: isa.DTInt8, YSize: 1, XSize: uint32(len(p.Uops)), XStride: uint32(len(p.Uops))})
 	for i := range g.Epilogue {
 		if acc.consts[i] >= 0 {
@@ -519,52 +515,33 @@ func (gp *gemmProgram) emit() {
 				DRAMBase: uint32(gp.stepOff[i]), YSize: 1, XSize: 1, XStride: 1})
 		}
 	}
-	tiles := gp.tiles()
-	steps := 0
-	for _, o := range tiles {
-		lo, hi := g.stepRange(cfg, t, o.n0, o.nt)
-		steps += ceilDiv(hi-lo, t.Kt)
-	}
 	step := 0
-	for tile, o := range tiles {
+	for tile, o := range gp.tiles() {
 		ah := tile % 2
 		from := 0
 		if g.initsAccumulator() {
-			gp.emitStep(emit, acc, ah, o, 0, isa.ALUMov, isa.Deps{PopNext: tile >= 2})
+			gp.emitStep(emit, acc, ah, o, 0, isa.ALUMov)
 			from = 1
 		} else {
 			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*run + ah), UopEnd: uint32(4*run + ah + 1),
-				IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}, Deps: isa.Deps{PopNext: tile >= 2}})
+				IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}})
 		}
-		last := 0
 		kLo, kHi := g.stepRange(cfg, t, o.n0, o.nt)
 		for k0 := kLo; k0 < kHi; k0 += t.Kt {
 			kt := min(t.Kt, kHi-k0)
 			h := step % 2
-			gp.stepLoads(emit, o, k0, kt, h, step >= 2)
-			in := gp.stepGEMM(o, kt, uint32((2*h+ah)*run))
-			in.Deps = isa.Deps{PopPrev: true, PushPrev: step+2 < steps}
-			last = emit(in)
+			gp.stepLoads(emit, o, k0, kt, h)
+			emit(gp.stepGEMM(o, kt, uint32((2*h+ah)*run)))
 			step++
 		}
-		last = gp.emitEpilogue(emit, acc, ah, o, from, last)
-		p.Insts[last].PushNext = true
+		for i := from; i < len(g.Epilogue); i++ {
+			gp.emitStep(emit, acc, ah, o, i, aluOps[g.Epilogue[i].Op])
+		}
 		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: g.OutType, SRAMBase: uint32(ah * acc.half),
-			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eOut), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb),
-			Deps: isa.Deps{PopPrev: true, PushPrev: tile+2 < len(tiles)}})
+			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eOut), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb)})
 	}
 	emit(isa.Inst{Op: isa.OpFinish})
 	gp.prog = p
-}
-
-// emitEpilogue emits the tile's operand loads and ALU operations from
-// step from on; it returns the index of the last compute instruction
-// (last when none).
-func (gp *gemmProgram) emitEpilogue(emit func(isa.Inst) int, acc accLayout, ah int, o outTile, from, last int) int {
-	for i := from; i < len(gp.g.Epilogue); i++ {
-		last = gp.emitStep(emit, acc, ah, o, i, aluOps[gp.g.Epilogue[i].Op], isa.Deps{})
-	}
-	return last
 }
 
 // initsAccumulator reports whether the epilogue's first step adds a
@@ -578,13 +555,12 @@ func (g *gemmKernel) initsAccumulator() bool {
 }
 
 // emitStep emits epilogue step i's operand load (a vector, row or tile
-// operand) and its ALU instruction with operation op, deps on the first
-// instruction emitted; it returns the ALU instruction's index.
-func (gp *gemmProgram) emitStep(emit func(isa.Inst) int, acc accLayout, ah int, o outTile, i int, op isa.ALUOp, deps isa.Deps) int {
+// operand) and its ALU instruction with operation op.
+func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o outTile, i int, op isa.ALUOp) {
 	s, t := gp.g.Epilogue[i], gp.t
 	m0, mt, n0, nt := o.m0, o.mt, o.n0, o.nt
 	base := uint32(ah*acc.half + max(acc.region[i], 0))
-	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base, Deps: deps}
+	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base}
 	switch s.Kind {
 	case opVector:
 		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+n0*gp.eAcc), 1, uint32(nt), uint32(nt)
@@ -595,11 +571,10 @@ func (gp *gemmProgram) emitStep(emit func(isa.Inst) int, acc accLayout, ah int, 
 	}
 	if load.YSize > 0 {
 		emit(load)
-		deps = isa.Deps{}
 	}
 	ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
 	in := isa.Inst{Op: isa.OpALU, ALU: op, UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
-		IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}, Deps: deps}
+		IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}}
 	switch {
 	case s.Kind == opVector:
 		in.SrcFactor = [2]uint32{0, 1}
@@ -610,5 +585,5 @@ func (gp *gemmProgram) emitStep(emit func(isa.Inst) int, acc accLayout, ah int, 
 	case acc.consts[i] < 0:
 		in.UseImm, in.Imm = true, gp.g.imm(s)
 	}
-	return emit(in)
+	emit(in)
 }

@@ -7,15 +7,10 @@ import (
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
-// loopIndex is one micro-op iteration's entries: dst (accumulator),
-// src (input for GEMM, accumulator for ALU) and wgt.
-type loopIndex struct{ dst, src, wgt int }
-
 // forEachIteration runs body for every iteration of in's micro-op loop
-// nest (VTA's: i0 < IterOut, i1 < IterIn, u in [UopBegin, UopEnd)),
-// checking that each micro-op was loaded and each index is within its
-// buffer.
-func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(loopIndex) error) error {
+// nest (isa.Inst.ForEachIteration), checking that each micro-op was
+// loaded and each index is within its buffer.
+func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(isa.Iteration) error) error {
 	ut := m.mem.trk[isa.MemUop]
 	depth := func(mem isa.Memory) int { return len(m.mem.trk[mem].writer) }
 	for u := int(in.UopBegin); u < int(in.UopEnd); u++ {
@@ -26,26 +21,13 @@ func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(lo
 			return err
 		}
 	}
-	for i0 := 0; i0 < int(in.IterOut); i0++ {
-		for i1 := 0; i1 < int(in.IterIn); i1++ {
-			for u := int(in.UopBegin); u < int(in.UopEnd); u++ {
-				op := m.mem.uop[u]
-				ix := loopIndex{
-					dst: int(op.Acc) + i0*int(in.DstFactor[0]) + i1*int(in.DstFactor[1]),
-					src: int(op.Inp) + i0*int(in.SrcFactor[0]) + i1*int(in.SrcFactor[1]),
-					wgt: int(op.Wgt) + i0*int(in.WgtFactor[0]) + i1*int(in.WgtFactor[1]),
-				}
-				if ix.dst >= depth(isa.MemAcc) || ix.src >= depth(srcMem) || (in.Op == isa.OpGEMM && ix.wgt >= depth(isa.MemWgt)) {
-					return m.fail(-1, "iteration (i0 %d, i1 %d, micro-op %d) addresses acc %d, %s %d, wgt %d: beyond the buffers (acc %d, %s %d, wgt %d entries)",
-						i0, i1, u, ix.dst, srcMem, ix.src, ix.wgt, depth(isa.MemAcc), srcMem, depth(srcMem), depth(isa.MemWgt))
-				}
-				if err := body(ix); err != nil {
-					return err
-				}
-			}
+	return in.ForEachIteration(m.mem.uop, func(ix isa.Iteration) error {
+		if ix.Dst >= depth(isa.MemAcc) || ix.Src >= depth(srcMem) || (in.Op == isa.OpGEMM && ix.Wgt >= depth(isa.MemWgt)) {
+			return m.fail(-1, "iteration (i0 %d, i1 %d, micro-op %d) addresses acc %d, %s %d, wgt %d: beyond the buffers (acc %d, %s %d, wgt %d entries)",
+				ix.I0, ix.I1, ix.Uop, ix.Dst, srcMem, ix.Src, ix.Wgt, depth(isa.MemAcc), srcMem, depth(srcMem), depth(isa.MemWgt))
 		}
-	}
-	return nil
+		return body(ix)
+	})
 }
 
 // gemm performs a GEMM instruction: for each iteration, acc[dst] (Batch ×
@@ -56,22 +38,22 @@ func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(lo
 func (m *machine) gemm(in *isa.Inst) error {
 	mm := &m.mem
 	acc, inp, wgt := mm.trk[isa.MemAcc], mm.trk[isa.MemInp], mm.trk[isa.MemWgt]
-	return m.forEachIteration(in, isa.MemInp, func(ix loopIndex) error {
+	return m.forEachIteration(in, isa.MemInp, func(ix isa.Iteration) error {
 		m.stats.GEMMIterations++
 		if in.Reset {
-			m.zeroEntry(isa.MemAcc, ix.dst)
-			return m.write(acc, ix.dst)
+			m.zeroEntry(isa.MemAcc, ix.Dst)
+			return m.write(acc, ix.Dst)
 		}
-		if err := m.read(inp, ix.src); err != nil {
+		if err := m.read(inp, ix.Src); err != nil {
 			return err
 		}
-		if err := m.read(wgt, ix.wgt); err != nil {
+		if err := m.read(wgt, ix.Wgt); err != nil {
 			return err
 		}
-		if err := m.read(acc, ix.dst); err != nil {
+		if err := m.read(acc, ix.Dst); err != nil {
 			return err
 		}
-		if err := m.write(acc, ix.dst); err != nil {
+		if err := m.write(acc, ix.Dst); err != nil {
 			return err
 		}
 		m.stats.MACs += int64(m.cfg.PeakMACsPerCycle())
@@ -88,11 +70,11 @@ func (m *machine) gemm(in *isa.Inst) error {
 // are 9-bit signed values (i8 sign-extended, u8 zero-extended, so u8×i8,
 // i8×u8, u8×u8 and i8×i8 all multiply exactly): each product is at most
 // 255·255 in magnitude and the sum wraps in int32.
-func (mm *memories) gemmInt8(ix loopIndex) {
+func (mm *memories) gemmInt8(ix isa.Iteration) {
 	bi, bo := mm.blockIn, mm.blockOut
-	a := mm.accI[ix.dst*mm.vals[isa.MemAcc]:]
-	x := mm.inpI[ix.src*mm.vals[isa.MemInp]:]
-	w := mm.wgtI[ix.wgt*mm.vals[isa.MemWgt]:]
+	a := mm.accI[ix.Dst*mm.vals[isa.MemAcc]:]
+	x := mm.inpI[ix.Src*mm.vals[isa.MemInp]:]
+	w := mm.wgtI[ix.Wgt*mm.vals[isa.MemWgt]:]
 	for b := 0; b < mm.batch; b++ {
 		xr := x[b*bi : (b+1)*bi]
 		for o := 0; o < bo; o++ {
@@ -106,11 +88,11 @@ func (mm *memories) gemmInt8(ix loopIndex) {
 	}
 }
 
-func (mm *memories) gemmBF16(ix loopIndex) {
+func (mm *memories) gemmBF16(ix isa.Iteration) {
 	bi, bo := mm.blockIn, mm.blockOut
-	a := mm.accF[ix.dst*mm.vals[isa.MemAcc]:]
-	x := mm.inpF[ix.src*mm.vals[isa.MemInp]:]
-	w := mm.wgtF[ix.wgt*mm.vals[isa.MemWgt]:]
+	a := mm.accF[ix.Dst*mm.vals[isa.MemAcc]:]
+	x := mm.inpF[ix.Src*mm.vals[isa.MemInp]:]
+	w := mm.wgtF[ix.Wgt*mm.vals[isa.MemWgt]:]
 	for b := 0; b < mm.batch; b++ {
 		xr := x[b*bi : (b+1)*bi]
 		for o := 0; o < bo; o++ {
@@ -130,23 +112,23 @@ func (m *machine) alu(in *isa.Inst) error {
 	mm := &m.mem
 	acc := mm.trk[isa.MemAcc]
 	n := mm.vals[isa.MemAcc]
-	return m.forEachIteration(in, isa.MemAcc, func(ix loopIndex) error {
+	return m.forEachIteration(in, isa.MemAcc, func(ix isa.Iteration) error {
 		m.stats.ALUIterations++
 		if in.ALU != isa.ALUMov {
-			if err := m.read(acc, ix.dst); err != nil {
+			if err := m.read(acc, ix.Dst); err != nil {
 				return err
 			}
 		}
 		if !in.UseImm {
-			if err := m.read(acc, ix.src); err != nil {
+			if err := m.read(acc, ix.Src); err != nil {
 				return err
 			}
 		}
-		if err := m.write(acc, ix.dst); err != nil {
+		if err := m.write(acc, ix.Dst); err != nil {
 			return err
 		}
 		if mm.dp == isa.DPInt8 {
-			d, s := mm.accI[ix.dst*n:(ix.dst+1)*n], mm.accI[ix.src*n:(ix.src+1)*n]
+			d, s := mm.accI[ix.Dst*n:(ix.Dst+1)*n], mm.accI[ix.Src*n:(ix.Src+1)*n]
 			imm := int32(int16(in.Imm))
 			for k := range d {
 				v := imm
@@ -157,7 +139,7 @@ func (m *machine) alu(in *isa.Inst) error {
 			}
 			return nil
 		}
-		d, s := mm.accF[ix.dst*n:(ix.dst+1)*n], mm.accF[ix.src*n:(ix.src+1)*n]
+		d, s := mm.accF[ix.Dst*n:(ix.Dst+1)*n], mm.accF[ix.Src*n:(ix.Src+1)*n]
 		imm := tir.BF16ToFloat32(in.Imm)
 		for k := range d {
 			v := imm
