@@ -14,20 +14,37 @@ import (
 // (of BlockIn) per tile. On the window layout (a convolution whose image
 // the LOADs fetch with its halo, Window): Mt output rows (full width),
 // Nt weight blocks and Kt channel blocks per reduction step (Kt divides
-// the channel blocks; each step covers the whole KH × KW kernel). Inputs
-// and weights are double-buffered per reduction step, accumulators per
-// output tile (VTA's virtual threads).
+// the channel blocks; each step covers the whole KH × KW kernel).
+//
+// Threads is the number of virtual threads (VTA's): each scratchpad is
+// cut into that many equal parts, reduction step s reads input and
+// weight part s mod Threads and output tile i accumulates in accumulator
+// part i mod Threads, so the load module fills later parts while the
+// matrix unit reads one, and the compute module fills an accumulator
+// part while the store module drains another. 2 is double buffering; 1
+// runs the modules one after another with the whole scratchpads for the
+// tile; 3 and 4 let the loads run further ahead. The dependency tokens
+// follow from the parts (isa.InsertDeps).
 type Tiling struct {
 	Mt, Nt, Kt int
 	Window     bool
+	Threads    int
 }
 
-// String is the tiling as --emit partition and npu-asm print it.
+// maxThreads is the most virtual threads a tiling may have.
+const maxThreads = 4
+
+// String is the tiling as --emit partition and npu-asm print it; the
+// thread count when it is not 2.
 func (t Tiling) String() string {
+	s := fmt.Sprintf("%d,%d,%d", t.Mt, t.Nt, t.Kt)
 	if t.Window {
-		return fmt.Sprintf("window %d,%d,%d", t.Mt, t.Nt, t.Kt)
+		s = "window " + s
 	}
-	return fmt.Sprintf("%d,%d,%d", t.Mt, t.Nt, t.Kt)
+	if t.Threads != 2 {
+		s += fmt.Sprintf(", %d threads", t.Threads)
+	}
+	return s
 }
 
 // mEntries is the accumulator entries (M rows of Batch) of a full tile.
@@ -67,31 +84,32 @@ type gemmProgram struct {
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
-// accLayout is the accumulator buffer's plan for a tiling: two halves,
-// each the output tile then the epilogue's operands; constants after.
+// accLayout is the accumulator buffer's plan for a tiling: a part per
+// virtual thread, each the output tile then the epilogue's operands;
+// constants after.
 type accLayout struct {
-	half    int   // entries per half
-	region  []int // per epilogue step, its offset in a half (-1: none)
+	part    int   // entries per part
+	region  []int // per epilogue step, its offset in a part (-1: none)
 	consts  []int // per step, the constant's entry (-1: immediate or none)
 	entries int   // total
 }
 
 func planAcc(g *gemmKernel, t Tiling) accLayout {
-	l := accLayout{half: g.mEntries(t) * t.Nt}
+	l := accLayout{part: g.mEntries(t) * t.Nt}
 	next := 0
 	for _, s := range g.Epilogue {
 		l.region = append(l.region, -1)
 		l.consts = append(l.consts, -1)
 		switch {
 		case s.Kind == opVector:
-			l.region[len(l.region)-1] = l.half
-			l.half += t.Nt
+			l.region[len(l.region)-1] = l.part
+			l.part += t.Nt
 		case s.Kind == opTile:
-			l.region[len(l.region)-1] = l.half
-			l.half += g.mEntries(t) * t.Nt
+			l.region[len(l.region)-1] = l.part
+			l.part += g.mEntries(t) * t.Nt
 		case s.Kind == opRow:
-			l.region[len(l.region)-1] = l.half
-			l.half += g.mEntries(t)
+			l.region[len(l.region)-1] = l.part
+			l.part += g.mEntries(t)
 		case !g.immediate(s):
 			l.consts[len(l.consts)-1] = next
 			next++
@@ -99,24 +117,24 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 	}
 	for i := range l.consts {
 		if l.consts[i] >= 0 {
-			l.consts[i] += 2 * l.half
+			l.consts[i] += t.Threads * l.part
 		}
 	}
-	l.entries = 2*l.half + next
+	l.entries = t.Threads*l.part + next
 	return l
 }
 
-// fits reports whether t fits cfg's scratchpads, double-buffered, and the
-// instruction fields.
+// fits reports whether t fits cfg's scratchpads, a part per virtual
+// thread, and the instruction fields.
 func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
-	dp := g.DP
-	if t.Mt < 1 || t.Nt < 1 || t.Kt < 1 {
+	dp, v := g.DP, t.Threads
+	if t.Mt < 1 || t.Nt < 1 || t.Kt < 1 || v < 1 || v > maxThreads {
 		return false
 	}
 	if t.Window {
 		return fitsWindow(cfg, g, t)
 	}
-	uops := 4*g.uopRun(t) + 2 + 2*len(g.Epilogue)
+	uops := g.uops(t)
 	wgt := t.Nt * t.Kt
 	if g.RowW {
 		// the whole reduction per step; the weight entries of every row,
@@ -128,29 +146,37 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 		}
 		wgt = t.Mt * t.Nt * t.Kt
 	}
-	return t.Mt*t.Kt <= cfg.Depth(isa.MemInp, dp)/2 && wgt <= cfg.Depth(isa.MemWgt, dp)/2 &&
+	return t.Mt*t.Kt <= cfg.Depth(isa.MemInp, dp)/v && wgt <= cfg.Depth(isa.MemWgt, dp)/v &&
 		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
 		t.Nt <= int(isa.FieldMax(isa.OpGEMM, "dst_factor_out")) && t.Kt <= int(isa.FieldMax(isa.OpGEMM, "src_factor_out")) &&
 		t.Kt <= int(isa.FieldMax(isa.OpGEMM, "wgt_factor_in"))
 }
 
 // fitsWindow is fits for the window layout: the halo tile of Kt channel
-// blocks in half the input buffer, Nt·Kt·KH·KW weight entries in half the
+// blocks in a thread's part of the input buffer, Nt·Kt·KH·KW weight entries in a part of the
 // weight buffer, the GEMM's strides in its fields, and LOADs that can
 // fetch every tile (rowSpan).
 func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
-	w, dp := g.Win, g.DP
+	w, dp, v := g.Win, g.DP, t.Threads
 	if w == nil || w.CB(cfg)%t.Kt != 0 || t.Mt > w.OH {
 		return false
 	}
 	max := func(op isa.Opcode, f string) int { return int(isa.FieldMax(op, f)) }
 	kk := w.KH * w.KW
-	uops := 4*g.uopRun(t) + 2 + 2*len(g.Epilogue)
-	return t.Kt*w.inRows(t.Mt)*w.inCols() <= cfg.Depth(isa.MemInp, dp)/2 && t.Nt*t.Kt*kk <= cfg.Depth(isa.MemWgt, dp)/2 &&
+	uops := g.uops(t)
+	return t.Kt*w.inRows(t.Mt)*w.inCols() <= cfg.Depth(isa.MemInp, dp)/v && t.Nt*t.Kt*kk <= cfg.Depth(isa.MemWgt, dp)/v &&
 		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
 		w.OW*t.Nt <= max(isa.OpGEMM, "dst_factor_out") && t.Nt <= max(isa.OpALU, "dst_factor_out") &&
 		w.SH*w.inCols() <= max(isa.OpGEMM, "src_factor_out") && w.SW <= max(isa.OpGEMM, "src_factor_in") &&
 		w.W <= max(isa.OpLoad, "x_stride") && w.CB(cfg)*kk <= max(isa.OpLoad, "x_stride") && w.loadable(t.Mt)
+}
+
+// uops is the size of t's micro-op table: a GEMM run per input part and
+// accumulator part, a reset per accumulator part, and per epilogue step
+// one ALU micro-op per accumulator part (emit's order).
+func (g *gemmKernel) uops(t Tiling) int {
+	v := t.Threads
+	return v*v*g.uopRun(t) + v + v*len(g.Epilogue)
 }
 
 // kRange is the reduction blocks [lo, hi) an N tile of nt blocks from
@@ -187,17 +213,24 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 		mTiles = w.Imgs * ceilDiv(w.OH, t.Mt)
 	}
 	dma := stepBytes/bw + dmas*lat
+	step := max(comp, dma)
+	if t.Threads == 1 { // the loads wait for the matrix unit, the matrix unit for the loads
+		step = comp + dma
+	}
 	passes := len(g.Epilogue) + 1 // the reset and the steps
 	if g.initsAccumulator() {
 		passes-- // the first step initializes instead of the reset
 	}
 	epi := float64(passes) * float64(mt*t.Nt*cfg.ALUCyclesPerIter+cfg.ALULatencyCycles)
 	epiBytes := float64((1 + len(g.Epilogue)) * mt * t.Nt * eA)
+	if t.Threads == 1 { // the next tile waits for the store
+		epi += float64(mt*t.Nt*cfg.EntryValues(isa.MemAcc)*g.OutType.Bytes())/bw + lat
+	}
 	total, moved := 0.0, 0.0
 	for n0 := 0; n0 < nb; n0 += t.Nt {
 		lo, hi := g.stepRange(cfg, t, n0, min(t.Nt, nb-n0))
 		steps := float64(ceilDiv(hi-lo, t.Kt))
-		total += steps*max(comp, dma) + epi
+		total += steps*step + epi
 		moved += steps*stepBytes + epiBytes
 	}
 	return float64(mTiles) * total, float64(mTiles) * moved
@@ -215,7 +248,7 @@ func (g *gemmKernel) stepRange(cfg isa.Config, t Tiling, n0, nt int) (int, int) 
 // tilings are the candidate tilings that fit: powers of two and the full
 // extents of each tile dimension, on the gather layout and, for a
 // convolution, the window layout (Kt among the divisors of the channel
-// blocks).
+// blocks), each with 1 to maxThreads virtual threads.
 func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 	mb, nb, kb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut), ceilDiv(g.K, cfg.BlockIn)
 	var out []Tiling
@@ -223,8 +256,10 @@ func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 		for _, mt := range ms {
 			for _, nt := range candidates(nb) {
 				for _, kt := range ks {
-					if t := (Tiling{mt, nt, kt, window}); fits(cfg, g, t) {
-						out = append(out, t)
+					for v := 1; v <= maxThreads; v++ {
+						if t := (Tiling{mt, nt, kt, window, v}); fits(cfg, g, t) {
+							out = append(out, t)
+						}
 					}
 				}
 			}
@@ -400,14 +435,19 @@ func (gp *gemmProgram) tiles() []outTile {
 	return out
 }
 
+// part is the first entry of virtual thread h's part of scratchpad mem.
+func (gp *gemmProgram) part(mem isa.Memory, h int) int {
+	return h * (gp.cfg.Depth(mem, gp.g.DP) / gp.t.Threads)
+}
+
 // gemmUops appends the micro-ops of the GEMM run that reads input and
-// weight half h into accumulator half ah.
-func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
-	cfg, t := gp.cfg, gp.t
-	inp, wgt := h*cfg.Depth(isa.MemInp, gp.g.DP)/2, h*cfg.Depth(isa.MemWgt, gp.g.DP)/2
+// weight part h into accumulator part ah.
+func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accPart int) {
+	t := gp.t
+	inp, wgt := gp.part(isa.MemInp, h), gp.part(isa.MemWgt, h)
 	if !t.Window {
 		for k := 0; k < t.Kt; k++ {
-			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * accHalf), Inp: uint32(inp + k), Wgt: uint32(wgt + k)})
+			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * accPart), Inp: uint32(inp + k), Wgt: uint32(wgt + k)})
 		}
 		return
 	}
@@ -417,7 +457,7 @@ func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
 		for cb := 0; cb < t.Kt; cb++ {
 			for kh := 0; kh < w.KH; kh++ {
 				for kw := 0; kw < w.KW; kw++ {
-					p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah*accHalf + nb),
+					p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah*accPart + nb),
 						Inp: uint32(inp + cb*plane + kh*w.DH*cols + kw*w.DW),
 						Wgt: uint32(wgt + ((nb*t.Kt+cb)*w.KH+kh)*w.KW + kw)})
 				}
@@ -427,15 +467,15 @@ func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accHalf int) {
 }
 
 // stepLoads emits a reduction step's LOADs (k0: first reduction or
-// channel block, kt blocks) into input and weight half h.
+// channel block, kt blocks) into input and weight part h.
 func (gp *gemmProgram) stepLoads(emit func(isa.Inst), o outTile, k0, kt, h int) {
 	cfg, t := gp.cfg, gp.t
-	inpHalf, wgtHalf := cfg.Depth(isa.MemInp, gp.g.DP)/2, cfg.Depth(isa.MemWgt, gp.g.DP)/2
+	inp, wgt := gp.part(isa.MemInp, h), gp.part(isa.MemWgt, h)
 	xt, wt := gp.g.XType, gp.g.WType
 	if !t.Window {
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h * inpHalf),
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(inp),
 			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb)})
-		in := isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
+		in := isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(wgt),
 			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb)}
 		if gp.g.RowW { // per row m its N blocks × all K blocks: [M][Nb][Kb] entries
 			in.DRAMBase = uint32(gp.wOff + (o.m0*gp.nb+o.n0)*gp.kb*gp.eWgt)
@@ -450,11 +490,11 @@ func (gp *gemmProgram) stepLoads(emit func(isa.Inst), o outTile, k0, kt, h int) 
 	pt, y0, ny, pb, _ := rowSpan(o.row0*w.SH+w.PH, w.inRows(o.rows), w.H)
 	pl, x0, nx, pr, _ := rowSpan(w.PW, w.inCols(), w.W)
 	for c := 0; c < kt; c++ {
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(h*inpHalf + c*plane),
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(inp + c*plane),
 			DRAMBase: uint32(gp.xOff + (((o.img*cb+k0+c)*w.H+y0)*w.W+x0)*gp.eInp), YSize: uint32(ny), XSize: uint32(nx), XStride: uint32(w.W),
 			PadTop: uint32(pt), PadBottom: uint32(pb), PadLeft: uint32(pl), PadRight: uint32(pr)})
 	}
-	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(h * wgtHalf),
+	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(wgt),
 		DRAMBase: uint32(gp.wOff + (o.n0*cb+k0)*kk*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt * kk), XStride: uint32(cb * kk)})
 }
 
@@ -475,36 +515,35 @@ func (gp *gemmProgram) stepGEMM(o outTile, kt int, run uint32) isa.Inst {
 }
 
 // emit generates the program without dependency tokens (compileGEMM
-// inserts them): for each output tile, reset its accumulator half,
-// stream the reduction steps through alternating input/weight halves,
-// apply the epilogue, store. The halves are VTA's two virtual threads:
-// the load module fills one input/weight half while the matrix unit
-// reads the other, and the compute module fills one accumulator half
-// while the store module drains the other.
+// inserts them): for each output tile, reset its accumulator part,
+// stream the reduction steps through the input/weight parts in turn,
+// apply the epilogue, store. The parts are the tiling's virtual threads.
 func (gp *gemmProgram) emit() {
 	cfg, g, t := gp.cfg, gp.g, gp.t
 	acc := planAcc(g, t)
-	run := g.uopRun(t)
+	run, v := g.uopRun(t), t.Threads
 	p := &isa.Program{Datapath: g.DP}
-	// micro-ops: GEMM runs (h, ah) at (2h+ah)·run; resets at 4·run+ah;
+	// micro-ops: GEMM runs (h, ah) at (v·h+ah)·run; resets at v²·run+ah;
 	// the epilogue's ALU micro-ops (dst tile, src operand) at
-	// 4·run+2+2i+ah.
-	for h := 0; h < 2; h++ {
-		for ah := 0; ah < 2; ah++ {
-			gp.gemmUops(p, h, ah, acc.half)
+	// v²·run+v+v·i+ah.
+	for h := 0; h < v; h++ {
+		for ah := 0; ah < v; ah++ {
+			gp.gemmUops(p, h, ah, acc.part)
 		}
 	}
-	p.Uops = append(p.Uops, isa.Uop{}, isa.Uop{Acc: uint32(acc.half)})
+	for ah := 0; ah < v; ah++ {
+		p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.part)})
+	}
 	for i := range g.Epilogue {
-		for ah := 0; ah < 2; ah++ {
+		for ah := 0; ah < v; ah++ {
 			src := 0
 			switch {
 			case acc.region[i] >= 0:
-				src = ah*acc.half + acc.region[i]
+				src = ah*acc.part + acc.region[i]
 			case acc.consts[i] >= 0:
 				src = acc.consts[i]
 			}
-			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.half), Inp: uint32(src)})
+			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.part), Inp: uint32(src)})
 		}
 	}
 	emit := func(in isa.Inst) { p.Insts = append(p.Insts, in) }
@@ -517,27 +556,27 @@ func (gp *gemmProgram) emit() {
 	}
 	step := 0
 	for tile, o := range gp.tiles() {
-		ah := tile % 2
+		ah := tile % v
 		from := 0
 		if g.initsAccumulator() {
 			gp.emitStep(emit, acc, ah, o, 0, isa.ALUMov)
 			from = 1
 		} else {
-			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(4*run + ah), UopEnd: uint32(4*run + ah + 1),
+			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(v*v*run + ah), UopEnd: uint32(v*v*run + ah + 1),
 				IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}})
 		}
 		kLo, kHi := g.stepRange(cfg, t, o.n0, o.nt)
 		for k0 := kLo; k0 < kHi; k0 += t.Kt {
 			kt := min(t.Kt, kHi-k0)
-			h := step % 2
+			h := step % v
 			gp.stepLoads(emit, o, k0, kt, h)
-			emit(gp.stepGEMM(o, kt, uint32((2*h+ah)*run)))
+			emit(gp.stepGEMM(o, kt, uint32((v*h+ah)*run)))
 			step++
 		}
 		for i := from; i < len(g.Epilogue); i++ {
 			gp.emitStep(emit, acc, ah, o, i, aluOps[g.Epilogue[i].Op])
 		}
-		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: g.OutType, SRAMBase: uint32(ah * acc.half),
+		emit(isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: g.OutType, SRAMBase: uint32(ah * acc.part),
 			DRAMBase: uint32(gp.outOff + (o.m0*gp.nb+o.n0)*gp.eOut), YSize: uint32(o.mt), XSize: uint32(o.nt), XStride: uint32(gp.nb)})
 	}
 	emit(isa.Inst{Op: isa.OpFinish})
@@ -559,7 +598,7 @@ func (g *gemmKernel) initsAccumulator() bool {
 func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o outTile, i int, op isa.ALUOp) {
 	s, t := gp.g.Epilogue[i], gp.t
 	m0, mt, n0, nt := o.m0, o.mt, o.n0, o.nt
-	base := uint32(ah*acc.half + max(acc.region[i], 0))
+	base := uint32(ah*acc.part + max(acc.region[i], 0))
 	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base}
 	switch s.Kind {
 	case opVector:
@@ -572,7 +611,8 @@ func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o ou
 	if load.YSize > 0 {
 		emit(load)
 	}
-	ub := 4*gp.g.uopRun(t) + 2 + 2*i + ah
+	v := t.Threads
+	ub := v*v*gp.g.uopRun(t) + v + v*i + ah
 	in := isa.Inst{Op: isa.OpALU, ALU: op, UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
 		IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}}
 	switch {

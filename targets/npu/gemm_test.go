@@ -94,14 +94,14 @@ func TestDenseOnNPU(t *testing.T) {
 	cfg := isa.DefaultConfig()
 	checkGEMM(t, cfg, f, Tiling{})
 	// every tail: tiles that do not divide M, N or K
-	for _, tl := range []Tiling{{1, 1, 1, false}, {2, 2, 1, false}, {3, 1, 2, false}, {5, 3, 2, false}} {
+	for _, tl := range []Tiling{{1, 1, 1, false, 2}, {2, 2, 1, false, 1}, {3, 1, 2, false, 3}, {5, 3, 2, false, 4}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 	big := cfg
 	big.Batch, big.BlockIn, big.BlockOut = 2, 8, 8
 	require.NoError(t, big.Validate())
 	checkGEMM(t, big, f, Tiling{})
-	checkGEMM(t, big, f, Tiling{2, 3, 2, false})
+	checkGEMM(t, big, f, Tiling{2, 3, 2, false, 2})
 }
 
 func TestEpilogueOperands(t *testing.T) {
@@ -116,7 +116,7 @@ func TestEpilogueOperands(t *testing.T) {
 	require.Equal(t, []string{"add", "mul", "max", "min", "sub"}, ops)
 	require.Equal(t, []operandKind{opTile, opConst, opConst, opConst, opVector}, kinds)
 	cfg := isa.DefaultConfig()
-	for _, tl := range []Tiling{{}, {4, 1, 1, false}, {7, 2, 3, false}} {
+	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1}, {7, 2, 3, false, 3}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 }
@@ -213,8 +213,51 @@ func TestRulesAnnotateSampleAndCheck(t *testing.T) {
 	}
 	require.Greater(t, len(seen), 3, "sampling explores several tilings")
 	// a tiling that does not fit is refused by Check
-	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false})
+	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false, 2})
 	require.ErrorContains(t, r.Check(bad.Func()), "does not fit the scratchpads")
+}
+
+// TestTilingAnnotation: npu.tile round-trips every thread count and
+// layout (2 threads in the short forms), and malformed values are
+// refused with the forms named.
+func TestTilingAnnotation(t *testing.T) {
+	f := parseKernel(t, "testdata/dense.tir")
+	cfg := isa.DefaultConfig()
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	for v := 1; v <= maxThreads; v++ {
+		tl := Tiling{3, 1, 2, false, v}
+		s, err := annotateTiling(schedule.New(f), g, tl)
+		require.NoError(t, err)
+		got, ok, err := tilingOf(s.Func(), g)
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, tl, got)
+	}
+	ints := func(v ...int) tir.ArrayAttr {
+		var a tir.ArrayAttr
+		for _, x := range v {
+			a = append(a, tir.IntAttr(x))
+		}
+		return a
+	}
+	good := map[string]tir.ArrayAttr{"3,1,2": ints(3, 1, 2), "3,1,2, 1 threads": ints(3, 1, 2, 0, 1), "3,1,2, 4 threads": ints(3, 1, 2, 0, 4)}
+	for want, a := range good {
+		tl, ok := parseTiling(a)
+		require.True(t, ok, "%v", a)
+		require.Equal(t, want, tl.String())
+	}
+	for _, a := range []tir.ArrayAttr{ints(3, 1), ints(3, 1, 2, 0), ints(3, 1, 2, 2), ints(3, 1, 2, 2, 2), ints(3, 1, 2, 0, 0), ints(3, 1, 2, 0, 5), ints(0, 1, 2), ints(3, 1, 2, 1, 2, 1)} {
+		_, ok := parseTiling(a)
+		require.False(t, ok, "%v", a)
+	}
+	s := schedule.New(f)
+	b, err := s.GetBlock(g.Block)
+	require.NoError(t, err)
+	require.NoError(t, s.Annotate(b, AttrTile, ints(3, 1, 2, 0, 9)))
+	_, _, err = tilingOf(s.Func(), g)
+	require.ErrorContains(t, err, "[Mt, Nt, Kt, layout, threads]")
+	require.ErrorContains(t, err, "1 to 4 threads")
 }
 
 // requireRoundTrip checks that a generated program survives the text and

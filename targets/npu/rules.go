@@ -14,9 +14,12 @@ import (
 // why after the host's schedule has changed the kernel.
 const AttrHostReason = "npu.host"
 
-// AttrTile is the contraction block's annotation holding its NPU tiling,
-// [Mt, Nt, Kt] in scratchpad entries on the gather layout, [Mt, Nt, Kt, 1]
-// on the window layout (Tiling). Kernels without it get defaultTiling.
+// AttrTile is the contraction block's annotation holding its NPU tiling
+// (Tiling): [Mt, Nt, Kt, layout, threads] in scratchpad entries, layout
+// 0 for the gather layout and 1 for the window layout, threads the
+// virtual threads (1 to 4). With 2 threads it is written [Mt, Nt, Kt]
+// (gather) or [Mt, Nt, Kt, 1] (window). Kernels without it get
+// defaultTiling.
 const AttrTile = "npu.tile"
 
 // Rules are the NPU target's schedule rules. A kernel the matrix unit
@@ -150,7 +153,14 @@ func annotateTiling(s *schedule.Schedule, g *gemmKernel, t Tiling) (*schedule.Sc
 		return nil, err
 	}
 	v := tir.ArrayAttr{tir.IntAttr(t.Mt), tir.IntAttr(t.Nt), tir.IntAttr(t.Kt)}
-	if t.Window {
+	switch {
+	case t.Threads != 2:
+		layout := 0
+		if t.Window {
+			layout = 1
+		}
+		v = append(v, tir.IntAttr(layout), tir.IntAttr(t.Threads))
+	case t.Window:
 		v = append(v, tir.IntAttr(1))
 	}
 	return s, s.Annotate(b, AttrTile, v)
@@ -168,21 +178,35 @@ func tilingOf(f *tir.PrimFunc, g *gemmKernel) (Tiling, bool, error) {
 		if !ok {
 			return Tiling{}, false, nil
 		}
-		arr, ok := a.(tir.ArrayAttr)
-		ok = ok && (len(arr) == 3 || len(arr) == 4)
-		var v [4]int
-		for i := 0; ok && i < len(arr); i++ {
-			n, isInt := arr[i].(tir.IntAttr)
-			ok = isInt && n > 0 && n < 1<<20 && (i < 3 || n == 1)
-			v[i] = int(n)
-		}
+		t, ok := parseTiling(a)
 		if !ok {
-			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt] (gather layout) or [Mt, Nt, Kt, 1] (window layout), positive integers", g.Block, AttrTile)
+			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt, layout, threads] (positive integers, layout 0 gather or 1 window, 1 to %d threads), [Mt, Nt, Kt] or [Mt, Nt, Kt, 1]", g.Block, AttrTile, maxThreads)
 		}
-		if v[3] == 1 && g.Win == nil {
+		if t.Window && g.Win == nil {
 			return Tiling{}, false, fmt.Errorf("npu: block %q: %s asks for the window layout, but the kernel is not a convolution the window layout fetches", g.Block, AttrTile)
 		}
-		return Tiling{v[0], v[1], v[2], v[3] == 1}, true, nil
+		return t, true, nil
 	}
 	return Tiling{}, false, nil
+}
+
+// parseTiling reads an npu.tile value (AttrTile's forms).
+func parseTiling(a tir.Attr) (Tiling, bool) {
+	arr, ok := a.(tir.ArrayAttr)
+	if !ok || len(arr) < 3 || len(arr) > 5 {
+		return Tiling{}, false
+	}
+	v := [5]int{3: 0, 4: 2}
+	for i, x := range arr {
+		n, isInt := x.(tir.IntAttr)
+		if !isInt || n < 0 || n >= 1<<20 {
+			return Tiling{}, false
+		}
+		v[i] = int(n)
+	}
+	layoutOK := v[3] == 1 || (v[3] == 0 && len(arr) == 5)
+	if v[0] < 1 || v[1] < 1 || v[2] < 1 || (len(arr) > 3 && !layoutOK) || v[4] < 1 || v[4] > maxThreads {
+		return Tiling{}, false
+	}
+	return Tiling{Mt: v[0], Nt: v[1], Kt: v[2], Window: v[3] == 1, Threads: v[4]}, true
 }

@@ -131,7 +131,7 @@ func TestWindowDefault(t *testing.T) {
 	_, win := estimate(cfg, g, tl)
 	gather := Tiling{}
 	for _, o := range tilings(cfg, g) {
-		if !o.Window {
+		if !o.Window && o.Threads == tl.Threads {
 			gather = o
 		}
 	}
