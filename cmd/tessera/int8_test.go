@@ -502,3 +502,72 @@ func TestNarrowDot8(t *testing.T) {
 	require.Positive(t, counts[127])
 	require.Less(t, counts[127], counts[255])
 }
+
+// randomInt8Residual is a residual block in fold-qdq's integer form: x
+// (ui8, [M, K]) through two requantized matmuls to y (ui8, [M, K]), then
+// fold-qdq's residual add acc = ka·y + kb·x + c in i32 (ka, kb in
+// [1, 2^16], either side of the ALU's 16-bit immediates, or below 300),
+// requantized to ui8 — per tensor (as fold-qdq's add) or per channel.
+func randomInt8Residual(r *rand.Rand) *graphir.Module {
+	// (K ≥ 2 and N ≥ 2: a product over one reduction element is not mapped
+	// to the NPU, its reduce variable simplified out of the weight index)
+	m, k, n := int64(1+r.IntN(20)), int64(2+r.IntN(69)), int64(2+r.IntN(69))
+	b, _ := newIntModel(r, []int64{m, k})
+	x := b.f.Args()[0]
+	layer := func(in *graphir.Value, kin, out int64) *graphir.Value {
+		w := b.constant(graphir.I8, []int64{kin, out}, func(int) float64 { return float64(r.IntN(256) - 128) })
+		acc := b.build(graph.MatMulOp, nil, in, w)
+		acc = b.build(graph.AddOp, nil, acc, b.constant(graphir.I32, []int64{out}, func(int) float64 { return float64(r.IntN(200001) - 100000) }))
+		return b.requantize(acc, 1, out, kin, graphir.UI8, 0, 255)
+	}
+	y := layer(layer(x, k, n), n, k)
+	wide := func(v *graphir.Value) *graphir.Value {
+		return b.add(graphir.NewOp(graph.CastOp, []*graphir.Value{v}, []graphir.Type{graphir.NewTensor(graphir.I32, m, k)}, nil, b.loc), nil)
+	}
+	// scales below 300 in some draws, with a requantization fine enough
+	// that an addend off by one step changes outputs
+	var ks [2]float64
+	for i := range ks {
+		ks[i] = float64(1 + r.IntN(1<<16))
+		if r.IntN(2) == 0 {
+			ks[i] = float64(1 + r.IntN(300))
+		}
+	}
+	scale := func(v float64) *graphir.Value { return b.constant(graphir.I32, nil, func(int) float64 { return v }) }
+	acc := b.build(graph.AddOp, nil, b.build(graph.MulOp, nil, wide(y), scale(ks[0])), b.build(graph.MulOp, nil, wide(x), scale(ks[1])))
+	acc = b.build(graph.AddOp, nil, acc, b.constant(graphir.I32, nil, func(int) float64 { return float64(r.IntN(1<<16) - 1<<15) }))
+	typical := max(ks[0], ks[1]) * 255 / (73 * 74) // requantize's accumulator of √k·73·74
+	mod := b.module(b.requantize(acc, 1, k, int64(max(1, typical*typical)), graphir.UI8, 0, 255))
+	if r.IntN(2) == 0 {
+		perTensor(mod, r)
+	}
+	return mod
+}
+
+// TestNPUInt8Residual: fold-qdq's integer residual add runs in the second
+// contraction's int8 epilogue on the NPU — the addend loaded as a tile,
+// scaled on the ALU (alu.mul), added, requantized a second time — with
+// no host kernel, bit-exact with the graph interpreter.
+func TestNPUInt8Residual(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 3))
+	for i := range 6 {
+		m := randomInt8Residual(r)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			require.NoError(t, graphir.Verify(m))
+			src := graphir.Print(m)
+			model := filepath.Join(t.TempDir(), "m.mlir")
+			require.NoError(t, os.WriteFile(model, []byte(src), 0o644))
+			part, stderr, code := tessera("compile", model, "--target", "npu", "--emit", "partition")
+			require.Equal(t, 0, code, stderr)
+			require.NotContains(t, part, "host", part)
+			require.Contains(t, part, "npu MAC fraction: 1.0000", part)
+			asm, stderr, code := tessera("compile", model, "--target", "npu", "--emit", "npu-asm")
+			require.Equal(t, 0, code, stderr)
+			require.Contains(t, asm, "alu.mul ", "the addend's scale")
+			in := randomU8Input(t, r, m)
+			want := interpret(t, src, []*rt.Tensor{in})
+			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1, "--target", "npu")
+			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
+		})
+	}
+}

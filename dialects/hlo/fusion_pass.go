@@ -113,8 +113,11 @@ type FusePolicy struct {
 	// with an integer result: fold-qdq's dequantizing epilogue (convert
 	// to f32, scale, bias, a residual add) becomes a loop fusion of its
 	// own, so the contraction's kernel is integer-only (the NPU's int8
-	// datapath has no float ALU); and the contraction's epilogue ends at
-	// its 8-bit result (endsEpilogue).
+	// datapath has no float ALU); and a contraction whose epilogue ends
+	// at an 8-bit result does not take its users' loop fusion
+	// (endsEpilogue). An integer epilogue itself (a requantization, an
+	// integer residual add and its requantization) is seeded as without
+	// the policy.
 	IntegerEpilogues bool
 }
 
@@ -124,11 +127,11 @@ func (p FusePolicy) excludes(hero, op *g.Op) bool {
 	return p.IntegerEpilogues && hero != nil && integerContraction(hero) && floatResult(op)
 }
 
-// endsEpilogue reports whether root, which a contraction's epilogue
-// reached as its one result, ends it: with IntegerEpilogues, an 8-bit
-// result of an integer contraction (the requantization's): the NPU's
-// int8 epilogue stores it, and what reads it next (an integer residual
-// add) runs as a kernel of its own.
+// endsEpilogue reports whether root, the one result of a contraction's
+// output fusion, keeps it from merging its users' loop fusion
+// (mergeEpilogues): with IntegerEpilogues, an 8-bit result of an integer
+// contraction (a requantization's), which the NPU's int8 epilogue
+// stores; a loop fusion reading it runs as a kernel of its own.
 func (p FusePolicy) endsEpilogue(hero, root *g.Op) bool {
 	t := g.AsTensor(root.Results[0].Type)
 	return p.IntegerEpilogues && integerContraction(hero) && t != nil && t.Elem.IsInt() && t.Elem.Bits() <= 8
@@ -372,9 +375,6 @@ func seedEpilogue(heroOp *g.Op, pos map[*g.Op]int, owner map[*g.Op]*group, pol F
 		}
 		if b := g.AsTensor(u.Results[0].Type).Elem.Bits(); b <= bits || isChain(gr.members, u) {
 			gr.root, added, bits = u, nil, b
-		}
-		if pol.endsEpilogue(heroOp, u) {
-			break
 		}
 	}
 	for _, m := range added {

@@ -73,6 +73,14 @@ type aluStep struct {
 	// Shift marks a requantization's shift (after mulq): the runtime
 	// refuses values below 1, for which mulq then shr is not exact.
 	Shift bool
+	// Scale, when not 0, multiplies a loaded operand (vector, tile, row)
+	// before op — fold-qdq's integer residual add weighs its addend by
+	// its scale, acc + b·kb. An int32 value in the int8 datapath.
+	Scale float64
+	// Elem is a loaded operand's DRAM element type: the parameter's own
+	// (i8, u8 or i32; LOAD acc widens 8-bit values) in the int8 datapath,
+	// f32 in bf16.
+	Elem isa.DType
 }
 
 // notMappable is why a kernel runs on the host.
@@ -804,10 +812,17 @@ func (g *gemmKernel) epilogueOf(f *tir.PrimFunc, e *tir.Block, c *contractionInf
 	return err
 }
 
-// chain turns the epilogue expression into ALU steps applied to C.
+// chain turns the epilogue expression into ALU steps applied to C. Its
+// innermost value is C, or in the int8 datapath a requantization of C
+// read back as i32 (cast<i32>(cast<i8|ui8>(...)), exact as its clamp
+// lies within the 8-bit type): an integer residual add after the
+// contraction's requantization, requantized again.
 func (g *gemmKernel) chain(f *tir.PrimFunc, e tir.Expr, cload *tir.BufferLoad, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) ([]aluStep, error) {
 	if l, ok := e.(*tir.BufferLoad); ok && l == cload {
 		return nil, nil
+	}
+	if steps, ok, err := g.requantized(f, e, cload, c, sub); ok {
+		return steps, err
 	}
 	b, ok := e.(*tir.Binary)
 	if !ok {
@@ -839,6 +854,56 @@ func (g *gemmKernel) chain(f *tir.PrimFunc, e tir.Expr, cload *tir.BufferLoad, c
 	return append(steps, s), nil
 }
 
+// requantized recognizes e = cast<i32>(cast<i8|ui8>(q)), q a
+// requantization of C in the int8 datapath (ok false otherwise), and
+// returns q's steps; the requantization's bounds must lie within the
+// 8-bit type, so that the casts do not change the value.
+func (g *gemmKernel) requantized(f *tir.PrimFunc, e tir.Expr, cload *tir.BufferLoad, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) ([]aluStep, bool, error) {
+	wide, ok := e.(*tir.Cast)
+	if !ok || g.DP != isa.DPInt8 || wide.Type != tir.DI32 {
+		return nil, false, nil
+	}
+	narrow, ok := wide.X.(*tir.Cast)
+	if !ok || (narrow.Type != tir.DI8 && narrow.Type != tir.DUI8) || !readsLoad(narrow, cload) {
+		return nil, false, nil
+	}
+	steps, err := g.requantSteps(f, narrow, cload, c, sub)
+	if err != nil {
+		return nil, true, err
+	}
+	lo, hi := steps[len(steps)-2].Value, steps[len(steps)-1].Value
+	tlo, thi := -128.0, 127.0
+	if narrow.Type == tir.DUI8 {
+		tlo, thi = 0, 255
+	}
+	if lo < tlo || hi > thi {
+		return nil, true, refuse("the requantization's bounds [%g, %g] leave %s", lo, hi, narrow.Type)
+	}
+	return steps, true, nil
+}
+
+// scaled splits e = x·k or k·x, k a nonzero constant of the datapath's
+// accumulator type (i32; f32 in bf16), x not a constant.
+func (g *gemmKernel) scaled(e tir.Expr) (tir.Expr, float64, bool) {
+	b, ok := e.(*tir.Binary)
+	if !ok || b.Op != tir.OpMul {
+		return nil, 0, false
+	}
+	for _, p := range [2][2]tir.Expr{{b.A, b.B}, {b.B, b.A}} {
+		x, k := p[0], p[1]
+		if _, isConst := evalConst(x, nil); isConst {
+			continue
+		}
+		if v, ok := evalConst(k, nil); ok && g.DP == isa.DPInt8 && k.DType() == tir.DI32 && v != 0 {
+			return x, float64(v), true
+		}
+		if v, ok := k.(*tir.FloatImm); ok && g.DP != isa.DPInt8 && v.Value != 0 {
+			return x, float64(float32(v.Value)), true
+		}
+	}
+	return nil, 0, false
+}
+
 func readsLoad(e tir.Expr, l *tir.BufferLoad) bool {
 	found := false
 	tir.VisitExpr(e, func(x tir.Expr) bool {
@@ -850,10 +915,25 @@ func readsLoad(e tir.Expr, l *tir.BufferLoad) bool {
 
 // operand classifies an epilogue operand: a constant, or a load of an
 // input parameter indexed by N variables only (a vector), by M variables
-// only (a row operand) or by M and N (a tile).
+// only (a row operand) or by M and N (a tile), possibly times a constant
+// (Scale) and, in the int8 datapath, widened to i32 from a narrower
+// integer.
 func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) (aluStep, error) {
 	if v, ok := evalConst(e, nil); ok && g.DP == isa.DPInt8 && e.DType() == tir.DI32 {
 		return aluStep{Op: op, Kind: opConst, Value: float64(v)}, nil
+	}
+	if x, k, ok := g.scaled(e); ok {
+		s, err := g.operand(f, op, x, c, sub)
+		if err == nil && s.Kind == opConst {
+			err = refuse("epilogue operand %s", tir.ExprString(e))
+		}
+		s.Scale = k
+		return s, err
+	}
+	if x, ok := e.(*tir.Cast); ok && g.DP == isa.DPInt8 && x.Type == tir.DI32 && x.X.DType().IsInt() && x.X.DType().Bits() < 32 {
+		if _, isLoad := x.X.(*tir.BufferLoad); isLoad {
+			e = x.X // LOAD acc widens it
+		}
 	}
 	switch x := e.(type) {
 	case *tir.FloatImm:
@@ -870,17 +950,24 @@ func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contract
 			return aluStep{}, err
 		}
 		l := &tir.BufferLoad{Buffer: x.Buffer, Indices: sub(x.Indices)}
+		elem := g.accType()
+		switch x.Buffer.DType {
+		case tir.DI8:
+			elem = isa.DTInt8
+		case tir.DUI8:
+			elem = isa.DTUInt8
+		}
 		used := usedVars(l.Indices)
 		reads := func(ivs []*tir.IterVar) bool {
 			return slices.ContainsFunc(ivs, func(iv *tir.IterVar) bool { return used[iv.Var] })
 		}
 		switch m, n := reads(c.mVars), reads(c.nVars); {
 		case m && n:
-			return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, c.nVars)}, nil
+			return aluStep{Op: op, Kind: opTile, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, c.nVars), Elem: elem}, nil
 		case m:
-			return aluStep{Op: op, Kind: opRow, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, nil)}, nil
+			return aluStep{Op: op, Kind: opRow, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], c.mVars, nil), Elem: elem}, nil
 		}
-		return aluStep{Op: op, Kind: opVector, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], nil, c.nVars)}, nil
+		return aluStep{Op: op, Kind: opVector, Param: p, Idx: tabulate(gather{load: l}, g.ParamShapes[p], nil, c.nVars), Elem: elem}, nil
 	}
 	return aluStep{}, refuse("epilogue operand %s", tir.ExprString(e))
 }

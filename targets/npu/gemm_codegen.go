@@ -73,11 +73,12 @@ type gemmProgram struct {
 	t          Tiling
 	mb, nb, kb int
 	eInp, eWgt int // DRAM bytes of an entry (bf16; int8: i8 or u8)
-	eAcc       int // f32 or i32: the epilogue's operands
+	eAcc       int // f32 or i32: the epilogue's constants
 	eOut       int // an output entry (the STORE's type)
 	xOff, wOff int
 	outOff     int
 	stepOff    []int // per epilogue step with a DRAM operand (else -1)
+	scaleOff   []int // per epilogue step, its Scale's constant (else -1)
 	dramBytes  int
 	prog       *isa.Program
 }
@@ -91,6 +92,7 @@ type accLayout struct {
 	part    int   // entries per part
 	region  []int // per epilogue step, its offset in a part (-1: none)
 	consts  []int // per step, the constant's entry (-1: immediate or none)
+	scales  []int // per step, its Scale's constant entry (-1: immediate or none)
 	entries int   // total
 }
 
@@ -100,6 +102,11 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 	for _, s := range g.Epilogue {
 		l.region = append(l.region, -1)
 		l.consts = append(l.consts, -1)
+		l.scales = append(l.scales, -1)
+		if s.Scale != 0 && !g.immediateValue(s.Scale) {
+			l.scales[len(l.scales)-1] = next
+			next++
+		}
 		switch {
 		case s.Kind == opVector:
 			l.region[len(l.region)-1] = l.part
@@ -118,6 +125,9 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 	for i := range l.consts {
 		if l.consts[i] >= 0 {
 			l.consts[i] += t.Threads * l.part
+		}
+		if l.scales[i] >= 0 {
+			l.scales[i] += t.Threads * l.part
 		}
 	}
 	l.entries = t.Threads*l.part + next
@@ -172,11 +182,23 @@ func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 }
 
 // uops is the size of t's micro-op table: a GEMM run per input part and
-// accumulator part, a reset per accumulator part, and per epilogue step
-// one ALU micro-op per accumulator part (emit's order).
+// accumulator part, a reset per accumulator part, per epilogue step one
+// ALU micro-op per accumulator part, and per scaled step another (emit's
+// order).
 func (g *gemmKernel) uops(t Tiling) int {
 	v := t.Threads
-	return v*v*g.uopRun(t) + v + v*len(g.Epilogue)
+	return v*v*g.uopRun(t) + v + v*len(g.Epilogue) + v*g.scaledSteps()
+}
+
+// scaledSteps counts the epilogue steps with a Scale.
+func (g *gemmKernel) scaledSteps() int {
+	n := 0
+	for _, s := range g.Epilogue {
+		if s.Scale != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // kRange is the reduction blocks [lo, hi) an N tile of nt blocks from
@@ -217,7 +239,7 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 	if t.Threads == 1 { // the loads wait for the matrix unit, the matrix unit for the loads
 		step = comp + dma
 	}
-	passes := len(g.Epilogue) + 1 // the reset and the steps
+	passes := len(g.Epilogue) + 1 + g.scaledSteps() // the reset, the steps and their operands' scaling
 	if g.initsAccumulator() {
 		passes-- // the first step initializes instead of the reset
 	}
@@ -360,13 +382,17 @@ func (gp *gemmProgram) layoutDRAM() {
 		gp.wOff = place(wBlocks * gp.kb * gp.eWgt)
 	}
 	for _, s := range gp.g.Epilogue {
-		switch {
+		gp.scaleOff = append(gp.scaleOff, -1)
+		if s.Scale != 0 && !gp.g.immediateValue(s.Scale) {
+			gp.scaleOff[len(gp.scaleOff)-1] = place(gp.eAcc)
+		}
+		switch e := gp.operandEntry(s); {
 		case s.Kind == opVector:
-			gp.stepOff = append(gp.stepOff, place(gp.nb*gp.eAcc))
+			gp.stepOff = append(gp.stepOff, place(gp.nb*e))
 		case s.Kind == opTile:
-			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.nb*gp.eAcc))
+			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.nb*e))
 		case s.Kind == opRow:
-			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.eAcc))
+			gp.stepOff = append(gp.stepOff, place(gp.mb*e))
 		case !gp.g.immediate(s):
 			gp.stepOff = append(gp.stepOff, place(gp.eAcc))
 		default:
@@ -381,25 +407,36 @@ var aluOps = map[string]isa.ALUOp{"add": isa.ALUAdd, "sub": isa.ALUSub, "mul": i
 	"mulq": isa.ALUMulQ, "shr": isa.ALUShr}
 
 // immediate reports whether a constant step fits the ALU's immediate
-// field: a bf16 value in the bf16 datapath, a signed 16-bit integer in
-// the int8 one. Others are loaded into an accumulator entry.
-func (g *gemmKernel) immediate(s aluStep) bool {
+// field (immediateValue). Others are loaded into an accumulator entry.
+func (g *gemmKernel) immediate(s aluStep) bool { return g.immediateValue(s.Value) }
+
+// immediateValue reports whether v fits the ALU's immediate field: a
+// bf16 value in the bf16 datapath, a signed 16-bit integer in the int8
+// one.
+func (g *gemmKernel) immediateValue(v float64) bool {
 	if g.DP == isa.DPInt8 {
-		return s.Value >= math.MinInt16 && s.Value <= math.MaxInt16
+		return v >= math.MinInt16 && v <= math.MaxInt16
 	}
-	v := float32(s.Value)
-	return isa.RoundBF16(v) == v
+	f := float32(v)
+	return isa.RoundBF16(f) == f
 }
 
-// imm is a constant step's immediate field.
-func (g *gemmKernel) imm(s aluStep) uint16 {
+// imm is the immediate field holding v.
+func (g *gemmKernel) imm(v float64) uint16 {
 	if g.DP == isa.DPInt8 {
-		return uint16(int16(s.Value))
+		return uint16(int16(v))
 	}
-	return tir.Float32ToBF16(float32(s.Value))
+	return tir.Float32ToBF16(float32(v))
 }
 
-// accType is the DRAM type of the epilogue operands' accumulator entries.
+// operandEntry is the DRAM bytes of one accumulator entry of a loaded
+// epilogue operand (its Elem).
+func (gp *gemmProgram) operandEntry(s aluStep) int {
+	return gp.cfg.EntryValues(isa.MemAcc) * s.Elem.Bytes()
+}
+
+// accType is the DRAM type of the epilogue constants' accumulator entries
+// (and of loaded f32 or i32 operands).
 func (g *gemmKernel) accType() isa.DType {
 	if g.DP == isa.DPInt8 {
 		return isa.DTInt32
@@ -546,12 +583,23 @@ func (gp *gemmProgram) emit() {
 			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.part), Inp: uint32(src)})
 		}
 	}
+	// the scaled steps' operand scaling (dst the operand, src the scale's
+	// constant) at v²·run+v+v·len(epilogue)+v·j+ah, j counting them
+	for i, s := range g.Epilogue {
+		for ah := 0; s.Scale != 0 && ah < v; ah++ {
+			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah*acc.part + acc.region[i]), Inp: uint32(max(acc.scales[i], 0))})
+		}
+	}
 	emit := func(in isa.Inst) { p.Insts = append(p.Insts, in) }
 	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemUop, DType: isa.DTInt8, YSize: 1, XSize: uint32(len(p.Uops)), XStride: uint32(len(p.Uops))})
 	for i := range g.Epilogue {
 		if acc.consts[i] >= 0 {
 			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: g.accType(), SRAMBase: uint32(acc.consts[i]),
 				DRAMBase: uint32(gp.stepOff[i]), YSize: 1, XSize: 1, XStride: 1})
+		}
+		if acc.scales[i] >= 0 {
+			emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: g.accType(), SRAMBase: uint32(acc.scales[i]),
+				DRAMBase: uint32(gp.scaleOff[i]), YSize: 1, XSize: 1, XStride: 1})
 		}
 	}
 	step := 0
@@ -593,23 +641,46 @@ func (g *gemmKernel) initsAccumulator() bool {
 	return len(g.Epilogue) > 0 && g.Epilogue[0].Op == "add" && g.Epilogue[0].Kind != opConst
 }
 
+// scaleInst multiplies step i's loaded operand (rows × cols entries in
+// its region of accumulator part ah) by the step's Scale.
+func (gp *gemmProgram) scaleInst(acc accLayout, ah, i int, rows, cols uint32) isa.Inst {
+	g, v := gp.g, gp.t.Threads
+	j := 0
+	for _, s := range g.Epilogue[:i] {
+		if s.Scale != 0 {
+			j++
+		}
+	}
+	ub := uint32(v*v*g.uopRun(gp.t) + v + v*len(g.Epilogue) + v*j + ah)
+	in := isa.Inst{Op: isa.OpALU, ALU: isa.ALUMul, UopBegin: ub, UopEnd: ub + 1,
+		IterOut: rows, IterIn: cols, DstFactor: [2]uint32{cols, 1}}
+	if acc.scales[i] < 0 {
+		in.UseImm, in.Imm = true, g.imm(g.Epilogue[i].Scale)
+	}
+	return in
+}
+
 // emitStep emits epilogue step i's operand load (a vector, row or tile
 // operand) and its ALU instruction with operation op.
 func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o outTile, i int, op isa.ALUOp) {
 	s, t := gp.g.Epilogue[i], gp.t
 	m0, mt, n0, nt := o.m0, o.mt, o.n0, o.nt
 	base := uint32(ah*acc.part + max(acc.region[i], 0))
-	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: gp.g.accType(), SRAMBase: base}
+	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: s.Elem, SRAMBase: base}
+	e := gp.operandEntry(s)
 	switch s.Kind {
 	case opVector:
-		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+n0*gp.eAcc), 1, uint32(nt), uint32(nt)
+		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+n0*e), 1, uint32(nt), uint32(nt)
 	case opTile:
-		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+(m0*gp.nb+n0)*gp.eAcc), uint32(mt), uint32(nt), uint32(gp.nb)
+		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+(m0*gp.nb+n0)*e), uint32(mt), uint32(nt), uint32(gp.nb)
 	case opRow:
-		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+m0*gp.eAcc), 1, uint32(mt), uint32(mt)
+		load.DRAMBase, load.YSize, load.XSize, load.XStride = uint32(gp.stepOff[i]+m0*e), 1, uint32(mt), uint32(mt)
 	}
 	if load.YSize > 0 {
 		emit(load)
+	}
+	if s.Scale != 0 {
+		emit(gp.scaleInst(acc, ah, i, load.YSize, load.XSize))
 	}
 	v := t.Threads
 	ub := v*v*gp.g.uopRun(t) + v + v*i + ah
@@ -623,7 +694,7 @@ func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o ou
 	case s.Kind == opRow:
 		in.SrcFactor = [2]uint32{1, 0}
 	case acc.consts[i] < 0:
-		in.UseImm, in.Imm = true, gp.g.imm(s)
+		in.UseImm, in.Imm = true, gp.g.imm(s.Value)
 	}
 	emit(in)
 }

@@ -96,6 +96,9 @@ func (gp *gemmProgram) pack(dram []byte, args []arg) error {
 		if gp.stepOff[i] >= 0 {
 			gp.packOperand(dram[gp.stepOff[i]:], s, args)
 		}
+		if gp.scaleOff[i] >= 0 {
+			gp.packOperand(dram[gp.scaleOff[i]:], aluStep{Kind: opConst, Value: s.Scale}, args)
+		}
 	}
 	return nil
 }
@@ -200,7 +203,18 @@ func (gp *gemmProgram) packBlocks(dst []byte, entryBytes, blocks, rowsPer, rows 
 func (gp *gemmProgram) packOperand(dst []byte, s aluStep, args []arg) {
 	g, c := gp.g, gp.cfg
 	b, bo := c.Batch, c.BlockOut
-	put := func(e, r, o int, v uint32) { binary.LittleEndian.PutUint32(dst[e*gp.eAcc+4*(r*bo+o):], v) }
+	entry, size := gp.eAcc, 4 // a constant: f32 or i32
+	if s.Kind != opConst {
+		entry, size = gp.operandEntry(s), s.Elem.Bytes()
+	}
+	put := func(e, r, o int, v uint32) {
+		at := e*entry + size*(r*bo+o)
+		if size == 1 {
+			dst[at] = byte(v)
+			return
+		}
+		binary.LittleEndian.PutUint32(dst[at:], v)
+	}
 	value := func(a arg, i int32) uint32 {
 		if g.DP == isa.DPInt8 {
 			return uint32(int32(a.int(i)))

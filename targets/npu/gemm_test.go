@@ -121,6 +121,25 @@ func TestEpilogueOperands(t *testing.T) {
 	}
 }
 
+// TestScaledOperands: an epilogue operand times a constant (Scale) is
+// scaled in its accumulator region by an ALU mul before its step — an
+// immediate or a constant entry — under tilings with every thread count.
+func TestScaledOperands(t *testing.T) {
+	f := parseKernel(t, "testdata/scaled.tir")
+	cfg := isa.DefaultConfig()
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	require.Len(t, g.Epilogue, 2)
+	require.Equal(t, aluStep{Op: "add", Kind: opVector, Param: 3, Idx: g.Epilogue[0].Idx, Scale: 0.5, Elem: isa.DTF32}, g.Epilogue[0])
+	require.Equal(t, opTile, g.Epilogue[1].Kind)
+	require.Equal(t, "max", g.Epilogue[1].Op)
+	require.InDelta(t, 0.3, g.Epilogue[1].Scale, 1e-7)
+	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1}, {7, 2, 3, false, 3}, {3, 2, 1, false, 4}} {
+		gp := checkGEMM(t, cfg, f, tl)
+		require.Contains(t, gp.prog.String(), "alu.mul ", "the scaling")
+	}
+}
+
 func TestNotMappableReasons(t *testing.T) {
 	cases := map[string]string{
 		// a reduction without a product

@@ -71,12 +71,12 @@ func (t *Target) Key() string {
 // Rules are the NPU rules (Rules) with the host's for host kernels.
 func (t *Target) Rules() schedule.Rules { return NewRules(t.cfg, t.host.Rules()) }
 
-// StepOptions fuses an integer contraction with integer ops only, up to
-// its 8-bit result (fuse{integer-epilogues=true}): the int8 datapath has
-// no float ALU, and its epilogue is the requantization, so a
-// dequantizing epilogue or an integer residual add in the contraction's
-// kernel would keep the whole kernel on the host; apart, the contraction
-// runs on the NPU and the rest on the host. It legalizes
+// StepOptions fuses an integer contraction with integer ops only
+// (fuse{integer-epilogues=true}): the int8 datapath has no float ALU, so
+// a dequantizing epilogue in the contraction's kernel would keep the
+// whole kernel on the host; apart, the contraction (with its
+// requantization and any integer residual add) runs on the NPU and the
+// float ops on the host. It legalizes
 // graph.requantize with its terms derived from one multiplier and shift
 // (legalize-to-hlo{requantize-terms=derived}), the form the ALU's mulq
 // and shr take (requant.go).
