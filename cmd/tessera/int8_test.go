@@ -509,9 +509,7 @@ func TestNarrowDot8(t *testing.T) {
 // [1, 2^16], either side of the ALU's 16-bit immediates, or below 300),
 // requantized to ui8 — per tensor (as fold-qdq's add) or per channel.
 func randomInt8Residual(r *rand.Rand) *graphir.Module {
-	// (K ≥ 2 and N ≥ 2: a product over one reduction element is not mapped
-	// to the NPU, its reduce variable simplified out of the weight index)
-	m, k, n := int64(1+r.IntN(20)), int64(2+r.IntN(69)), int64(2+r.IntN(69))
+	m, k, n := int64(1+r.IntN(20)), int64(1+r.IntN(70)), int64(1+r.IntN(70))
 	b, _ := newIntModel(r, []int64{m, k})
 	x := b.f.Args()[0]
 	layer := func(in *graphir.Value, kin, out int64) *graphir.Value {

@@ -311,6 +311,7 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 		}
 	}
 	var spatial, reduce, allSpatial []*tir.IterVar
+	reduces := false // a reduce variable, perhaps of extent 1 (a product over one element)
 	for _, iv := range b.IterVars {
 		if iv.Dom.Min != nil && !isIntConst(iv.Dom.Min, 0) {
 			return nil, refuse("iteration variable %%%s does not start at 0", iv.Var.Name)
@@ -320,6 +321,8 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 		}
 		if iv.Kind == tir.Spatial {
 			allSpatial = append(allSpatial, iv)
+		} else {
+			reduces = true
 		}
 		switch {
 		case extent(iv) == 1: // always 0: indexes nothing that matters
@@ -348,7 +351,7 @@ func (g *gemmKernel) contraction(cfg isa.Config, f *tir.PrimFunc, b *tir.Block) 
 			return nil, refuse("reduce variable %%%s indexes only one operand", iv.Var.Name)
 		}
 	}
-	if len(reduce) == 0 {
+	if !reduces {
 		return nil, refuse("no reduction over both operands (not a matrix product)")
 	}
 	st0 := access{buf: st.Buffer, out: paramIndex(f, st.Buffer), idx: st.Indices}
@@ -916,8 +919,7 @@ func readsLoad(e tir.Expr, l *tir.BufferLoad) bool {
 // operand classifies an epilogue operand: a constant, or a load of an
 // input parameter indexed by N variables only (a vector), by M variables
 // only (a row operand) or by M and N (a tile), possibly times a constant
-// (Scale) and, in the int8 datapath, widened to i32 from a narrower
-// integer.
+// (Scale) and, in the int8 datapath, an 8-bit one widened to i32.
 func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contractionInfo, sub func([]tir.Expr) []tir.Expr) (aluStep, error) {
 	if v, ok := evalConst(e, nil); ok && g.DP == isa.DPInt8 && e.DType() == tir.DI32 {
 		return aluStep{Op: op, Kind: opConst, Value: float64(v)}, nil
@@ -930,7 +932,7 @@ func (g *gemmKernel) operand(f *tir.PrimFunc, op string, e tir.Expr, c *contract
 		s.Scale = k
 		return s, err
 	}
-	if x, ok := e.(*tir.Cast); ok && g.DP == isa.DPInt8 && x.Type == tir.DI32 && x.X.DType().IsInt() && x.X.DType().Bits() < 32 {
+	if x, ok := e.(*tir.Cast); ok && g.DP == isa.DPInt8 && x.Type == tir.DI32 && x.X.DType().IsInt() && x.X.DType().Bits() == 8 {
 		if _, isLoad := x.X.(*tir.BufferLoad); isLoad {
 			e = x.X // LOAD acc widens it
 		}

@@ -163,9 +163,9 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 }
 
 // fitsWindow is fits for the window layout: the halo tile of Kt channel
-// blocks in a thread's part of the input buffer, Nt·Kt·KH·KW weight entries in a part of the
-// weight buffer, the GEMM's strides in its fields, and LOADs that can
-// fetch every tile (rowSpan).
+// blocks in a thread's part of the input buffer, Nt·Kt·KH·KW weight
+// entries in a part of the weight buffer, the GEMM's strides in its
+// fields, and LOADs that can fetch every tile (rowSpan).
 func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	w, dp, v := g.Win, g.DP, t.Threads
 	if w == nil || w.CB(cfg)%t.Kt != 0 || t.Mt > w.OH {

@@ -104,6 +104,19 @@ func TestDenseOnNPU(t *testing.T) {
 	checkGEMM(t, big, f, Tiling{2, 3, 2, false, 2})
 }
 
+// TestOuterProduct: a contraction over one reduction element (K = 1,
+// its reduce variable simplified out of one operand's index) runs on the
+// matrix unit, the reduction block padded.
+func TestOuterProduct(t *testing.T) {
+	f := parseKernel(t, "testdata/outer.tir")
+	cfg := isa.DefaultConfig()
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	require.Equal(t, []int{7, 19, 1}, []int{g.M, g.N, g.K})
+	checkGEMM(t, cfg, f, Tiling{})
+	checkGEMM(t, cfg, f, Tiling{3, 1, 1, false, 1})
+}
+
 func TestEpilogueOperands(t *testing.T) {
 	f := parseKernel(t, "testdata/epilogue.tir")
 	g, err := analyzeGEMM(isa.DefaultConfig(), f)
