@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -504,21 +505,28 @@ func TestNarrowDot8(t *testing.T) {
 }
 
 // randomInt8Residual is a residual block in fold-qdq's integer form: x
-// (ui8, [M, K]) through two requantized matmuls to y (ui8, [M, K]), then
-// fold-qdq's residual add acc = ka·y + kb·x + c in i32 (ka, kb in
+// (the ui8 input, [M, K], or an i8 activation computed from it) through
+// requantized matmuls to y (ui8, [M, K]), then fold-qdq's residual add
+// acc = ka·y + kb·x + c in i32 (ka, kb in
 // [1, 2^16], either side of the ALU's 16-bit immediates, or below 300),
 // requantized to ui8 — per tensor (as fold-qdq's add) or per channel.
 func randomInt8Residual(r *rand.Rand) *graphir.Module {
 	m, k, n := int64(1+r.IntN(20)), int64(1+r.IntN(70)), int64(1+r.IntN(70))
 	b, _ := newIntModel(r, []int64{m, k})
-	x := b.f.Args()[0]
-	layer := func(in *graphir.Value, kin, out int64) *graphir.Value {
+	layer := func(in *graphir.Value, kin, out int64, dt graphir.DType) *graphir.Value {
 		w := b.constant(graphir.I8, []int64{kin, out}, func(int) float64 { return float64(r.IntN(256) - 128) })
 		acc := b.build(graph.MatMulOp, nil, in, w)
 		acc = b.build(graph.AddOp, nil, acc, b.constant(graphir.I32, []int64{out}, func(int) float64 { return float64(r.IntN(200001) - 100000) }))
-		return b.requantize(acc, 1, out, kin, graphir.UI8, 0, 255)
+		return b.requantize(acc, 1, out, kin, dt, int64(lowest8(dt)), int64(lowest8(dt))+255)
 	}
-	y := layer(layer(x, k, n), n, k)
+	x := b.f.Args()[0] // the addend: the ui8 input, or an i8 activation
+	var y *graphir.Value
+	if r.IntN(2) == 0 {
+		x = layer(x, k, k, graphir.I8)
+		y = layer(x, k, k, graphir.UI8)
+	} else {
+		y = layer(layer(x, k, n, graphir.UI8), n, k, graphir.UI8)
+	}
 	wide := func(v *graphir.Value) *graphir.Value {
 		return b.add(graphir.NewOp(graph.CastOp, []*graphir.Value{v}, []graphir.Type{graphir.NewTensor(graphir.I32, m, k)}, nil, b.loc), nil)
 	}
@@ -548,7 +556,8 @@ func randomInt8Residual(r *rand.Rand) *graphir.Module {
 // no host kernel, bit-exact with the graph interpreter.
 func TestNPUInt8Residual(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 3))
-	for i := range 6 {
+	signed := 0 // cases whose addend is i8 (LOAD acc sign-extends it)
+	for i := range 8 {
 		m := randomInt8Residual(r)
 		t.Run(fmt.Sprint(i), func(t *testing.T) {
 			require.NoError(t, graphir.Verify(m))
@@ -562,10 +571,17 @@ func TestNPUInt8Residual(t *testing.T) {
 			asm, stderr, code := tessera("compile", model, "--target", "npu", "--emit", "npu-asm")
 			require.Equal(t, 0, code, stderr)
 			require.Contains(t, asm, "alu.mul ", "the addend's scale")
+			if signedLoad.MatchString(asm) {
+				signed++
+			}
 			in := randomU8Input(t, r, m)
 			want := interpret(t, src, []*rt.Tensor{in})
 			got := runDTypeModel(t, src, []*rt.Tensor{in}, 1, "--target", "npu")
 			require.Equal(t, want[0].Data, got[0].Float64Values(), "%s", src)
 		})
 	}
+	require.GreaterOrEqual(t, signed, 2, "cases with an i8 addend")
 }
+
+// signedLoad is an accumulator LOAD of i8 bytes in NPU assembly.
+var signedLoad = regexp.MustCompile(`load\.acc [^\n]*dtype=i8`)

@@ -11,3 +11,6 @@
 ; DIS: invalid.s:{{[0-9]+}}:{{[0-9]+}}: error:
 ; RUN: echo '{"block_in": 0}' > %t.json && not tessera npu asm %S/Inputs/race.s --npu-config %t.json 2>&1 | FileCheck %s --check-prefix=CFG
 ; CFG: npu config: block_in must be positive, got 0
+; Token insertion refuses what it cannot enumerate, naming the iteration.
+; RUN: not tessera npu asm %S/Inputs/bad-loop.s --insert-deps 2>&1 | FileCheck %s --check-prefix=LOOP
+; LOOP: bad-loop.s: error: instruction 1 (gemm): iteration (i0 1, i1 1, micro-op 0) addresses acc 2048, inp 0, wgt 0: beyond the buffers
