@@ -870,19 +870,15 @@ func (g *gemmKernel) requantized(f *tir.PrimFunc, e tir.Expr, cload *tir.BufferL
 	if !ok || (narrow.Type != tir.DI8 && narrow.Type != tir.DUI8) || !readsLoad(narrow, cload) {
 		return nil, false, nil
 	}
-	steps, err := g.requantSteps(f, narrow, cload, c, sub)
-	if err != nil {
-		return nil, true, err
-	}
-	lo, hi := steps[len(steps)-2].Value, steps[len(steps)-1].Value
-	tlo, thi := -128.0, 127.0
+	tlo, thi := int64(-128), int64(127)
 	if narrow.Type == tir.DUI8 {
 		tlo, thi = 0, 255
 	}
-	if lo < tlo || hi > thi {
-		return nil, true, refuse("the requantization's bounds [%g, %g] leave %s", lo, hi, narrow.Type)
+	if _, lo, hi, ok := clampOf(narrow.X); ok && (lo < tlo || hi > thi) {
+		return nil, true, refuse("the requantization's bounds [%d, %d] leave %s", lo, hi, narrow.Type)
 	}
-	return steps, true, nil
+	steps, err := g.requantSteps(f, narrow, cload, c, sub)
+	return steps, true, err
 }
 
 // scaled splits e = x·k or k·x, k a nonzero constant of the datapath's

@@ -78,6 +78,7 @@ type gemmProgram struct {
 	xOff, wOff int
 	outOff     int
 	stepOff    []int // per epilogue step with a DRAM operand (else -1)
+	uops       uopPlan
 	scaleOff   []int // per epilogue step, its Scale's constant (else -1)
 	dramBytes  int
 	prog       *isa.Program
@@ -103,7 +104,7 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 		l.region = append(l.region, -1)
 		l.consts = append(l.consts, -1)
 		l.scales = append(l.scales, -1)
-		if s.Scale != 0 && !g.immediateValue(s.Scale) {
+		if s.Scale != 0 && !g.immediate(s.Scale) {
 			l.scales[len(l.scales)-1] = next
 			next++
 		}
@@ -117,7 +118,7 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 		case s.Kind == opRow:
 			l.region[len(l.region)-1] = l.part
 			l.part += g.mEntries(t)
-		case !g.immediate(s):
+		case !g.immediate(s.Value):
 			l.consts[len(l.consts)-1] = next
 			next++
 		}
@@ -144,7 +145,7 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	if t.Window {
 		return fitsWindow(cfg, g, t)
 	}
-	uops := g.uops(t)
+	uops := planUops(g, t).size()
 	wgt := t.Nt * t.Kt
 	if g.RowW {
 		// the whole reduction per step; the weight entries of every row,
@@ -173,7 +174,7 @@ func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	}
 	max := func(op isa.Opcode, f string) int { return int(isa.FieldMax(op, f)) }
 	kk := w.KH * w.KW
-	uops := g.uops(t)
+	uops := planUops(g, t).size()
 	return t.Kt*w.inRows(t.Mt)*w.inCols() <= cfg.Depth(isa.MemInp, dp)/v && t.Nt*t.Kt*kk <= cfg.Depth(isa.MemWgt, dp)/v &&
 		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
 		w.OW*t.Nt <= max(isa.OpGEMM, "dst_factor_out") && t.Nt <= max(isa.OpALU, "dst_factor_out") &&
@@ -181,25 +182,33 @@ func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 		w.W <= max(isa.OpLoad, "x_stride") && w.CB(cfg)*kk <= max(isa.OpLoad, "x_stride") && w.loadable(t.Mt)
 }
 
-// uops is the size of t's micro-op table: a GEMM run per input part and
-// accumulator part, a reset per accumulator part, per epilogue step one
-// ALU micro-op per accumulator part, and per scaled step another (emit's
-// order).
-func (g *gemmKernel) uops(t Tiling) int {
-	v := t.Threads
-	return v*v*g.uopRun(t) + v + v*len(g.Epilogue) + v*g.scaledSteps()
+// uopPlan is the layout of a program's micro-op table (emit's order): a
+// GEMM run of run micro-ops per input part h and accumulator part ah,
+// a reset per accumulator part, per epilogue step one ALU micro-op per
+// part, then per scaled step (an operand with a Scale) another.
+type uopPlan struct {
+	run, v, steps int
+	scaled        []int // per epilogue step, its rank among the scaled ones (-1: none)
+	nScaled       int
 }
 
-// scaledSteps counts the epilogue steps with a Scale.
-func (g *gemmKernel) scaledSteps() int {
-	n := 0
+func planUops(g *gemmKernel, t Tiling) uopPlan {
+	u := uopPlan{run: g.uopRun(t), v: t.Threads, steps: len(g.Epilogue)}
 	for _, s := range g.Epilogue {
+		u.scaled = append(u.scaled, -1)
 		if s.Scale != 0 {
-			n++
+			u.scaled[len(u.scaled)-1] = u.nScaled
+			u.nScaled++
 		}
 	}
-	return n
+	return u
 }
+
+func (u uopPlan) gemm(h, ah int) int  { return (u.v*h + ah) * u.run }
+func (u uopPlan) reset(ah int) int    { return u.gemm(u.v, 0) + ah }
+func (u uopPlan) step(i, ah int) int  { return u.reset(u.v) + u.v*i + ah }
+func (u uopPlan) scale(i, ah int) int { return u.step(u.steps, 0) + u.v*u.scaled[i] + ah }
+func (u uopPlan) size() int           { return u.step(u.steps, 0) + u.v*u.nScaled }
 
 // kRange is the reduction blocks [lo, hi) an N tile of nt blocks from
 // block n0 visits: all of them, or for a grouped product those of the
@@ -239,7 +248,7 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling) (cycles, bytes float64) {
 	if t.Threads == 1 { // the loads wait for the matrix unit, the matrix unit for the loads
 		step = comp + dma
 	}
-	passes := len(g.Epilogue) + 1 + g.scaledSteps() // the reset, the steps and their operands' scaling
+	passes := len(g.Epilogue) + 1 + planUops(g, t).nScaled // the reset, the steps and their operands' scaling
 	if g.initsAccumulator() {
 		passes-- // the first step initializes instead of the reset
 	}
@@ -345,7 +354,7 @@ func compileGEMM(cfg isa.Config, g *gemmKernel, t Tiling) (*gemmProgram, error) 
 	gp := &gemmProgram{g: g, cfg: cfg, t: t,
 		mb: ceilDiv(g.M, cfg.Batch), nb: ceilDiv(g.N, cfg.BlockOut), kb: ceilDiv(g.K, cfg.BlockIn),
 		eInp: cfg.EntryBytes(isa.MemInp, g.DP), eWgt: cfg.EntryBytes(isa.MemWgt, g.DP), eAcc: cfg.EntryBytes(isa.MemAcc, g.DP),
-		eOut: cfg.EntryValues(isa.MemAcc) * g.OutType.Bytes()}
+		eOut: cfg.EntryValues(isa.MemAcc) * g.OutType.Bytes(), uops: planUops(g, t)}
 	if gp.kb > int(isa.FieldMax(isa.OpLoad, "x_stride")) || gp.nb > int(isa.FieldMax(isa.OpLoad, "x_stride")) {
 		return nil, refuse("%d×%d×%d has rows longer than a DMA stride reaches", g.M, g.N, g.K)
 	}
@@ -383,7 +392,7 @@ func (gp *gemmProgram) layoutDRAM() {
 	}
 	for _, s := range gp.g.Epilogue {
 		gp.scaleOff = append(gp.scaleOff, -1)
-		if s.Scale != 0 && !gp.g.immediateValue(s.Scale) {
+		if s.Scale != 0 && !gp.g.immediate(s.Scale) {
 			gp.scaleOff[len(gp.scaleOff)-1] = place(gp.eAcc)
 		}
 		switch e := gp.operandEntry(s); {
@@ -393,7 +402,7 @@ func (gp *gemmProgram) layoutDRAM() {
 			gp.stepOff = append(gp.stepOff, place(gp.mb*gp.nb*e))
 		case s.Kind == opRow:
 			gp.stepOff = append(gp.stepOff, place(gp.mb*e))
-		case !gp.g.immediate(s):
+		case !gp.g.immediate(s.Value):
 			gp.stepOff = append(gp.stepOff, place(gp.eAcc))
 		default:
 			gp.stepOff = append(gp.stepOff, -1)
@@ -406,14 +415,10 @@ func (gp *gemmProgram) layoutDRAM() {
 var aluOps = map[string]isa.ALUOp{"add": isa.ALUAdd, "sub": isa.ALUSub, "mul": isa.ALUMul, "max": isa.ALUMax, "min": isa.ALUMin,
 	"mulq": isa.ALUMulQ, "shr": isa.ALUShr}
 
-// immediate reports whether a constant step fits the ALU's immediate
-// field (immediateValue). Others are loaded into an accumulator entry.
-func (g *gemmKernel) immediate(s aluStep) bool { return g.immediateValue(s.Value) }
-
-// immediateValue reports whether v fits the ALU's immediate field: a
+// immediate reports whether constant v fits the ALU's immediate field: a
 // bf16 value in the bf16 datapath, a signed 16-bit integer in the int8
-// one.
-func (g *gemmKernel) immediateValue(v float64) bool {
+// one. Others are loaded into an accumulator entry.
+func (g *gemmKernel) immediate(v float64) bool {
 	if g.DP == isa.DPInt8 {
 		return v >= math.MinInt16 && v <= math.MaxInt16
 	}
@@ -558,11 +563,11 @@ func (gp *gemmProgram) stepGEMM(o outTile, kt int, run uint32) isa.Inst {
 func (gp *gemmProgram) emit() {
 	cfg, g, t := gp.cfg, gp.g, gp.t
 	acc := planAcc(g, t)
-	run, v := g.uopRun(t), t.Threads
+	v := t.Threads
 	p := &isa.Program{Datapath: g.DP}
-	// micro-ops: GEMM runs (h, ah) at (v·h+ah)·run; resets at v²·run+ah;
-	// the epilogue's ALU micro-ops (dst tile, src operand) at
-	// v²·run+v+v·i+ah.
+	// micro-ops in gp.uops's order: GEMM runs, resets, the epilogue's ALU
+	// micro-ops (dst tile, src operand), the scalings (dst the operand,
+	// src the scale's constant)
 	for h := 0; h < v; h++ {
 		for ah := 0; ah < v; ah++ {
 			gp.gemmUops(p, h, ah, acc.part)
@@ -583,8 +588,6 @@ func (gp *gemmProgram) emit() {
 			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * acc.part), Inp: uint32(src)})
 		}
 	}
-	// the scaled steps' operand scaling (dst the operand, src the scale's
-	// constant) at v²·run+v+v·len(epilogue)+v·j+ah, j counting them
 	for i, s := range g.Epilogue {
 		for ah := 0; s.Scale != 0 && ah < v; ah++ {
 			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah*acc.part + acc.region[i]), Inp: uint32(max(acc.scales[i], 0))})
@@ -610,7 +613,7 @@ func (gp *gemmProgram) emit() {
 			gp.emitStep(emit, acc, ah, o, 0, isa.ALUMov)
 			from = 1
 		} else {
-			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(v*v*run + ah), UopEnd: uint32(v*v*run + ah + 1),
+			emit(isa.Inst{Op: isa.OpGEMM, Reset: true, UopBegin: uint32(gp.uops.reset(ah)), UopEnd: uint32(gp.uops.reset(ah) + 1),
 				IterOut: uint32(o.mt), IterIn: uint32(o.nt), DstFactor: [2]uint32{uint32(o.nt), 1}})
 		}
 		kLo, kHi := g.stepRange(cfg, t, o.n0, o.nt)
@@ -618,7 +621,7 @@ func (gp *gemmProgram) emit() {
 			kt := min(t.Kt, kHi-k0)
 			h := step % v
 			gp.stepLoads(emit, o, k0, kt, h)
-			emit(gp.stepGEMM(o, kt, uint32((v*h+ah)*run)))
+			emit(gp.stepGEMM(o, kt, uint32(gp.uops.gemm(h, ah))))
 			step++
 		}
 		for i := from; i < len(g.Epilogue); i++ {
@@ -644,14 +647,8 @@ func (g *gemmKernel) initsAccumulator() bool {
 // scaleInst multiplies step i's loaded operand (rows × cols entries in
 // its region of accumulator part ah) by the step's Scale.
 func (gp *gemmProgram) scaleInst(acc accLayout, ah, i int, rows, cols uint32) isa.Inst {
-	g, v := gp.g, gp.t.Threads
-	j := 0
-	for _, s := range g.Epilogue[:i] {
-		if s.Scale != 0 {
-			j++
-		}
-	}
-	ub := uint32(v*v*g.uopRun(gp.t) + v + v*len(g.Epilogue) + v*j + ah)
+	g := gp.g
+	ub := uint32(gp.uops.scale(i, ah))
 	in := isa.Inst{Op: isa.OpALU, ALU: isa.ALUMul, UopBegin: ub, UopEnd: ub + 1,
 		IterOut: rows, IterIn: cols, DstFactor: [2]uint32{cols, 1}}
 	if acc.scales[i] < 0 {
@@ -663,7 +660,7 @@ func (gp *gemmProgram) scaleInst(acc accLayout, ah, i int, rows, cols uint32) is
 // emitStep emits epilogue step i's operand load (a vector, row or tile
 // operand) and its ALU instruction with operation op.
 func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o outTile, i int, op isa.ALUOp) {
-	s, t := gp.g.Epilogue[i], gp.t
+	s := gp.g.Epilogue[i]
 	m0, mt, n0, nt := o.m0, o.mt, o.n0, o.nt
 	base := uint32(ah*acc.part + max(acc.region[i], 0))
 	load := isa.Inst{Op: isa.OpLoad, Mem: isa.MemAcc, DType: s.Elem, SRAMBase: base}
@@ -682,8 +679,7 @@ func (gp *gemmProgram) emitStep(emit func(isa.Inst), acc accLayout, ah int, o ou
 	if s.Scale != 0 {
 		emit(gp.scaleInst(acc, ah, i, load.YSize, load.XSize))
 	}
-	v := t.Threads
-	ub := v*v*gp.g.uopRun(t) + v + v*i + ah
+	ub := gp.uops.step(i, ah)
 	in := isa.Inst{Op: isa.OpALU, ALU: op, UopBegin: uint32(ub), UopEnd: uint32(ub + 1),
 		IterOut: uint32(mt), IterIn: uint32(nt), DstFactor: [2]uint32{uint32(nt), 1}}
 	switch {

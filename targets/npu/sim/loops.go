@@ -8,7 +8,7 @@ import (
 )
 
 // forEachIteration runs body for every iteration of in's micro-op loop
-// nest (isa.Inst.ForEachIteration), checking that each micro-op was
+// nest (isa.Inst.At, in isa.Inst.ForEachIteration's order), checking that each micro-op was
 // loaded and each index is within its buffer.
 func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(isa.Iteration) error) error {
 	ut := m.mem.trk[isa.MemUop]
@@ -21,13 +21,23 @@ func (m *machine) forEachIteration(in *isa.Inst, srcMem isa.Memory, body func(is
 			return err
 		}
 	}
-	return in.ForEachIteration(m.mem.uop, func(ix isa.Iteration) error {
-		if ix.Dst >= depth(isa.MemAcc) || ix.Src >= depth(srcMem) || (in.Op == isa.OpGEMM && ix.Wgt >= depth(isa.MemWgt)) {
-			return m.fail(-1, "iteration (i0 %d, i1 %d, micro-op %d) addresses acc %d, %s %d, wgt %d: beyond the buffers (acc %d, %s %d, wgt %d entries)",
-				ix.I0, ix.I1, ix.Uop, ix.Dst, srcMem, ix.Src, ix.Wgt, depth(isa.MemAcc), srcMem, depth(srcMem), depth(isa.MemWgt))
+	// the simulator's hot loop: isa.Inst.ForEachIteration's nest, without
+	// a second call per iteration
+	for i0 := 0; i0 < int(in.IterOut); i0++ {
+		for i1 := 0; i1 < int(in.IterIn); i1++ {
+			for u := int(in.UopBegin); u < int(in.UopEnd); u++ {
+				ix := in.At(i0, i1, u, m.mem.uop[u])
+				if ix.Dst >= depth(isa.MemAcc) || ix.Src >= depth(srcMem) || (in.Op == isa.OpGEMM && ix.Wgt >= depth(isa.MemWgt)) {
+					return m.fail(-1, "iteration (i0 %d, i1 %d, micro-op %d) addresses acc %d, %s %d, wgt %d: beyond the buffers (acc %d, %s %d, wgt %d entries)",
+						i0, i1, u, ix.Dst, srcMem, ix.Src, ix.Wgt, depth(isa.MemAcc), srcMem, depth(srcMem), depth(isa.MemWgt))
+				}
+				if err := body(ix); err != nil {
+					return err
+				}
+			}
 		}
-		return body(ix)
-	})
+	}
+	return nil
 }
 
 // gemm performs a GEMM instruction: for each iteration, acc[dst] (Batch ×
