@@ -28,13 +28,13 @@ func newNPUCmd(stdout, stderr io.Writer) *cobra.Command {
 
 func newNPUAsmCmd(stdout, stderr io.Writer, configPath *string) *cobra.Command {
 	var out string
-	var insert bool
+	var passes npuPasses
 	cmd := &cobra.Command{
-		Use:   "asm PROGRAM.s [-o PROGRAM.bin] [--insert-deps]",
+		Use:   "asm PROGRAM.s [-o PROGRAM.bin] [--insert-deps] [--elide-loads]",
 		Short: "assemble and validate a program; without -o, print its canonical text",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			p, cfg, err := readNPUProgram(args[0], *configPath, insert)
+			p, cfg, err := readNPUProgram(args[0], *configPath, passes)
 			if err != nil {
 				return fail(stderr, err)
 			}
@@ -53,7 +53,7 @@ func newNPUAsmCmd(stdout, stderr io.Writer, configPath *string) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write the binary program (npu-bin) here")
-	insertDepsFlag(cmd, &insert)
+	passes.flags(cmd)
 	return cmd
 }
 
@@ -63,7 +63,7 @@ func newNPUDisasmCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "print a binary program's text form",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			p, _, err := readNPUProgram(args[0], "", false)
+			p, _, err := readNPUProgram(args[0], "", npuPasses{})
 			if err != nil {
 				return fail(stderr, err)
 			}
@@ -76,16 +76,16 @@ func newNPUDisasmCmd(stdout, stderr io.Writer) *cobra.Command {
 func newNPUSimCmd(stdout, stderr io.Writer, configPath *string) *cobra.Command {
 	var dramIn, dramOut, report string
 	var dramSize int
-	var insert bool
+	var passes npuPasses
 	cmd := &cobra.Command{
-		Use:   "sim PROGRAM.(s|bin) [--dram IMAGE] [--dram-size BYTES] [--dram-out IMAGE] [--report R.json] [--insert-deps]",
+		Use:   "sim PROGRAM.(s|bin) [--dram IMAGE] [--dram-size BYTES] [--dram-out IMAGE] [--report R.json] [--insert-deps] [--elide-loads]",
 		Short: "run a program on the simulator and print its cycles, utilization and DRAM traffic",
 		Long: `Runs a bare program on the cycle-level simulator. DRAM starts as the --dram
 image (raw bytes), zero-extended to --dram-size; --dram-out writes it after
 the run. The figures are printed, and written as JSON with --report.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			p, cfg, err := readNPUProgram(args[0], *configPath, insert)
+			p, cfg, err := readNPUProgram(args[0], *configPath, passes)
 			if err != nil {
 				return fail(stderr, err)
 			}
@@ -113,25 +113,36 @@ the run. The figures are printed, and written as JSON with --report.`,
 	cmd.Flags().IntVar(&dramSize, "dram-size", 1<<20, "DRAM size in bytes (at least the image's)")
 	cmd.Flags().StringVar(&dramOut, "dram-out", "", "write the DRAM image after the run here")
 	cmd.Flags().StringVar(&report, "report", "", "write the figures as JSON here")
-	insertDepsFlag(cmd, &insert)
+	passes.flags(cmd)
 	return cmd
 }
 
-// insertDepsFlag adds --insert-deps to an npu command.
-func insertDepsFlag(cmd *cobra.Command, insert *bool) {
-	cmd.Flags().BoolVar(insert, "insert-deps", false, "replace the program's dependency tokens with the fewest that order its modules' conflicting accesses (isa.InsertDeps; ISA.md, \"Dependency rules\")")
+// npuPasses are the program passes an npu command runs before its work.
+type npuPasses struct{ insert, elide bool }
+
+// flags adds --insert-deps and --elide-loads to an npu command.
+func (p *npuPasses) flags(cmd *cobra.Command) {
+	cmd.Flags().BoolVar(&p.insert, "insert-deps", false, "replace the program's dependency tokens with the fewest that order its modules' conflicting accesses (isa.InsertDeps; ISA.md, \"Dependency rules\")")
+	cmd.Flags().BoolVar(&p.elide, "elide-loads", false, "drop the LOADs that copy what their scratchpad entries already hold, then insert the tokens (isa.ElideLoads; ISA.md, \"Load elision\")")
 }
 
 // readNPUProgram reads a program in either form (binary when the file
-// starts with the "TNPU" magic, else assembly) and the configuration;
-// with insert, it replaces the program's dependency tokens by
-// isa.InsertDeps's.
-func readNPUProgram(path, configPath string, insert bool) (*isa.Program, isa.Config, error) {
+// starts with the "TNPU" magic, else assembly) and the configuration,
+// and runs the passes: ElideLoads, then InsertDeps (which elision needs,
+// having cleared the tokens).
+func readNPUProgram(path, configPath string, passes npuPasses) (*isa.Program, isa.Config, error) {
 	p, cfg, err := readNPUFile(path, configPath)
-	if err == nil && insert {
-		if err = isa.InsertDeps(cfg, p); err != nil {
-			err = fmt.Errorf("%s: error: %v", path, err)
-		}
+	if err != nil {
+		return p, cfg, err
+	}
+	if passes.elide {
+		_, err = isa.ElideLoads(cfg, p)
+	}
+	if err == nil && (passes.insert || passes.elide) {
+		err = isa.InsertDeps(cfg, p)
+	}
+	if err != nil {
+		err = fmt.Errorf("%s: error: %v", path, err)
 	}
 	return p, cfg, err
 }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,8 @@ func checkGEMM(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *gemmPr
 	return checkTilings(t, cfg, f, []Tiling{tl})[0]
 }
 
-// checkTilings is checkGEMM for several tilings, interpreting f once.
+// checkTilings is checkGEMM for several tilings, interpreting f once;
+// each given tiling is also checked in the other tile order.
 func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) []*gemmProgram {
 	t.Helper()
 	g, err := analyzeGEMM(isa.DefaultConfig(), f)
@@ -75,16 +77,22 @@ func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) [
 			tl, err = defaultTiling(cfg, g)
 			require.NoError(t, err)
 		}
-		gp, err := compileGEMM(cfg, g, tl)
-		require.NoError(t, err)
-		requireRoundTrip(t, gp.prog)
-		clear(args[g.Out])
-		_, _, err = gp.run(f32Args(args), false)
-		require.NoError(t, err)
-		for i, w := range want {
-			require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)
+		other := tl
+		other.NOuter = !tl.NOuter
+		for i, tl := range []Tiling{tl, other} {
+			gp, err := compileGEMM(cfg, g, tl)
+			require.NoError(t, err)
+			requireRoundTrip(t, gp.prog)
+			clear(args[g.Out])
+			_, _, err = gp.run(f32Args(args), false)
+			require.NoError(t, err)
+			for i, w := range want {
+				require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)
+			}
+			if i == 0 {
+				out = append(out, gp)
+			}
 		}
-		out = append(out, gp)
 	}
 	return out
 }
@@ -94,14 +102,14 @@ func TestDenseOnNPU(t *testing.T) {
 	cfg := isa.DefaultConfig()
 	checkGEMM(t, cfg, f, Tiling{})
 	// every tail: tiles that do not divide M, N or K
-	for _, tl := range []Tiling{{1, 1, 1, false, 2}, {2, 2, 1, false, 1}, {3, 1, 2, false, 3}, {5, 3, 2, false, 4}} {
+	for _, tl := range []Tiling{{1, 1, 1, false, 2, false}, {2, 2, 1, false, 1, false}, {3, 1, 2, false, 3, false}, {5, 3, 2, false, 4, false}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 	big := cfg
 	big.Batch, big.BlockIn, big.BlockOut = 2, 8, 8
 	require.NoError(t, big.Validate())
 	checkGEMM(t, big, f, Tiling{})
-	checkGEMM(t, big, f, Tiling{2, 3, 2, false, 2})
+	checkGEMM(t, big, f, Tiling{2, 3, 2, false, 2, false})
 }
 
 // TestOuterProduct: a contraction over one reduction element (K = 1,
@@ -114,7 +122,7 @@ func TestOuterProduct(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{7, 19, 1}, []int{g.M, g.N, g.K})
 	checkGEMM(t, cfg, f, Tiling{})
-	checkGEMM(t, cfg, f, Tiling{3, 1, 1, false, 1})
+	checkGEMM(t, cfg, f, Tiling{3, 1, 1, false, 1, false})
 }
 
 func TestEpilogueOperands(t *testing.T) {
@@ -129,7 +137,7 @@ func TestEpilogueOperands(t *testing.T) {
 	require.Equal(t, []string{"add", "mul", "max", "min", "sub"}, ops)
 	require.Equal(t, []operandKind{opTile, opConst, opConst, opConst, opVector}, kinds)
 	cfg := isa.DefaultConfig()
-	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1}, {7, 2, 3, false, 3}} {
+	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1, false}, {7, 2, 3, false, 3, false}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 }
@@ -147,7 +155,7 @@ func TestScaledOperands(t *testing.T) {
 	require.Equal(t, opTile, g.Epilogue[1].Kind)
 	require.Equal(t, "max", g.Epilogue[1].Op)
 	require.InDelta(t, 0.3, g.Epilogue[1].Scale, 1e-7)
-	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1}, {7, 2, 3, false, 3}, {3, 2, 1, false, 4}} {
+	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1, false}, {7, 2, 3, false, 3, false}, {3, 2, 1, false, 4, false}} {
 		gp := checkGEMM(t, cfg, f, tl)
 		require.Contains(t, gp.prog.String(), "alu.mul ", "the scaling")
 	}
@@ -245,7 +253,7 @@ func TestRulesAnnotateSampleAndCheck(t *testing.T) {
 	}
 	require.Greater(t, len(seen), 3, "sampling explores several tilings")
 	// a tiling that does not fit is refused by Check
-	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false, 2})
+	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false, 2, false})
 	require.ErrorContains(t, r.Check(bad.Func()), "does not fit the scratchpads")
 }
 
@@ -258,13 +266,15 @@ func TestTilingAnnotation(t *testing.T) {
 	g, err := analyzeGEMM(cfg, f)
 	require.NoError(t, err)
 	for v := 1; v <= maxThreads; v++ {
-		tl := Tiling{3, 1, 2, false, v}
-		s, err := annotateTiling(schedule.New(f), g, tl)
-		require.NoError(t, err)
-		got, ok, err := tilingOf(s.Func(), g)
-		require.NoError(t, err)
-		require.True(t, ok)
-		require.Equal(t, tl, got)
+		for _, nOuter := range []bool{false, true} {
+			tl := Tiling{3, 1, 2, false, v, nOuter}
+			s, err := annotateTiling(schedule.New(f), g, tl)
+			require.NoError(t, err)
+			got, ok, err := tilingOf(s.Func(), g)
+			require.NoError(t, err)
+			require.True(t, ok)
+			require.Equal(t, tl, got)
+		}
 	}
 	ints := func(v ...int) tir.ArrayAttr {
 		var a tir.ArrayAttr
@@ -273,13 +283,14 @@ func TestTilingAnnotation(t *testing.T) {
 		}
 		return a
 	}
-	good := map[string]tir.ArrayAttr{"3,1,2": ints(3, 1, 2), "3,1,2, 1 threads": ints(3, 1, 2, 0, 1), "3,1,2, 4 threads": ints(3, 1, 2, 0, 4)}
+	good := map[string]tir.ArrayAttr{"3,1,2 short": ints(3, 1, 2), "3,1,2, 1 threads": ints(3, 1, 2, 0, 1), "3,1,2, 4 threads": ints(3, 1, 2, 0, 4),
+		"3,1,2, n outer": ints(3, 1, 2, 0, 2, 1), "3,1,2": ints(3, 1, 2, 0, 2, 0), "window 3,1,2, 1 threads, n outer": ints(3, 1, 2, 1, 1, 1)}
 	for want, a := range good {
 		tl, ok := parseTiling(a)
 		require.True(t, ok, "%v", a)
-		require.Equal(t, want, tl.String())
+		require.Equal(t, strings.TrimSuffix(want, " short"), tl.String())
 	}
-	for _, a := range []tir.ArrayAttr{ints(3, 1), ints(3, 1, 2, 0), ints(3, 1, 2, 2), ints(3, 1, 2, 2, 2), ints(3, 1, 2, 0, 0), ints(3, 1, 2, 0, 5), ints(0, 1, 2), ints(3, 1, 2, 1, 2, 1)} {
+	for _, a := range []tir.ArrayAttr{ints(3, 1), ints(3, 1, 2, 0), ints(3, 1, 2, 2), ints(3, 1, 2, 2, 2), ints(3, 1, 2, 0, 0), ints(3, 1, 2, 0, 5), ints(0, 1, 2), ints(3, 1, 2, 0, 2, 2), ints(3, 1, 2, 0, 2, 1, 0)} {
 		_, ok := parseTiling(a)
 		require.False(t, ok, "%v", a)
 	}
@@ -288,7 +299,7 @@ func TestTilingAnnotation(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Annotate(b, AttrTile, ints(3, 1, 2, 0, 9)))
 	_, _, err = tilingOf(s.Func(), g)
-	require.ErrorContains(t, err, "[Mt, Nt, Kt, layout, threads]")
+	require.ErrorContains(t, err, "[Mt, Nt, Kt, layout, threads, order]")
 	require.ErrorContains(t, err, "1 to 4 threads")
 }
 

@@ -128,14 +128,14 @@ func TestWindowDefault(t *testing.T) {
 	gp, err := compileGEMM(cfg, g, tl)
 	require.NoError(t, err)
 	requireRoundTrip(t, gp.prog)
-	_, win := estimate(cfg, g, tl)
+	_, win := estimate(cfg, g, tl, true)
 	gather := Tiling{}
 	for _, o := range tilings(cfg, g) {
 		if !o.Window && o.Threads == tl.Threads {
 			gather = o
 		}
 	}
-	_, im2col := estimate(cfg, g, gather)
+	_, im2col := estimate(cfg, g, gather, true)
 	require.Less(t, win*3, im2col, "window %v moves %.0f bytes, im2col %v %.0f", tl, win, gather, im2col)
 }
 

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/tessera-ml/tessera/targets/npu/isa"
 )
 
@@ -67,4 +69,67 @@ func FuzzInsertDeps(f *testing.F) {
 			t.Fatalf("after InsertDeps: %v\n%s", err, p)
 		}
 	})
+}
+
+// FuzzElideLoads decodes arbitrary bytes as a program: isa.ElideLoads
+// must refuse bad programs with errors, never panic, and a program that
+// runs after isa.InsertDeps (and LOADs nothing it STOREs, which the ISA
+// leaves unordered) must compute the same DRAM image with its repeated
+// LOADs elided.
+func FuzzElideLoads(f *testing.F) {
+	addSeeds(f)
+	cfg := isa.DefaultConfig()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, ok := decodeFuzz(t, data)
+		if !ok || loadsStored(cfg, p) {
+			return
+		}
+		q := cloneProgram(p)
+		if _, err := isa.ElideLoads(cfg, q); err != nil {
+			return
+		}
+		if isa.InsertDeps(cfg, p) != nil {
+			return
+		}
+		want := patternDRAM(fuzzGEMM.layout().size)
+		if _, err := Run(cfg, p, want); err != nil {
+			return
+		}
+		require.NoError(t, isa.InsertDeps(cfg, q))
+		got := patternDRAM(len(want))
+		_, err := Run(cfg, q, got)
+		require.NoError(t, err, "%s", q)
+		require.Equal(t, want, got, "%s", q)
+	})
+}
+
+func patternDRAM(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7 + 3)
+	}
+	return b
+}
+
+// loadsStored reports whether a LOAD of p reads DRAM bytes a STORE of p
+// writes.
+func loadsStored(cfg isa.Config, p *isa.Program) bool {
+	span := func(in *isa.Inst) (int64, int64) {
+		eb := int64(cfg.EntryValues(in.Mem) * in.DType.Bytes())
+		return int64(in.DRAMBase), int64(in.DRAMBase) + (int64(in.YSize)*int64(in.XStride)+int64(in.XSize))*eb
+	}
+	for i := range p.Insts {
+		for j := range p.Insts {
+			a, b := &p.Insts[i], &p.Insts[j]
+			if a.Op != isa.OpLoad || a.Mem == isa.MemUop || b.Op != isa.OpStore {
+				continue
+			}
+			alo, ahi := span(a)
+			blo, bhi := span(b)
+			if alo < bhi && blo < ahi {
+				return true
+			}
+		}
+	}
+	return false
 }

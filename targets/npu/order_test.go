@@ -1,0 +1,133 @@
+package npu
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// matmulKernel is C[M, N] = A[M, K] · B[K, N] as one contraction block.
+func matmulKernel(t *testing.T, m, n, k int) *tir.PrimFunc {
+	t.Helper()
+	src := fmt.Sprintf(`tir.func @mm(%%a: buffer<%[1]dx%[3]dxf32>, %%b: buffer<%[3]dx%[2]dxf32>, out %%c: buffer<%[1]dx%[2]dxf32>) attributes {tessera.kernel} {
+  tir.for %%i0 = 0 to %[1]d {
+    tir.for %%i1 = 0 to %[2]d {
+      tir.for %%r0 = 0 to %[3]d {
+        tir.block "dot"(%%v0 = spatial(0:%[1]d, %%i0), %%v1 = spatial(0:%[2]d, %%i1), %%k0 = reduce(0:%[3]d, %%r0)) reads(%%a[%%v0, %%k0], %%b[%%k0, %%v1]) writes(%%c[%%v0, %%v1]) {
+          tir.init {
+            %%c[%%v0, %%v1] = 0.0
+          }
+          %%c[%%v0, %%v1] = %%c[%%v0, %%v1] + %%a[%%v0, %%k0] * %%b[%%k0, %%v1]
+        }
+      }
+    }
+  }
+}
+`, m, n, k)
+	mod, err := tir.ParseString("mm.tir", src)
+	require.NoError(t, err)
+	return mod.Funcs[0]
+}
+
+// TestTileOrderReuse: in either tile order, a step whose operand blocks
+// the step a thread cycle earlier loaded into the same part gets no LOAD
+// for them (isa.ElideLoads), the results stay exact, and the LOADs left
+// and the simulated DRAM reads of inputs and weights are what elisions
+// and estimate predict: one and several reduction steps per tile, 1 to 4
+// threads.
+func TestTileOrderReuse(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	f := matmulKernel(t, 96, 128, 64) // 96 M entries, 8 N blocks, 4 K blocks
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	var tls []Tiling
+	for _, kt := range []int{4, 2, 1} { // 1, 2 and 4 steps per tile
+		for v := 1; v <= maxThreads; v++ {
+			tls = append(tls, Tiling{Mt: 16, Nt: 2, Kt: kt, Threads: v}, Tiling{Mt: 16, Nt: 2, Kt: kt, Threads: v, NOuter: true})
+		}
+	}
+	progs := checkTilings(t, cfg, f, tls)
+	_, args := bf16Args(f, rand.New(rand.NewSource(1)))
+	elidedSome := map[bool]bool{}
+	for i, gp := range progs {
+		tl := tls[i]
+		st, _, err := gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		uopBytes := int64(len(gp.prog.Uops)) * isa.UopBytes
+		_, moved := estimate(cfg, g, tl, true)
+		tiles := int64(len(gp.tiles()))
+		stored := tiles * int64(tl.Mt*tl.Nt*cfg.EntryBytes(isa.MemAcc, g.DP)) // estimate's epilogue bytes
+		require.Equal(t, int64(moved)-stored, st.DRAMReadBytes-uopBytes, "tiling %v", tl)
+		loads := 0
+		for _, in := range gp.prog.Insts {
+			if in.Op == isa.OpLoad && in.Mem != isa.MemUop {
+				loads++
+			}
+		}
+		ex, ew := g.elisions(cfg, tl)
+		require.Equal(t, 2*int(tiles)*(4/tl.Kt)-int(ex+ew), loads, "tiling %v: an input and a weight LOAD per step but those elided", tl)
+		if ex+ew > 0 {
+			elidedSome[tl.NOuter] = true
+		}
+	}
+	require.Equal(t, map[bool]bool{false: true, true: true}, elidedSome)
+}
+
+// TestTileOrders: the tile order is a candidate only where there is more
+// than one M and one N tile.
+func TestTileOrders(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	g, err := analyzeGEMM(cfg, matmulKernel(t, 96, 128, 64))
+	require.NoError(t, err)
+	for _, tl := range tilings(cfg, g) {
+		if tl.NOuter {
+			require.Greater(t, g.mTiles(cfg, tl), 1, "%v", tl)
+			require.Less(t, tl.Nt, 8, "%v", tl)
+		}
+	}
+	one, err := analyzeGEMM(cfg, matmulKernel(t, 16, 16, 16)) // one tile
+	require.NoError(t, err)
+	for _, tl := range tilings(cfg, one) {
+		require.False(t, tl.NOuter, "%v", tl)
+	}
+}
+
+// TestElisionsCount: on every tiling that fits a dense layer with tails
+// and an epilogue, a convolution (gather and window layouts) and a
+// depthwise convolution (per-row weights), the LOADs ElideLoads drops
+// are those elisions counts (a window step LOADs its input in Kt DMAs).
+func TestElisionsCount(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	dw, err := tir.ParseString("dw.tir", conv{n: 1, c: 24, h: 9, w: 11, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1}.depthwiseText())
+	require.NoError(t, err)
+	kernels := map[string]*tir.PrimFunc{
+		"dense":     parseKernel(t, "testdata/dense.tir"),
+		"matmul":    matmulKernel(t, 40, 72, 40),
+		"conv":      conv{n: 2, c: 20, h: 7, w: 9, co: 40, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1}.kernel(),
+		"depthwise": dw.Funcs[0],
+	}
+	for name, f := range kernels {
+		g, err := analyzeGEMM(cfg, f)
+		require.NoError(t, err)
+		some := 0
+		for _, tl := range tilings(cfg, g) {
+			gp, err := compileGEMM(cfg, g, tl)
+			require.NoError(t, err)
+			ex, ew := g.elisions(cfg, tl)
+			perStep := 1
+			if tl.Window {
+				perStep = tl.Kt
+			}
+			require.Equal(t, int(ex)*perStep+int(ew), gp.elided, "%s: tiling %v", name, tl)
+			if gp.elided > 0 {
+				some++
+			}
+		}
+		require.Positive(t, some, name)
+	}
+}
