@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets/npu/isa"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
@@ -130,4 +131,75 @@ func TestElisionsCount(t *testing.T) {
 		}
 		require.Positive(t, some, name)
 	}
+}
+
+// TestInt8TileOrders: an int8 GEMM (ui8 × i8 → i32, tails in every
+// dimension) is bit-exact with the interpreter under tilings of both
+// orders, 1 to 4 threads and one or several steps per tile, LOADs elided.
+func TestInt8TileOrders(t *testing.T) {
+	const m, n, k = 40, 56, 72
+	src := fmt.Sprintf(`tir.func @mm(%%a: buffer<%[1]dx%[3]dxui8>, %%b: buffer<%[3]dx%[2]dxi8>, out %%c: buffer<%[1]dx%[2]dxi32>) attributes {tessera.kernel} {
+  tir.for %%i0 = 0 to %[1]d {
+    tir.for %%i1 = 0 to %[2]d {
+      tir.for %%r0 = 0 to %[3]d {
+        tir.block "dot"(%%v0 = spatial(0:%[1]d, %%i0), %%v1 = spatial(0:%[2]d, %%i1), %%k0 = reduce(0:%[3]d, %%r0)) reads(%%a[%%v0, %%k0], %%b[%%k0, %%v1]) writes(%%c[%%v0, %%v1]) {
+          tir.init {
+            %%c[%%v0, %%v1] = 0 : i32
+          }
+          %%c[%%v0, %%v1] = %%c[%%v0, %%v1] + cast<i32>(%%a[%%v0, %%k0]) * cast<i32>(%%b[%%k0, %%v1])
+        }
+      }
+    }
+  }
+}
+`, m, n, k)
+	mod, err := tir.ParseString("mm8.tir", src)
+	require.NoError(t, err)
+	f := mod.Funcs[0]
+	cfg := isa.DefaultConfig()
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	require.Equal(t, isa.DPInt8, g.DP)
+	r := rand.New(rand.NewSource(5))
+	a, b := make([]int64, m*k), make([]int64, k*n)
+	for i := range a {
+		a[i] = int64(r.Intn(256))
+	}
+	for i := range b {
+		b[i] = int64(r.Intn(256) - 128)
+	}
+	arrays := map[string]*tir.Array{"a": tir.ArrayFromInt64(tir.DUI8, a, m, k), "b": tir.ArrayFromInt64(tir.DI8, b, k, n), "c": tir.NewArray(tir.DI32, m, n)}
+	require.NoError(t, tir.Run(f, arrays))
+	tensor := func(dt rt.DType, shape []int64, v []int64) *rt.Tensor {
+		x, err := rt.NewTensor(dt, shape)
+		require.NoError(t, err)
+		for i, e := range v {
+			x.Bytes()[i] = byte(e)
+		}
+		return x
+	}
+	var elided [2]int // by order
+	for _, tl := range tilings(cfg, g) {
+		if tl.Mt > 4 || tl.Nt != 1 { // the small tiles: several tiles per row and column
+			continue
+		}
+		c, err := rt.NewTensor(rt.Int32, []int64{m, n})
+		require.NoError(t, err)
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		_, _, err = gp.run(argsOf([]*rt.Tensor{tensor(rt.Uint8, []int64{m, k}, a), tensor(rt.Int8, []int64{k, n}, b), c}), false)
+		require.NoError(t, err)
+		got, err := c.Int32s()
+		require.NoError(t, err)
+		for i, w := range arrays["c"].Ints {
+			require.Equal(t, w, int64(got[i]), "tiling %v: output %d", tl, i)
+		}
+		if tl.NOuter {
+			elided[1] += gp.elided
+		} else {
+			elided[0] += gp.elided
+		}
+	}
+	require.Positive(t, elided[0], "M outer")
+	require.Positive(t, elided[1], "N outer")
 }
