@@ -93,7 +93,6 @@ type gemmProgram struct {
 	uops       uopPlan
 	scaleOff   []int // per epilogue step, its Scale's constant (else -1)
 	dramBytes  int
-	elided     int // the LOADs isa.ElideLoads dropped
 	prog       *isa.Program
 }
 
@@ -241,7 +240,6 @@ func kRange(cfg isa.Config, g *gemmKernel, n0, nt int) (int, int) {
 // program moves. With reuse, the steps whose LOADs ElideLoads drops
 // (elisions) move only the other operand; without, every step LOADs both.
 func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, bytes float64) {
-	nb := ceilDiv(g.N, cfg.BlockOut)
 	eA := cfg.EntryBytes(isa.MemAcc, g.DP)
 	bw, lat := float64(cfg.DRAMBytesPerCycle), float64(cfg.DRAMLatencyCycles)
 	mt := g.mEntries(t)
@@ -266,12 +264,12 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, byte
 	if t.Threads == 1 { // the next tile waits for the store
 		epi += float64(mt*t.Nt*cfg.EntryValues(isa.MemAcc)*g.OutType.Bytes())/bw + lat
 	}
-	mTiles, steps := g.mTiles(cfg, t), 0
-	for n0 := 0; n0 < nb; n0 += t.Nt {
-		lo, hi := g.stepRange(cfg, t, n0, min(t.Nt, nb-n0))
-		steps += mTiles * ceilDiv(hi-lo, t.Kt)
+	mTiles, cols := g.mTiles(cfg, t), g.columnSteps(cfg, t)
+	steps := 0
+	for _, s := range cols {
+		steps += mTiles * s
 	}
-	tiles := float64(mTiles * ceilDiv(nb, t.Nt))
+	tiles := float64(mTiles * len(cols))
 	ex, ew := 0.0, 0.0
 	if reuse {
 		ex, ew = g.elisions(cfg, t)
@@ -293,12 +291,7 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, byte
 // whole number of rows, of R steps each, make up Threads steps; the
 // N-outer order likewise with the roles swapped.
 func (g *gemmKernel) elisions(cfg isa.Config, t Tiling) (ex, ew float64) {
-	v, mT, nb := t.Threads, g.mTiles(cfg, t), ceilDiv(g.N, cfg.BlockOut)
-	var steps []int // per N tile
-	for n0 := 0; n0 < nb; n0 += t.Nt {
-		lo, hi := g.stepRange(cfg, t, n0, min(t.Nt, nb-n0))
-		steps = append(steps, ceilDiv(hi-lo, t.Kt))
-	}
+	v, mT, steps := t.Threads, g.mTiles(cfg, t), g.columnSteps(cfg, t)
 	nT := len(steps)
 	sameX := t.Window || g.GroupN == 0 // every N tile reads the same input blocks (and has steps[0] steps)
 	sameW := !g.RowW                   // every M tile reads the same weight blocks
@@ -324,6 +317,17 @@ func (g *gemmKernel) elisions(cfg isa.Config, t Tiling) (ex, ew float64) {
 		ew = float64(max(0, mT-v/r) * r)
 	}
 	return ex, ew
+}
+
+// columnSteps is, per N tile, the reduction steps of each of its tiles.
+func (g *gemmKernel) columnSteps(cfg isa.Config, t Tiling) []int {
+	nb := ceilDiv(g.N, cfg.BlockOut)
+	var steps []int
+	for n0 := 0; n0 < nb; n0 += t.Nt {
+		lo, hi := g.stepRange(cfg, t, n0, min(t.Nt, nb-n0))
+		steps = append(steps, ceilDiv(hi-lo, t.Kt))
+	}
+	return steps
 }
 
 // dmaCost is the DRAM bytes and DMAs of an operand's LOADs for one
@@ -381,7 +385,8 @@ func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 							continue
 						}
 						out = append(out, t)
-						if t.NOuter = true; g.mTiles(cfg, t) > 1 && nt < nb { // the order matters
+						if g.mTiles(cfg, t) > 1 && nt < nb { // the order matters
+							t.NOuter = true
 							out = append(out, t)
 						}
 					}
@@ -462,8 +467,7 @@ func compileGEMM(cfg isa.Config, g *gemmKernel, t Tiling) (*gemmProgram, error) 
 		return nil, refuse("the kernel's DRAM image (%d bytes) exceeds 4 GiB", gp.dramBytes)
 	}
 	gp.emit()
-	var err error
-	if gp.elided, err = isa.ElideLoads(cfg, gp.prog); err != nil {
+	if _, err := isa.ElideLoads(cfg, gp.prog); err != nil {
 		return nil, fmt.Errorf("npu codegen: %v", err)
 	}
 	if err := isa.InsertDeps(cfg, gp.prog); err != nil {

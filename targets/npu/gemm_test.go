@@ -79,7 +79,7 @@ func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) [
 		}
 		other := tl
 		other.NOuter = !tl.NOuter
-		for i, tl := range []Tiling{tl, other} {
+		for order, tl := range []Tiling{tl, other} {
 			gp, err := compileGEMM(cfg, g, tl)
 			require.NoError(t, err)
 			requireRoundTrip(t, gp.prog)
@@ -89,7 +89,7 @@ func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) [
 			for i, w := range want {
 				require.InDelta(t, w, float64(args[g.Out][i]), 1e-5*math.Max(1, math.Abs(w)), "output %d with tiling %+v", i, tl)
 			}
-			if i == 0 {
+			if order == 0 {
 				out = append(out, gp)
 			}
 		}

@@ -139,9 +139,7 @@ func (d *depState) inst(i int) error {
 func (d *depState) accesses(in *Inst) error {
 	switch in.Op {
 	case OpLoad, OpStore:
-		rows := int(in.PadTop + in.YSize + in.PadBottom)
-		width := int(in.PadLeft + in.XSize + in.PadRight)
-		for e := int(in.SRAMBase); e < int(in.SRAMBase)+rows*width; e++ {
+		for e, end := int(in.SRAMBase), int(in.SRAMBase)+int(in.Entries()); e < end; e++ {
 			if in.Op == OpStore {
 				d.read(in.Mem, e)
 				continue

@@ -75,17 +75,14 @@ func overlaps(a, b span) bool { return a.lo < b.hi && b.lo < a.hi }
 
 // sramSpan is the scratchpad entries a DMA touches, its padding included.
 func sramSpan(in *Inst) span {
-	n := int64(in.PadTop+in.YSize+in.PadBottom) * int64(in.PadLeft+in.XSize+in.PadRight)
-	return span{int64(in.SRAMBase), int64(in.SRAMBase) + n}
+	return span{int64(in.SRAMBase), int64(in.SRAMBase) + in.Entries()}
 }
 
-// dramSpan is the DRAM bytes a DMA's rows lie within (the gaps between
-// strided rows included), as the simulator addresses them; micro-op
-// LOADs index the program's table instead and get an empty span.
+// dramSpan is the DRAM bytes a DMA's rows lie within; micro-op LOADs
+// index the program's table instead and get an empty span.
 func dramSpan(cfg Config, in *Inst) span {
-	if in.Mem == MemUop || in.YSize == 0 {
+	if in.Mem == MemUop {
 		return span{}
 	}
-	eb := int64(cfg.EntryValues(in.Mem) * in.DType.Bytes())
-	return span{int64(in.DRAMBase), int64(in.DRAMBase) + (int64(in.YSize-1)*int64(in.XStride)+int64(in.XSize))*eb}
+	return span{int64(in.DRAMBase), in.DRAMEnd(cfg)}
 }

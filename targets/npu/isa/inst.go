@@ -230,6 +230,21 @@ func (in *Inst) Name() string {
 	return in.Op.String()
 }
 
+// Entries is the number of scratchpad entries a LOAD or STORE touches
+// from SRAMBase: its rows with their padding.
+func (in *Inst) Entries() int64 {
+	return (int64(in.PadTop) + int64(in.YSize) + int64(in.PadBottom)) * (int64(in.PadLeft) + int64(in.XSize) + int64(in.PadRight))
+}
+
+// DRAMEnd is one past the last DRAM byte a LOAD or STORE of the input,
+// weight or accumulator buffer addresses on configuration cfg: from
+// DRAMBase to the end of its last row, the gaps between strided rows
+// included (micro-op LOADs index the program's table instead).
+func (in *Inst) DRAMEnd(cfg Config) int64 {
+	eb := int64(cfg.EntryValues(in.Mem) * in.DType.Bytes())
+	return int64(in.DRAMBase) + ((int64(in.YSize)-1)*int64(in.XStride)+int64(in.XSize))*eb
+}
+
 // Iterations is the number of micro-op iterations of a GEMM or ALU
 // instruction: IterOut × IterIn × (UopEnd − UopBegin).
 func (in *Inst) Iterations() int64 {

@@ -120,9 +120,7 @@ func (p *Program) checkDMA(cfg Config, in *Inst) string {
 	case in.Mem == MemUop && (pads != 0 || in.YSize != 1):
 		return "a micro-op load is one row (y_size 1) without padding"
 	}
-	rows := int64(in.PadTop) + int64(in.YSize) + int64(in.PadBottom)
-	cols := int64(in.PadLeft) + int64(in.XSize) + int64(in.PadRight)
-	if end, depth := int64(in.SRAMBase)+rows*cols, int64(cfg.Depth(in.Mem, p.Datapath)); end > depth {
+	if end, depth := int64(in.SRAMBase)+in.Entries(), int64(cfg.Depth(in.Mem, p.Datapath)); end > depth {
 		return fmt.Sprintf("writes %s entries [%d, %d), beyond the buffer's %d", in.Mem, in.SRAMBase, end, depth)
 	}
 	if in.Mem == MemUop && int64(in.DRAMBase)+int64(in.XSize) > int64(len(p.Uops)) {

@@ -69,8 +69,7 @@ func (m *machine) dramBytes(in *isa.Inst) int {
 // in the scratchpad (LOAD).
 func (m *machine) dma(in *isa.Inst) error {
 	eb := int64(m.dramBytes(in))
-	end := int64(in.DRAMBase) + (int64(in.YSize-1)*int64(in.XStride)+int64(in.XSize))*eb
-	if end > int64(len(m.dram)) {
+	if end := in.DRAMEnd(m.cfg); end > int64(len(m.dram)) {
 		return m.fail(-1, "DRAM bytes [%d, %d) are beyond the device memory's %d bytes", in.DRAMBase, end, len(m.dram))
 	}
 	width := int(in.PadLeft + in.XSize + in.PadRight)

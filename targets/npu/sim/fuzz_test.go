@@ -114,19 +114,11 @@ func patternDRAM(n int) []byte {
 // loadsStored reports whether a LOAD of p reads DRAM bytes a STORE of p
 // writes.
 func loadsStored(cfg isa.Config, p *isa.Program) bool {
-	span := func(in *isa.Inst) (int64, int64) {
-		eb := int64(cfg.EntryValues(in.Mem) * in.DType.Bytes())
-		return int64(in.DRAMBase), int64(in.DRAMBase) + (int64(in.YSize)*int64(in.XStride)+int64(in.XSize))*eb
-	}
 	for i := range p.Insts {
 		for j := range p.Insts {
 			a, b := &p.Insts[i], &p.Insts[j]
-			if a.Op != isa.OpLoad || a.Mem == isa.MemUop || b.Op != isa.OpStore {
-				continue
-			}
-			alo, ahi := span(a)
-			blo, bhi := span(b)
-			if alo < bhi && blo < ahi {
+			if a.Op == isa.OpLoad && a.Mem != isa.MemUop && b.Op == isa.OpStore &&
+				int64(a.DRAMBase) < b.DRAMEnd(cfg) && int64(b.DRAMBase) < a.DRAMEnd(cfg) {
 				return true
 			}
 		}
