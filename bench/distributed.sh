@@ -5,8 +5,8 @@
 #   bench/distributed.sh [TRIALS] [MODEL] [ROUNDS]
 #
 # MODEL (default cmd/tessera/testdata/npu_gemm512.mlir, one GEMM 512³ task
-# whose design space has 1,675 tilings, 442 of them with 2 virtual threads;
-# npu_conv64.mlir, a ResNet-18 layer, has 1,021 and 265) is tuned for the NPU target, whose measurement is deterministic
+# whose design space has 2,985 tilings, 781 of them with 2 virtual threads;
+# npu_conv64.mlir, a ResNet-18 layer, has 1,754 and 452) is tuned for the NPU target, whose measurement is deterministic
 # simulated cycles, for TRIALS trials (default 36) in batches of 16 with
 # seed 1 (and tune's default --lookahead 1 with --broker), once per
 # worker count, each on a fresh nats-server -js (so no run reuses

@@ -242,13 +242,17 @@ func TestNPUTuneExact(t *testing.T) {
 	require.Equal(t, 30, n)
 	// cycles at the default 1 GHz clock: the default tiling (window layout
 	// [14, 2, 1], 2 virtual threads) takes 8684; the best of these 30
-	// draws, 1.8% faster, is the window layout [4, 2, 1] (the default takes
-	// the fewest DRAM bytes within 2% of the fewest estimated cycles)
+	// draws, 0.7% faster, is the window layout [8, 1, 2, 1, 3, 1, 1]: 3
+	// threads, N tiles outer, the weights resident (the default takes the
+	// fewest DRAM bytes within 2% of the fewest estimated cycles, among
+	// the tilings without a resident operand)
 	assert.Equal(t, int64(8684), int64(math.Round(first*1e9)), "the default rules' tiling [14, 2, 1, 1]")
-	assert.Equal(t, int64(8531), int64(math.Round(best*1e9)), "the best of 30 random tilings")
+	assert.Equal(t, int64(8623), int64(math.Round(best*1e9)), "the best of 30 random tilings")
 	// the records schedule the kernel when the model is compiled with them
 	out := runCLI(t, "bench", "testdata/npu_conv.mlir", "--target", "npu", "--repeats", "1", "--tuning-db", db)
-	assert.Contains(t, out, "@fused_0: 1 calls, 8531 cycles")
+	assert.Contains(t, out, "@fused_0: 1 calls, 8623 cycles")
+	part := runCLI(t, "compile", "testdata/npu_conv.mlir", "--target", "npu", "--emit", "partition", "--tuning-db", db)
+	assert.Contains(t, part, "tiling window 8,1,2, 3 threads, n outer, weights resident")
 }
 
 // TestNPUUtilization checks the matrix unit's utilization, from the

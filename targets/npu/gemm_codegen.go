@@ -33,11 +33,20 @@ import (
 // tile a thread cycle earlier (Threads / steps-per-tile tiles back, when
 // the steps divide the threads) loaded it, and isa.ElideLoads drops the
 // repeated LOAD.
+//
+// Resident is the DMA granularity of the operand consecutive tiles share
+// (the inputs in the M-outer order, the weights in the N-outer one):
+// false LOADs it step by step with the other operand; true LOADs the
+// tile's whole reduction of it at once into one of two resident regions
+// of its scratchpad, once per run of tiles that read the same blocks,
+// and the steps stream only the other operand through the thread parts
+// (resident.go).
 type Tiling struct {
 	Mt, Nt, Kt int
 	Window     bool
 	Threads    int
 	NOuter     bool
+	Resident   bool
 }
 
 // maxThreads is the most virtual threads a tiling may have.
@@ -55,6 +64,9 @@ func (t Tiling) String() string {
 	}
 	if t.NOuter {
 		s += ", n outer"
+	}
+	if t.Resident {
+		s += ", " + map[bool]string{false: "inputs", true: "weights"}[t.NOuter] + " resident"
 	}
 	return s
 }
@@ -148,7 +160,7 @@ func planAcc(g *gemmKernel, t Tiling) accLayout {
 }
 
 // fits reports whether t fits cfg's scratchpads, a part per virtual
-// thread, and the instruction fields.
+// thread (or per resident region: parts), and the instruction fields.
 func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	dp, v := g.DP, t.Threads
 	if t.Mt < 1 || t.Nt < 1 || t.Kt < 1 || v < 1 || v > maxThreads {
@@ -157,8 +169,11 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 	if t.Window {
 		return fitsWindow(cfg, g, t)
 	}
-	uops := planUops(g, t).size()
-	wgt := t.Nt * t.Kt
+	if t.Resident && g.RowW {
+		return false
+	}
+	uops := planUops(cfg, g, t).size()
+	x, w := g.partEntries(cfg, t)
 	if g.RowW {
 		// the whole reduction per step; the weight entries of every row,
 		// one LOAD row per tile row (x: Nt·Kt entries, stride Nb·Kt)
@@ -167,12 +182,20 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 			t.Nt*t.Kt > int(isa.FieldMax(isa.OpGEMM, "wgt_factor_out")) {
 			return false
 		}
-		wgt = t.Mt * t.Nt * t.Kt
 	}
-	return t.Mt*t.Kt <= cfg.Depth(isa.MemInp, dp)/v && wgt <= cfg.Depth(isa.MemWgt, dp)/v &&
-		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
-		t.Nt <= int(isa.FieldMax(isa.OpGEMM, "dst_factor_out")) && t.Kt <= int(isa.FieldMax(isa.OpGEMM, "src_factor_out")) &&
-		t.Kt <= int(isa.FieldMax(isa.OpGEMM, "wgt_factor_in"))
+	row := t.Kt // a part's row of reduction blocks: the GEMM's input and weight factors
+	if t.Resident {
+		row = max(row, g.residentRow(cfg, t))
+	}
+	return g.fitsParts(cfg, t, x, w) && planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
+		t.Nt <= int(isa.FieldMax(isa.OpGEMM, "dst_factor_out")) && row <= int(isa.FieldMax(isa.OpGEMM, "src_factor_out")) &&
+		row <= int(isa.FieldMax(isa.OpGEMM, "wgt_factor_in"))
+}
+
+// fitsParts reports whether x input and w weight entries fit a part of
+// their scratchpads.
+func (g *gemmKernel) fitsParts(cfg isa.Config, t Tiling, x, w int) bool {
+	return x <= cfg.Depth(isa.MemInp, g.DP)/g.parts(cfg, t, isa.MemInp) && w <= cfg.Depth(isa.MemWgt, g.DP)/g.parts(cfg, t, isa.MemWgt)
 }
 
 // fitsWindow is fits for the window layout: the halo tile of Kt channel
@@ -180,14 +203,15 @@ func fits(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 // entries in a part of the weight buffer, the GEMM's strides in its
 // fields, and LOADs that can fetch every tile (rowSpan).
 func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
-	w, dp, v := g.Win, g.DP, t.Threads
+	w, dp := g.Win, g.DP
 	if w == nil || w.CB(cfg)%t.Kt != 0 || t.Mt > w.OH {
 		return false
 	}
 	max := func(op isa.Opcode, f string) int { return int(isa.FieldMax(op, f)) }
 	kk := w.KH * w.KW
-	uops := planUops(g, t).size()
-	return t.Kt*w.inRows(t.Mt)*w.inCols() <= cfg.Depth(isa.MemInp, dp)/v && t.Nt*t.Kt*kk <= cfg.Depth(isa.MemWgt, dp)/v &&
+	uops := planUops(cfg, g, t).size()
+	x, wg := g.partEntries(cfg, t)
+	return g.fitsParts(cfg, t, x, wg) &&
 		planAcc(g, t).entries <= cfg.Depth(isa.MemAcc, dp) && uops <= cfg.Depth(isa.MemUop, dp) &&
 		w.OW*t.Nt <= max(isa.OpGEMM, "dst_factor_out") && t.Nt <= max(isa.OpALU, "dst_factor_out") &&
 		w.SH*w.inCols() <= max(isa.OpGEMM, "src_factor_out") && w.SW <= max(isa.OpGEMM, "src_factor_in") &&
@@ -195,17 +219,24 @@ func fitsWindow(cfg isa.Config, g *gemmKernel, t Tiling) bool {
 }
 
 // uopPlan is the layout of a program's micro-op table (emit's order): a
-// GEMM run of run micro-ops per input part h and accumulator part ah,
-// a reset per accumulator part, per epilogue step one ALU micro-op per
-// part, then per scaled step (an operand with a Scale) another.
+// GEMM run of run micro-ops per resident region r, input/weight part h,
+// accumulator part ah and step s of a tile (one region and one step
+// unless the tiling keeps an operand resident: each step then reads its
+// own slice of the region), a reset per accumulator part, per epilogue
+// step one ALU micro-op per part, then per scaled step (an operand with
+// a Scale) another.
 type uopPlan struct {
 	run, v, steps int
+	regions, s    int   // resident regions, steps per tile with a run of their own
 	scaled        []int // per epilogue step, its rank among the scaled ones (-1: none)
 	nScaled       int
 }
 
-func planUops(g *gemmKernel, t Tiling) uopPlan {
-	u := uopPlan{run: g.uopRun(t), v: t.Threads, steps: len(g.Epilogue)}
+func planUops(cfg isa.Config, g *gemmKernel, t Tiling) uopPlan {
+	u := uopPlan{run: g.uopRun(t), v: t.Threads, steps: len(g.Epilogue), regions: 1, s: 1}
+	if t.Resident {
+		u.regions, u.s = g.parts(cfg, t, t.residentMem()), g.stepsPerTile(cfg, t)
+	}
 	for _, s := range g.Epilogue {
 		u.scaled = append(u.scaled, -1)
 		if s.Scale != 0 {
@@ -216,11 +247,11 @@ func planUops(g *gemmKernel, t Tiling) uopPlan {
 	return u
 }
 
-func (u uopPlan) gemm(h, ah int) int  { return (u.v*h + ah) * u.run }
-func (u uopPlan) reset(ah int) int    { return u.gemm(u.v, 0) + ah }
-func (u uopPlan) step(i, ah int) int  { return u.reset(u.v) + u.v*i + ah }
-func (u uopPlan) scale(i, ah int) int { return u.step(u.steps, 0) + u.v*u.scaled[i] + ah }
-func (u uopPlan) size() int           { return u.step(u.steps, 0) + u.v*u.nScaled }
+func (u uopPlan) gemm(r, h, ah, s int) int { return (((r*u.v+h)*u.v+ah)*u.s + s) * u.run }
+func (u uopPlan) reset(ah int) int         { return u.gemm(u.regions, 0, 0, 0) + ah }
+func (u uopPlan) step(i, ah int) int       { return u.reset(u.v) + u.v*i + ah }
+func (u uopPlan) scale(i, ah int) int      { return u.step(u.steps, 0) + u.v*u.scaled[i] + ah }
+func (u uopPlan) size() int                { return u.step(u.steps, 0) + u.v*u.nScaled }
 
 // kRange is the reduction blocks [lo, hi) an N tile of nt blocks from
 // block n0 visits: all of them, or for a grouped product those of the
@@ -239,6 +270,9 @@ func kRange(cfg isa.Config, g *gemmKernel, n0, nt int) (int, int) {
 // module's DMAs, plus the epilogue per tile; and the DRAM bytes the
 // program moves. With reuse, the steps whose LOADs ElideLoads drops
 // (elisions) move only the other operand; without, every step LOADs both.
+// With a resident operand the steps LOAD only the other one, and each
+// run's resident LOAD adds what the run's idle load cycles do not hide
+// (residentCost).
 func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, bytes float64) {
 	eA := cfg.EntryBytes(isa.MemAcc, g.DP)
 	bw, lat := float64(cfg.DRAMBytesPerCycle), float64(cfg.DRAMLatencyCycles)
@@ -255,7 +289,7 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, byte
 		}
 		return max(comp, dma)
 	}
-	passes := len(g.Epilogue) + 1 + planUops(g, t).nScaled // the reset, the steps and their operands' scaling
+	passes := len(g.Epilogue) + 1 + planUops(cfg, g, t).nScaled // the reset, the steps and their operands' scaling
 	if g.initsAccumulator() {
 		passes-- // the first step initializes instead of the reset
 	}
@@ -274,9 +308,18 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, byte
 	if reuse {
 		ex, ew = g.elisions(cfg, t)
 	}
+	resCycles, resBytes := 0.0, 0.0
+	if t.Resident { // the steps LOAD only the other operand
+		if t.NOuter {
+			w = dmaCost{}
+		} else {
+			x = dmaCost{}
+		}
+		resCycles, resBytes = g.residentCost(cfg, t, comp, (x.bytes+w.bytes)/bw+(x.dmas+w.dmas)*lat)
+	}
 	both := dmaCost{x.bytes + w.bytes, x.dmas + w.dmas}
-	cycles = (float64(steps)-ex-ew)*stepTime(both) + ex*stepTime(w) + ew*stepTime(x) + tiles*epi
-	bytes = (float64(steps)-ex)*x.bytes + (float64(steps)-ew)*w.bytes + tiles*epiBytes
+	cycles = (float64(steps)-ex-ew)*stepTime(both) + ex*stepTime(w) + ew*stepTime(x) + tiles*epi + resCycles
+	bytes = (float64(steps)-ex)*x.bytes + (float64(steps)-ew)*w.bytes + tiles*epiBytes + resBytes
 	return cycles, bytes
 }
 
@@ -293,8 +336,11 @@ func estimate(cfg isa.Config, g *gemmKernel, t Tiling, reuse bool) (cycles, byte
 func (g *gemmKernel) elisions(cfg isa.Config, t Tiling) (ex, ew float64) {
 	v, mT, steps := t.Threads, g.mTiles(cfg, t), g.columnSteps(cfg, t)
 	nT := len(steps)
-	sameX := t.Window || g.GroupN == 0 // every N tile reads the same input blocks (and has steps[0] steps)
-	sameW := !g.RowW                   // every M tile reads the same weight blocks
+	// every N tile reads the same input blocks (and has steps[0] steps),
+	// every M tile the same weight blocks; a resident operand has no
+	// per-step LOADs to elide
+	sameX := (t.Window || g.GroupN == 0) && !(t.Resident && !t.NOuter)
+	sameW := !g.RowW && !(t.Resident && t.NOuter)
 	if t.NOuter {
 		for _, s := range steps {
 			if sameW && v%s == 0 {
@@ -370,8 +416,9 @@ func (g *gemmKernel) stepRange(cfg isa.Config, t Tiling, n0, nt int) (int, int) 
 // tilings are the candidate tilings that fit: powers of two and the full
 // extents of each tile dimension, on the gather layout and, for a
 // convolution, the window layout (Kt among the divisors of the channel
-// blocks), each with 1 to maxThreads virtual threads, and in both tile
-// orders when there is more than one M and one N tile.
+// blocks), each with 1 to maxThreads virtual threads, in both tile
+// orders when there is more than one M and one N tile, and each with the
+// shared operand resident where that changes the program (residentPays).
 func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 	mb, nb, kb := ceilDiv(g.M, cfg.Batch), ceilDiv(g.N, cfg.BlockOut), ceilDiv(g.K, cfg.BlockIn)
 	var out []Tiling
@@ -381,13 +428,18 @@ func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 				for _, kt := range ks {
 					for v := 1; v <= maxThreads; v++ {
 						t := Tiling{Mt: mt, Nt: nt, Kt: kt, Window: window, Threads: v}
-						if !fits(cfg, g, t) {
-							continue
-						}
-						out = append(out, t)
+						orders := []bool{false}
 						if g.mTiles(cfg, t) > 1 && nt < nb { // the order matters
-							t.NOuter = true
-							out = append(out, t)
+							orders = append(orders, true)
+						}
+						for _, o := range orders {
+							t.NOuter, t.Resident = o, false
+							if fits(cfg, g, t) {
+								out = append(out, t)
+							}
+							if t.Resident = true; g.residentPays(cfg, t) && fits(cfg, g, t) {
+								out = append(out, t)
+							}
 						}
 					}
 				}
@@ -411,16 +463,26 @@ func tilings(cfg isa.Config, g *gemmKernel) []Tiling {
 	return out
 }
 
-// defaultTiling picks, among the tilings whose estimated cycles are within
-// 2% of the lowest, the one that moves the fewest DRAM bytes, estimating
-// without reuse: ranked with it, the default rule chose tilings that move
-// fewer bytes but take 1–6% more simulated cycles on ResNet-18 and
-// MobileNetV2 (the load module, running further ahead, holds the DRAM
-// channel when the compute module's accumulator LOADs and the STOREs
-// need it); the tuner, measuring cycles, finds the orders that pay. Of
-// two tilings that differ only in order, the M-outer one comes first.
+// defaultTiling picks, among the tilings that stream both operands step
+// by step (not Resident), those whose estimated cycles are within 2% of
+// the lowest, the one that moves the fewest DRAM bytes, estimating
+// without reuse. The closed form does not model the first-come DRAM
+// channel: ranked with reuse, or with the resident tilings, the default
+// rule chose tilings that move fewer bytes but take more simulated
+// cycles (reuse: 1–6% on ResNet-18 and MobileNetV2; resident: +7% on
+// ResNet-18 at the larger test configuration, whose 3×3 layers went to
+// small weight-resident tiles whose bias LOADs wait behind the input
+// stream), while the resident tilings' gains at the default
+// configuration stayed under 0.1%; the tuner, measuring cycles, finds
+// the orders and resident operands that pay. Of two tilings that differ
+// only in order, the M-outer one comes first.
 func defaultTiling(cfg isa.Config, g *gemmKernel) (Tiling, error) {
-	ts := tilings(cfg, g)
+	var ts []Tiling
+	for _, t := range tilings(cfg, g) {
+		if !t.Resident {
+			ts = append(ts, t)
+		}
+	}
 	if len(ts) == 0 {
 		return Tiling{}, refuse("no tiling of %d×%d×%d fits the scratchpads", g.M, g.N, g.K)
 	}
@@ -458,7 +520,7 @@ func compileGEMM(cfg isa.Config, g *gemmKernel, t Tiling) (*gemmProgram, error) 
 	gp := &gemmProgram{g: g, cfg: cfg, t: t,
 		mb: ceilDiv(g.M, cfg.Batch), nb: ceilDiv(g.N, cfg.BlockOut), kb: ceilDiv(g.K, cfg.BlockIn),
 		eInp: cfg.EntryBytes(isa.MemInp, g.DP), eWgt: cfg.EntryBytes(isa.MemWgt, g.DP), eAcc: cfg.EntryBytes(isa.MemAcc, g.DP),
-		eOut: cfg.EntryValues(isa.MemAcc) * g.OutType.Bytes(), uops: planUops(g, t)}
+		eOut: cfg.EntryValues(isa.MemAcc) * g.OutType.Bytes(), uops: planUops(cfg, g, t)}
 	if gp.kb > int(isa.FieldMax(isa.OpLoad, "x_stride")) || gp.nb > int(isa.FieldMax(isa.OpLoad, "x_stride")) {
 		return nil, refuse("%d×%d×%d has rows longer than a DMA stride reaches", g.M, g.N, g.K)
 	}
@@ -598,19 +660,23 @@ func (gp *gemmProgram) tiles() []outTile {
 	return out
 }
 
-// part is the first entry of virtual thread h's part of scratchpad mem.
-func (gp *gemmProgram) part(mem isa.Memory, h int) int {
-	return h * (gp.cfg.Depth(mem, gp.g.DP) / gp.t.Threads)
-}
-
-// gemmUops appends the micro-ops of the GEMM run that reads input and
-// weight part h into accumulator part ah.
-func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accPart int) {
+// gemmUops appends the micro-ops of the GEMM run of step s that reads
+// resident region r, input or weight part h and accumulator part ah: a
+// resident operand's step reads its slice of the region (the step's
+// first block s·Kt), the other operand its part.
+func (gp *gemmProgram) gemmUops(p *isa.Program, r, h, ah, s, accPart int) {
 	t := gp.t
-	inp, wgt := gp.part(isa.MemInp, h), gp.part(isa.MemWgt, h)
+	inp, wgt := gp.base(isa.MemInp, h, r), gp.base(isa.MemWgt, h, r)
+	xk, wk, wRow := 0, 0, t.Kt // the step's first block in the input and weight parts; a weight row's blocks
+	switch {
+	case t.Resident && t.NOuter:
+		wk, wRow = s*t.Kt, gp.g.residentRow(gp.cfg, t)
+	case t.Resident:
+		xk = s * t.Kt
+	}
 	if !t.Window {
 		for k := 0; k < t.Kt; k++ {
-			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * accPart), Inp: uint32(inp + k), Wgt: uint32(wgt + k)})
+			p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah * accPart), Inp: uint32(inp + xk + k), Wgt: uint32(wgt + wk + k)})
 		}
 		return
 	}
@@ -621,8 +687,8 @@ func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accPart int) {
 			for kh := 0; kh < w.KH; kh++ {
 				for kw := 0; kw < w.KW; kw++ {
 					p.Uops = append(p.Uops, isa.Uop{Acc: uint32(ah*accPart + nb),
-						Inp: uint32(inp + cb*plane + kh*w.DH*cols + kw*w.DW),
-						Wgt: uint32(wgt + ((nb*t.Kt+cb)*w.KH+kh)*w.KW + kw)})
+						Inp: uint32(inp + (xk+cb)*plane + kh*w.DH*cols + kw*w.DW),
+						Wgt: uint32(wgt + ((nb*wRow+wk+cb)*w.KH+kh)*w.KW + kw)})
 				}
 			}
 		}
@@ -630,46 +696,70 @@ func (gp *gemmProgram) gemmUops(p *isa.Program, h, ah, accPart int) {
 }
 
 // stepLoads emits a reduction step's LOADs (k0: first reduction or
-// channel block, kt blocks) into input and weight part h.
+// channel block, kt blocks) into input and weight part h: both operands,
+// or the one a resident tiling streams.
 func (gp *gemmProgram) stepLoads(emit func(isa.Inst), o outTile, k0, kt, h int) {
-	cfg, t := gp.cfg, gp.t
-	inp, wgt := gp.part(isa.MemInp, h), gp.part(isa.MemWgt, h)
-	xt, wt := gp.g.XType, gp.g.WType
-	if !t.Window {
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(inp),
+	if !gp.t.Resident || gp.t.NOuter {
+		gp.loadX(emit, o, k0, kt, gp.base(isa.MemInp, h, 0))
+	}
+	if !gp.t.Resident || !gp.t.NOuter {
+		gp.loadW(emit, o, k0, kt, gp.base(isa.MemWgt, h, 0))
+	}
+}
+
+// loadX emits the LOADs of tile o's input blocks [k0, k0+kt) (reduction
+// or channel blocks) into the input buffer from entry at.
+func (gp *gemmProgram) loadX(emit func(isa.Inst), o outTile, k0, kt, at int) {
+	xt := gp.g.XType
+	if !gp.t.Window {
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(at),
 			DRAMBase: uint32(gp.xOff + (o.m0*gp.kb+k0)*gp.eInp), YSize: uint32(o.mt), XSize: uint32(kt), XStride: uint32(gp.kb)})
-		in := isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(wgt),
-			DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb)}
-		if gp.g.RowW { // per row m its N blocks × all K blocks: [M][Nb][Kb] entries
-			in.DRAMBase = uint32(gp.wOff + (o.m0*gp.nb+o.n0)*gp.kb*gp.eWgt)
-			in.YSize, in.XSize, in.XStride = uint32(o.mt), uint32(o.nt*gp.kb), uint32(gp.nb*gp.kb)
-		}
-		emit(in)
 		return
 	}
 	w := gp.g.Win
-	cb, kk := w.CB(cfg), w.KH*w.KW
-	plane := w.inRows(t.Mt) * w.inCols()
+	cb := w.CB(gp.cfg)
+	plane := w.inRows(gp.t.Mt) * w.inCols()
 	pt, y0, ny, pb, _ := rowSpan(o.row0*w.SH+w.PH, w.inRows(o.rows), w.H)
 	pl, x0, nx, pr, _ := rowSpan(w.PW, w.inCols(), w.W)
 	for c := 0; c < kt; c++ {
-		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(inp + c*plane),
+		emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemInp, DType: xt, SRAMBase: uint32(at + c*plane),
 			DRAMBase: uint32(gp.xOff + (((o.img*cb+k0+c)*w.H+y0)*w.W+x0)*gp.eInp), YSize: uint32(ny), XSize: uint32(nx), XStride: uint32(w.W),
 			PadTop: uint32(pt), PadBottom: uint32(pb), PadLeft: uint32(pl), PadRight: uint32(pr)})
 	}
-	emit(isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: wt, SRAMBase: uint32(wgt),
-		DRAMBase: uint32(gp.wOff + (o.n0*cb+k0)*kk*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt * kk), XStride: uint32(cb * kk)})
 }
 
-// stepGEMM is a reduction step's GEMM over the micro-op run at run.
-func (gp *gemmProgram) stepGEMM(o outTile, kt int, run uint32) isa.Inst {
+// loadW emits the LOAD of tile o's weight blocks [k0, k0+kt) (reduction
+// or channel blocks) into the weight buffer from entry at.
+func (gp *gemmProgram) loadW(emit func(isa.Inst), o outTile, k0, kt, at int) {
+	in := isa.Inst{Op: isa.OpLoad, Mem: isa.MemWgt, DType: gp.g.WType, SRAMBase: uint32(at),
+		DRAMBase: uint32(gp.wOff + (o.n0*gp.kb+k0)*gp.eWgt), YSize: uint32(o.nt), XSize: uint32(kt), XStride: uint32(gp.kb)}
+	switch w := gp.g.Win; {
+	case gp.t.Window:
+		cb, kk := w.CB(gp.cfg), w.KH*w.KW
+		in.DRAMBase, in.XSize, in.XStride = uint32(gp.wOff+(o.n0*cb+k0)*kk*gp.eWgt), uint32(kt*kk), uint32(cb*kk)
+	case gp.g.RowW: // per row m its N blocks × all K blocks: [M][Nb][Kb] entries
+		in.DRAMBase = uint32(gp.wOff + (o.m0*gp.nb+o.n0)*gp.kb*gp.eWgt)
+		in.YSize, in.XSize, in.XStride = uint32(o.mt), uint32(o.nt*gp.kb), uint32(gp.nb*gp.kb)
+	}
+	emit(in)
+}
+
+// stepGEMM is a reduction step's GEMM over the micro-op run at run; rows
+// is the blocks per row of a resident operand's region (the tile's
+// reduction blocks).
+func (gp *gemmProgram) stepGEMM(o outTile, kt, rows int, run uint32) isa.Inst {
 	if !gp.t.Window {
-		wgtOut := uint32(0)
-		if gp.g.RowW {
-			wgtOut = uint32(o.nt * kt)
+		src, wgt := uint32(kt), [2]uint32{0, uint32(kt)}
+		switch {
+		case gp.g.RowW:
+			wgt[0] = uint32(o.nt * kt)
+		case gp.t.Resident && gp.t.NOuter:
+			wgt[1] = uint32(rows)
+		case gp.t.Resident:
+			src = uint32(rows)
 		}
 		return isa.Inst{Op: isa.OpGEMM, UopBegin: run, UopEnd: run + uint32(kt), IterOut: uint32(o.mt), IterIn: uint32(o.nt),
-			DstFactor: [2]uint32{uint32(o.nt), 1}, SrcFactor: [2]uint32{uint32(kt), 0}, WgtFactor: [2]uint32{wgtOut, uint32(kt)}}
+			DstFactor: [2]uint32{uint32(o.nt), 1}, SrcFactor: [2]uint32{src, 0}, WgtFactor: wgt}
 	}
 	w := gp.g.Win
 	n := uint32(o.nt * kt * w.KH * w.KW)
@@ -689,9 +779,14 @@ func (gp *gemmProgram) emit() {
 	// micro-ops in gp.uops's order: GEMM runs, resets, the epilogue's ALU
 	// micro-ops (dst tile, src operand), the scalings (dst the operand,
 	// src the scale's constant)
-	for h := 0; h < v; h++ {
-		for ah := 0; ah < v; ah++ {
-			gp.gemmUops(p, h, ah, acc.part)
+	u := gp.uops
+	for r := 0; r < u.regions; r++ {
+		for h := 0; h < v; h++ {
+			for ah := 0; ah < v; ah++ {
+				for s := 0; s < u.s; s++ {
+					gp.gemmUops(p, r, h, ah, s, acc.part)
+				}
+			}
 		}
 	}
 	for ah := 0; ah < v; ah++ {
@@ -726,9 +821,12 @@ func (gp *gemmProgram) emit() {
 				DRAMBase: uint32(gp.scaleOff[i]), YSize: 1, XSize: 1, XStride: 1})
 		}
 	}
+	tiles := gp.tiles()
+	res := gp.planResident(tiles)
 	step := 0
-	for tile, o := range gp.tiles() {
+	for tile, o := range tiles {
 		ah := tile % v
+		res.begin(tile, emit)
 		from := 0
 		if g.initsAccumulator() {
 			gp.emitStep(emit, acc, ah, o, 0, isa.ALUMov)
@@ -742,7 +840,12 @@ func (gp *gemmProgram) emit() {
 			kt := min(t.Kt, kHi-k0)
 			h := step % v
 			gp.stepLoads(emit, o, k0, kt, h)
-			emit(gp.stepGEMM(o, kt, uint32(gp.uops.gemm(h, ah))))
+			res.stepped(tile, emit)
+			slice := 0 // the step's slice of a resident region
+			if t.Resident {
+				slice = (k0 - kLo) / t.Kt
+			}
+			emit(gp.stepGEMM(o, kt, kHi-kLo, uint32(u.gemm(res.region(tile), h, ah, slice))))
 			step++
 		}
 		for i := from; i < len(g.Epilogue); i++ {

@@ -80,6 +80,9 @@ func checkTilings(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tls []Tiling) [
 		other := tl
 		other.NOuter = !tl.NOuter
 		for order, tl := range []Tiling{tl, other} {
+			if order == 1 && !fits(cfg, g, tl) { // a resident operand's region in the other scratchpad
+				continue
+			}
 			gp, err := compileGEMM(cfg, g, tl)
 			require.NoError(t, err)
 			requireRoundTrip(t, gp.prog)
@@ -101,15 +104,18 @@ func TestDenseOnNPU(t *testing.T) {
 	f := parseKernel(t, "testdata/dense.tir")
 	cfg := isa.DefaultConfig()
 	checkGEMM(t, cfg, f, Tiling{})
-	// every tail: tiles that do not divide M, N or K
-	for _, tl := range []Tiling{{1, 1, 1, false, 2, false}, {2, 2, 1, false, 1, false}, {3, 1, 2, false, 3, false}, {5, 3, 2, false, 4, false}} {
+	// every tail: tiles that do not divide M, N or K, each operand
+	// streamed step by step or resident (checkTilings runs both orders)
+	for _, tl := range []Tiling{{1, 1, 1, false, 2, false, false}, {2, 2, 1, false, 1, false, false}, {3, 1, 2, false, 3, false, false}, {5, 3, 2, false, 4, false, false}} {
+		checkGEMM(t, cfg, f, tl)
+		tl.Resident = true
 		checkGEMM(t, cfg, f, tl)
 	}
 	big := cfg
 	big.Batch, big.BlockIn, big.BlockOut = 2, 8, 8
 	require.NoError(t, big.Validate())
 	checkGEMM(t, big, f, Tiling{})
-	checkGEMM(t, big, f, Tiling{2, 3, 2, false, 2, false})
+	checkGEMM(t, big, f, Tiling{2, 3, 2, false, 2, false, false})
 }
 
 // TestOuterProduct: a contraction over one reduction element (K = 1,
@@ -122,7 +128,7 @@ func TestOuterProduct(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []int{7, 19, 1}, []int{g.M, g.N, g.K})
 	checkGEMM(t, cfg, f, Tiling{})
-	checkGEMM(t, cfg, f, Tiling{3, 1, 1, false, 1, false})
+	checkGEMM(t, cfg, f, Tiling{3, 1, 1, false, 1, false, false})
 }
 
 func TestEpilogueOperands(t *testing.T) {
@@ -137,7 +143,7 @@ func TestEpilogueOperands(t *testing.T) {
 	require.Equal(t, []string{"add", "mul", "max", "min", "sub"}, ops)
 	require.Equal(t, []operandKind{opTile, opConst, opConst, opConst, opVector}, kinds)
 	cfg := isa.DefaultConfig()
-	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1, false}, {7, 2, 3, false, 3, false}} {
+	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1, false, true}, {7, 2, 3, false, 3, false, true}} {
 		checkGEMM(t, cfg, f, tl)
 	}
 }
@@ -155,7 +161,7 @@ func TestScaledOperands(t *testing.T) {
 	require.Equal(t, opTile, g.Epilogue[1].Kind)
 	require.Equal(t, "max", g.Epilogue[1].Op)
 	require.InDelta(t, 0.3, g.Epilogue[1].Scale, 1e-7)
-	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1, false}, {7, 2, 3, false, 3, false}, {3, 2, 1, false, 4, false}} {
+	for _, tl := range []Tiling{{}, {4, 1, 1, false, 1, false, true}, {7, 2, 3, false, 3, false, true}, {3, 2, 1, false, 4, false, true}} {
 		gp := checkGEMM(t, cfg, f, tl)
 		require.Contains(t, gp.prog.String(), "alu.mul ", "the scaling")
 	}
@@ -253,7 +259,7 @@ func TestRulesAnnotateSampleAndCheck(t *testing.T) {
 	}
 	require.Greater(t, len(seen), 3, "sampling explores several tilings")
 	// a tiling that does not fit is refused by Check
-	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false, 2, false})
+	bad, _ := annotateTiling(schedule.New(f), g, Tiling{5, 3, 4096, false, 2, false, false})
 	require.ErrorContains(t, r.Check(bad.Func()), "does not fit the scratchpads")
 }
 
@@ -267,13 +273,15 @@ func TestTilingAnnotation(t *testing.T) {
 	require.NoError(t, err)
 	for v := 1; v <= maxThreads; v++ {
 		for _, nOuter := range []bool{false, true} {
-			tl := Tiling{3, 1, 2, false, v, nOuter}
-			s, err := annotateTiling(schedule.New(f), g, tl)
-			require.NoError(t, err)
-			got, ok, err := tilingOf(s.Func(), g)
-			require.NoError(t, err)
-			require.True(t, ok)
-			require.Equal(t, tl, got)
+			for _, resident := range []bool{false, true} {
+				tl := Tiling{3, 1, 2, false, v, nOuter, resident}
+				s, err := annotateTiling(schedule.New(f), g, tl)
+				require.NoError(t, err)
+				got, ok, err := tilingOf(s.Func(), g)
+				require.NoError(t, err)
+				require.True(t, ok)
+				require.Equal(t, tl, got)
+			}
 		}
 	}
 	ints := func(v ...int) tir.ArrayAttr {
@@ -284,13 +292,14 @@ func TestTilingAnnotation(t *testing.T) {
 		return a
 	}
 	good := map[string]tir.ArrayAttr{"3,1,2 short": ints(3, 1, 2), "3,1,2, 1 threads": ints(3, 1, 2, 0, 1), "3,1,2, 4 threads": ints(3, 1, 2, 0, 4),
-		"3,1,2, n outer": ints(3, 1, 2, 0, 2, 1), "3,1,2": ints(3, 1, 2, 0, 2, 0), "window 3,1,2, 1 threads, n outer": ints(3, 1, 2, 1, 1, 1)}
+		"3,1,2, n outer": ints(3, 1, 2, 0, 2, 1), "3,1,2": ints(3, 1, 2, 0, 2, 0), "window 3,1,2, 1 threads, n outer": ints(3, 1, 2, 1, 1, 1),
+		"3,1,2, inputs resident": ints(3, 1, 2, 0, 2, 0, 1), "3,1,2, n outer, weights resident": ints(3, 1, 2, 0, 2, 1, 1), "3,1,2, 3 threads, n outer": ints(3, 1, 2, 0, 3, 1, 0)}
 	for want, a := range good {
 		tl, ok := parseTiling(a)
 		require.True(t, ok, "%v", a)
 		require.Equal(t, strings.TrimSuffix(want, " short"), tl.String())
 	}
-	for _, a := range []tir.ArrayAttr{ints(3, 1), ints(3, 1, 2, 0), ints(3, 1, 2, 2), ints(3, 1, 2, 2, 2), ints(3, 1, 2, 0, 0), ints(3, 1, 2, 0, 5), ints(0, 1, 2), ints(3, 1, 2, 0, 2, 2), ints(3, 1, 2, 0, 2, 1, 0)} {
+	for _, a := range []tir.ArrayAttr{ints(3, 1), ints(3, 1, 2, 0), ints(3, 1, 2, 2), ints(3, 1, 2, 2, 2), ints(3, 1, 2, 0, 0), ints(3, 1, 2, 0, 5), ints(0, 1, 2), ints(3, 1, 2, 0, 2, 2), ints(3, 1, 2, 0, 2, 1, 2), ints(3, 1, 2, 0, 2, 1, 1, 0)} {
 		_, ok := parseTiling(a)
 		require.False(t, ok, "%v", a)
 	}
@@ -299,7 +308,7 @@ func TestTilingAnnotation(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Annotate(b, AttrTile, ints(3, 1, 2, 0, 9)))
 	_, _, err = tilingOf(s.Func(), g)
-	require.ErrorContains(t, err, "[Mt, Nt, Kt, layout, threads, order]")
+	require.ErrorContains(t, err, "[Mt, Nt, Kt, layout, threads, order, dma]")
 	require.ErrorContains(t, err, "1 to 4 threads")
 }
 

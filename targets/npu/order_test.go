@@ -156,7 +156,8 @@ func TestElisionsCount(t *testing.T) {
 
 // TestInt8TileOrders: an int8 GEMM (ui8 × i8 → i32, tails in every
 // dimension) is bit-exact with the interpreter under tilings of both
-// orders, 1 to 4 threads and one or several steps per tile, LOADs elided.
+// orders, 1 to 4 threads, one or several steps per tile and the shared
+// operand per step or resident, LOADs elided.
 func TestInt8TileOrders(t *testing.T) {
 	const m, n, k = 40, 56, 72
 	f := matmulOf(t, m, n, k, "ui8", "i8", "i32")
@@ -183,6 +184,7 @@ func TestInt8TileOrders(t *testing.T) {
 		return x
 	}
 	var elided [2]int // by order
+	resident := 0
 	for _, tl := range tilings(cfg, g) {
 		if tl.Mt > 4 || tl.Nt != 1 { // the small tiles: several tiles per row and column
 			continue
@@ -199,7 +201,9 @@ func TestInt8TileOrders(t *testing.T) {
 			require.Equal(t, w, int64(got[i]), "tiling %v: output %d", tl, i)
 		}
 		elided[b2i(tl.NOuter)] += elidedLoads(gp)
+		resident += int(b2i(tl.Resident))
 	}
+	require.Positive(t, resident, "resident operands")
 	require.Positive(t, elided[0], "M outer")
 	require.Positive(t, elided[1], "N outer")
 }

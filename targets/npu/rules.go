@@ -15,12 +15,15 @@ import (
 const AttrHostReason = "npu.host"
 
 // AttrTile is the contraction block's annotation holding its NPU tiling
-// (Tiling): [Mt, Nt, Kt, layout, threads, order] in scratchpad entries,
-// layout 0 for the gather layout and 1 for the window layout, threads
-// the virtual threads (1 to 4), order 0 for the N tiles of each M tile
-// and 1 for the M tiles of each N tile (NOuter). Order 0 may be left
-// out; with 2 threads and order 0 it is written [Mt, Nt, Kt] (gather) or
-// [Mt, Nt, Kt, 1] (window). Kernels without it get defaultTiling.
+// (Tiling): [Mt, Nt, Kt, layout, threads, order, dma] in scratchpad
+// entries, layout 0 for the gather layout and 1 for the window layout,
+// threads the virtual threads (1 to 4), order 0 for the N tiles of each
+// M tile and 1 for the M tiles of each N tile (NOuter), dma the shared
+// operand's DMA granularity, 0 per reduction step and 1 its whole
+// reduction once per run of tiles (Resident). Dma 0 may be left out,
+// then order 0; with 2 threads, order 0 and dma 0 it is written
+// [Mt, Nt, Kt] (gather) or [Mt, Nt, Kt, 1] (window). Kernels without it
+// get defaultTiling.
 const AttrTile = "npu.tile"
 
 // Rules are the NPU target's schedule rules. A kernel the matrix unit
@@ -155,9 +158,12 @@ func annotateTiling(s *schedule.Schedule, g *gemmKernel, t Tiling) (*schedule.Sc
 	}
 	v := tir.ArrayAttr{tir.IntAttr(t.Mt), tir.IntAttr(t.Nt), tir.IntAttr(t.Kt)}
 	switch {
-	case t.Threads != 2 || t.NOuter:
+	case t.Threads != 2 || t.NOuter || t.Resident:
 		v = append(v, tir.IntAttr(b2i(t.Window)), tir.IntAttr(t.Threads))
-		if t.NOuter {
+		if t.NOuter || t.Resident {
+			v = append(v, tir.IntAttr(b2i(t.NOuter)))
+		}
+		if t.Resident {
 			v = append(v, tir.IntAttr(1))
 		}
 	case t.Window:
@@ -180,7 +186,7 @@ func tilingOf(f *tir.PrimFunc, g *gemmKernel) (Tiling, bool, error) {
 		}
 		t, ok := parseTiling(a)
 		if !ok {
-			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt, layout, threads, order] (positive integers, layout 0 gather or 1 window, 1 to %d threads, order 0 M outer or 1 N outer), [Mt, Nt, Kt, layout, threads], [Mt, Nt, Kt] or [Mt, Nt, Kt, 1]", g.Block, AttrTile, maxThreads)
+			return Tiling{}, false, fmt.Errorf("npu: block %q: %s must be [Mt, Nt, Kt, layout, threads, order, dma] (positive integers, layout 0 gather or 1 window, 1 to %d threads, order 0 M outer or 1 N outer, dma 0 per step or 1 resident), [Mt, Nt, Kt, layout, threads, order], [Mt, Nt, Kt, layout, threads], [Mt, Nt, Kt] or [Mt, Nt, Kt, 1]", g.Block, AttrTile, maxThreads)
 		}
 		if t.Window && g.Win == nil {
 			return Tiling{}, false, fmt.Errorf("npu: block %q: %s asks for the window layout, but the kernel is not a convolution the window layout fetches", g.Block, AttrTile)
@@ -193,10 +199,10 @@ func tilingOf(f *tir.PrimFunc, g *gemmKernel) (Tiling, bool, error) {
 // parseTiling reads an npu.tile value (AttrTile's forms).
 func parseTiling(a tir.Attr) (Tiling, bool) {
 	arr, ok := a.(tir.ArrayAttr)
-	if !ok || len(arr) < 3 || len(arr) > 6 {
+	if !ok || len(arr) < 3 || len(arr) > 7 {
 		return Tiling{}, false
 	}
-	v := [6]int{3: 0, 4: 2, 5: 0}
+	v := [7]int{3: 0, 4: 2}
 	for i, x := range arr {
 		n, isInt := x.(tir.IntAttr)
 		if !isInt || n < 0 || n >= 1<<20 {
@@ -205,8 +211,8 @@ func parseTiling(a tir.Attr) (Tiling, bool) {
 		v[i] = int(n)
 	}
 	layoutOK := v[3] == 1 || (v[3] == 0 && len(arr) >= 5)
-	if v[0] < 1 || v[1] < 1 || v[2] < 1 || (len(arr) > 3 && !layoutOK) || v[4] < 1 || v[4] > maxThreads || v[5] > 1 {
+	if v[0] < 1 || v[1] < 1 || v[2] < 1 || (len(arr) > 3 && !layoutOK) || v[4] < 1 || v[4] > maxThreads || v[5] > 1 || v[6] > 1 {
 		return Tiling{}, false
 	}
-	return Tiling{Mt: v[0], Nt: v[1], Kt: v[2], Window: v[3] == 1, Threads: v[4], NOuter: v[5] == 1}, true
+	return Tiling{Mt: v[0], Nt: v[1], Kt: v[2], Window: v[3] == 1, Threads: v[4], NOuter: v[5] == 1, Resident: v[6] == 1}, true
 }
