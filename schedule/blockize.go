@@ -354,7 +354,8 @@ func (s *Schedule) Blockize(l LoopRV) (BlockRV, error) {
 // blockize divides off, the same init (none, when the description
 // accumulates: decompose_reduction first), no predicate, and block
 // bodies equal operator by operator with each description buffer bound to
-// one buffer of the function, every access of it at the same constant-free
+// one buffer of the function (in the description buffer's storage scope,
+// unless that is global), every access of it at the same constant-free
 // offset (an expression of the outer block's variables) plus the
 // description's index. The implementation's loops and blocks are copied
 // under "<b>_o" with its buffers bound to those regions; its blocks are
@@ -550,11 +551,24 @@ func firstLine(st tir.Stmt) string {
 	return p
 }
 
+// storageScope is b's storage scope, global when unset.
+func storageScope(b *tir.Buffer) string {
+	if b.Scope == "" {
+		return tir.ScopeGlobal
+	}
+	return b.Scope
+}
+
 // access matches our access X[idx] with the description's P[pidx]: P
-// binds to X at one offset for all its accesses.
+// binds to X at one offset for all its accesses, and X lies in P's
+// storage scope unless that is global (TVM's tensorize checks the
+// description buffers' scopes the same way).
 func (m *intrinMatch) access(x *tir.Buffer, idx []tir.Expr, p *tir.Buffer, pidx []tir.Expr) error {
 	if x.DType != p.DType || len(idx) != len(pidx) {
 		return m.fail("%%%s (%s, rank %d) cannot bind the description's %%%s (%s, rank %d)", x.Name, x.DType, len(idx), p.Name, p.DType, len(pidx))
+	}
+	if ps := storageScope(p); ps != tir.ScopeGlobal && ps != storageScope(x) {
+		return m.fail("%%%s is in scope %s, the description's %%%s in %s (cache_read or cache_write it there)", x.Name, storageScope(x), p.Name, ps)
 	}
 	if old, ok := m.bufs[p]; ok && old != x {
 		return m.fail("the description's %%%s binds both %%%s and %%%s", p.Name, old.Name, x.Name)

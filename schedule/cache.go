@@ -25,8 +25,6 @@ import (
 // access of X. The new buffer is allocated for the whole function body
 // (tir.allocate around it, or the scope block's alloc).
 
-var cacheScopes = map[string]bool{tir.ScopeGlobal: true, tir.ScopeShared: true, tir.ScopeLocal: true}
-
 // allBufferNames are the names of the buffers of f.
 func allBufferNames(f *tir.PrimFunc) map[string]bool {
 	names := map[string]bool{}
@@ -143,7 +141,7 @@ func allocateFor(body tir.Stmt, path []tir.Stmt, buf *tir.Buffer) tir.Stmt {
 }
 
 // CacheRead caches the buffer of read region readIndex of block b in a
-// new buffer of scope (global, shared or local) and returns the copying
+// new buffer of scope (global, shared, local or one a target registered: tir.RegisterScope) and returns the copying
 // block; only b reads the cache.
 func (s *Schedule) CacheRead(b BlockRV, readIndex int, scope string) (BlockRV, error) {
 	const prim = "cache_read"
@@ -151,8 +149,8 @@ func (s *Schedule) CacheRead(b BlockRV, readIndex int, scope string) (BlockRV, e
 	if r == nil {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "no such block in @%s", s.f.Name)
 	}
-	if !cacheScopes[scope] {
-		return BlockRV{}, s.Errorf(prim, &b, nil, "unknown storage scope %q (want global, shared or local)", scope)
+	if !tir.KnownScope(scope) {
+		return BlockRV{}, s.Errorf(prim, &b, nil, "unknown storage scope %q (want %s)", scope, tir.ScopeList())
 	}
 	blk := r.Block
 	if readIndex < 0 || readIndex >= len(blk.Reads) {
@@ -206,8 +204,8 @@ func (s *Schedule) CacheWrite(b BlockRV, writeIndex int, scope string) (BlockRV,
 	if r == nil {
 		return BlockRV{}, s.Errorf(prim, &b, nil, "no such block in @%s", s.f.Name)
 	}
-	if !cacheScopes[scope] {
-		return BlockRV{}, s.Errorf(prim, &b, nil, "unknown storage scope %q (want global, shared or local)", scope)
+	if !tir.KnownScope(scope) {
+		return BlockRV{}, s.Errorf(prim, &b, nil, "unknown storage scope %q (want %s)", scope, tir.ScopeList())
 	}
 	blk := r.Block
 	if writeIndex < 0 || writeIndex >= len(blk.Writes) {
@@ -290,8 +288,8 @@ func (s *Schedule) SetScope(b BlockRV, bufferIndex int, scope string) error {
 	if err != nil {
 		return err
 	}
-	if !cacheScopes[scope] {
-		return s.Errorf(prim, &b, nil, "unknown storage scope %q (want global, shared or local)", scope)
+	if !tir.KnownScope(scope) {
+		return s.Errorf(prim, &b, nil, "unknown storage scope %q (want %s)", scope, tir.ScopeList())
 	}
 	nb := *x
 	nb.Scope = scope

@@ -152,10 +152,8 @@ func (v *verifier) bufferDecl(b *Buffer) {
 	if !b.DType.Valid() || !b.DType.IsScalar() {
 		v.errorf("buffer %%%s: element dtype must be a scalar, not %s", b.Name, b.DType)
 	}
-	switch b.Scope {
-	case "", ScopeGlobal, ScopeShared, ScopeLocal:
-	default:
-		v.errorf("buffer %%%s: unknown scope %q (want global, shared or local)", b.Name, b.Scope)
+	if b.Scope != "" && !KnownScope(b.Scope) {
+		v.errorf("buffer %%%s: unknown scope %q (want %s)", b.Name, b.Scope, ScopeList())
 	}
 	for i, d := range b.Shape {
 		v.intExpr(d, fmt.Sprintf("buffer %%%s: dimension %d", b.Name, i))

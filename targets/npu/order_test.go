@@ -165,38 +165,18 @@ func TestInt8TileOrders(t *testing.T) {
 	g, err := analyzeGEMM(cfg, f)
 	require.NoError(t, err)
 	require.Equal(t, isa.DPInt8, g.DP)
-	r := rand.New(rand.NewSource(5))
-	a, b := make([]int64, m*k), make([]int64, k*n)
-	for i := range a {
-		a[i] = int64(r.Intn(256))
-	}
-	for i := range b {
-		b[i] = int64(r.Intn(256) - 128)
-	}
+	a, b := u8i8Operands(5, m, n, k)
 	arrays := map[string]*tir.Array{"a": tir.ArrayFromInt64(tir.DUI8, a, m, k), "b": tir.ArrayFromInt64(tir.DI8, b, k, n), "c": tir.NewArray(tir.DI32, m, n)}
 	require.NoError(t, tir.Run(f, arrays))
-	tensor := func(dt rt.DType, shape []int64, v []int64) *rt.Tensor {
-		x, err := rt.NewTensor(dt, shape)
-		require.NoError(t, err)
-		for i, e := range v {
-			x.Bytes()[i] = byte(e)
-		}
-		return x
-	}
 	var elided [2]int // by order
 	resident := 0
 	for _, tl := range tilings(cfg, g) {
 		if tl.Mt > 4 || tl.Nt != 1 { // the small tiles: several tiles per row and column
 			continue
 		}
-		c, err := rt.NewTensor(rt.Int32, []int64{m, n})
-		require.NoError(t, err)
 		gp, err := compileGEMM(cfg, g, tl)
 		require.NoError(t, err)
-		_, _, err = gp.run(argsOf([]*rt.Tensor{tensor(rt.Uint8, []int64{m, k}, a), tensor(rt.Int8, []int64{k, n}, b), c}), false)
-		require.NoError(t, err)
-		got, err := c.Int32s()
-		require.NoError(t, err)
+		got := simulateInt8(t, gp, m, n, k, a, b)
 		for i, w := range arrays["c"].Ints {
 			require.Equal(t, w, int64(got[i]), "tiling %v: output %d", tl, i)
 		}
@@ -206,4 +186,39 @@ func TestInt8TileOrders(t *testing.T) {
 	require.Positive(t, resident, "resident operands")
 	require.Positive(t, elided[0], "M outer")
 	require.Positive(t, elided[1], "N outer")
+}
+
+// u8i8Operands are random u8 inputs (m×k) and i8 weights (k×n) of a
+// quantized matmul, drawn with seed.
+func u8i8Operands(seed int64, m, n, k int) (a, b []int64) {
+	r := rand.New(rand.NewSource(seed))
+	a, b = make([]int64, m*k), make([]int64, k*n)
+	for i := range a {
+		a[i] = int64(r.Intn(256))
+	}
+	for i := range b {
+		b[i] = int64(r.Intn(256) - 128)
+	}
+	return a, b
+}
+
+// simulateInt8 runs gp, a u8 × i8 → i32 matmul of m×k inputs a and k×n
+// weights b, on the simulator and returns its output.
+func simulateInt8(t *testing.T, gp *gemmProgram, m, n, k int, a, b []int64) []int32 {
+	t.Helper()
+	tensor := func(dt rt.DType, shape []int64, v []int64) *rt.Tensor {
+		x, err := rt.NewTensor(dt, shape)
+		require.NoError(t, err)
+		for i, e := range v {
+			x.Bytes()[i] = byte(e)
+		}
+		return x
+	}
+	c, err := rt.NewTensor(rt.Int32, []int64{int64(m), int64(n)})
+	require.NoError(t, err)
+	_, _, err = gp.run(argsOf([]*rt.Tensor{tensor(rt.Uint8, []int64{int64(m), int64(k)}, a), tensor(rt.Int8, []int64{int64(k), int64(n)}, b), c}), false)
+	require.NoError(t, err)
+	got, err := c.Int32s()
+	require.NoError(t, err)
+	return got
 }

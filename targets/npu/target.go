@@ -34,12 +34,17 @@ type Target struct {
 
 // NewTarget returns the NPU target: opts.Config names the NPU
 // configuration JSON ("": DefaultConfig); MCPU, Threads and StrictFP
-// configure the host CPU target. Errors: the configuration's.
+// configure the host CPU target; the configuration's GEMM tensor
+// intrinsics are registered (RegisterGEMMIntrins). Errors: the
+// configuration's.
 func NewTarget(opts targets.Options) (targets.Target, error) {
 	cfg := isa.DefaultConfig()
 	if opts.Config != "" {
 		var err error
 		if cfg, err = isa.LoadConfig(opts.Config); err != nil {
+			return nil, err
+		}
+		if err := RegisterGEMMIntrins(cfg); err != nil { // schedules of this configuration tensorize onto its matrix unit
 			return nil, err
 		}
 	}

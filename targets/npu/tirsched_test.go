@@ -1,0 +1,207 @@
+package npu
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tessera-ml/tessera/schedule"
+	"github.com/tessera-ml/tessera/targets"
+	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
+)
+
+// tileInTensorIR schedules the matmul kernel mm (C[m, n] = Σ A[m, k] ·
+// B[k, n], block "dot") as tiling tl lays it on the NPU, with the
+// standard primitives in the order VTA's schedules use them: pad_einsum
+// to whole Batch × BlockOut × BlockIn blocks; split M, N and K into
+// tiles (Mt·Batch rows, Nt·BlockOut columns, Kt·BlockIn of the
+// reduction per step) and blocks; reorder into (M tile, N tile, step,
+// blocks), the tile loops swapped in the N-outer order; cache_read A into
+// npu.inp and B into npu.wgt (its layout transformed to [N][K], the
+// weight buffer's) at the step loop — a resident operand's at its tile
+// loop instead, where one copy serves the run; cache_write C into
+// npu.acc at the inner tile loop (the STORE); decompose_reduction (the
+// reset); tensorize the block nest with the matrix unit's intrinsic. The
+// virtual threads only partition the scratchpads and are not expressed.
+// The tiles must divide the padded extents (a tail tile would need its
+// guard lifted out of the tensorized nest).
+func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x, w tir.DType) *tir.PrimFunc {
+	t.Helper()
+	s := schedule.New(mm)
+	b, err := s.GetBlock("dot")
+	require.NoError(t, err)
+	require.NoError(t, s.PadEinsum(b, []int64{int64(cfg.Batch), int64(cfg.BlockOut), int64(cfg.BlockIn)}))
+	l, err := s.GetLoops(b)
+	require.NoError(t, err)
+	split := func(x schedule.LoopRV, fs ...int64) []schedule.LoopRV {
+		r, err := s.Split(x, fs)
+		require.NoError(t, err)
+		return r
+	}
+	i := split(l[0], -1, int64(tl.Mt), int64(cfg.Batch))
+	j := split(l[1], -1, int64(tl.Nt), int64(cfg.BlockOut))
+	k := split(l[2], -1, int64(tl.Kt), int64(cfg.BlockIn))
+	outer, inner := i[0], j[0] // the tile loops
+	if tl.NOuter {
+		outer, inner = j[0], i[0]
+	}
+	require.NoError(t, s.Reorder(outer, inner, k[0], i[1], j[1], k[1], i[2], j[2], k[2]))
+	at := map[bool]schedule.LoopRV{false: k[0], true: outer} // by residence
+	xb, err := s.CacheRead(b, 0, ScopeInp)
+	require.NoError(t, err)
+	require.NoError(t, s.ComputeAt(xb, at[tl.Resident && !tl.NOuter]))
+	wb, err := s.CacheRead(b, 1, ScopeWgt)
+	require.NoError(t, err)
+	require.NoError(t, s.ComputeAt(wb, at[tl.Resident && tl.NOuter]))
+	nk, err := schedule.ParseIndexMap("(k, n) -> (n, k)")
+	require.NoError(t, err)
+	require.NoError(t, s.TransformLayout(wb, 0, "write", nk))
+	cb, err := s.CacheWrite(b, 0, ScopeAcc)
+	require.NoError(t, err)
+	require.NoError(t, s.ReverseComputeAt(cb, inner))
+	_, err = s.DecomposeReduction(b, k[0])
+	require.NoError(t, err)
+	_, err = s.Tensorize(i[2], GEMMIntrinName(cfg, x, w))
+	require.NoError(t, err)
+	require.NoError(t, tir.VerifyFunc(s.Func()))
+	return s.Func()
+}
+
+// stageRuns is how many times block name's nest runs in f: the product
+// of the extents of the loops around the perfect nest of copy loops that
+// holds it.
+func stageRuns(t *testing.T, f *tir.PrimFunc, name string) int {
+	t.Helper()
+	runs := -1
+	var walk func(st tir.Stmt, trips int)
+	walk = func(st tir.Stmt, trips int) {
+		switch x := st.(type) {
+		case *tir.For:
+			if nestOf(x) == name {
+				runs = trips
+				return
+			}
+			e, ok := x.Extent.(*tir.IntImm)
+			require.True(t, ok)
+			walk(x.Body, trips*int(e.Value))
+		case *tir.SeqStmt:
+			for _, y := range x.Stmts {
+				walk(y, trips)
+			}
+		case *tir.Allocate:
+			walk(x.Body, trips)
+		case *tir.BlockRealize:
+			walk(x.Block.Body, trips)
+		}
+	}
+	walk(f.Body, 1)
+	require.GreaterOrEqual(t, runs, 0, "stage %q", name)
+	return runs
+}
+
+// nestOf is the name of the block at the bottom of the perfect loop nest
+// st, or "".
+func nestOf(st tir.Stmt) string {
+	for {
+		switch x := st.(type) {
+		case *tir.For:
+			st = x.Body
+		case *tir.BlockRealize:
+			return x.Block.Name
+		default:
+			return ""
+		}
+	}
+}
+
+// TestTilingInTensorIR: every tiling of a matmul with tails in M, N and K
+// whose tiles divide the padded extents, in both orders and with either
+// operand resident, is expressible in tensor IR with the NPU's scopes and
+// GEMM intrinsic (tileInTensorIR). Run by the interpreter, the tensorized
+// function — whose intrinsic rounds the operands to bf16 and accumulates
+// in f32 in the matrix unit's order — gives what the simulator gives for
+// the same tiling, and each cache stage runs as many times as the
+// generator emits its LOADs before elision: per step, or per run of
+// tiles for a resident operand.
+func TestTilingInTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	const m, n, k = 40, 72, 40 // 40 M entries, 5 N blocks, 3 K blocks
+	mm := matmulKernel(t, m, n, k)
+	g, err := analyzeGEMM(cfg, mm)
+	require.NoError(t, err)
+	arrays, args := bf16Args(mm, rand.New(rand.NewSource(3)))
+	checked := map[[2]bool]int{}
+	for _, tl := range tilings(cfg, g) {
+		if tl.Threads != 2 || 40%tl.Mt != 0 || 5%tl.Nt != 0 || 3%tl.Kt != 0 {
+			continue
+		}
+		f := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
+		in := map[string]*tir.Array{"a": arrays["a"], "b": arrays["b"], "c": tir.NewArray(tir.DF32, m, n)}
+		require.NoError(t, tir.Run(f, in))
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		clear(args[g.Out])
+		_, _, err = gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		for e, want := range in["c"].Floats { // bf16 products are exact in f32: no FMA question
+			require.Equal(t, float32(want), args[g.Out][e], "tiling %v: element %d", tl, e)
+		}
+		gp.emit() // the generator's LOADs, none elided
+		loads := map[isa.Memory]int{}
+		for _, in := range gp.prog.Insts {
+			if in.Op == isa.OpLoad {
+				loads[in.Mem]++
+			}
+		}
+		require.Equal(t, loads[isa.MemInp], stageRuns(t, f, "a_pad_npu.inp"), "tiling %v: input LOADs", tl)
+		require.Equal(t, loads[isa.MemWgt], stageRuns(t, f, "b_pad_npu.wgt"), "tiling %v: weight LOADs", tl)
+		require.Equal(t, len(gp.tiles()), stageRuns(t, f, "c_pad_npu.acc"), "tiling %v: STOREs", tl)
+		checked[[2]bool{tl.NOuter, tl.Resident}]++
+	}
+	require.Len(t, checked, 4, "both orders, per step and resident: %v", checked)
+}
+
+// TestInt8TilingInTensorIR: the int8 datapath's intrinsic (u8 inputs, i8
+// weights, i32 accumulator) tensorizes a quantized matmul under tilings
+// of both orders and residences, bit-exact with the simulator.
+func TestInt8TilingInTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	const m, n, k = 24, 40, 40
+	mm := matmulOf(t, m, n, k, "ui8", "i8", "i32")
+	g, err := analyzeGEMM(cfg, mm)
+	require.NoError(t, err)
+	a, b := u8i8Operands(9, m, n, k)
+	for _, tl := range []Tiling{{Mt: 8, Nt: 1, Kt: 3, Threads: 2}, {Mt: 4, Nt: 3, Kt: 1, Threads: 2, Resident: true},
+		{Mt: 2, Nt: 1, Kt: 1, Threads: 2, NOuter: true}, {Mt: 12, Nt: 1, Kt: 1, Threads: 2, NOuter: true, Resident: true}} {
+		f := tileInTensorIR(t, cfg, mm, tl, tir.DUI8, tir.DI8)
+		in := map[string]*tir.Array{"a": tir.ArrayFromInt64(tir.DUI8, a, m, k), "b": tir.ArrayFromInt64(tir.DI8, b, k, n), "c": tir.NewArray(tir.DI32, m, n)}
+		require.NoError(t, tir.Run(f, in))
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		got := simulateInt8(t, gp, m, n, k, a, b)
+		for e, want := range in["c"].Ints {
+			require.Equal(t, want, int64(got[e]), "tiling %v: element %d", tl, e)
+		}
+	}
+}
+
+// TestGEMMIntrinsPerConfig: a target built for another configuration
+// registers its matrix unit's intrinsics (once, however many targets).
+func TestGEMMIntrinsPerConfig(t *testing.T) {
+	large, err := isa.LoadConfig("../../cmd/tessera/testdata/npu_large.json")
+	require.NoError(t, err)
+	for range 2 {
+		_, err = NewTarget(targets.Options{Config: "../../cmd/tessera/testdata/npu_large.json"})
+		require.NoError(t, err)
+	}
+	for _, op := range gemmOperands {
+		in := schedule.LookupTensorIntrin(GEMMIntrinName(large, op.x, op.w))
+		require.NotNil(t, in, "%s", GEMMIntrinName(large, op.x, op.w))
+		shape, _ := in.Desc.Params[0].Buffer.ConstShape()
+		require.Equal(t, []int64{2, 32}, shape)
+		require.Equal(t, ScopeInp, in.Desc.Params[0].Buffer.Scope)
+	}
+	require.Equal(t, "npu_gemm_2x32x32_ui8_i8", GEMMIntrinName(large, tir.DUI8, tir.DI8))
+}
