@@ -225,9 +225,13 @@ func (s *Schedule) blockize(prim string, l LoopRV) (*tir.For, *blockizeResult, e
 		}
 	}
 	// The predicate's conjuncts of the outer loops only go to the outer
-	// realization; the others stay.
+	// realization, and so does a tile guard the inner loops cannot change
+	// (liftGuard); the others stay.
 	var outerPred, innerPred tir.Expr
 	for _, c := range conjuncts(r.Predicate) {
+		if g, ok := liftGuard(c, innerLoops, innerEnv, zeroInner, env); ok {
+			c = g
+		}
 		inner := false
 		tir.VisitExpr(c, func(x tir.Expr) bool {
 			if v, ok := x.(*tir.Var); ok && innerLoops[v] {
@@ -280,6 +284,44 @@ func (s *Schedule) blockize(prim string, l LoopRV) (*tir.For, *blockizeResult, e
 }
 
 // conjuncts splits e at its top-level &&s (nil: none).
+// liftGuard rewrites a split tail's guard `outer + inner < c` as
+// `outer < c` when the inner loops cannot change it: inner (the part of
+// the left side that only the inner loops move) lies in [0, E), and the
+// outer part and c are multiples of E, so the whole inner tile is in or
+// out together (TVM's blockize likewise moves such a predicate to the
+// outer block). ok is false for any other conjunct.
+func liftGuard(c tir.Expr, innerLoops map[*tir.Var]bool, innerEnv tir.BoundEnv, zeroInner map[*tir.Var]tir.Expr, env tir.BoundEnv) (tir.Expr, bool) {
+	b, isBin := c.(*tir.Binary)
+	if !isBin || b.Op != tir.OpLT {
+		return nil, false
+	}
+	limit, isConst := constInt(b.B)
+	if !isConst {
+		return nil, false
+	}
+	zeroOuter := map[*tir.Var]tir.Expr{}
+	tir.VisitExpr(b.A, func(x tir.Expr) bool {
+		if v, ok := x.(*tir.Var); ok && !innerLoops[v] {
+			zeroOuter[v] = tir.IntOf(v.Type, 0)
+		}
+		return true
+	})
+	inner := tir.Simplify(tir.Substitute(b.A, zeroOuter), innerEnv)
+	outer := tir.Simplify(tir.Substitute(b.A, zeroInner), env)
+	if d, ok := tir.Simplify(tir.Sub(b.A, tir.Add(outer, inner)), env).(*tir.IntImm); !ok || d.Value != 0 {
+		return nil, false
+	}
+	bd := tir.Bound(inner, innerEnv)
+	if bd.IsFull() || bd.Lo != 0 {
+		return nil, false
+	}
+	e := bd.Hi + 1
+	if m, ok := tir.Simplify(tir.FloorMod(outer, tir.IntOf(outer.DType(), e)), env).(*tir.IntImm); !ok || m.Value != 0 || limit%e != 0 {
+		return nil, false
+	}
+	return tir.LT(outer, b.B), true
+}
+
 func conjuncts(e tir.Expr) []tir.Expr {
 	if e == nil {
 		return nil

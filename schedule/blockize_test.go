@@ -190,6 +190,25 @@ func TestTensorizeNumerics(t *testing.T) {
 			_, err = s.Tensorize(ls[3], IntrinDot4x4x4F32)
 			require.NoError(t, err)
 		},
+		"tail tiles, guards lifted": func(t *testing.T, s *Schedule) {
+			// tiles of 3·4 rows over 8 and of 2·4 over the reduction's 12:
+			// the guards ... + i_2 < 8 and ... + k_2 < 12 move to the
+			// tensorized block without their inner loops' terms
+			ls := mustLoops(t, s, "C")
+			i, err := s.Split(ls[0], []int64{-1, 3, 4})
+			require.NoError(t, err)
+			j, err := s.Split(ls[1], []int64{-1, 4})
+			require.NoError(t, err)
+			k, err := s.Split(ls[2], []int64{-1, 2, 4})
+			require.NoError(t, err)
+			require.NoError(t, s.Reorder(i[0], j[0], k[0], i[1], k[1], i[2], j[1], k[2]))
+			_, err = s.DecomposeReduction(block(t, s, "C"), k[0])
+			require.NoError(t, err)
+			_, err = s.Tensorize(i[2], IntrinDot4x4x4F32)
+			require.NoError(t, err)
+			require.Contains(t, printed(s.Func()), "tir.block \"C_o\"")
+			require.Contains(t, printed(s.Func()), "where(%k_0 * 8 + %k_1 * 4 < 12 && %i_0 * 12 + %i_1 * 4 < 8)")
+		},
 		"cached A": func(t *testing.T, s *Schedule) {
 			ls := tile4(t, s)
 			_, err := s.DecomposeReduction(block(t, s, "C"), ls[2])
