@@ -20,7 +20,10 @@ import (
 // the thread parts of its scratchpad as before, and each step's GEMM
 // reads its slice of the resident region through its own micro-op run.
 // The second region lets the next run's LOAD overlap the current run's
-// GEMMs; the token pass (isa.InsertDeps) orders both.
+// GEMMs: it is issued after the current run's Threads-th step's LOADs
+// (those wait for the previous run's last GEMM, which frees the region),
+// so the load module fetches it while the matrix unit works through the
+// rest of the run; the token pass (isa.InsertDeps) orders both.
 
 // residentMem is the scratchpad of the operand a resident tiling keeps
 // resident: the input buffer in the M-outer order, the weight buffer in
