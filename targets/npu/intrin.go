@@ -93,7 +93,7 @@ func gemmIntrinText(cfg isa.Config, name string, x, w tir.DType, rounded bool) s
 		ld = "cast<f32>(cast<bf16>(%s))"
 	}
 	b, bi, bo := cfg.Batch, cfg.BlockIn, cfg.BlockOut
-	return fmt.Sprintf(`tir.func @%[1]s(%%inp: buffer<%[2]dx%[3]dx%[5]s, "npu.inp">, %%wgt: buffer<%[4]dx%[3]dx%[6]s, "npu.wgt">, inout %%acc: buffer<%[2]dx%[4]dx%[7]s, "npu.acc">) {
+	return fmt.Sprintf(`tir.func @%[1]s(%%inp: buffer<%[2]dx%[3]dx%[5]s, %[10]q>, %%wgt: buffer<%[4]dx%[3]dx%[6]s, %[11]q>, inout %%acc: buffer<%[2]dx%[4]dx%[7]s, %[12]q>) {
   tir.for %%b = 0 to %[2]d {
     tir.for %%o = 0 to %[4]d {
       tir.for %%i = 0 to %[3]d {
@@ -104,5 +104,6 @@ func gemmIntrinText(cfg isa.Config, name string, x, w tir.DType, rounded bool) s
     }
   }
 }
-`, name, b, bi, bo, x, w, acc, fmt.Sprintf(ld, "%inp[%vb, %vi]"), fmt.Sprintf(ld, "%wgt[%vo, %vi]"))
+`, name, b, bi, bo, x, w, acc, fmt.Sprintf(ld, "%inp[%vb, %vi]"), fmt.Sprintf(ld, "%wgt[%vo, %vi]"),
+		ScopeInp, ScopeWgt, ScopeAcc)
 }
