@@ -115,7 +115,7 @@ func nestOf(st tir.Stmt) string {
 	}
 }
 
-// TestTilingInTensorIR: every third 2-thread tiling of a matmul with
+// TestTilingInTensorIR: every fifth 2-thread tiling of a matmul with
 // tails in M, N and K (blocks padded, tail tiles guarded), in both orders
 // and with either operand resident, is expressible in tensor IR with the NPU's scopes and
 // GEMM intrinsic (tileInTensorIR). Run by the interpreter, the tensorized
@@ -134,7 +134,7 @@ func TestTilingInTensorIR(t *testing.T) {
 	checked := map[[2]bool]int{}
 	tails := 0
 	for i, tl := range tilings(cfg, g) {
-		if tl.Threads != 2 || i%3 != 0 {
+		if tl.Threads != 2 || i%5 != 0 {
 			continue
 		}
 		if 40%tl.Mt != 0 || 5%tl.Nt != 0 || 3%tl.Kt != 0 {
