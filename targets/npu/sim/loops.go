@@ -89,6 +89,7 @@ func (mm *memories) gemmInt8(ix isa.Iteration) {
 		xr := x[b*bi : (b+1)*bi]
 		for o := 0; o < bo; o++ {
 			wr := w[o*bi : (o+1)*bi]
+			wr = wr[:len(xr)] // no bounds check in the loop
 			s := a[b*bo+o]
 			for k, v := range xr {
 				s += int32(v) * int32(wr[k])
@@ -107,6 +108,7 @@ func (mm *memories) gemmBF16(ix isa.Iteration) {
 		xr := x[b*bi : (b+1)*bi]
 		for o := 0; o < bo; o++ {
 			wr := w[o*bi : (o+1)*bi]
+			wr = wr[:len(xr)] // no bounds check in the loop
 			s := a[b*bo+o]
 			for k, v := range xr {
 				s += v * wr[k]
