@@ -183,12 +183,15 @@ func (gp *gemmProgram) residentLoads(o outTile, r int) []isa.Inst {
 }
 
 // base is the first entry of scratchpad mem's part for virtual thread h,
-// or of resident region r when mem holds the resident operand.
+// or of resident region r when mem holds the resident operand. The
+// program's micro-op plan has the part counts: no recount of the runs
+// per instruction.
 func (gp *gemmProgram) base(mem isa.Memory, h, r int) int {
+	parts := gp.t.Threads
 	if gp.t.Resident && mem == gp.t.residentMem() {
-		h = r
+		h, parts = r, gp.uops.regions
 	}
-	return h * (gp.cfg.Depth(mem, gp.g.DP) / gp.g.parts(gp.cfg, gp.t, mem))
+	return h * (gp.cfg.Depth(mem, gp.g.DP) / parts)
 }
 
 // residentPlan is a resident tiling's runs in program order: the run of
