@@ -1,6 +1,7 @@
 package npu
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -31,6 +32,7 @@ func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x
 	s := schedule.New(mm)
 	b, err := s.GetBlock("dot")
 	require.NoError(t, err)
+	reindexOperands(t, s, b)
 	require.NoError(t, s.PadEinsum(b, []int64{int64(cfg.Batch), int64(cfg.BlockOut), int64(cfg.BlockIn)}))
 	l, err := s.GetLoops(b)
 	require.NoError(t, err)
@@ -66,6 +68,26 @@ func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x
 	require.NoError(t, err)
 	require.NoError(t, tir.VerifyFunc(s.Func()))
 	return s.Func()
+}
+
+// reindexOperands reindexes each operand of block b that is not indexed
+// by iteration variables alone (a gather: a flattened map's fused index
+// expressions), so that pad_einsum and tensorize see [M][K] and [K][N].
+func reindexOperands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) {
+	t.Helper()
+	r, err := s.FindBlock(b)
+	require.NoError(t, err)
+	for i, rd := range r.Block.Reads {
+		plain := true
+		for _, d := range rd.Region {
+			_, v := d.Min.(*tir.Var)
+			plain = plain && v && tir.Equal(d.Extent, tir.Int(1))
+		}
+		if !plain {
+			_, err := s.ReIndex(b, i, "read")
+			require.NoError(t, err)
+		}
+	}
 }
 
 // stageRuns is how many times block name's nest runs in f: the product
@@ -208,4 +230,75 @@ func TestGEMMIntrinsPerConfig(t *testing.T) {
 		require.Equal(t, ScopeInp, in.Desc.Params[0].Buffer.Scope)
 	}
 	require.Equal(t, "npu_gemm_2x32x32_ui8_i8", GEMMIntrinName(large, tir.DUI8, tir.DI8))
+}
+
+// gatherMatmul is C[m, n] = Σ_k A[m, k / (h·w), k % (h·w) / w, k % w] ·
+// B[k, n]: a dense layer over a flattened c×h×w map, the gather layout's
+// case (the generator tabulates A's fused index expressions).
+func gatherMatmul(t *testing.T, m, n, c, h, w int) *tir.PrimFunc {
+	t.Helper()
+	k := c * h * w
+	src := fmt.Sprintf(`tir.func @mm(%%a: buffer<%[1]dx%[3]dx%[4]dx%[5]dxf32>, %%b: buffer<%[6]dx%[2]dxf32>, out %%c: buffer<%[1]dx%[2]dxf32>) attributes {tessera.kernel} {
+  tir.for %%i0 = 0 to %[1]d {
+    tir.for %%i1 = 0 to %[2]d {
+      tir.for %%r0 = 0 to %[6]d {
+        tir.block "dot"(%%v0 = spatial(0:%[1]d, %%i0), %%v1 = spatial(0:%[2]d, %%i1), %%k0 = reduce(0:%[6]d, %%r0)) reads(%%a[%%v0, 0:%[3]d, 0:%[4]d, 0:%[5]d], %%b[%%k0, %%v1]) writes(%%c[%%v0, %%v1]) {
+          tir.init {
+            %%c[%%v0, %%v1] = 0.0
+          }
+          %%c[%%v0, %%v1] = %%c[%%v0, %%v1] + %%a[%%v0, floordiv(%%k0, %[7]d), floordiv(floormod(%%k0, %[7]d), %[5]d), floormod(%%k0, %[5]d)] * %%b[%%k0, %%v1]
+        }
+      }
+    }
+  }
+}
+`, m, n, c, h, w, k, h*w)
+	mod, err := tir.ParseString("gather.tir", src)
+	require.NoError(t, err)
+	return mod.Funcs[0]
+}
+
+// TestGatherTilingInTensorIR: a dense layer over a flattened map (the
+// gather layout) is tiled like a matmul once reindex has given its
+// input the [M][K] form; compute_inline then folds the reindex and
+// padding copies into the npu.inp stage, which reads the map through the
+// fused index expressions (zero beyond K) as the generator's gather LOADs
+// do. Bit-exact with the simulator, one stage run per LOAD.
+func TestGatherTilingInTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	const m, n = 20, 40
+	mm := gatherMatmul(t, m, n, 5, 2, 4) // K = 40: 3 blocks, the last a tail
+	g, err := analyzeGEMM(cfg, mm)
+	require.NoError(t, err)
+	arrays, args := bf16Args(mm, rand.New(rand.NewSource(5)))
+	for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 2}, {Mt: 20, Nt: 3, Kt: 3, Threads: 1, NOuter: true},
+		{Mt: 8, Nt: 2, Kt: 1, Threads: 2, Resident: true}} {
+		f := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
+		s := schedule.New(f)
+		for _, name := range []string{"a_reindex", "a_reindex_pad"} {
+			b, err := s.GetBlock(name)
+			require.NoError(t, err)
+			require.NoError(t, s.ComputeInline(b))
+		}
+		f = s.Func()
+		require.NoError(t, tir.VerifyFunc(f))
+		in := map[string]*tir.Array{"a": arrays["a"], "b": arrays["b"], "c": tir.NewArray(tir.DF32, m, n)}
+		require.NoError(t, tir.Run(f, in))
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		clear(args[g.Out])
+		_, _, err = gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		for e, want := range in["c"].Floats {
+			require.Equal(t, float32(want), args[g.Out][e], "tiling %v: element %d", tl, e)
+		}
+		gp.emit()
+		loads := 0
+		for _, in := range gp.prog.Insts {
+			if in.Op == isa.OpLoad && in.Mem == isa.MemInp {
+				loads++
+			}
+		}
+		require.Equal(t, loads, stageRuns(t, f, "a_reindex_pad_npu.inp"), "tiling %v: input LOADs", tl)
+	}
 }
