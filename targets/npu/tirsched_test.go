@@ -14,26 +14,41 @@ import (
 )
 
 // tileInTensorIR schedules the matmul kernel mm (C[m, n] = Σ A[m, k] ·
-// B[k, n], block "dot") as tiling tl lays it on the NPU, with the
-// standard primitives in the order VTA's schedules use them: pad_einsum
-// to whole Batch × BlockOut × BlockIn blocks; split M, N and K into
-// tiles (Mt·Batch rows, Nt·BlockOut columns, Kt·BlockIn of the
-// reduction per step) and blocks; reorder into (M tile, N tile, step,
-// blocks), the tile loops swapped in the N-outer order; cache_read A into
-// npu.inp and B into npu.wgt (its layout transformed to [N][K], the
-// weight buffer's) at the step loop — a resident operand's at its tile
-// loop instead, where one copy serves the run; cache_write C into
-// npu.acc at the inner tile loop (the STORE); decompose_reduction (the
-// reset); tensorize the block nest with the matrix unit's intrinsic. The
-// virtual threads only partition the scratchpads and are not expressed.
-// A tail tile's guard moves to the tensorized block (blockize lifts it).
+// B[k, n], block "dot") as tiling tl lays it on the NPU (tileBlock).
 func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x, w tir.DType) *tir.PrimFunc {
 	t.Helper()
 	s := schedule.New(mm)
-	b, err := s.GetBlock("dot")
+	tileBlock(t, cfg, s, "dot", tl, x, w)
+	return s.Func()
+}
+
+// tirStages names a tiled kernel's cache stages: the npu.inp, npu.wgt
+// and npu.acc copies.
+type tirStages struct{ inp, wgt, acc string }
+
+// tileBlock schedules the contraction block name of s (iteration
+// variables (M, N, K) in that order) as tiling tl lays it on the NPU,
+// with the standard primitives in the order VTA's schedules use them:
+// reindex the operands not indexed by the variables alone (a gather);
+// pad_einsum to whole Batch × BlockOut × BlockIn blocks; split M, N and K
+// into tiles (Mt·Batch rows, Nt·BlockOut columns, Kt·BlockIn of the
+// reduction per step) and blocks; reorder into (M tile, N tile, step,
+// blocks), the tile loops swapped in the N-outer order; cache_read the
+// inputs into npu.inp and the weights into npu.wgt (laid out [N][K], the
+// weight buffer's) at the step loop — a resident operand's at its tile
+// loop instead, where one copy serves the run; cache_write the output
+// into npu.acc at the inner tile loop (the STORE); decompose_reduction
+// (the reset); tensorize the block nest with the matrix unit's
+// intrinsic. The virtual threads only partition the scratchpads and are
+// not expressed. A tail tile's guard moves to the tensorized block
+// (blockize lifts it).
+func tileBlock(t *testing.T, cfg isa.Config, s *schedule.Schedule, name string, tl Tiling, x, w tir.DType) tirStages {
+	t.Helper()
+	b, err := s.GetBlock(name)
 	require.NoError(t, err)
 	reindexOperands(t, s, b)
 	require.NoError(t, s.PadEinsum(b, []int64{int64(cfg.Batch), int64(cfg.BlockOut), int64(cfg.BlockIn)}))
+	ia, ib, kn := operands(t, s, b)
 	l, err := s.GetLoops(b)
 	require.NoError(t, err)
 	split := func(x schedule.LoopRV, fs ...int64) []schedule.LoopRV {
@@ -50,15 +65,17 @@ func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x
 	}
 	require.NoError(t, s.Reorder(outer, inner, k[0], i[1], j[1], k[1], i[2], j[2], k[2]))
 	at := map[bool]schedule.LoopRV{false: k[0], true: outer} // by residence
-	xb, err := s.CacheRead(b, 0, ScopeInp)
+	xb, err := s.CacheRead(b, ia, ScopeInp)
 	require.NoError(t, err)
 	require.NoError(t, s.ComputeAt(xb, at[tl.Resident && !tl.NOuter]))
-	wb, err := s.CacheRead(b, 1, ScopeWgt)
+	wb, err := s.CacheRead(b, ib, ScopeWgt)
 	require.NoError(t, err)
 	require.NoError(t, s.ComputeAt(wb, at[tl.Resident && tl.NOuter]))
-	nk, err := schedule.ParseIndexMap("(k, n) -> (n, k)")
-	require.NoError(t, err)
-	require.NoError(t, s.TransformLayout(wb, 0, "write", nk))
+	if kn {
+		nk, err := schedule.ParseIndexMap("(k, n) -> (n, k)")
+		require.NoError(t, err)
+		require.NoError(t, s.TransformLayout(wb, 0, "write", nk))
+	}
 	cb, err := s.CacheWrite(b, 0, ScopeAcc)
 	require.NoError(t, err)
 	require.NoError(t, s.ReverseComputeAt(cb, inner))
@@ -67,26 +84,61 @@ func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x
 	_, err = s.Tensorize(i[2], GEMMIntrinName(cfg, x, w))
 	require.NoError(t, err)
 	require.NoError(t, tir.VerifyFunc(s.Func()))
-	return s.Func()
+	return tirStages{xb.Name, wb.Name, cb.Name}
 }
 
-// reindexOperands reindexes each operand of block b that is not indexed
-// by iteration variables alone (a gather: a flattened map's fused index
-// expressions), so that pad_einsum and tensorize see [M][K] and [K][N].
+// operands are the read indices of block b's inputs (indexed by its M
+// variable) and weights (by its N variable), and whether the weights are
+// laid out [K][N].
+func operands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) (ia, ib int, kn bool) {
+	t.Helper()
+	r, err := s.FindBlock(b)
+	require.NoError(t, err)
+	ivs := r.Block.IterVars
+	ia, ib = -1, -1
+	for i, rd := range r.Block.Reads {
+		if rd.Buffer == r.Block.Writes[0].Buffer {
+			continue
+		}
+		switch {
+		case tir.Equal(rd.Region[0].Min, ivs[0].Var):
+			ia = i
+		case tir.Equal(rd.Region[0].Min, ivs[1].Var):
+			ib = i
+		case tir.Equal(rd.Region[0].Min, ivs[2].Var):
+			ib, kn = i, true
+		}
+	}
+	require.True(t, ia >= 0 && ib >= 0, "operands of %s", b.Name)
+	return ia, ib, kn
+}
+
+// reindexOperands reindexes each access of block b that is not indexed
+// by iteration variables alone (a gather: a flattened map's or a
+// convolution's fused index expressions), so that pad_einsum and
+// tensorize see [M][K], [K][N] (or [N][K]) and [M][N].
 func reindexOperands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) {
 	t.Helper()
 	r, err := s.FindBlock(b)
 	require.NoError(t, err)
-	for i, rd := range r.Block.Reads {
-		plain := true
+	plain := func(rd tir.BufferRegion) bool {
 		for _, d := range rd.Region {
-			_, v := d.Min.(*tir.Var)
-			plain = plain && v && tir.Equal(d.Extent, tir.Int(1))
+			if _, v := d.Min.(*tir.Var); !v || !tir.Equal(d.Extent, tir.Int(1)) {
+				return false
+			}
 		}
-		if !plain {
+		return true
+	}
+	out := r.Block.Writes[0]
+	for i, rd := range r.Block.Reads {
+		if rd.Buffer != out.Buffer && !plain(rd) {
 			_, err := s.ReIndex(b, i, "read")
 			require.NoError(t, err)
 		}
+	}
+	if !plain(out) {
+		_, err := s.ReIndex(b, 0, "write")
+		require.NoError(t, err)
 	}
 }
 
@@ -300,5 +352,62 @@ func TestGatherTilingInTensorIR(t *testing.T) {
 			}
 		}
 		require.Equal(t, loads, stageRuns(t, f, "a_reindex_pad_npu.inp"), "tiling %v: input LOADs", tl)
+	}
+}
+
+// TestConvTilingInTensorIR: a convolution (padding, stride, dilation,
+// more than one image) on the gather layout is an implicit GEMM in
+// tensor IR: transform_block_layout fuses (n, co, oh, ow, ci, kh, kw)
+// into (m, n, k), reindex gives the padded input its im2col form, the
+// weights [N][K] and the output [M][N], and the matmul's schedule
+// follows; the reindex and padding copies inlined, the npu.inp stage
+// reads the image through the window's index expressions and guards.
+// Bit-exact with the simulator under the same tiling, one stage run per
+// input LOAD.
+func TestConvTilingInTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	for _, c := range []conv{
+		{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1},
+		{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1},
+	} {
+		f := c.kernel()
+		g, err := analyzeGEMM(cfg, f)
+		require.NoError(t, err)
+		arrays, args := bf16Args(f, rand.New(rand.NewSource(11)))
+		oh, ow := c.out()
+		fuse := fmt.Sprintf("(n, co, oh, ow, ci, kh, kw) -> (n*%d + oh*%d + ow, co, ci*%d + kh*%d + kw)", oh*ow, ow, c.kh*c.kw, c.kw)
+		for _, tl := range []Tiling{{Mt: 8, Nt: 1, Kt: 2, Threads: 2}, {Mt: 5, Nt: 2, Kt: 1, Threads: 2, NOuter: true, Resident: true},
+			{Mt: 16, Nt: 1, Kt: 3, Threads: 1, Resident: true}} {
+			s := schedule.New(f)
+			b, err := s.GetBlock("convolution")
+			require.NoError(t, err)
+			require.NoError(t, s.TransformBlockLayout(b, schedule.MustParseIndexMap(fuse)))
+			st := tileBlock(t, cfg, s, "convolution", tl, tir.DF32, tir.DF32)
+			for _, name := range []string{"x_reindex", "x_reindex_pad"} {
+				if cb, err := s.GetBlock(name); err == nil {
+					require.NoError(t, s.ComputeInline(cb))
+				}
+			}
+			tf := s.Func()
+			require.NoError(t, tir.VerifyFunc(tf))
+			in := map[string]*tir.Array{"x": arrays["x"], "w": arrays["w"], "y": tir.NewArray(tir.DF32, int64(c.n), int64(c.co), int64(oh), int64(ow))}
+			require.NoError(t, tir.Run(tf, in))
+			gp, err := compileGEMM(cfg, g, tl)
+			require.NoError(t, err)
+			clear(args[g.Out])
+			_, _, err = gp.run(f32Args(args), false)
+			require.NoError(t, err)
+			for e, want := range in["y"].Floats {
+				require.Equal(t, float32(want), args[g.Out][e], "%+v tiling %v: element %d", c, tl, e)
+			}
+			gp.emit()
+			loads := 0
+			for _, in := range gp.prog.Insts {
+				if in.Op == isa.OpLoad && in.Mem == isa.MemInp {
+					loads++
+				}
+			}
+			require.Equal(t, loads, stageRuns(t, tf, st.inp), "%+v tiling %v: input LOADs", c, tl)
+		}
 	}
 }
