@@ -2,6 +2,7 @@ package schedule
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"sync"
 
@@ -645,8 +646,13 @@ func (m *intrinMatch) access(x *tir.Buffer, idx []tir.Expr, p *tir.Buffer, pidx 
 	return nil
 }
 
+// commutative are the operators whose operands match the description's
+// in either order (exact in IEEE arithmetic too: a·b = b·a, a+b = b+a).
+var commutative = map[tir.BinOp]bool{tir.OpAdd: true, tir.OpMul: true, tir.OpMin: true, tir.OpMax: true}
+
 // expr compares our expression with the description's operator by
-// operator (buffer loads by access).
+// operator (buffer loads by access; a commutative operator's operands in
+// either order).
 func (m *intrinMatch) expr(a, d tir.Expr) bool {
 	switch x := a.(type) {
 	case *tir.IntImm:
@@ -660,7 +666,15 @@ func (m *intrinMatch) expr(a, d tir.Expr) bool {
 		return ok && m.ivs[x] == y
 	case *tir.Binary:
 		y, ok := d.(*tir.Binary)
-		return ok && x.Op == y.Op && m.expr(x.A, y.A) && m.expr(x.B, y.B)
+		if !ok || x.Op != y.Op {
+			return false
+		}
+		bufs, offsets := maps.Clone(m.bufs), maps.Clone(m.offsets)
+		if m.expr(x.A, y.A) && m.expr(x.B, y.B) {
+			return true
+		}
+		m.bufs, m.offsets = bufs, offsets // undo the first order's bindings
+		return commutative[x.Op] && m.expr(x.B, y.A) && m.expr(x.A, y.B)
 	case *tir.Not:
 		y, ok := d.(*tir.Not)
 		return ok && m.expr(x.X, y.X)

@@ -228,6 +228,36 @@ func TestTensorizeNumerics(t *testing.T) {
 	}
 }
 
+// TestTensorizeCommuted: the operands of a commutative operator match
+// the description's in either order (B·A, and the accumulator added
+// last), whatever binds first; a non-commutative one does not.
+func TestTensorizeCommuted(t *testing.T) {
+	for _, body := range []string{
+		"%C[%vi, %vj] = %C[%vi, %vj] + %B[%vk, %vj] * %A[%vi, %vk]",
+		"%C[%vi, %vj] = %B[%vk, %vj] * %A[%vi, %vk] + %C[%vi, %vj]",
+		"%C[%vi, %vj] = %A[%vi, %vk] * %B[%vk, %vj] + %C[%vi, %vj]",
+	} {
+		t.Run(body, func(t *testing.T) {
+			src := strings.Replace(gemm8Src, "%C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]", body, 1)
+			require.NotEqual(t, gemm8Src, src)
+			s := New(parseFunc(t, src))
+			ls := tile4(t, s)
+			_, err := s.DecomposeReduction(block(t, s, "C"), ls[2])
+			require.NoError(t, err)
+			_, err = s.Tensorize(ls[3], IntrinDot4x4x4F32)
+			require.NoError(t, err)
+			checkSame(t, s)
+		})
+	}
+	src := strings.Replace(gemm8Src, "%C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]", "%A[%vi, %vk] * %B[%vk, %vj] - %C[%vi, %vj]", 1)
+	s := New(parseFunc(t, src))
+	ls := tile4(t, s)
+	_, err := s.DecomposeReduction(block(t, s, "C"), ls[2])
+	require.NoError(t, err)
+	_, err = s.Tensorize(ls[3], IntrinDot4x4x4F32)
+	require.ErrorContains(t, err, "differs from the description's")
+}
+
 func TestTensorizeReplayEditedIntrin(t *testing.T) {
 	s := New(gemm8(t))
 	ls := tile4(t, s)

@@ -3,6 +3,8 @@ package npu
 import (
 	"fmt"
 	"math/rand"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -15,16 +17,19 @@ import (
 
 // tileInTensorIR schedules the matmul kernel mm (C[m, n] = Σ A[m, k] ·
 // B[k, n], block "dot") as tiling tl lays it on the NPU (tileBlock).
-func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x, w tir.DType) *tir.PrimFunc {
+func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x, w tir.DType) (*tir.PrimFunc, tirStages) {
 	t.Helper()
 	s := schedule.New(mm)
-	tileBlock(t, cfg, s, "dot", tl, x, w)
-	return s.Func()
+	st := tileBlock(t, cfg, s, "dot", tl, x, w)
+	return s.Func(), st
 }
 
-// tirStages names a tiled kernel's cache stages: the npu.inp, npu.wgt
-// and npu.acc copies.
-type tirStages struct{ inp, wgt, acc string }
+// tirStages names a tiled kernel's cache stages (the npu.inp, npu.wgt
+// and npu.acc copies) and its inner tile loop.
+type tirStages struct {
+	inp, wgt, acc string
+	tile          schedule.LoopRV
+}
 
 // tileBlock schedules the contraction block name of s (iteration
 // variables (M, N, K) in that order) as tiling tl lays it on the NPU,
@@ -36,10 +41,13 @@ type tirStages struct{ inp, wgt, acc string }
 // blocks), the tile loops swapped in the N-outer order; cache_read the
 // inputs into npu.inp and the weights into npu.wgt (laid out [N][K], the
 // weight buffer's) at the step loop — a resident operand's at its tile
-// loop instead, where one copy serves the run; cache_write the output
-// into npu.acc at the inner tile loop (the STORE); decompose_reduction
-// (the reset); tensorize the block nest with the matrix unit's
-// intrinsic. The virtual threads only partition the scratchpads and are
+// loop instead, where one copy serves the run; the output's tile in
+// npu.acc copied out at the inner tile loop (the STORE): cache_write a
+// parameter, or set_scope a padded output and move pad_einsum's copy
+// back there — an intermediate output (an epilogue's input) stays in
+// npu.acc (set_scope, as VTA's schedules do) for the epilogue;
+// decompose_reduction (the reset); tensorize the block nest with the
+// matrix unit's intrinsic. The virtual threads only partition the scratchpads and are
 // not expressed. A tail tile's guard moves to the tensorized block
 // (blockize lifts it).
 func tileBlock(t *testing.T, cfg isa.Config, s *schedule.Schedule, name string, tl Tiling, x, w tir.DType) tirStages {
@@ -76,20 +84,42 @@ func tileBlock(t *testing.T, cfg isa.Config, s *schedule.Schedule, name string, 
 		require.NoError(t, err)
 		require.NoError(t, s.TransformLayout(wb, 0, "write", nk))
 	}
-	cb, err := s.CacheWrite(b, 0, ScopeAcc)
+	st := tirStages{inp: xb.Name, wgt: wb.Name, tile: inner}
+	r, err := s.FindBlock(b)
 	require.NoError(t, err)
-	require.NoError(t, s.ReverseComputeAt(cb, inner))
+	out := r.Block.Writes[0].Buffer
+	switch unpad, err := s.GetBlock(strings.TrimSuffix(out.Name, "_pad") + "_unpad"); {
+	case err == nil: // the padded output, copied back by pad_einsum's block
+		require.NoError(t, s.SetScope(b, 0, ScopeAcc))
+		if un, _ := s.FindBlock(unpad); isParamOf(s.Func(), un.Block.Writes[0].Buffer) {
+			require.NoError(t, s.ReverseComputeAt(unpad, inner))
+			st.acc = unpad.Name
+		}
+	case isParamOf(s.Func(), out):
+		cb, err := s.CacheWrite(b, 0, ScopeAcc)
+		require.NoError(t, err)
+		require.NoError(t, s.ReverseComputeAt(cb, inner))
+		st.acc = cb.Name
+	default:
+		require.NoError(t, s.SetScope(b, 0, ScopeAcc))
+	}
 	_, err = s.DecomposeReduction(b, k[0])
 	require.NoError(t, err)
 	_, err = s.Tensorize(i[2], GEMMIntrinName(cfg, x, w))
 	require.NoError(t, err)
 	require.NoError(t, tir.VerifyFunc(s.Func()))
-	return tirStages{xb.Name, wb.Name, cb.Name}
+	return st
 }
 
-// operands are the read indices of block b's inputs (indexed by its M
-// variable) and weights (by its N variable), and whether the weights are
-// laid out [K][N].
+// isParamOf reports whether x is a parameter of f.
+func isParamOf(f *tir.PrimFunc, x *tir.Buffer) bool {
+	p := f.Param(x.Name)
+	return p != nil && p.Buffer == x
+}
+
+// operands are the read indices of block b's inputs (loaded with its M
+// variable first) and weights (with its N or, laid out [K][N], its K
+// variable first), and whether the weights are laid out [K][N].
 func operands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) (ia, ib int, kn bool) {
 	t.Helper()
 	r, err := s.FindBlock(b)
@@ -97,20 +127,37 @@ func operands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) (ia, ib in
 	ivs := r.Block.IterVars
 	ia, ib = -1, -1
 	for i, rd := range r.Block.Reads {
-		if rd.Buffer == r.Block.Writes[0].Buffer {
-			continue
-		}
-		switch {
-		case tir.Equal(rd.Region[0].Min, ivs[0].Var):
-			ia = i
-		case tir.Equal(rd.Region[0].Min, ivs[1].Var):
-			ib = i
-		case tir.Equal(rd.Region[0].Min, ivs[2].Var):
-			ib, kn = i, true
+		for _, idx := range blockLoads(r.Block, rd.Buffer) {
+			switch {
+			case rd.Buffer == r.Block.Writes[0].Buffer:
+			case tir.Equal(idx[0], ivs[0].Var):
+				ia = i
+			case tir.Equal(idx[0], ivs[1].Var):
+				ib = i
+			case tir.Equal(idx[0], ivs[2].Var):
+				ib, kn = i, true
+			}
 		}
 	}
 	require.True(t, ia >= 0 && ib >= 0, "operands of %s", b.Name)
 	return ia, ib, kn
+}
+
+// blockLoads are the index lists of block b's loads of buffer x.
+func blockLoads(b *tir.Block, x *tir.Buffer) [][]tir.Expr {
+	var out [][]tir.Expr
+	tir.VisitStmt(b.Body, func(st tir.Stmt) bool {
+		if bs, ok := st.(*tir.BufferStore); ok {
+			tir.VisitExpr(bs.Value, func(e tir.Expr) bool {
+				if l, ok := e.(*tir.BufferLoad); ok && l.Buffer == x {
+					out = append(out, l.Indices)
+				}
+				return true
+			})
+		}
+		return true
+	})
+	return out
 }
 
 // reindexOperands reindexes each access of block b that is not indexed
@@ -121,22 +168,25 @@ func reindexOperands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) {
 	t.Helper()
 	r, err := s.FindBlock(b)
 	require.NoError(t, err)
-	plain := func(rd tir.BufferRegion) bool {
-		for _, d := range rd.Region {
-			if _, v := d.Min.(*tir.Var); !v || !tir.Equal(d.Extent, tir.Int(1)) {
+	plain := func(idx []tir.Expr) bool {
+		for _, e := range idx {
+			if _, v := e.(*tir.Var); !v {
 				return false
 			}
 		}
 		return true
 	}
-	out := r.Block.Writes[0]
+	st := r.Block.Body.(*tir.BufferStore)
 	for i, rd := range r.Block.Reads {
-		if rd.Buffer != out.Buffer && !plain(rd) {
-			_, err := s.ReIndex(b, i, "read")
-			require.NoError(t, err)
+		for _, idx := range blockLoads(r.Block, rd.Buffer) {
+			if rd.Buffer != st.Buffer && !plain(idx) {
+				_, err := s.ReIndex(b, i, "read")
+				require.NoError(t, err)
+				break
+			}
 		}
 	}
-	if !plain(out) {
+	if !plain(st.Indices) {
 		_, err := s.ReIndex(b, 0, "write")
 		require.NoError(t, err)
 	}
@@ -214,7 +264,7 @@ func TestTilingInTensorIR(t *testing.T) {
 		if 40%tl.Mt != 0 || 5%tl.Nt != 0 || 3%tl.Kt != 0 {
 			tails++
 		}
-		f := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
+		f, st := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
 		in := map[string]*tir.Array{"a": arrays["a"], "b": arrays["b"], "c": tir.NewArray(tir.DF32, m, n)}
 		require.NoError(t, tir.Run(f, in))
 		gp, err := compileGEMM(cfg, g, tl)
@@ -234,7 +284,7 @@ func TestTilingInTensorIR(t *testing.T) {
 		}
 		require.Equal(t, loads[isa.MemInp], stageRuns(t, f, "a_pad_npu.inp"), "tiling %v: input LOADs", tl)
 		require.Equal(t, loads[isa.MemWgt], stageRuns(t, f, "b_pad_npu.wgt"), "tiling %v: weight LOADs", tl)
-		require.Equal(t, len(gp.tiles()), stageRuns(t, f, "c_pad_npu.acc"), "tiling %v: STOREs", tl)
+		require.Equal(t, len(gp.tiles()), stageRuns(t, f, st.acc), "tiling %v: STOREs", tl)
 		checked[[2]bool{tl.NOuter, tl.Resident}]++
 	}
 	require.Len(t, checked, 4, "both orders, per step and resident: %v", checked)
@@ -253,7 +303,7 @@ func TestInt8TilingInTensorIR(t *testing.T) {
 	a, b := u8i8Operands(9, m, n, k)
 	for _, tl := range []Tiling{{Mt: 8, Nt: 1, Kt: 3, Threads: 2}, {Mt: 4, Nt: 3, Kt: 1, Threads: 2, Resident: true},
 		{Mt: 2, Nt: 1, Kt: 1, Threads: 2, NOuter: true}, {Mt: 12, Nt: 1, Kt: 1, Threads: 2, NOuter: true, Resident: true}} {
-		f := tileInTensorIR(t, cfg, mm, tl, tir.DUI8, tir.DI8)
+		f, _ := tileInTensorIR(t, cfg, mm, tl, tir.DUI8, tir.DI8)
 		in := map[string]*tir.Array{"a": tir.ArrayFromInt64(tir.DUI8, a, m, k), "b": tir.ArrayFromInt64(tir.DI8, b, k, n), "c": tir.NewArray(tir.DI32, m, n)}
 		require.NoError(t, tir.Run(f, in))
 		gp, err := compileGEMM(cfg, g, tl)
@@ -325,7 +375,7 @@ func TestGatherTilingInTensorIR(t *testing.T) {
 	arrays, args := bf16Args(mm, rand.New(rand.NewSource(5)))
 	for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 2}, {Mt: 20, Nt: 3, Kt: 3, Threads: 1, NOuter: true},
 		{Mt: 8, Nt: 2, Kt: 1, Threads: 2, Resident: true}} {
-		f := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
+		f, _ := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
 		s := schedule.New(f)
 		for _, name := range []string{"a_reindex", "a_reindex_pad"} {
 			b, err := s.GetBlock(name)
@@ -410,4 +460,111 @@ func TestConvTilingInTensorIR(t *testing.T) {
 			require.Equal(t, loads, stageRuns(t, tf, st.inp), "%+v tiling %v: input LOADs", c, tl)
 		}
 	}
+}
+
+// epilogueKernel is testdata/epilogue.tir with an epilogue whose first
+// step is not the add of a loaded operand (that one the generator folds
+// into the accumulator's start, which no schedule primitive expresses):
+// a constant scale, an M×N residual, an immediate and a per-N vector.
+func epilogueKernel(t *testing.T) *tir.PrimFunc {
+	t.Helper()
+	src, err := os.ReadFile("testdata/epilogue.tir")
+	require.NoError(t, err)
+	text := strings.Replace(string(src), "min(max((%res[%a, %e] + %c[%a, %e]) * 0.3, 0.0), 6.0) - %b[%e]",
+		"max(%c[%a, %e] * 0.3 + %res[%a, %e], 0.0) - %b[%e]", 1)
+	require.NotEqual(t, string(src), text)
+	mod, err := tir.ParseString("epilogue.tir", text)
+	require.NoError(t, err)
+	return mod.Funcs[0]
+}
+
+// TestEpilogueInTensorIR: the epilogue is ALU work on the accumulator
+// tile, in tensor IR a block computed at the tile loop in npu.acc: the
+// contraction tiled as tileBlock does, its output's copies inlined so
+// that the epilogue reads the npu.acc tile, reverse_compute_at moves the
+// epilogue to the inner tile loop, its loaded operands are cache_read
+// into npu.acc there (the per-tile LOADs into the accumulator) and its
+// output cache_written into npu.acc and copied out per tile (the
+// STORE). Bit-exact with the simulator, one stage run per LOAD and
+// STORE.
+func TestEpilogueInTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	f := epilogueKernel(t)
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	var ops []string
+	for _, s := range g.Epilogue {
+		ops = append(ops, s.Op)
+	}
+	require.Equal(t, []string{"mul", "add", "max", "sub"}, ops)
+	require.False(t, g.initsAccumulator())
+	arrays, args := bf16Args(f, rand.New(rand.NewSource(13)))
+	for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 2}, {Mt: 7, Nt: 2, Kt: 3, Threads: 2, NOuter: true},
+		{Mt: 19, Nt: 1, Kt: 1, Threads: 1, Resident: true}} {
+		s := schedule.New(f)
+		st := tileBlock(t, cfg, s, "mm", tl, tir.DF32, tir.DF32)
+		require.Empty(t, st.acc)
+		block := func(name string) schedule.BlockRV {
+			b, err := s.GetBlock(name)
+			require.NoError(t, err)
+			return b
+		}
+		require.NoError(t, s.ComputeInline(block("c_unpad")))
+		epi := block("epi")
+		require.NoError(t, s.ReverseComputeAt(epi, st.tile))
+		var stages []string
+		for _, x := range []string{"res", "b"} {
+			cb, err := s.CacheRead(epi, readIndex(t, s, epi, x), ScopeAcc)
+			require.NoError(t, err)
+			require.NoError(t, s.ComputeAt(cb, st.tile))
+			stages = append(stages, cb.Name)
+		}
+		out, err := s.CacheWrite(epi, 0, ScopeAcc)
+		require.NoError(t, err)
+		require.NoError(t, s.ReverseComputeAt(out, st.tile))
+		tf := s.Func()
+		require.NoError(t, tir.VerifyFunc(tf))
+		in := map[string]*tir.Array{}
+		for k, v := range arrays {
+			in[k] = v
+		}
+		in["out0"] = tir.NewArray(tir.DF32, 19, 21)
+		require.NoError(t, tir.Run(tf, in))
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		clear(args[g.Out])
+		_, _, err = gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		for e, want := range in["out0"].Floats {
+			require.Equal(t, float32(want), args[g.Out][e], "tiling %v: element %d", tl, e)
+		}
+		gp.emit()
+		accLoads, stores, started := 0, 0, false
+		for _, in := range gp.prog.Insts {
+			started = started || in.Op == isa.OpGEMM
+			switch {
+			case in.Op == isa.OpLoad && in.Mem == isa.MemAcc && started:
+				accLoads++
+			case in.Op == isa.OpStore:
+				stores++
+			}
+		}
+		require.Equal(t, accLoads, stageRuns(t, tf, stages[0])+stageRuns(t, tf, stages[1]), "tiling %v: operand LOADs", tl)
+		require.Equal(t, len(gp.tiles()), stageRuns(t, tf, stages[0]), "tiling %v: residual LOADs", tl)
+		require.Equal(t, stores, stageRuns(t, tf, out.Name), "tiling %v: STOREs", tl)
+	}
+}
+
+// readIndex is the index of block b's read region of buffer name.
+func readIndex(t *testing.T, s *schedule.Schedule, b schedule.BlockRV, name string) int {
+	t.Helper()
+	r, err := s.FindBlock(b)
+	require.NoError(t, err)
+	for i, rd := range r.Block.Reads {
+		if rd.Buffer.Name == name {
+			return i
+		}
+	}
+	require.Failf(t, "no read", "block %s reads no %%%s", b.Name, name)
+	return -1
 }
