@@ -18,21 +18,24 @@ import (
 // form the tests' tileBlock builds with standard primitives — and emits
 // its program by walking the function with the loop variables bound:
 //
-//   - a cache stage copying a kernel parameter into npu.inp or npu.wgt
-//     (the value a load of the parameter, possibly clamped and guarded
-//     by a select: the padding the DRAM image holds) is one LOAD of the
-//     blocks its instance writes, from the parameter's DRAM image; the
-//     scratchpad then holds that region (one part: no virtual threads);
+//   - a cache stage copying a kernel parameter into npu.inp, npu.wgt or
+//     npu.acc (an epilogue's operand) — the value a load of the
+//     parameter, possibly clamped and guarded by a select: the padding
+//     the DRAM image holds — is one LOAD of the blocks its instance
+//     writes, from the parameter's DRAM image; the buffer then holds
+//     that region in its scratchpad, at entries of its own after the
+//     scope's other buffers (one part: no virtual threads);
 //   - a block writing zero into npu.acc (decompose_reduction's init) is
 //     a GEMM reset of the accumulator entries one run of its instances
 //     writes, which become the accumulator's region;
 //   - a block tensorized with the matrix unit's intrinsic is a micro-op
-//     (its accumulator, input and weight entries, from its regions'
-//     origins); consecutive ones form one GEMM over their micro-ops;
+//     (the accumulator, input and weight entries its implementation's
+//     first iteration accesses); consecutive ones form one GEMM;
 //   - a copy from npu.acc into a parameter is the STORE of the
 //     accumulator's region.
 //
-// Other blocks (epilogues on the accumulator, host work) are refused. A
+// An epilogue block on the accumulator is a chain of ALU instructions
+// (tir_emit_alu.go); other blocks (host work) are refused. A
 // run's micro-ops are folded into the GEMM's two loop levels where they
 // repeat affinely (loopRun), deduplicated and loaded first; then, as for
 // the generator's programs, LOADs of data a scratchpad still holds are
@@ -86,9 +89,15 @@ type tirEmitter struct {
 	images map[*tir.Buffer]tirImage
 	env    map[*tir.Var]int64
 	held   map[*tir.Buffer]region // a scratchpad buffer's region now in its scratchpad
-	run    []isa.Uop              // the GEMM or reset run being gathered
-	reset  bool                   // the run is a reset
-	resets []accPoint             // the reset run's elements
+	base   map[*tir.Buffer]int64  // its first entry there, and its entries
+	size   map[*tir.Buffer]int64
+	next   map[string]int64 // a scope's first free entry
+	acc    *tir.Buffer      // the accumulator: the last reset's buffer
+	run    []isa.Uop        // the GEMM or reset run being gathered
+	reset  bool             // the run is a reset
+	resets []accPoint       // the reset run's elements
+	alu    *aluRun          // the epilogue run being gathered
+	chains map[*tir.Block]*aluChain
 	uopAt  map[string]int
 }
 
@@ -97,7 +106,8 @@ type tirEmitter struct {
 // the emitter cannot map.
 func emitTensorIR(cfg isa.Config, dp isa.Datapath, f *tir.PrimFunc, images map[string]tirImage) (*isa.Program, error) {
 	e := &tirEmitter{cfg: cfg, prog: &isa.Program{Datapath: dp}, images: map[*tir.Buffer]tirImage{},
-		env: map[*tir.Var]int64{}, held: map[*tir.Buffer]region{}, uopAt: map[string]int{}}
+		env: map[*tir.Var]int64{}, held: map[*tir.Buffer]region{}, base: map[*tir.Buffer]int64{}, size: map[*tir.Buffer]int64{},
+		next: map[string]int64{}, chains: map[*tir.Block]*aluChain{}, uopAt: map[string]int{}}
 	for _, p := range f.Params {
 		if img, ok := images[p.Name()]; ok {
 			e.images[p.Buffer] = img
@@ -185,10 +195,14 @@ func (e *tirEmitter) bind(r *tir.BlockRealize) (bool, error) {
 	return ok && p != 0, nil
 }
 
-// point is the element a 2-D access idx names.
+// point is the element a 2-D access idx names; a 1-D one is a row
+// vector's (row 0).
 func (e *tirEmitter) point(idx []tir.Expr) (i, j int64, err error) {
+	if len(idx) == 1 { // a row vector
+		idx = []tir.Expr{tir.Int(0), idx[0]}
+	}
 	if len(idx) != 2 {
-		return 0, 0, fmt.Errorf("a scratchpad access of rank %d (want 2)", len(idx))
+		return 0, 0, fmt.Errorf("a scratchpad access of rank %d (want 1 or 2)", len(idx))
 	}
 	i, ok1 := e.eval(idx[0])
 	j, ok2 := e.eval(idx[1])
@@ -229,7 +243,8 @@ func copyOf(b *tir.Block) (*tir.BufferStore, *tir.BufferLoad) {
 }
 
 // isStage reports whether r copies a parameter with an image into a
-// scratchpad, or the accumulator into one.
+// scratchpad (an epilogue's operand into npu.acc too), or the
+// accumulator into one.
 func (e *tirEmitter) isStage(r *tir.BlockRealize) bool {
 	st, l := copyOf(r.Block)
 	if st == nil || l == nil {
@@ -237,7 +252,8 @@ func (e *tirEmitter) isStage(r *tir.BlockRealize) bool {
 	}
 	_, toImage := e.images[st.Buffer]
 	_, fromImage := e.images[l.Buffer]
-	return fromImage && (st.Buffer.Scope == ScopeInp || st.Buffer.Scope == ScopeWgt) || toImage && l.Buffer.Scope == ScopeAcc
+	onChip := st.Buffer.Scope == ScopeInp || st.Buffer.Scope == ScopeWgt || st.Buffer.Scope == ScopeAcc
+	return fromImage && onChip || toImage && l.Buffer.Scope == ScopeAcc
 }
 
 // stage emits the DMA of one instance of the copy nest x around r.
@@ -281,7 +297,7 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 		return err
 	}
 	if l.Buffer.Scope == ScopeAcc {
-		return e.store(r.Block.Name, st.Buffer, box)
+		return e.store(r.Block.Name, st.Buffer, scratch, box)
 	}
 	return e.load(r.Block.Name, l.Buffer, scratch, box)
 }
@@ -294,43 +310,52 @@ func (e *tirEmitter) load(name string, param, scratch *tir.Buffer, box region) e
 	if err != nil {
 		return fmt.Errorf("stage %q: %v", name, err)
 	}
+	at, err := e.place(scratch, ent.size())
+	if err != nil {
+		return fmt.Errorf("stage %q: %v", name, err)
+	}
 	e.held[scratch] = box
-	e.prog.Insts = append(e.prog.Insts, isa.Inst{Op: isa.OpLoad, Mem: img.Mem, DType: img.DType,
+	e.prog.Insts = append(e.prog.Insts, isa.Inst{Op: isa.OpLoad, Mem: img.Mem, DType: img.DType, SRAMBase: uint32(at),
 		DRAMBase: uint32(img.Base + int(ent.r0*int64(img.Stride)+ent.c0)*img.Bytes),
 		YSize:    uint32(ent.r1 - ent.r0), XSize: uint32(ent.c1 - ent.c0), XStride: uint32(img.Stride)})
 	return nil
 }
 
-// store emits the STORE of the accumulator's region (box, which must be
-// the whole region it holds) into param's image.
-func (e *tirEmitter) store(name string, param *tir.Buffer, box region) error {
+// store emits the STORE of box of accumulator buffer src (the whole
+// region it holds) into param's image.
+func (e *tirEmitter) store(name string, param, src *tir.Buffer, box region) error {
 	img := e.images[param]
-	acc, err := e.accRegion(name)
-	if err != nil {
-		return err
+	held, ok := e.held[src]
+	if !ok {
+		return fmt.Errorf("stage %q stores %%%s, which the accumulator does not hold", name, src.Name)
 	}
 	ent, err := box.entries(int64(img.Rows), int64(img.Cols))
 	if err != nil {
 		return fmt.Errorf("stage %q: %v", name, err)
 	}
-	held, _ := acc.entries(int64(img.Rows), int64(img.Cols))
-	if ent != held {
-		return fmt.Errorf("stage %q stores part of the accumulator's region (entries %v of %v)", name, ent, held)
+	whole, _ := held.entries(int64(img.Rows), int64(img.Cols))
+	if ent != whole {
+		return fmt.Errorf("stage %q stores part of the accumulator's region (entries %v of %v)", name, ent, whole)
 	}
-	e.prog.Insts = append(e.prog.Insts, isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: img.DType,
+	e.prog.Insts = append(e.prog.Insts, isa.Inst{Op: isa.OpStore, Mem: isa.MemAcc, DType: img.DType, SRAMBase: uint32(e.base[src]),
 		DRAMBase: uint32(img.Base + int(ent.r0*int64(img.Stride)+ent.c0)*img.Bytes),
 		YSize:    uint32(ent.r1 - ent.r0), XSize: uint32(ent.c1 - ent.c0), XStride: uint32(img.Stride)})
 	return nil
 }
 
-// accRegion is the accumulator's region (the last reset's).
-func (e *tirEmitter) accRegion(name string) (region, error) {
-	for b, r := range e.held {
-		if b.Scope == ScopeAcc {
-			return r, nil
+// place is the first entry of buffer b's n entries in its scratchpad:
+// the same for every region it holds (the first region's size is the
+// most it may hold), after the scope's other buffers.
+func (e *tirEmitter) place(b *tir.Buffer, n int64) (int64, error) {
+	if at, ok := e.base[b]; ok {
+		if n > e.size[b] {
+			return 0, fmt.Errorf("%%%s needs %d entries, more than the %d of its first region", b.Name, n, e.size[b])
 		}
+		return at, nil
 	}
-	return region{}, fmt.Errorf("block %q uses the accumulator before any reset", name)
+	at := e.next[b.Scope]
+	e.base[b], e.size[b], e.next[b.Scope] = at, n, at+n
+	return at, nil
 }
 
 // block emits a reset element or a tensorized block's micro-op.
@@ -344,7 +369,7 @@ func (e *tirEmitter) block(r *tir.BlockRealize) error {
 		return e.gemm(r)
 	}
 	if st, isStore := b.Body.(*tir.BufferStore); isStore && st.Buffer.Scope == ScopeAcc && len(b.Reads) == 0 && isZeroConst(st.Value) {
-		if !e.reset {
+		if !e.reset || e.resets != nil && e.resets[0].buf != st.Buffer {
 			if err := e.flush(); err != nil {
 				return err
 			}
@@ -357,7 +382,10 @@ func (e *tirEmitter) block(r *tir.BlockRealize) error {
 		e.resets = append(e.resets, accPoint{st.Buffer, i, j})
 		return nil
 	}
-	return fmt.Errorf("block %q is not a cache stage, an accumulator reset or a block tensorized with the matrix unit's intrinsic", b.Name)
+	if e.isEpilogue(b) {
+		return e.epilogue(r)
+	}
+	return fmt.Errorf("block %q is not a cache stage, an accumulator reset, a block tensorized with the matrix unit's intrinsic or an epilogue on the accumulator", b.Name)
 }
 
 func isZeroConst(x tir.Expr) bool {
@@ -370,25 +398,33 @@ func isZeroConst(x tir.Expr) bool {
 	return false
 }
 
-// gemm adds the micro-op of a tensorized block's instance to the GEMM run.
+// gemm adds the micro-op of a tensorized block's instance to the GEMM
+// run: the entries its implementation's first iteration accesses (the
+// accumulator, input and weight blocks' origins).
 func (e *tirEmitter) gemm(r *tir.BlockRealize) error {
-	if e.reset {
+	if e.reset || e.alu != nil {
 		if err := e.flush(); err != nil {
 			return err
 		}
 	}
 	var u isa.Uop
-	for _, rg := range append(append([]tir.BufferRegion(nil), r.Block.Reads...), r.Block.Writes...) {
-		mins := []tir.Expr{rg.Region[0].Min, rg.Region[1].Min}
-		i, j, err := e.point(mins)
-		if err != nil {
-			return fmt.Errorf("block %q: %v", r.Block.Name, err)
+	var bad error
+	origin := func(b *tir.Buffer, idx []tir.Expr) {
+		if bad != nil {
+			return
 		}
-		entry, err := e.entry(rg.Buffer, i, j)
-		if err != nil {
-			return fmt.Errorf("block %q: %v", r.Block.Name, err)
+		i, ok1 := e.evalAtOrigin(idx[0])
+		j, ok2 := e.evalAtOrigin(idx[len(idx)-1])
+		if len(idx) != 2 || !ok1 || !ok2 {
+			bad = fmt.Errorf("block %q: an access of %%%s the emitter cannot place", r.Block.Name, b.Name)
+			return
 		}
-		switch rg.Buffer.Scope {
+		entry, err := e.entry(b, i, j)
+		if err != nil {
+			bad = fmt.Errorf("block %q: %v", r.Block.Name, err)
+			return
+		}
+		switch b.Scope {
 		case ScopeInp:
 			u.Inp = entry
 		case ScopeWgt:
@@ -396,38 +432,86 @@ func (e *tirEmitter) gemm(r *tir.BlockRealize) error {
 		case ScopeAcc:
 			u.Acc = entry
 		default:
-			return fmt.Errorf("block %q reads %%%s outside the scratchpads", r.Block.Name, rg.Buffer.Name)
+			bad = fmt.Errorf("block %q accesses %%%s outside the scratchpads", r.Block.Name, b.Name)
 		}
+	}
+	tir.VisitStmt(r.Block.Body, func(st tir.Stmt) bool {
+		switch x := st.(type) {
+		case *tir.BufferStore:
+			origin(x.Buffer, x.Indices)
+			tir.VisitExpr(x.Value, func(v tir.Expr) bool {
+				if l, ok := v.(*tir.BufferLoad); ok {
+					origin(l.Buffer, l.Indices)
+				}
+				return true
+			})
+		case *tir.BlockRealize:
+			for i, iv := range x.Block.IterVars {
+				if v, ok := e.evalAtOrigin(x.Values[i]); ok {
+					e.env[iv.Var] = v
+				}
+			}
+		}
+		return bad == nil
+	})
+	if bad != nil {
+		return bad
 	}
 	e.run = append(e.run, u)
 	return nil
 }
 
-// entry is the scratchpad entry holding element (i, j) of buffer b.
+// evalAtOrigin evaluates x with the loops not bound (the intrinsic
+// implementation's) at 0.
+func (e *tirEmitter) evalAtOrigin(x tir.Expr) (int64, bool) {
+	return tir.EvalInt(x, func(v *tir.Var) (int64, bool) {
+		return e.env[v], true
+	})
+}
+
+// entry is the scratchpad entry whose first element is (i, j) of
+// buffer b.
 func (e *tirEmitter) entry(b *tir.Buffer, i, j int64) (uint32, error) {
-	rows, cols := int64(e.cfg.Batch), int64(e.cfg.BlockIn)
-	switch b.Scope {
-	case ScopeWgt:
-		rows = int64(e.cfg.BlockOut)
-	case ScopeAcc:
-		cols = int64(e.cfg.BlockOut)
+	at, ri, ci, err := e.locate(b, i, j)
+	if err == nil && (ri != 0 || ci != 0) {
+		err = fmt.Errorf("%%%s[%d, %d] is not the first element of an entry", b.Name, i, j)
 	}
+	return at, err
+}
+
+// locate is the scratchpad entry holding element (i, j) of buffer b and
+// the element's row and column in it.
+func (e *tirEmitter) locate(b *tir.Buffer, i, j int64) (at uint32, ri, ci int64, err error) {
+	rows, cols := e.entryShape(b.Scope)
 	box, ok := e.held[b]
 	if !ok || i < box.r0 || i >= box.r1 || j < box.c0 || j >= box.c1 {
-		return 0, fmt.Errorf("%%%s[%d, %d] is not in its scratchpad (held: %v)", b.Name, i, j, box)
+		return 0, 0, 0, fmt.Errorf("%%%s[%d, %d] is not in its scratchpad (held: %v)", b.Name, i, j, box)
 	}
 	ent, err := box.entries(rows, cols)
-	if err != nil || (i-box.r0)%rows != 0 || (j-box.c0)%cols != 0 {
-		return 0, fmt.Errorf("%%%s[%d, %d] is not the origin of a %d×%d block", b.Name, i, j, rows, cols)
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("%%%s: %v", b.Name, err)
 	}
-	return uint32((i-box.r0)/rows*(ent.c1-ent.c0) + (j-box.c0)/cols), nil
+	n := (i-box.r0)/rows*(ent.c1-ent.c0) + (j-box.c0)/cols
+	return uint32(e.base[b] + n), (i - box.r0) % rows, (j - box.c0) % cols, nil
+}
+
+// entryShape is the rows × columns of elements of an entry of scope's
+// scratchpad.
+func (e *tirEmitter) entryShape(scope string) (rows, cols int64) {
+	switch scope {
+	case ScopeWgt:
+		return int64(e.cfg.BlockOut), int64(e.cfg.BlockIn)
+	case ScopeAcc:
+		return int64(e.cfg.Batch), int64(e.cfg.BlockOut)
+	}
+	return int64(e.cfg.Batch), int64(e.cfg.BlockIn)
 }
 
 // flush emits the gathered run: a reset of the accumulator entries its
 // elements cover (they become the accumulator's region), or a GEMM over
 // the run's micro-ops.
 func (e *tirEmitter) flush() error {
-	defer func() { e.run, e.resets, e.reset = nil, nil, false }()
+	defer func() { e.run, e.resets, e.reset, e.alu = nil, nil, false, nil }()
 	if e.reset && len(e.resets) > 0 {
 		box := region{r0: 1 << 62, c0: 1 << 62}
 		for _, p := range e.resets {
@@ -436,14 +520,22 @@ func (e *tirEmitter) flush() error {
 		if int64(len(e.resets)) != box.size() {
 			return fmt.Errorf("a reset of %d elements of %%%s, not the whole box [%d, %d) × [%d, %d)", len(e.resets), e.resets[0].buf.Name, box.r0, box.r1, box.c0, box.c1)
 		}
+		acc := e.resets[0].buf
 		ent, err := box.entries(int64(e.cfg.Batch), int64(e.cfg.BlockOut))
 		if err != nil {
-			return fmt.Errorf("a reset of %%%s: %v", e.resets[0].buf.Name, err)
+			return fmt.Errorf("a reset of %%%s: %v", acc.Name, err)
 		}
-		e.held[e.resets[0].buf] = box
+		at, err := e.place(acc, ent.size())
+		if err != nil {
+			return err
+		}
+		e.held[acc], e.acc = box, acc
 		for n := uint32(0); n < uint32(ent.size()); n++ {
-			e.run = append(e.run, isa.Uop{Acc: n})
+			e.run = append(e.run, isa.Uop{Acc: uint32(at) + n})
 		}
+	}
+	if e.alu != nil {
+		return e.flushALU()
 	}
 	if len(e.run) > 0 {
 		in := loopRun(e.run)
@@ -529,6 +621,9 @@ func (e *tirEmitter) uopRange(run []isa.Uop) int {
 // parameter's pidx (clamps removed) name the same element, pidx swapped
 // when swap is set.
 func sameElement(idx, pidx []tir.Expr, swap bool) bool {
+	if len(idx) == 1 && len(pidx) == 1 {
+		return tir.Equal(idx[0], tir.Unclamped(pidx[0]))
+	}
 	if len(idx) != 2 || len(pidx) != 2 {
 		return false
 	}

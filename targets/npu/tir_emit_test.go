@@ -96,3 +96,81 @@ func TestEmitFromTensorIR(t *testing.T) {
 	}
 	require.Len(t, checked, 4, "both orders, per step and resident: %v", checked)
 }
+
+// TestEmitEpilogueFromTensorIR: the epilogue scheduled on the
+// accumulator tile (epilogueSchedule: a scale by an immediate, an M×N
+// residual and a bias vector loaded into npu.acc, relu) is emitted as
+// ALU instructions on the accumulator's entries in place, the output's
+// copy-out as their STORE. Simulated on the generator's DRAM image, the
+// program gives the generator's result bit for bit, with one STORE per
+// tile and an ALU instruction per step and tile. A constant that is not
+// a bf16 value and a copy outside the scratchpads are refused.
+func TestEmitEpilogueFromTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	f := epilogueKernel(t, "0.25")
+	g, err := analyzeGEMM(cfg, f)
+	require.NoError(t, err)
+	_, args := bf16Args(f, rand.New(rand.NewSource(19)))
+	for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 1}, {Mt: 7, Nt: 2, Kt: 3, Threads: 1, NOuter: true},
+		{Mt: 19, Nt: 1, Kt: 1, Threads: 1, Resident: true}, {Mt: 2, Nt: 2, Kt: 1, Threads: 1, NOuter: true, Resident: true}} {
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		prog, err := emitTensorIR(cfg, g.DP, epilogueForEmit(t, cfg, f, tl), epilogueImages(gp))
+		require.NoError(t, err, "tiling %v", tl)
+
+		clear(args[g.Out])
+		_, _, err = gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		want := append([]float32(nil), args[g.Out]...)
+		dram := make([]byte, gp.dramBytes)
+		clear(args[g.Out])
+		require.NoError(t, gp.pack(dram, f32Args(args)))
+		_, err = sim.Run(cfg, prog, dram)
+		require.NoError(t, err, "tiling %v", tl)
+		gp.unpack(dram, f32Args(args)[g.Out])
+		require.Equal(t, want, args[g.Out], "tiling %v", tl)
+		ops := map[isa.Opcode]int{}
+		for _, in := range prog.Insts {
+			ops[in.Op]++
+		}
+		alus, stores := ops[isa.OpALU], ops[isa.OpStore]
+		require.Equal(t, len(gp.tiles()), stores, "tiling %v: STOREs", tl)
+		require.Equal(t, 4*len(gp.tiles()), alus, "tiling %v: an ALU instruction per step and tile", tl)
+	}
+	tl := Tiling{Mt: 4, Nt: 1, Kt: 2, Threads: 1}
+	gp, err := compileGEMM(cfg, g, tl)
+	require.NoError(t, err)
+	_, err = emitTensorIR(cfg, g.DP, epilogueForEmit(t, cfg, epilogueKernel(t, "0.3"), tl), epilogueImages(gp))
+	require.ErrorContains(t, err, `block "epi": constant 0.3 is not an ALU immediate (a bf16 value in the bf16 datapath)`)
+	s := schedule.New(epilogueKernel(t, "0.25")) // the padding copies left in global memory
+	epilogueSchedule(t, cfg, s, tl)
+	_, err = emitTensorIR(cfg, g.DP, s.Func(), epilogueImages(gp))
+	require.ErrorContains(t, err, `block "w_pad" is not a cache stage, an accumulator reset, a block tensorized with the matrix unit's intrinsic or an epilogue on the accumulator`)
+}
+
+// epilogueForEmit is epilogueKernel f scheduled by epilogueSchedule
+// under tl, its padding copies inlined into the DMA stages.
+func epilogueForEmit(t *testing.T, cfg isa.Config, f *tir.PrimFunc, tl Tiling) *tir.PrimFunc {
+	t.Helper()
+	s := schedule.New(f)
+	epilogueSchedule(t, cfg, s, tl)
+	for _, name := range []string{"x_pad", "w_pad"} {
+		b, err := s.GetBlock(name)
+		require.NoError(t, err)
+		require.NoError(t, s.ComputeInline(b))
+	}
+	return s.Func()
+}
+
+// epilogueImages are the DRAM images of epilogueKernel's parameters as
+// the generator's program gp lays them out.
+func epilogueImages(gp *gemmProgram) map[string]tirImage {
+	cfg, g := gp.cfg, gp.g
+	return map[string]tirImage{
+		"x":    {Mem: isa.MemInp, DType: g.XType, Base: gp.xOff, Bytes: gp.eInp, Rows: cfg.Batch, Cols: cfg.BlockIn, Stride: gp.kb},
+		"w":    {Mem: isa.MemWgt, DType: g.WType, Base: gp.wOff, Bytes: gp.eWgt, Rows: cfg.BlockOut, Cols: cfg.BlockIn, Stride: gp.kb, Swap: true},
+		"res":  {Mem: isa.MemAcc, DType: g.Epilogue[1].Elem, Base: gp.stepOff[1], Bytes: gp.operandEntry(g.Epilogue[1]), Rows: cfg.Batch, Cols: cfg.BlockOut, Stride: gp.nb},
+		"b":    {Mem: isa.MemAcc, DType: g.Epilogue[3].Elem, Base: gp.stepOff[3], Bytes: gp.operandEntry(g.Epilogue[3]), Rows: 1, Cols: cfg.BlockOut, Stride: gp.nb},
+		"out0": {Mem: isa.MemAcc, DType: g.OutType, Base: gp.outOff, Bytes: gp.eOut, Rows: cfg.Batch, Cols: cfg.BlockOut, Stride: gp.nb},
+	}
+}

@@ -465,13 +465,14 @@ func TestConvTilingInTensorIR(t *testing.T) {
 // epilogueKernel is testdata/epilogue.tir with an epilogue whose first
 // step is not the add of a loaded operand (that one the generator folds
 // into the accumulator's start, which no schedule primitive expresses):
-// a constant scale, an M×N residual, an immediate and a per-N vector.
-func epilogueKernel(t *testing.T) *tir.PrimFunc {
+// a constant scale (the text of scale), an M×N residual, an immediate
+// and a per-N vector.
+func epilogueKernel(t *testing.T, scale string) *tir.PrimFunc {
 	t.Helper()
 	src, err := os.ReadFile("testdata/epilogue.tir")
 	require.NoError(t, err)
 	text := strings.Replace(string(src), "min(max((%res[%a, %e] + %c[%a, %e]) * 0.3, 0.0), 6.0) - %b[%e]",
-		"max(%c[%a, %e] * 0.3 + %res[%a, %e], 0.0) - %b[%e]", 1)
+		"max(%c[%a, %e] * "+scale+" + %res[%a, %e], 0.0) - %b[%e]", 1)
 	require.NotEqual(t, string(src), text)
 	mod, err := tir.ParseString("epilogue.tir", text)
 	require.NoError(t, err)
@@ -489,7 +490,7 @@ func epilogueKernel(t *testing.T) *tir.PrimFunc {
 // STORE.
 func TestEpilogueInTensorIR(t *testing.T) {
 	cfg := isa.DefaultConfig()
-	f := epilogueKernel(t)
+	f := epilogueKernel(t, "0.3")
 	g, err := analyzeGEMM(cfg, f)
 	require.NoError(t, err)
 	var ops []string
@@ -502,26 +503,7 @@ func TestEpilogueInTensorIR(t *testing.T) {
 	for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 2}, {Mt: 7, Nt: 2, Kt: 3, Threads: 2, NOuter: true},
 		{Mt: 19, Nt: 1, Kt: 1, Threads: 1, Resident: true}} {
 		s := schedule.New(f)
-		st := tileBlock(t, cfg, s, "mm", tl, tir.DF32, tir.DF32)
-		require.Empty(t, st.acc)
-		block := func(name string) schedule.BlockRV {
-			b, err := s.GetBlock(name)
-			require.NoError(t, err)
-			return b
-		}
-		require.NoError(t, s.ComputeInline(block("c_unpad")))
-		epi := block("epi")
-		require.NoError(t, s.ReverseComputeAt(epi, st.tile))
-		var stages []string
-		for _, x := range []string{"res", "b"} {
-			cb, err := s.CacheRead(epi, readIndex(t, s, epi, x), ScopeAcc)
-			require.NoError(t, err)
-			require.NoError(t, s.ComputeAt(cb, st.tile))
-			stages = append(stages, cb.Name)
-		}
-		out, err := s.CacheWrite(epi, 0, ScopeAcc)
-		require.NoError(t, err)
-		require.NoError(t, s.ReverseComputeAt(out, st.tile))
+		stages, out := epilogueSchedule(t, cfg, s, tl)
 		tf := s.Func()
 		require.NoError(t, tir.VerifyFunc(tf))
 		in := map[string]*tir.Array{}
@@ -553,6 +535,35 @@ func TestEpilogueInTensorIR(t *testing.T) {
 		require.Equal(t, len(gp.tiles()), stageRuns(t, tf, stages[0]), "tiling %v: residual LOADs", tl)
 		require.Equal(t, stores, stageRuns(t, tf, out.Name), "tiling %v: STOREs", tl)
 	}
+}
+
+// epilogueSchedule schedules epilogueKernel's contraction as tileBlock
+// does and its epilogue on the accumulator tile (TestEpilogueInTensorIR);
+// it returns the residual's and the vector's npu.acc stages and the
+// output's copy-out.
+func epilogueSchedule(t *testing.T, cfg isa.Config, s *schedule.Schedule, tl Tiling) ([]string, schedule.BlockRV) {
+	t.Helper()
+	st := tileBlock(t, cfg, s, "mm", tl, tir.DF32, tir.DF32)
+	require.Empty(t, st.acc)
+	block := func(name string) schedule.BlockRV {
+		b, err := s.GetBlock(name)
+		require.NoError(t, err)
+		return b
+	}
+	require.NoError(t, s.ComputeInline(block("c_unpad")))
+	epi := block("epi")
+	require.NoError(t, s.ReverseComputeAt(epi, st.tile))
+	var stages []string
+	for _, x := range []string{"res", "b"} {
+		cb, err := s.CacheRead(epi, readIndex(t, s, epi, x), ScopeAcc)
+		require.NoError(t, err)
+		require.NoError(t, s.ComputeAt(cb, st.tile))
+		stages = append(stages, cb.Name)
+	}
+	out, err := s.CacheWrite(epi, 0, ScopeAcc)
+	require.NoError(t, err)
+	require.NoError(t, s.ReverseComputeAt(out, st.tile))
+	return stages, out
 }
 
 // readIndex is the index of block b's read region of buffer name.
