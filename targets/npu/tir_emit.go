@@ -48,12 +48,20 @@ import (
 // (c+1)·Cols) of the scratchpad buffer's coordinates at Base + (r·Stride
 // + c)·Bytes bytes. Swap says the scratchpad buffer is the parameter
 // transposed (weights [K][N] staged [N][K]).
+//
+// View, when set, is a gathered image's table (the generator's gather
+// tables): the parameter's element (its row-major offset) at scratchpad
+// coordinates (r, c) is View[r·ViewCols + c], -1 for a zero (padding), as
+// are coordinates beyond the table; the emitter checks every staged
+// element against it.
 type tirImage struct {
 	Mem                isa.Memory
 	DType              isa.DType
 	Base, Bytes        int
 	Rows, Cols, Stride int
 	Swap               bool
+	View               []int32
+	ViewCols           int
 }
 
 // region is a box of a scratchpad buffer's elements: rows [r0, r1),
@@ -227,26 +235,42 @@ func stageBlock(x *tir.For) *tir.BlockRealize {
 	}
 }
 
-// copyOf is a copy block's store and the parameter load its value is
-// (unclamped; under a padding select), or nil.
-func copyOf(b *tir.Block) (*tir.BufferStore, *tir.BufferLoad) {
+// copyOf is a copy block's store and the load its value is, or nil: the
+// load possibly under selects of a constant (padding) whose conditions
+// are guards.
+func copyOf(b *tir.Block) (st *tir.BufferStore, l *tir.BufferLoad, guards []tir.Expr) {
 	st, ok := b.Body.(*tir.BufferStore)
 	if !ok {
-		return nil, nil
+		return nil, nil, nil
 	}
 	v := st.Value
-	if sel, ok := v.(*tir.Select); ok {
-		v = sel.T
+	for {
+		sel, ok := v.(*tir.Select)
+		if !ok {
+			break
+		}
+		if !isConst(sel.F) {
+			return st, nil, nil
+		}
+		guards, v = append(guards, sel.Cond), sel.T
 	}
-	l, _ := v.(*tir.BufferLoad)
-	return st, l
+	l, _ = v.(*tir.BufferLoad)
+	return st, l, guards
+}
+
+func isConst(x tir.Expr) bool {
+	switch x.(type) {
+	case *tir.IntImm, *tir.FloatImm:
+		return true
+	}
+	return false
 }
 
 // isStage reports whether r copies a parameter with an image into a
 // scratchpad (an epilogue's operand into npu.acc too), or the
 // accumulator into one.
 func (e *tirEmitter) isStage(r *tir.BlockRealize) bool {
-	st, l := copyOf(r.Block)
+	st, l, _ := copyOf(r.Block)
 	if st == nil || l == nil {
 		return false
 	}
@@ -258,13 +282,14 @@ func (e *tirEmitter) isStage(r *tir.BlockRealize) bool {
 
 // stage emits the DMA of one instance of the copy nest x around r.
 func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
-	st, l := copyOf(r.Block)
+	st, l, guards := copyOf(r.Block)
 	scratch, idx := st.Buffer, st.Indices // the scratchpad side and its index
 	param, pidx := l.Buffer, l.Indices
 	if l.Buffer.Scope == ScopeAcc {
 		scratch, idx, param, pidx = l.Buffer, l.Indices, st.Buffer, st.Indices
 	}
-	if !sameElement(idx, pidx, e.images[param].Swap) {
+	img := e.images[param]
+	if img.View == nil && !sameElement(idx, pidx, img.Swap) {
 		return fmt.Errorf("stage %q does not copy %%%s element for element into %%%s (the image's layout)", r.Block.Name, param.Name, scratch.Name)
 	}
 	box := region{r0: 1 << 62, c0: 1 << 62}
@@ -280,6 +305,11 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 		i, j, err := e.point(idx)
 		if err != nil {
 			return fmt.Errorf("stage %q: %v", r.Block.Name, err)
+		}
+		if img.View != nil {
+			if err := e.checkView(img, param, pidx, guards, i, j); err != nil {
+				return fmt.Errorf("stage %q: %v", r.Block.Name, err)
+			}
 		}
 		box, count = box.grow(i, j), count+1
 		return nil
@@ -632,4 +662,37 @@ func sameElement(idx, pidx []tir.Expr, swap bool) bool {
 		a, b = b, a
 	}
 	return tir.Equal(idx[0], a) && tir.Equal(idx[1], b)
+}
+
+// checkView checks that the staged element (i, j), param[pidx] where all
+// guards hold and zero elsewhere, is the one img's table puts there.
+func (e *tirEmitter) checkView(img tirImage, param *tir.Buffer, pidx, guards []tir.Expr, i, j int64) error {
+	want := int64(-1)
+	if at := i*int64(img.ViewCols) + j; j < int64(img.ViewCols) && at < int64(len(img.View)) {
+		want = int64(img.View[at])
+	}
+	got := int64(-1)
+	on := true
+	for _, g := range guards {
+		v, ok := e.eval(g)
+		on = on && ok && v != 0
+	}
+	if on {
+		shape, ok := param.ConstShape()
+		if !ok || len(shape) != len(pidx) {
+			return fmt.Errorf("%%%s has no constant shape", param.Name)
+		}
+		got = 0
+		for d, x := range pidx {
+			v, ok := e.eval(x)
+			if !ok {
+				return fmt.Errorf("index %s is not known", tir.ExprString(x))
+			}
+			got = got*shape[d] + v
+		}
+	}
+	if got != want {
+		return fmt.Errorf("[%d, %d] is %%%s's element %d, the image holds %d there", i, j, param.Name, got, want)
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package npu
 
 import (
+	"fmt"
 	"math/rand"
 	"sort"
 	"testing"
@@ -172,5 +173,92 @@ func epilogueImages(gp *gemmProgram) map[string]tirImage {
 		"res":  {Mem: isa.MemAcc, DType: g.Epilogue[1].Elem, Base: gp.stepOff[1], Bytes: gp.operandEntry(g.Epilogue[1]), Rows: cfg.Batch, Cols: cfg.BlockOut, Stride: gp.nb},
 		"b":    {Mem: isa.MemAcc, DType: g.Epilogue[3].Elem, Base: gp.stepOff[3], Bytes: gp.operandEntry(g.Epilogue[3]), Rows: 1, Cols: cfg.BlockOut, Stride: gp.nb},
 		"out0": {Mem: isa.MemAcc, DType: g.OutType, Base: gp.outOff, Bytes: gp.eOut, Rows: cfg.Batch, Cols: cfg.BlockOut, Stride: gp.nb},
+	}
+}
+
+// viewImages are the DRAM images of gp's contraction f (inputs, weights,
+// output) with the generator's gather tables as views: the emitter checks
+// each staged element against them.
+func viewImages(gp *gemmProgram, f *tir.PrimFunc) map[string]tirImage {
+	c, g := gp.cfg, gp.g
+	return map[string]tirImage{
+		f.Params[g.X].Name(): {Mem: isa.MemInp, DType: g.XType, Base: gp.xOff, Bytes: gp.eInp, Rows: c.Batch, Cols: c.BlockIn, Stride: gp.kb, View: g.XIdx, ViewCols: g.K},
+		f.Params[g.W].Name(): {Mem: isa.MemWgt, DType: g.WType, Base: gp.wOff, Bytes: gp.eWgt, Rows: c.BlockOut, Cols: c.BlockIn, Stride: gp.kb, View: g.WIdx, ViewCols: g.K},
+		f.Params[g.Out].Name(): {Mem: isa.MemAcc, DType: g.OutType, Base: gp.outOff, Bytes: gp.eOut, Rows: c.Batch, Cols: c.BlockOut, Stride: gp.nb,
+			View: g.OutIdx, ViewCols: g.N},
+	}
+}
+
+// inlineCopies inlines the named blocks that s has (the reindex and
+// padding copies a DMA stage reads through).
+func inlineCopies(t *testing.T, s *schedule.Schedule, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		if b, err := s.GetBlock(name); err == nil {
+			require.NoError(t, s.ComputeInline(b))
+		}
+	}
+}
+
+// checkEmitted runs the program emitted from the scheduled tf and the
+// generator's program for the same tiling on the generator's DRAM image
+// and requires the same result bit for bit and the same DMAs.
+func checkEmitted(t *testing.T, cfg isa.Config, f, tf *tir.PrimFunc, g *gemmKernel, tl Tiling, seed int64) {
+	t.Helper()
+	gp, err := compileGEMM(cfg, g, tl)
+	require.NoError(t, err)
+	prog, err := emitTensorIR(cfg, g.DP, tf, viewImages(gp, f))
+	require.NoError(t, err, "tiling %v", tl)
+	_, args := bf16Args(f, rand.New(rand.NewSource(seed)))
+	_, _, err = gp.run(f32Args(args), false)
+	require.NoError(t, err)
+	want := append([]float32(nil), args[g.Out]...)
+	dram := make([]byte, gp.dramBytes)
+	clear(args[g.Out])
+	require.NoError(t, gp.pack(dram, f32Args(args)))
+	_, err = sim.Run(cfg, prog, dram)
+	require.NoError(t, err, "tiling %v", tl)
+	gp.unpack(dram, f32Args(args)[g.Out])
+	require.Equal(t, want, args[g.Out], "tiling %v", tl)
+	require.Equal(t, dmas(gp.prog), dmas(prog), "tiling %v", tl)
+}
+
+// TestEmitGatherFromTensorIR: a dense layer over a flattened map and
+// convolutions (padding, stride, dilation, two images) scheduled as
+// implicit GEMMs in tensor IR (reindex, transform_block_layout), the
+// reindex and padding copies inlined into the DMA stages and the
+// output's copies into its STORE, emit the generator's program for the
+// gather layout: every staged element is the one the gather tables put
+// there, the DMAs are the generator's and the result is bit for bit.
+func TestEmitGatherFromTensorIR(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	dense := gatherMatmul(t, 20, 40, 5, 2, 4)
+	g, err := analyzeGEMM(cfg, dense)
+	require.NoError(t, err)
+	for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 1}, {Mt: 20, Nt: 3, Kt: 3, Threads: 1, NOuter: true}} {
+		tf, _ := tileInTensorIR(t, cfg, dense, tl, tir.DF32, tir.DF32)
+		s := schedule.New(tf)
+		inlineCopies(t, s, "a_reindex", "a_reindex_pad", "b_pad")
+		checkEmitted(t, cfg, dense, s.Func(), g, tl, 23)
+	}
+	for _, c := range []conv{
+		{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1},
+		{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1},
+	} {
+		f := c.kernel()
+		g, err := analyzeGEMM(cfg, f)
+		require.NoError(t, err)
+		oh, ow := c.out()
+		fuse := schedule.MustParseIndexMap(fmt.Sprintf("(n, co, oh, ow, ci, kh, kw) -> (n*%d + oh*%d + ow, co, ci*%d + kh*%d + kw)", oh*ow, ow, c.kh*c.kw, c.kw))
+		for _, tl := range []Tiling{{Mt: 8, Nt: 1, Kt: 2, Threads: 1}, {Mt: 5, Nt: 2, Kt: 1, Threads: 1, NOuter: true, Resident: true}} {
+			s := schedule.New(f)
+			b, err := s.GetBlock("convolution")
+			require.NoError(t, err)
+			require.NoError(t, s.TransformBlockLayout(b, fuse))
+			st := tileBlock(t, cfg, s, "convolution", tl, tir.DF32, tir.DF32)
+			require.NotEmpty(t, st.acc)
+			inlineCopies(t, s, "x_reindex", "x_reindex_pad", "w_reindex", "w_reindex_pad")
+			checkEmitted(t, cfg, f, s.Func(), g, tl, 29)
+		}
 	}
 }
