@@ -97,14 +97,18 @@ type tirEmitter struct {
 	images map[*tir.Buffer]tirImage
 	env    map[*tir.Var]int64
 	held   map[*tir.Buffer]region // a scratchpad buffer's region now in its scratchpad
-	base   map[*tir.Buffer]int64  // its first entry there, and its entries
+	base   map[*tir.Buffer]int64  // its first entry there now
+	off    map[*tir.Buffer]int64  // its offset in a part, and its entries
 	size   map[*tir.Buffer]int64
-	next   map[string]int64 // a scope's first free entry
-	acc    *tir.Buffer      // the accumulator: the last reset's buffer
-	run    []isa.Uop        // the GEMM or reset run being gathered
-	reset  bool             // the run is a reset
-	resets []accPoint       // the reset run's elements
-	alu    *aluRun          // the epilogue run being gathered
+	next   map[string]int64    // a scope's first free entry in a part
+	staged map[*tir.Buffer]int // how many times it was staged (its part rotates)
+	accAt  int64               // the accumulator's part's first entry
+	acc    *tir.Buffer         // the accumulator: the last reset's buffer
+	run    []isa.Uop           // the GEMM or reset run being gathered
+	reset  bool                // the run is a reset
+	resets []accPoint          // the reset run's elements
+	rparts int                 // the reset block's virtual threads
+	alu    *aluRun             // the epilogue run being gathered
 	chains map[*tir.Block]*aluChain
 	uopAt  map[string]int
 }
@@ -114,8 +118,9 @@ type tirEmitter struct {
 // the emitter cannot map.
 func emitTensorIR(cfg isa.Config, dp isa.Datapath, f *tir.PrimFunc, images map[string]tirImage) (*isa.Program, error) {
 	e := &tirEmitter{cfg: cfg, prog: &isa.Program{Datapath: dp}, images: map[*tir.Buffer]tirImage{},
-		env: map[*tir.Var]int64{}, held: map[*tir.Buffer]region{}, base: map[*tir.Buffer]int64{}, size: map[*tir.Buffer]int64{},
-		next: map[string]int64{}, chains: map[*tir.Block]*aluChain{}, uopAt: map[string]int{}}
+		env: map[*tir.Var]int64{}, held: map[*tir.Buffer]region{}, base: map[*tir.Buffer]int64{}, off: map[*tir.Buffer]int64{},
+		size: map[*tir.Buffer]int64{}, next: map[string]int64{}, staged: map[*tir.Buffer]int{},
+		chains: map[*tir.Block]*aluChain{}, uopAt: map[string]int{}}
 	for _, p := range f.Params {
 		if img, ok := images[p.Name()]; ok {
 			e.images[p.Buffer] = img
@@ -329,18 +334,24 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 	if l.Buffer.Scope == ScopeAcc {
 		return e.store(r.Block.Name, st.Buffer, scratch, box)
 	}
-	return e.load(r.Block.Name, l.Buffer, scratch, box)
+	return e.load(r.Block, l.Buffer, scratch, box)
 }
 
 // load emits the LOAD of box of scratchpad buffer scratch from param's
 // image; the buffer then holds box.
-func (e *tirEmitter) load(name string, param, scratch *tir.Buffer, box region) error {
+func (e *tirEmitter) load(stage *tir.Block, param, scratch *tir.Buffer, box region) error {
+	name := stage.Name
 	img := e.images[param]
 	ent, err := box.entries(int64(img.Rows), int64(img.Cols))
 	if err != nil {
 		return fmt.Errorf("stage %q: %v", name, err)
 	}
-	at, err := e.place(scratch, ent.size())
+	var at int64
+	if scratch.Scope == ScopeAcc { // an epilogue operand: in the accumulator's part
+		at, err = e.placeAt(scratch, ent.size(), e.accAt, int64(e.cfg.Depth(isa.MemAcc, e.prog.Datapath)/max(e.rparts, 1)))
+	} else {
+		at, err = e.rotate(scratch, ent.size(), img.Mem, virtualThreads(stage))
+	}
 	if err != nil {
 		return fmt.Errorf("stage %q: %v", name, err)
 	}
@@ -373,19 +384,47 @@ func (e *tirEmitter) store(name string, param, src *tir.Buffer, box region) erro
 	return nil
 }
 
-// place is the first entry of buffer b's n entries in its scratchpad:
-// the same for every region it holds (the first region's size is the
-// most it may hold), after the scope's other buffers.
-func (e *tirEmitter) place(b *tir.Buffer, n int64) (int64, error) {
-	if at, ok := e.base[b]; ok {
-		if n > e.size[b] {
-			return 0, fmt.Errorf("%%%s needs %d entries, more than the %d of its first region", b.Name, n, e.size[b])
-		}
-		return at, nil
+// AttrVirtualThreads annotates a cache stage or an accumulator reset
+// (decompose_reduction's init) with its buffer's virtual threads (VTA's):
+// the scratchpad is split into that many equal parts and the buffer's
+// successive stagings (resets) take them in turn, so a DMA can fill one
+// part while the matrix unit reads another. Unset: one part.
+const AttrVirtualThreads = "npu.virtual_threads"
+
+// virtualThreads is block b's AttrVirtualThreads, 1 when unset.
+func virtualThreads(b *tir.Block) int {
+	if v, ok := b.Annotations[AttrVirtualThreads].(tir.IntAttr); ok && v > 1 {
+		return int(v)
 	}
-	at := e.next[b.Scope]
-	e.base[b], e.size[b], e.next[b.Scope] = at, n, at+n
-	return at, nil
+	return 1
+}
+
+// rotate places buffer b's n entries in the next of its memory's parts
+// parts (its stagings so far modulo parts) and returns the first.
+func (e *tirEmitter) rotate(b *tir.Buffer, n int64, mem isa.Memory, parts int) (int64, error) {
+	part := int64(e.staged[b] % parts)
+	e.staged[b]++
+	stride := int64(e.cfg.Depth(mem, e.prog.Datapath) / parts)
+	return e.placeAt(b, n, part*stride, stride)
+}
+
+// placeAt places buffer b's n entries in the part of stride entries from
+// entry part: at its offset there (the first placement's, after the
+// scope's other buffers; its size the most it may hold).
+func (e *tirEmitter) placeAt(b *tir.Buffer, n, part, stride int64) (int64, error) {
+	off, ok := e.off[b]
+	if !ok {
+		off = e.next[b.Scope]
+		e.off[b], e.size[b], e.next[b.Scope] = off, n, off+n
+	}
+	if n > e.size[b] {
+		return 0, fmt.Errorf("%%%s needs %d entries, more than the %d of its first region", b.Name, n, e.size[b])
+	}
+	if off+n > stride {
+		return 0, fmt.Errorf("%%%s's %d entries at %d overflow its part of %d entries", b.Name, n, off, stride)
+	}
+	e.base[b] = part + off
+	return part + off, nil
 }
 
 // block emits a reset element or a tensorized block's micro-op.
@@ -409,7 +448,7 @@ func (e *tirEmitter) block(r *tir.BlockRealize) error {
 		if err != nil {
 			return fmt.Errorf("block %q: %v", b.Name, err)
 		}
-		e.resets = append(e.resets, accPoint{st.Buffer, i, j})
+		e.resets, e.rparts = append(e.resets, accPoint{st.Buffer, i, j}), virtualThreads(b)
 		return nil
 	}
 	if e.isEpilogue(b) {
@@ -555,11 +594,11 @@ func (e *tirEmitter) flush() error {
 		if err != nil {
 			return fmt.Errorf("a reset of %%%s: %v", acc.Name, err)
 		}
-		at, err := e.place(acc, ent.size())
+		at, err := e.rotate(acc, ent.size(), isa.MemAcc, e.rparts)
 		if err != nil {
 			return err
 		}
-		e.held[acc], e.acc = box, acc
+		e.held[acc], e.acc, e.accAt = box, acc, at-e.off[acc]
 		for n := uint32(0); n < uint32(ent.size()); n++ {
 			e.run = append(e.run, isa.Uop{Acc: uint32(at) + n})
 		}

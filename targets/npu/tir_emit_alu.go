@@ -198,7 +198,7 @@ func (e *tirEmitter) flushALU() error {
 		in.UseImm, in.Imm = s.load == nil, s.imm
 		e.prog.Insts = append(e.prog.Insts, in)
 	}
-	e.held[run.out], e.base[run.out], e.size[run.out] = e.held[e.acc], e.base[e.acc], e.size[e.acc]
+	e.held[run.out], e.base[run.out] = e.held[e.acc], e.base[e.acc]
 	return nil
 }
 

@@ -47,13 +47,15 @@ func dmas(p *isa.Program) [][5]uint32 {
 
 // TestEmitFromTensorIR: the program emitted from a matmul scheduled in
 // tensor IR (tileInTensorIR, the padding copies inlined into the DMA
-// stages) under every fifth one-thread tiling — tails in M, N and K,
-// both orders, per step and resident — has the generator's DMAs (the
-// same LOADs, once both elide the redundant ones, and STOREs of the same
-// DRAM image) and, simulated, gives the generator's result bit for bit,
-// in the generator's cycles when no operand is resident (the generator
-// alternates a resident operand between two regions, which the tensor
-// IR does not express).
+// stages, AttrVirtualThreads on the stages and the reset) under every
+// seventh tiling — tails in M, N and K, one to four virtual threads, both
+// orders, per step and resident — has the generator's DMAs (the same
+// LOADs, once both elide the redundant ones, and STOREs of the same DRAM
+// image) and, simulated, gives the generator's result bit for bit.
+// Without a resident operand (whose next LOAD the generator issues
+// early) it takes at most the generator's cycles, within 1%, and exactly
+// them for more than 90% of the tilings (the others: the emitter folds
+// the micro-ops into a smaller table, whose LOAD is shorter).
 func TestEmitFromTensorIR(t *testing.T) {
 	cfg := isa.DefaultConfig()
 	const m, n, k = 40, 72, 40
@@ -62,8 +64,9 @@ func TestEmitFromTensorIR(t *testing.T) {
 	require.NoError(t, err)
 	_, args := bf16Args(mm, rand.New(rand.NewSource(17)))
 	checked := map[[2]bool]int{}
+	var same, perStep int64
 	for i, tl := range tilings(cfg, g) {
-		if tl.Threads != 1 || i%5 != 0 {
+		if i%7 != 0 {
 			continue
 		}
 		f, _ := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
@@ -89,13 +92,19 @@ func TestEmitFromTensorIR(t *testing.T) {
 		require.NoError(t, err, "tiling %v", tl)
 		gp.unpack(dram, f32Args(args)[g.Out])
 		require.Equal(t, want, args[g.Out], "tiling %v", tl)
-		if !tl.Resident { // a resident operand's two regions are the generator's own
-			require.Equal(t, genStats.Cycles, stats.Cycles, "tiling %v", tl)
+		if !tl.Resident { // the generator issues a resident operand's next LOAD early
+			// the same cycles, or (a micro-op table folded smaller, its LOAD
+			// shorter) a few fewer
+			require.LessOrEqual(t, stats.Cycles, genStats.Cycles, "tiling %v", tl)
+			require.InEpsilon(t, float64(genStats.Cycles), float64(stats.Cycles), 0.01, "tiling %v", tl)
+			same += b2i(stats.Cycles == genStats.Cycles)
+			perStep++
 		}
 		require.Equal(t, dmas(gp.prog), dmas(prog), "tiling %v", tl)
 		checked[[2]bool{tl.NOuter, tl.Resident}]++
 	}
 	require.Len(t, checked, 4, "both orders, per step and resident: %v", checked)
+	require.Greater(t, same, perStep*9/10, "tilings in the generator's cycles")
 }
 
 // TestEmitEpilogueFromTensorIR: the epilogue scheduled on the

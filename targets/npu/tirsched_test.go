@@ -97,12 +97,28 @@ func tileBlock(t *testing.T, cfg isa.Config, s *schedule.Schedule, name string, 
 		require.NoError(t, s.SetScope(b, 0, ScopeAcc))
 		st.acc = copyOut(t, s, out, inner)
 	}
-	_, err = s.DecomposeReduction(b, k[0])
+	init, err := s.DecomposeReduction(b, k[0])
 	require.NoError(t, err)
 	_, err = s.Tensorize(i[2], GEMMIntrinName(cfg, x, w))
 	require.NoError(t, err)
+	annotateThreads(t, s, tl, xb, wb, init)
 	require.NoError(t, tir.VerifyFunc(s.Func()))
 	return st
+}
+
+// annotateThreads annotates the input and weight stages and the
+// accumulator's reset with their virtual threads (AttrVirtualThreads):
+// the tiling's, or for a resident operand two regions when it is staged
+// more than once, as the generator splits the scratchpads.
+func annotateThreads(t *testing.T, s *schedule.Schedule, tl Tiling, xb, wb, init schedule.BlockRV) {
+	t.Helper()
+	for _, b := range []schedule.BlockRV{xb, wb, init} {
+		v := tl.Threads
+		if tl.Resident && b == map[bool]schedule.BlockRV{false: xb, true: wb}[tl.NOuter] {
+			v = min(2, stageRuns(t, s.Func(), b.Name))
+		}
+		require.NoError(t, s.Annotate(b, AttrVirtualThreads, tir.IntAttr(v)))
+	}
 }
 
 // copyOut moves the copies of the accumulator's buffer out to a
