@@ -43,7 +43,10 @@ func (s *Schedule) ComputeInline(b BlockRV) error {
 // block writes, the producer; it loads that buffer at one index made of
 // distinct iteration variables covering every iteration variable of b and
 // the whole buffer; the producer is a spatial block without predicate
-// whose body is one store at exactly its iteration variables; no other
+// whose body is one store at exactly its iteration variables, or at an
+// index that maps its constant domain one-to-one onto the buffer
+// (reindex's write-back through a fused layout; checked by enumeration,
+// storesOnce); no other
 // statement reads the intermediate; nothing between the producer and b
 // writes what b reads or touches b's output, and b's output is written by
 // no other statement.
@@ -189,16 +192,8 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 			return fail("the block does not cover %%%s (the domain of %%%s is not the dimension's extent)", mid.Name, iv.Var.Name)
 		}
 	}
-	if len(pst.Indices) != len(pb.IterVars) {
-		return fail("the producer %q stores %%%s at an index that is not exactly its iteration variables", pb.Name, mid.Name)
-	}
-	for i, e := range pst.Indices {
-		if v, ok := e.(*tir.Var); !ok || v != pb.IterVars[i].Var {
-			return fail("the producer %q stores %%%s at an index that is not exactly its iteration variables", pb.Name, mid.Name)
-		}
-		if !coversDim(pb.IterVars[i].Dom, mid.Shape[i]) {
-			return fail("the producer %q does not cover %%%s", pb.Name, mid.Name)
-		}
+	if why := storesOnce(pb, pst, mid); why != "" {
+		return fail("the producer %q %s", pb.Name, why)
 	}
 	// Dependences between the producer and the block.
 	cReads, cWrites := blockBuffers(blk)
@@ -398,4 +393,61 @@ func onlyDomainGuards(r *tir.BlockRealize) bool {
 func isZero(e tir.Expr) bool {
 	k, ok := e.(*tir.IntImm)
 	return ok && k.Value == 0
+}
+
+// storesOnce is why producer block pb's store pst does not write every
+// element of mid exactly once over its iteration domain ("" when it
+// does): its index is exactly its iteration variables covering mid, or
+// (reindex's write-back, a fused layout) a map of its constant domain
+// that enumeration (at most maxLayoutElems elements) finds one-to-one
+// onto mid.
+func storesOnce(pb *tir.Block, pst *tir.BufferStore, mid *tir.Buffer) string {
+	trivial := len(pst.Indices) == len(pb.IterVars)
+	for i := 0; trivial && i < len(pst.Indices); i++ {
+		v, ok := pst.Indices[i].(*tir.Var)
+		trivial = ok && v == pb.IterVars[i].Var && coversDim(pb.IterVars[i].Dom, mid.Shape[i])
+	}
+	if trivial {
+		return ""
+	}
+	const why = "stores %%%s at an index that neither is exactly its iteration variables nor maps its domain one-to-one onto the buffer"
+	shape, ok := mid.ConstShape()
+	n := int64(1)
+	for _, d := range shape {
+		n *= d
+	}
+	exts := make([]int64, len(pb.IterVars))
+	total := int64(1)
+	for i, iv := range pb.IterVars {
+		lo, ok1 := constInt(iv.Dom.Min)
+		e, ok2 := constInt(iv.Dom.Extent)
+		if !ok1 || !ok2 || lo != 0 {
+			ok = false
+		}
+		exts[i], total = e, total*e
+	}
+	if !ok || total != n || n > maxLayoutElems || len(pst.Indices) != len(shape) {
+		return fmt.Sprintf(why, mid.Name)
+	}
+	seen := make([]bool, n)
+	env := map[*tir.Var]int64{}
+	for p := int64(0); p < total; p++ {
+		r := p
+		for i := len(exts) - 1; i >= 0; i-- {
+			env[pb.IterVars[i].Var], r = r%exts[i], r/exts[i]
+		}
+		var off int64
+		for d, e := range pst.Indices {
+			v, ok := evalIndex(e, env)
+			if !ok || v < 0 || v >= shape[d] {
+				return fmt.Sprintf(why, mid.Name)
+			}
+			off = off*shape[d] + v
+		}
+		if seen[off] {
+			return fmt.Sprintf(why, mid.Name)
+		}
+		seen[off] = true
+	}
+	return ""
 }

@@ -175,6 +175,49 @@ var reindexScenarios = []scenario{
 	}},
 }
 
+// TestReverseInlineIntoReIndexed: a convolution fused into (m, co, k)
+// and its output reindexed writes back through a fused index (%C[co,
+// floordiv(m, 6), floormod(m, 6)]), one-to-one onto %C; the bias and relu
+// blocks inline into that write-back (reverse_compute_inline takes a
+// producer whose store maps its domain one-to-one onto the buffer) and
+// run in the fused (m, co) space. A producer that writes an element
+// twice is refused.
+func TestReverseInlineIntoReIndexed(t *testing.T) {
+	s := New(locWorkload(t, "conv_bias_relu"))
+	c := block(t, s, "conv")
+	require.NoError(t, s.TransformBlockLayout(c, MustParseIndexMap("(co, h, w, ci, kh, kw) -> (h*6 + w, co, ci*9 + kh*3 + kw)")))
+	wb, err := s.ReIndex(c, 0, "write")
+	require.NoError(t, err)
+	require.NoError(t, s.ReverseComputeInline(block(t, s, "bias")))
+	require.NoError(t, s.ReverseComputeInline(block(t, s, "relu")))
+	got := printed(s.Func())
+	assert.Contains(t, got, `tir.block "`+wb.Name+`"(%v0 = spatial(0:36, %ax0), %v1 = spatial(0:3, %ax1))`)
+	assert.Contains(t, got, `%O[%v1, floordiv(%v0, 6), floormod(%v0, 6)] = max(`)
+	checkSame(t, s)
+
+	s = New(parseFunc(t, twiceSrc))
+	err = s.ReverseComputeInline(block(t, s, "use"))
+	require.Error(t, err)
+	assert.Equal(t, `reverse_compute_inline: block "use": the producer "half" stores %T at an index that neither is exactly its iteration variables nor maps its domain one-to-one onto the buffer`, strings.SplitN(err.Error(), "\n", 2)[0])
+}
+
+// A producer writing each element of %T twice (6 iterations onto 3).
+const twiceSrc = `tir.func @twice(%A: buffer<6xf32>, out %D: buffer<3xf32>) attributes {tessera.kernel} {
+  tir.allocate %T: buffer<3xf32> {
+    tir.for %i = 0 to 6 {
+      tir.block "half"(%vi = spatial(0:6, %i)) reads(%A[%vi]) writes(%T[floordiv(%vi, 2)]) {
+        %T[floordiv(%vi, 2)] = %A[%vi]
+      }
+    }
+    tir.for %j = 0 to 3 {
+      tir.block "use"(%vj = spatial(0:3, %j)) reads(%T[%vj]) writes(%D[%vj]) {
+        %D[%vj] = %T[%vj] * 2.0
+      }
+    }
+  }
+}
+`
+
 func TestReIndexNumerics(t *testing.T) {
 	for _, sc := range reindexScenarios {
 		t.Run(sc.name, func(t *testing.T) {

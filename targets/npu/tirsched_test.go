@@ -17,6 +17,15 @@ import (
 
 // tileInTensorIR schedules the matmul kernel mm (C[m, n] = Σ A[m, k] ·
 // B[k, n], block "dot") as tiling tl lays it on the NPU (tileBlock).
+
+// tileBlock is tileContraction, required to succeed.
+func tileBlock(t *testing.T, cfg isa.Config, s *schedule.Schedule, name string, tl Tiling, x, w tir.DType) tirStages {
+	t.Helper()
+	st, err := tileContraction(cfg, s, name, tl, x, w)
+	require.NoError(t, err)
+	return st
+}
+
 func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x, w tir.DType) (*tir.PrimFunc, tirStages) {
 	t.Helper()
 	s := schedule.New(mm)
@@ -24,259 +33,12 @@ func tileInTensorIR(t *testing.T, cfg isa.Config, mm *tir.PrimFunc, tl Tiling, x
 	return s.Func(), st
 }
 
-// tirStages names a tiled kernel's cache stages (the npu.inp, npu.wgt
-// and npu.acc copies) and its inner tile loop.
-type tirStages struct {
-	inp, wgt, acc string
-	tile          schedule.LoopRV
-}
-
-// tileBlock schedules the contraction block name of s (iteration
-// variables (M, N, K) in that order) as tiling tl lays it on the NPU,
-// with the standard primitives in the order VTA's schedules use them:
-// reindex the operands not indexed by the variables alone (a gather);
-// pad_einsum to whole Batch × BlockOut × BlockIn blocks; split M, N and K
-// into tiles (Mt·Batch rows, Nt·BlockOut columns, Kt·BlockIn of the
-// reduction per step) and blocks; reorder into (M tile, N tile, step,
-// blocks), the tile loops swapped in the N-outer order; cache_read the
-// inputs into npu.inp and the weights into npu.wgt (laid out [N][K], the
-// weight buffer's) at the step loop — a resident operand's at its tile
-// loop instead, where one copy serves the run; the output's tile in
-// npu.acc copied out at the inner tile loop (the STORE): cache_write a
-// parameter, or set_scope a padded output and move pad_einsum's copy
-// back there — an intermediate output (an epilogue's input) stays in
-// npu.acc (set_scope, as VTA's schedules do) for the epilogue;
-// decompose_reduction (the reset); tensorize the block nest with the
-// matrix unit's intrinsic. The virtual threads only partition the scratchpads and are
-// not expressed. A tail tile's guard moves to the tensorized block
-// (blockize lifts it).
-func tileBlock(t *testing.T, cfg isa.Config, s *schedule.Schedule, name string, tl Tiling, x, w tir.DType) tirStages {
-	t.Helper()
-	b, err := s.GetBlock(name)
-	require.NoError(t, err)
-	reindexOperands(t, s, b)
-	require.NoError(t, s.PadEinsum(b, []int64{int64(cfg.Batch), int64(cfg.BlockOut), int64(cfg.BlockIn)}))
-	ia, ib, kn := operands(t, s, b)
-	l, err := s.GetLoops(b)
-	require.NoError(t, err)
-	split := func(x schedule.LoopRV, fs ...int64) []schedule.LoopRV {
-		r, err := s.Split(x, fs)
-		require.NoError(t, err)
-		return r
-	}
-	i := split(l[0], -1, int64(tl.Mt), int64(cfg.Batch))
-	j := split(l[1], -1, int64(tl.Nt), int64(cfg.BlockOut))
-	k := split(l[2], -1, int64(tl.Kt), int64(cfg.BlockIn))
-	outer, inner := i[0], j[0] // the tile loops
-	if tl.NOuter {
-		outer, inner = j[0], i[0]
-	}
-	require.NoError(t, s.Reorder(outer, inner, k[0], i[1], j[1], k[1], i[2], j[2], k[2]))
-	at := map[bool]schedule.LoopRV{false: k[0], true: outer} // by residence
-	xb, err := s.CacheRead(b, ia, ScopeInp)
-	require.NoError(t, err)
-	require.NoError(t, s.ComputeAt(xb, at[tl.Resident && !tl.NOuter]))
-	wb, err := s.CacheRead(b, ib, ScopeWgt)
-	require.NoError(t, err)
-	require.NoError(t, s.ComputeAt(wb, at[tl.Resident && tl.NOuter]))
-	if kn {
-		nk, err := schedule.ParseIndexMap("(k, n) -> (n, k)")
-		require.NoError(t, err)
-		require.NoError(t, s.TransformLayout(wb, 0, "write", nk))
-	}
-	st := tirStages{inp: xb.Name, wgt: wb.Name, tile: inner}
-	r, err := s.FindBlock(b)
-	require.NoError(t, err)
-	out := r.Block.Writes[0].Buffer
-	if isParamOf(s.Func(), out) {
-		cb, err := s.CacheWrite(b, 0, ScopeAcc)
-		require.NoError(t, err)
-		require.NoError(t, s.ReverseComputeAt(cb, inner))
-		st.acc = cb.Name
-	} else {
-		require.NoError(t, s.SetScope(b, 0, ScopeAcc))
-		st.acc = copyOut(t, s, out, inner)
-	}
-	init, err := s.DecomposeReduction(b, k[0])
-	require.NoError(t, err)
-	_, err = s.Tensorize(i[2], GEMMIntrinName(cfg, x, w))
-	require.NoError(t, err)
-	annotateThreads(t, s, tl, xb, wb, init)
-	require.NoError(t, tir.VerifyFunc(s.Func()))
-	return st
-}
-
-// annotateThreads annotates the input and weight stages and the
-// accumulator's reset with their virtual threads (AttrVirtualThreads):
-// the tiling's, or for a resident operand two regions when it is staged
-// more than once, as the generator splits the scratchpads.
-func annotateThreads(t *testing.T, s *schedule.Schedule, tl Tiling, xb, wb, init schedule.BlockRV) {
-	t.Helper()
-	for _, b := range []schedule.BlockRV{xb, wb, init} {
-		v := tl.Threads
-		if tl.Resident && b == map[bool]schedule.BlockRV{false: xb, true: wb}[tl.NOuter] {
-			v = min(2, stageRuns(t, s.Func(), b.Name))
-		}
-		require.NoError(t, s.Annotate(b, AttrVirtualThreads, tir.IntAttr(v)))
-	}
-}
-
-// copyOut moves the copies of the accumulator's buffer out to a
-// parameter — pad_einsum's "<O>_unpad", then reindex's "<O>_reindex"
-// write-back, the first inlined into the second — to the tile loop and
-// returns the one left (the STORE), or "" when the buffer is an
-// intermediate an epilogue reads.
-func copyOut(t *testing.T, s *schedule.Schedule, out *tir.Buffer, tile schedule.LoopRV) string {
-	t.Helper()
-	written := func(b schedule.BlockRV) *tir.Buffer {
-		r, err := s.FindBlock(b)
-		require.NoError(t, err)
-		return r.Block.Writes[0].Buffer
-	}
-	cp, err := s.GetBlock(strings.TrimSuffix(out.Name, "_pad") + "_unpad")
-	if err != nil {
-		if cp, err = s.GetBlock(out.Name); err != nil { // reindex's write-back
-			return ""
-		}
-	}
-	if mid := written(cp); !isParamOf(s.Func(), mid) {
-		next, err := s.GetBlock(mid.Name)
-		if err != nil {
-			return ""
-		}
-		require.NoError(t, s.ComputeInline(cp))
-		cp = next
-	}
-	require.NoError(t, s.ReverseComputeAt(cp, tile))
-	return cp.Name
-}
-
-// isParamOf reports whether x is a parameter of f.
-func isParamOf(f *tir.PrimFunc, x *tir.Buffer) bool {
-	p := f.Param(x.Name)
-	return p != nil && p.Buffer == x
-}
-
-// operands are the read indices of block b's inputs (loaded with its M
-// variable first) and weights (with its N or, laid out [K][N], its K
-// variable first), and whether the weights are laid out [K][N].
-func operands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) (ia, ib int, kn bool) {
-	t.Helper()
-	r, err := s.FindBlock(b)
-	require.NoError(t, err)
-	ivs := r.Block.IterVars
-	ia, ib = -1, -1
-	for i, rd := range r.Block.Reads {
-		for _, idx := range blockLoads(r.Block, rd.Buffer) {
-			switch {
-			case rd.Buffer == r.Block.Writes[0].Buffer:
-			case tir.Equal(idx[0], ivs[0].Var):
-				ia = i
-			case tir.Equal(idx[0], ivs[1].Var):
-				ib = i
-			case tir.Equal(idx[0], ivs[2].Var):
-				ib, kn = i, true
-			}
-		}
-	}
-	require.True(t, ia >= 0 && ib >= 0, "operands of %s", b.Name)
-	return ia, ib, kn
-}
-
-// blockLoads are the index lists of block b's loads of buffer x.
-func blockLoads(b *tir.Block, x *tir.Buffer) [][]tir.Expr {
-	var out [][]tir.Expr
-	tir.VisitStmt(b.Body, func(st tir.Stmt) bool {
-		if bs, ok := st.(*tir.BufferStore); ok {
-			tir.VisitExpr(bs.Value, func(e tir.Expr) bool {
-				if l, ok := e.(*tir.BufferLoad); ok && l.Buffer == x {
-					out = append(out, l.Indices)
-				}
-				return true
-			})
-		}
-		return true
-	})
-	return out
-}
-
-// reindexOperands reindexes each access of block b that is not indexed
-// by iteration variables alone (a gather: a flattened map's or a
-// convolution's fused index expressions), so that pad_einsum and
-// tensorize see [M][K], [K][N] (or [N][K]) and [M][N].
-func reindexOperands(t *testing.T, s *schedule.Schedule, b schedule.BlockRV) {
-	t.Helper()
-	r, err := s.FindBlock(b)
-	require.NoError(t, err)
-	plain := func(idx []tir.Expr) bool {
-		for _, e := range idx {
-			if _, v := e.(*tir.Var); !v {
-				return false
-			}
-		}
-		return true
-	}
-	st := r.Block.Body.(*tir.BufferStore)
-	for i, rd := range r.Block.Reads {
-		for _, idx := range blockLoads(r.Block, rd.Buffer) {
-			if rd.Buffer != st.Buffer && !plain(idx) {
-				_, err := s.ReIndex(b, i, "read")
-				require.NoError(t, err)
-				break
-			}
-		}
-	}
-	if !plain(st.Indices) {
-		_, err := s.ReIndex(b, 0, "write")
-		require.NoError(t, err)
-	}
-}
-
-// stageRuns is how many times block name's nest runs in f: the product
-// of the extents of the loops around the perfect nest of copy loops that
-// holds it.
+// stageRuns is stageRunsOf, required to find the stage.
 func stageRuns(t *testing.T, f *tir.PrimFunc, name string) int {
 	t.Helper()
-	runs := -1
-	var walk func(st tir.Stmt, trips int)
-	walk = func(st tir.Stmt, trips int) {
-		switch x := st.(type) {
-		case *tir.For:
-			if nestOf(x) == name {
-				runs = trips
-				return
-			}
-			e, ok := x.Extent.(*tir.IntImm)
-			require.True(t, ok)
-			walk(x.Body, trips*int(e.Value))
-		case *tir.SeqStmt:
-			for _, y := range x.Stmts {
-				walk(y, trips)
-			}
-		case *tir.Allocate:
-			walk(x.Body, trips)
-		case *tir.BlockRealize:
-			walk(x.Block.Body, trips)
-		}
-	}
-	walk(f.Body, 1)
+	runs := stageRunsOf(f, name)
 	require.GreaterOrEqual(t, runs, 0, "stage %q", name)
 	return runs
-}
-
-// nestOf is the name of the block at the bottom of the perfect loop nest
-// st, or "".
-func nestOf(st tir.Stmt) string {
-	for {
-		switch x := st.(type) {
-		case *tir.For:
-			st = x.Body
-		case *tir.BlockRealize:
-			return x.Block.Name
-		default:
-			return ""
-		}
-	}
 }
 
 // TestTilingInTensorIR: every fifth 2-thread tiling of a matmul with
