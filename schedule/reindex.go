@@ -16,8 +16,9 @@ import (
 // (a dense layer's flatten X[n, k floordiv 49, ...], a convolution's
 // window X[n, c, y + ky - 1, ...]) becomes a plain one that pad_einsum,
 // cache_read and tensorize take. A block "<X>_reindex" of the same loops
-// copies X into the copy before b's loop nest (read), or the copy back
-// into X after it (write); the copy is allocated for the function.
+// copies X into the copy before b's loop nest — as early in the sequence
+// holding it as X's writers allow (read) —, or the copy back into X
+// right after it (write); the copy is allocated for the function.
 //
 // For a read, the copied value is b's operand: the load of X, with the
 // select that guards it when the load is select(c, X[...], constant) and
@@ -72,7 +73,11 @@ func (s *Schedule) ReIndex(b BlockRV, bufferIndex int, bufferType string) (Block
 	}
 	name := freshName(ri.buf.Name, allBlockNames(s.f))
 	nest := ri.copyNest(name, x, bufferType == "read", r.Loc)
-	body := tir.Mutate(s.f.Body, func(y tir.Stmt) (tir.Stmt, bool) {
+	var body tir.Stmt
+	if bufferType == "read" {
+		body = hoistCopy(s.f.Body, anchor, nest, x)
+	}
+	body = tir.Mutate(orElse(body, s.f.Body), func(y tir.Stmt) (tir.Stmt, bool) {
 		if y != anchor {
 			return nil, false
 		}
@@ -82,8 +87,11 @@ func (s *Schedule) ReIndex(b BlockRV, bufferIndex int, bufferType string) (Block
 			}
 			return nil, false
 		})
-		if bufferType == "read" {
+		if bufferType == "read" && body == nil {
 			return tir.Seq(nest, repl), true
+		}
+		if bufferType == "read" {
+			return repl, true
 		}
 		return tir.Seq(repl, nest), true
 	})
@@ -446,4 +454,60 @@ func init() {
 		}
 		return []any{out}, nil
 	})
+}
+
+func orElse(a, b tir.Stmt) tir.Stmt {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// hoistCopy is body with the read copy nest placed as early in the
+// sequence holding anchor as x's writers allow (after the last statement
+// before anchor that writes x), so that later primitives can move the
+// reading block into loops that statements between would otherwise
+// separate it from; nil when anchor is not in a sequence.
+func hoistCopy(body, anchor, nest tir.Stmt, x *tir.Buffer) tir.Stmt {
+	done := false
+	out := tir.Mutate(body, func(y tir.Stmt) (tir.Stmt, bool) {
+		q, ok := y.(*tir.SeqStmt)
+		if !ok || done {
+			return nil, false
+		}
+		at := -1
+		for i, st := range q.Stmts {
+			if st == anchor {
+				at = i
+			}
+		}
+		if at < 0 {
+			return nil, false
+		}
+		pos := 0
+		for i := 0; i < at; i++ {
+			if writes(q.Stmts[i], x) {
+				pos = i + 1
+			}
+		}
+		stmts := append(append(append([]tir.Stmt(nil), q.Stmts[:pos]...), nest), q.Stmts[pos:]...)
+		done = true
+		return &tir.SeqStmt{Stmts: stmts, Loc: q.Loc}, true
+	})
+	if !done {
+		return nil
+	}
+	return out
+}
+
+// writes reports whether st stores x.
+func writes(st tir.Stmt, x *tir.Buffer) bool {
+	found := false
+	tir.VisitStmt(st, func(y tir.Stmt) bool {
+		if nodeStore(y) == x {
+			found = true
+		}
+		return !found
+	})
+	return found
 }

@@ -282,3 +282,25 @@ func TestReIndexRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestReIndexHoisted: a read copy goes as early in its sequence as the
+// buffer's writers allow — a parameter's before the first block, so the
+// reading block can still move under the loops of the blocks before it;
+// an intermediate's right after its producer.
+func TestReIndexHoisted(t *testing.T) {
+	s := New(locWorkload(t, "conv_bias_relu"))
+	_, err := s.ReIndex(block(t, s, "bias"), 1, "read")
+	require.NoError(t, err)
+	_, err = s.ReIndex(block(t, s, "relu"), 0, "read")
+	require.NoError(t, err)
+	got := printed(s.Func())
+	order := []string{`tir.block "Bs_reindex"`, `tir.block "pad"`, `tir.block "conv"`, `tir.block "bias"`, `tir.block "T_reindex"`, `tir.block "relu"`}
+	last := -1
+	for _, b := range order {
+		at := strings.Index(got, b)
+		require.Greater(t, at, last, "%s in order %v:\n%s", b, order, got)
+		last = at
+	}
+	require.NoError(t, s.ReverseComputeAt(block(t, s, "bias"), mustLoops(t, s, "conv")[0]))
+	checkSame(t, s)
+}

@@ -21,7 +21,7 @@ func newCompileCmd(stdout, stderr io.Writer) *cobra.Command {
 	var output, emit string
 	var stats, printPipeline bool
 	cmd := &cobra.Command{
-		Use:   "compile MODEL.mlir [-o OUT] [--emit hlo|tir|obj|so|llvm|asm|npu-asm|npu-bin|partition|ptx|cuda]",
+		Use:   "compile MODEL.mlir [-o OUT] [--emit hlo|tir|obj|so|llvm|asm|npu-asm|npu-bin|partition|npu-tir|ptx|cuda]",
 		Short: "compile a graph-dialect model for a target (or stop at any level)",
 		Long: `compile runs the compilation pipeline on MODEL.mlir: graph passes,
 legalization to hlo, fusion, tensor IR, scheduling and the target's code
@@ -34,6 +34,7 @@ LLVM 16's NVPTX backend).
   tessera compile lenet5.mlir --emit tir     # print the tensor IR (hlo, tir, llvm, asm)
   tessera compile lenet5.mlir --print-pipeline   # the steps, as tessera-opt --pass-pipeline takes them
   tessera compile lenet5.mlir --target npu --emit partition   # which kernel runs where on the NPU target
+  tessera compile lenet5.mlir --target npu --emit npu-tir     # the NPU kernels' schedules in tensor IR, with traces
   tessera compile lenet5.mlir --target cuda -o lenet5.cuda  # CUDA model file: tessera run/bench load it
   tessera compile lenet5.mlir --target cuda -o lenet5.o     # object calling the CUDA driver (-lcuda), plus lenet5.h
 
@@ -67,7 +68,7 @@ every step.`,
 	}
 	addCompileFlags(cmd, &o, stderr)
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output file")
-	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: hlo, tir or one of the target's kinds (cpu: obj, so, llvm, asm; npu: npu-asm, npu-bin, partition, so; cuda: ptx, llvm, cuda)")
+	cmd.Flags().StringVar(&emit, "emit", "", "what to produce: hlo, tir or one of the target's kinds (cpu: obj, so, llvm, asm; npu: npu-asm, npu-bin, partition, npu-tir, so; cuda: ptx, llvm, cuda)")
 	cmd.Flags().StringVar(&o.name, "name", "", "prefix of the exported symbol (default: the output file's base name)")
 	cmd.Flags().BoolVar(&stats, "stats", false, "print memory planning statistics (arena peak bytes) and how each kernel was scheduled to stderr")
 	cmd.Flags().BoolVar(&printPipeline, "print-pipeline", false, "print the pipeline's steps with their options (tessera-opt --pass-pipeline text) and exit")

@@ -21,6 +21,7 @@ import (
 	rt "github.com/tessera-ml/tessera/runtime"
 	"github.com/tessera-ml/tessera/targets/npu/isa"
 	"github.com/tessera-ml/tessera/targets/npu/sim"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // runCLI runs tessera with args and returns stdout, failing on a non-zero
@@ -114,6 +115,24 @@ func TestNPUPartitionAndEmit(t *testing.T) {
 	assert.Regexp(t, `(?m)^@fused_2: npu \(`, part)
 	assert.Regexp(t, `(?m)^@fused_1: host \(`, part)
 	assert.Regexp(t, `(?m)^npu MAC fraction: `, part)
+	// npu-tir: each NPU kernel scheduled in tensor IR, the intrinsic on the
+	// scratchpads, with its trace; the functions parse and verify
+	tirText := runCLI(t, "compile", model, "--target", "npu", "--emit", "npu-tir")
+	assert.Contains(t, tirText, "// kernel @fused_2:")
+	assert.Contains(t, tirText, `tessera.tensorized = "npu_gemm_1x16x16_f32_f32"`)
+	assert.Contains(t, tirText, `npu.virtual_threads = `)
+	assert.Contains(t, tirText, "transform_block_layout(")
+	funcs := 0
+	for _, part := range strings.Split(tirText, "// kernel @")[1:] {
+		start := strings.Index(part, "tir.func @")
+		end := strings.Index(part, "// trace:")
+		require.True(t, start >= 0 && end > start, "a scheduled function and its trace: %.200s", part)
+		m, err := tir.ParseString("npu-tir", part[start:end])
+		require.NoError(t, err)
+		require.NoError(t, tir.VerifyFunc(m.Funcs[0]))
+		funcs++
+	}
+	assert.Equal(t, 5, funcs, "LeNet-5's five NPU kernels")
 	asm := runCLI(t, "compile", model, "--target", "npu", "--emit", "npu-asm")
 	assert.Contains(t, asm, "; kernel @fused_2:")
 	assert.Contains(t, asm, ".datapath bf16")

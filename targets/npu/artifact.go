@@ -12,6 +12,7 @@ import (
 
 	"github.com/tessera-ml/tessera/targets"
 	"github.com/tessera-ml/tessera/targets/npu/isa"
+	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
 // Artifact is a model compiled for the NPU: the plan of the host function,
@@ -22,6 +23,7 @@ type Artifact struct {
 	prefix  string
 	plans   map[string]*Plan // by exported symbol
 	npu     map[string]*gemmProgram
+	funcs   map[string]*tir.PrimFunc // the NPU kernels' tensor IR
 	kernels map[string]kernelInfo
 	hostArt targets.Artifact // nil when every kernel runs on the NPU
 }
@@ -35,6 +37,8 @@ func (a *Artifact) Emit(kind, path string) ([]byte, error) {
 		data = []byte(a.asm())
 	case "partition":
 		data = []byte(a.Partition())
+	case "npu-tir":
+		data = []byte(a.tensorIR())
 	case "npu-bin":
 		var err error
 		if data, err = a.binaries(); err != nil {
@@ -70,6 +74,29 @@ func (a *Artifact) asm() string {
 		gp := a.npu[n]
 		fmt.Fprintf(&b, "; kernel @%s: %d×%d×%d (M×N×K), tiling %v entries\n", n, gp.g.M, gp.g.N, gp.g.K, gp.t)
 		b.WriteString(gp.prog.String())
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// tensorIR is every NPU kernel scheduled in tensor IR for its tiling
+// (scheduleTIR), followed by the schedule's trace as comments, or why
+// tensor IR does not express it yet.
+func (a *Artifact) tensorIR() string {
+	var b strings.Builder
+	for _, n := range a.npuNames() {
+		gp := a.npu[n]
+		fmt.Fprintf(&b, "// kernel @%s: %d×%d×%d (M×N×K), tiling %v\n", n, gp.g.M, gp.g.N, gp.g.K, gp.t)
+		s, err := scheduleTIR(a.cfg, a.funcs[n], gp.g, gp.t)
+		if err != nil {
+			fmt.Fprintf(&b, "// not expressed in tensor IR yet: %v\n\n", err)
+			continue
+		}
+		b.WriteString(tir.PrintFunc(s.Func(), tir.PrintOptions{}))
+		b.WriteString("\n// trace:\n")
+		for _, line := range strings.Split(strings.TrimRight(s.Trace().String(), "\n"), "\n") {
+			b.WriteString("//   " + line + "\n")
+		}
 		b.WriteString("\n")
 	}
 	return b.String()

@@ -111,16 +111,20 @@ func (t *Target) PostSchedule() []string { return nil }
 
 // Emits are "npu-asm" (every NPU program's text, each headed by its
 // kernel), "npu-bin" (a tar archive of <kernel>.bin program files),
-// "partition" (which kernel runs where, and why) and "so" (the host
-// kernels' shared object).
-func (t *Target) Emits() []string { return []string{"npu-asm", "npu-bin", "partition", "so"} }
+// "partition" (which kernel runs where, and why), "npu-tir" (every NPU
+// kernel scheduled in tensor IR for its tiling, with the trace, or why
+// tensor IR does not express it yet) and "so" (the host kernels' shared
+// object).
+func (t *Target) Emits() []string {
+	return []string{"npu-asm", "npu-bin", "partition", "npu-tir", "so"}
+}
 
 // Tolerance is 2e-2: the NPU multiplies bf16-rounded inputs (8-bit
 // significands) and accumulates in f32.
 func (t *Target) Tolerance() float64 { return 2e-2 }
 
-// TextEmits are npu-asm and partition.
-func (t *Target) TextEmits() []string { return []string{"npu-asm", "partition"} }
+// TextEmits are npu-asm, partition and npu-tir.
+func (t *Target) TextEmits() []string { return []string{"npu-asm", "partition", "npu-tir"} }
 
 // Codegen partitions m's kernels between the NPU and the host, generates
 // the NPU programs, compiles the host kernels with the CPU target and
@@ -129,7 +133,8 @@ func (t *Target) TextEmits() []string { return []string{"npu-asm", "partition"} 
 // builds). Errors: nothing exported, a host function the runtime cannot
 // run, the host compilation's.
 func (t *Target) Codegen(m *tir.Module, prefix string) (targets.Artifact, error) {
-	a := &Artifact{cfg: t.cfg, host: t.host, prefix: prefix, plans: map[string]*Plan{}, npu: map[string]*gemmProgram{}, kernels: map[string]kernelInfo{}}
+	a := &Artifact{cfg: t.cfg, host: t.host, prefix: prefix, plans: map[string]*Plan{}, npu: map[string]*gemmProgram{}, kernels: map[string]kernelInfo{},
+		funcs: map[string]*tir.PrimFunc{}}
 	hostMod := &tir.Module{}
 	for _, f := range m.Funcs {
 		if _, isKernel := f.Attrs[tir.AttrKernel]; isKernel {
@@ -228,7 +233,7 @@ func (a *Artifact) compileKernel(f *tir.PrimFunc, hostMod *tir.Module) error {
 		if err == nil {
 			var gp *gemmProgram
 			if gp, err = compileGEMM(a.cfg, g, tl); err == nil {
-				a.npu[f.Name] = gp
+				a.npu[f.Name], a.funcs[f.Name] = gp, f
 				info.NPU, info.Tiling = true, tl
 				a.kernels[f.Name] = info
 				return nil

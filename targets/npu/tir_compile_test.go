@@ -3,6 +3,7 @@ package npu
 import (
 	"math"
 	"math/rand"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -14,7 +15,7 @@ import (
 // TestCompileTIR: kernels as lowering makes them — a dense layer over a
 // fused flatten with bias and relu, a 3×3 convolution with bias and relu
 // (ResNet-18's layer shape, smaller), convolutions with stride, dilation
-// and two images, a plain matmul — compile through tensor IR
+// and two images, matmuls with and without tails — compile through tensor IR
 // (scheduleTIR: transform_block_layout, reindex, the tiling, the
 // epilogue on the accumulator; emitTensorIR) under tilings of both
 // orders, one to two threads, per step and resident. Their programs run
@@ -28,6 +29,7 @@ func TestCompileTIR(t *testing.T) {
 		"dense":          parseKernel(t, "testdata/dense.tir"),
 		"conv_bias_relu": parseKernel(t, "testdata/conv_bias_relu.tir"),
 		"matmul":         matmulKernel(t, 40, 72, 40),
+		"matmul_whole":   matmulKernel(t, 32, 48, 32), // whole blocks: nothing to pad
 		"conv_strided":   conv{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1}.kernel(),
 		"conv_two":       conv{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1}.kernel(),
 	}
@@ -87,4 +89,103 @@ func TestCompileTIRRefusals(t *testing.T) {
 	require.NoError(t, err)
 	_, err = compileTIR(cfg, e, g, Tiling{Mt: 4, Nt: 1, Kt: 2, Threads: 1})
 	require.ErrorContains(t, err, "constant 0.3 is not an ALU immediate")
+}
+
+// TestCompileTIRLeNet: LeNet-5's NPU kernels (testdata/lenet5_kernels.tir:
+// two convolutions and three dense layers, two of them with the batch as
+// N and the bias a row operand) compile through tensor IR under their
+// default tilings to the generator's results, within 1e-6 of the largest
+// output, in at most 1.4× its cycles. Under the race detector only the
+// dense layers run (the convolutions' element-by-element checks take
+// 5-7 s each without it).
+func TestCompileTIRLeNet(t *testing.T) {
+	cfg := isa.DefaultConfig()
+	data, err := os.ReadFile("testdata/lenet5_kernels.tir")
+	require.NoError(t, err)
+	m, err := tir.ParseString("lenet5_kernels.tir", string(data))
+	require.NoError(t, err)
+	require.Len(t, m.Funcs, 5)
+	for _, f := range m.Funcs {
+		if raceDetector && (f.Name == "fused_0" || f.Name == "fused_2") {
+			continue // the convolutions: 5-7 s each without the race detector
+		}
+		g, err := analyzeGEMM(cfg, f)
+		require.NoError(t, err, f.Name)
+		tl, ok, err := tilingOf(f, g)
+		require.NoError(t, err)
+		require.True(t, ok, f.Name)
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		_, args := bf16Args(f, rand.New(rand.NewSource(37)))
+		genStats, _, err := gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		want := append([]float32(nil), args[g.Out]...)
+		tp, err := compileTIR(cfg, f, g, tl)
+		require.NoError(t, err, f.Name)
+		clear(args[g.Out])
+		stats, _, err := tp.run(f32Args(args), false)
+		require.NoError(t, err)
+		var d, top float64
+		for i := range want {
+			d = math.Max(d, math.Abs(float64(want[i]-args[g.Out][i])))
+			top = math.Max(top, math.Abs(float64(want[i])))
+		}
+		require.LessOrEqual(t, d, 1e-6*top, f.Name)
+		require.LessOrEqual(t, float64(stats.Cycles), 1.4*float64(genStats.Cycles), f.Name)
+		t.Logf("@%s %v: %d cycles, the generator's %d (%.3f×)", f.Name, tl, stats.Cycles, genStats.Cycles, float64(stats.Cycles)/float64(genStats.Cycles))
+	}
+}
+
+// TestCompileTIRResNet18: every ResNet-18 kernel the NPU runs
+// (testdata/resnet18_kernels.tir: 21 convolutions, 1×1 and strided
+// included, with bias, residual adds and relu, and the classifier)
+// compiles through tensor IR under the generator's best gather-layout
+// tiling (the tensor IR does not express the window layout yet) to the
+// generator's results, within 1e-6 of the largest output, in at most
+// 1.2× its cycles. About a minute; skipped under the race detector
+// (go test ./targets/npu -run TestCompileTIRResNet18 runs it).
+func TestCompileTIRResNet18(t *testing.T) {
+	if raceDetector || testing.Short() {
+		t.Skip("a minute of emission and simulation; run without -race and -short")
+	}
+	cfg := isa.DefaultConfig()
+	data, err := os.ReadFile("testdata/resnet18_kernels.tir")
+	require.NoError(t, err)
+	m, err := tir.ParseString("resnet18_kernels.tir", string(data))
+	require.NoError(t, err)
+	var total, genTotal int64
+	kernels := 0
+	for _, f := range m.Funcs {
+		g, err := analyzeGEMM(cfg, f)
+		if err != nil {
+			continue // a host kernel (pooling)
+		}
+		tl, best := Tiling{}, -1.0
+		for _, c := range tilings(cfg, g) {
+			if cy, _ := estimate(cfg, g, c, false); !c.Window && !c.Resident && (best < 0 || cy < best) {
+				best, tl = cy, c
+			}
+		}
+		gp, err := compileGEMM(cfg, g, tl)
+		require.NoError(t, err)
+		_, args := bf16Args(f, rand.New(rand.NewSource(41)))
+		genStats, _, err := gp.run(f32Args(args), false)
+		require.NoError(t, err)
+		want := append([]float32(nil), args[g.Out]...)
+		tp, err := compileTIR(cfg, f, g, tl)
+		require.NoError(t, err, f.Name)
+		clear(args[g.Out])
+		stats, _, err := tp.run(f32Args(args), false)
+		require.NoError(t, err)
+		var d, top float64
+		for i := range want {
+			d = math.Max(d, math.Abs(float64(want[i]-args[g.Out][i])))
+			top = math.Max(top, math.Abs(float64(want[i])))
+		}
+		require.LessOrEqual(t, d, 1e-6*top, f.Name)
+		require.LessOrEqual(t, float64(stats.Cycles), 1.2*float64(genStats.Cycles), f.Name)
+		total, genTotal, kernels = total+stats.Cycles, genTotal+genStats.Cycles, kernels+1
+	}
+	require.Equal(t, 21, kernels)
+	t.Logf("ResNet-18's %d NPU kernels on gather tilings: %d cycles through tensor IR, the generator's %d (%.3f×)", kernels, total, genTotal, float64(total)/float64(genTotal))
 }

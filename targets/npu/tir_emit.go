@@ -100,15 +100,16 @@ type tirEmitter struct {
 	base   map[*tir.Buffer]int64  // its first entry there now
 	off    map[*tir.Buffer]int64  // its offset in a part, and its entries
 	size   map[*tir.Buffer]int64
-	next   map[string]int64    // a scope's first free entry in a part
-	staged map[*tir.Buffer]int // how many times it was staged (its part rotates)
-	accAt  int64               // the accumulator's part's first entry
-	acc    *tir.Buffer         // the accumulator: the last reset's buffer
-	run    []isa.Uop           // the GEMM or reset run being gathered
-	reset  bool                // the run is a reset
-	resets []accPoint          // the reset run's elements
-	rparts int                 // the reset block's virtual threads
-	alu    *aluRun             // the epilogue run being gathered
+	next   map[string]int64     // a scope's first free entry in a part
+	staged map[*tir.Buffer]int  // how many times it was staged (its part rotates)
+	column map[*tir.Buffer]bool // a 1-D buffer holding a row operand
+	accAt  int64                // the accumulator's part's first entry
+	acc    *tir.Buffer          // the accumulator: the last reset's buffer
+	run    []isa.Uop            // the GEMM or reset run being gathered
+	reset  bool                 // the run is a reset
+	resets []accPoint           // the reset run's elements
+	rparts int                  // the reset block's virtual threads
+	alu    *aluRun              // the epilogue run being gathered
 	chains map[*tir.Block]*aluChain
 	uopAt  map[string]int
 }
@@ -119,7 +120,7 @@ type tirEmitter struct {
 func emitTensorIR(cfg isa.Config, dp isa.Datapath, f *tir.PrimFunc, images map[string]tirImage) (*isa.Program, error) {
 	e := &tirEmitter{cfg: cfg, prog: &isa.Program{Datapath: dp}, images: map[*tir.Buffer]tirImage{},
 		env: map[*tir.Var]int64{}, held: map[*tir.Buffer]region{}, base: map[*tir.Buffer]int64{}, off: map[*tir.Buffer]int64{},
-		size: map[*tir.Buffer]int64{}, next: map[string]int64{}, staged: map[*tir.Buffer]int{},
+		size: map[*tir.Buffer]int64{}, next: map[string]int64{}, staged: map[*tir.Buffer]int{}, column: map[*tir.Buffer]bool{},
 		chains: map[*tir.Block]*aluChain{}, uopAt: map[string]int{}}
 	for _, p := range f.Params {
 		if img, ok := images[p.Name()]; ok {
@@ -208,10 +209,13 @@ func (e *tirEmitter) bind(r *tir.BlockRealize) (bool, error) {
 	return ok && p != 0, nil
 }
 
-// point is the element a 2-D access idx names; a 1-D one is a row
-// vector's (row 0).
-func (e *tirEmitter) point(idx []tir.Expr) (i, j int64, err error) {
-	if len(idx) == 1 { // a row vector
+// point is the element a 2-D access idx of buffer b names; a 1-D one is
+// a vector's: a row of N values (row 0), or a column of M values (column
+// 0) when b holds a row operand (one value per row).
+func (e *tirEmitter) point(b *tir.Buffer, idx []tir.Expr) (i, j int64, err error) {
+	if len(idx) == 1 && e.column[b] {
+		idx = []tir.Expr{idx[0], tir.Int(0)}
+	} else if len(idx) == 1 {
 		idx = []tir.Expr{tir.Int(0), idx[0]}
 	}
 	if len(idx) != 2 {
@@ -294,6 +298,7 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 		scratch, idx, param, pidx = l.Buffer, l.Indices, st.Buffer, st.Indices
 	}
 	img := e.images[param]
+	e.column[scratch] = len(idx) == 1 && img.Cols == 1
 	if img.View == nil && !sameElement(idx, pidx, img.Swap) {
 		return fmt.Errorf("stage %q does not copy %%%s element for element into %%%s (the image's layout)", r.Block.Name, param.Name, scratch.Name)
 	}
@@ -307,7 +312,7 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 		if ok, err := e.bind(r); err != nil || !ok {
 			return err
 		}
-		i, j, err := e.point(idx)
+		i, j, err := e.point(scratch, idx)
 		if err != nil {
 			return fmt.Errorf("stage %q: %v", r.Block.Name, err)
 		}
@@ -444,7 +449,7 @@ func (e *tirEmitter) block(r *tir.BlockRealize) error {
 			}
 			e.reset = true
 		}
-		i, j, err := e.point(st.Indices)
+		i, j, err := e.point(st.Buffer, st.Indices)
 		if err != nil {
 			return fmt.Errorf("block %q: %v", b.Name, err)
 		}

@@ -16,9 +16,9 @@ import (
 // op(·, operand) with op add, sub, mul, min or max (the accumulator on
 // the left of sub), each operand an immediate (a bf16 value in the bf16
 // datapath, a signed 16-bit integer in the int8 one) or an npu.acc
-// buffer's element: an M×N tile at the same element, or a row vector
-// (rank 1, indexed by the column) whose image repeats it over an entry's
-// rows. Each step is one ALU instruction over the run's entries (its
+// buffer's element: an M×N tile at the same element, or a vector (rank
+// 1) indexed by the column (a bias) or by the row (a row operand), whose
+// image repeats it over an entry's rows or columns. Each step is one ALU instruction over the run's entries (its
 // micro-ops folded into the loop levels); the block's output buffer then
 // names the accumulator's entries, which the STORE copies out.
 
@@ -139,11 +139,11 @@ func (e *tirEmitter) epilogue(r *tir.BlockRealize) error {
 	if e.alu == nil {
 		e.alu = &aluRun{out: st.Buffer, chain: c}
 	}
-	i, j, err := e.point(st.Indices)
+	i, j, err := e.point(st.Buffer, st.Indices)
 	if err != nil {
 		return fmt.Errorf("block %q: %v", b.Name, err)
 	}
-	ai, aj, err := e.point(c.accLoad.Indices)
+	ai, aj, err := e.point(c.accLoad.Buffer, c.accLoad.Indices)
 	if err != nil || ai != i || aj != j {
 		return fmt.Errorf("block %q: stores [%d, %d] from the accumulator's [%d, %d], not in place", b.Name, i, j, ai, aj)
 	}
@@ -151,12 +151,12 @@ func (e *tirEmitter) epilogue(r *tir.BlockRealize) error {
 	for _, s := range c.steps {
 		var p [2]int64
 		if s.load != nil {
-			p[0], p[1], err = e.point(s.load.Indices)
+			p[0], p[1], err = e.point(s.load.Buffer, s.load.Indices)
 			if err != nil {
 				return fmt.Errorf("block %q: %v", b.Name, err)
 			}
-			if len(s.load.Indices) == 1 && p[1] != j {
-				return fmt.Errorf("block %q: the vector %%%s is indexed by the row, not the column", b.Name, s.load.Buffer.Name)
+			if len(s.load.Indices) == 1 && (e.column[s.load.Buffer] && p[0] != i || !e.column[s.load.Buffer] && p[1] != j) {
+				return fmt.Errorf("block %q: the vector %%%s is not indexed by the accumulator's row (a row operand) or column (a bias)", b.Name, s.load.Buffer.Name)
 			}
 		}
 		pt.ops = append(pt.ops, p)
@@ -217,8 +217,9 @@ func (e *tirEmitter) source(run *aluRun, s aluChainStep, k int, pts []int) (uint
 		if err != nil {
 			return 0, fmt.Errorf("epilogue into %%%s: %v", run.out.Name, err)
 		}
-		vector := len(s.load.Indices) == 1
-		if n > 0 && at != src || sj != ci || si != ri && !vector {
+		vector := len(s.load.Indices) == 1 // its image repeats it over the entry's other dimension
+		rowOp := vector && e.column[s.load.Buffer]
+		if n > 0 && at != src || sj != ci && !rowOp || si != ri && !(vector && !rowOp) {
 			return 0, fmt.Errorf("epilogue into %%%s: %%%s[%d, %d] is not in the entry or place of the accumulator's [%d, %d]", run.out.Name, s.load.Buffer.Name, pt.ops[k][0], pt.ops[k][1], pt.i, pt.j)
 		}
 		src = at

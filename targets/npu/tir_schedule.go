@@ -50,7 +50,7 @@ func tileContraction(cfg isa.Config, s *schedule.Schedule, name string, tl Tilin
 	if err := reindexOperands(s, b); err != nil {
 		return st, err
 	}
-	if err := s.PadEinsum(b, []int64{int64(cfg.Batch), int64(cfg.BlockOut), int64(cfg.BlockIn)}); err != nil {
+	if err := padToBlocks(cfg, s, b); err != nil {
 		return st, err
 	}
 	ia, ib, kn, err := operands(s, b)
@@ -101,6 +101,22 @@ func tileContraction(cfg isa.Config, s *schedule.Schedule, name string, tl Tilin
 		return st, err
 	}
 	return st, annotateThreads(s, tl, xb, wb, init)
+}
+
+// padToBlocks pads block b's (M, N, K) to whole Batch × BlockOut ×
+// BlockIn blocks (pad_einsum) unless they are already.
+func padToBlocks(cfg isa.Config, s *schedule.Schedule, b schedule.BlockRV) error {
+	r, err := s.FindBlock(b)
+	if err != nil {
+		return err
+	}
+	block := []int64{int64(cfg.Batch), int64(cfg.BlockOut), int64(cfg.BlockIn)}
+	for d, iv := range r.Block.IterVars {
+		if e, ok := iv.Dom.Extent.(*tir.IntImm); !ok || e.Value%block[d] != 0 {
+			return s.PadEinsum(b, block)
+		}
+	}
+	return nil
 }
 
 // stageAt caches block b's read i in scope and computes the copy at loop.
@@ -239,9 +255,10 @@ func blockLoads(b *tir.Block, x *tir.Buffer) [][]tir.Expr {
 }
 
 // reindexOperands reindexes each access of block b that is not indexed
-// by iteration variables alone (a gather: a flattened map's or a
-// convolution's fused index expressions), so that pad_einsum and
-// tensorize see [M][K], [K][N] (or [N][K]) and [M][N].
+// by iteration variables alone in their order (a gather: a flattened
+// map's or a convolution's fused index expressions; a transposed
+// operand or output), so that pad_einsum and tensorize see [M][K],
+// [N][K] (or [K][N]) and [M][N].
 func reindexOperands(s *schedule.Schedule, b schedule.BlockRV) error {
 	r, err := s.FindBlock(b)
 	if err != nil {
@@ -251,9 +268,10 @@ func reindexOperands(s *schedule.Schedule, b schedule.BlockRV) error {
 	if !ok {
 		return fmt.Errorf("block %q: not a single store", b.Name)
 	}
+	ivs := r.Block.IterVars
 	for i, rd := range r.Block.Reads {
 		for _, idx := range blockLoads(r.Block, rd.Buffer) {
-			if rd.Buffer != st.Buffer && rd.Buffer.Scope != ScopeAcc && !plainIndex(idx) {
+			if rd.Buffer != st.Buffer && rd.Buffer.Scope != ScopeAcc && !inBlockOrder(idx, ivs) {
 				if _, err := s.ReIndex(b, i, "read"); err != nil {
 					return err
 				}
@@ -261,11 +279,37 @@ func reindexOperands(s *schedule.Schedule, b schedule.BlockRV) error {
 			}
 		}
 	}
-	if !plainIndex(st.Indices) {
+	if !inBlockOrder(st.Indices, ivs) {
 		_, err := s.ReIndex(b, 0, "write")
 		return err
 	}
 	return nil
+}
+
+// inBlockOrder reports whether idx is iteration variables of ivs in
+// their order — reindex's layout, [M][K], [N][K] and [M][N] for a
+// contraction's (M, N, K) — or a weight laid out [K][N].
+func inBlockOrder(idx []tir.Expr, ivs []*tir.IterVar) bool {
+	if !plainIndex(idx) {
+		return false
+	}
+	if len(ivs) == 3 && len(idx) == 2 && idx[0] == tir.Expr(ivs[2].Var) && idx[1] == tir.Expr(ivs[1].Var) {
+		return true
+	}
+	last := -1
+	for _, e := range idx {
+		at := -1
+		for i, iv := range ivs {
+			if e == tir.Expr(iv.Var) {
+				at = i
+			}
+		}
+		if at <= last {
+			return false
+		}
+		last = at
+	}
+	return true
 }
 
 // plainIndex reports whether every index is a variable.
@@ -609,7 +653,8 @@ func compileTIR(cfg isa.Config, f *tir.PrimFunc, g *gemmKernel, tl Tiling) (*gem
 
 // tirImages are the DRAM images of gp's kernel f as the generator lays
 // them out, its gather tables as views: the inputs, the weights, the
-// output and the epilogue's loaded operands (vectors and tiles).
+// output and the epilogue's loaded operands (bias vectors, row operands
+// and tiles).
 func tirImages(gp *gemmProgram, f *tir.PrimFunc) map[string]tirImage {
 	c, g := gp.cfg, gp.g
 	images := map[string]tirImage{
@@ -619,16 +664,18 @@ func tirImages(gp *gemmProgram, f *tir.PrimFunc) map[string]tirImage {
 			View: g.OutIdx, ViewCols: g.N},
 	}
 	for i, st := range g.Epilogue {
-		rows := c.Batch
+		img := tirImage{Mem: isa.MemAcc, DType: st.Elem, Base: gp.stepOff[i], Bytes: gp.operandEntry(st),
+			Rows: c.Batch, Cols: c.BlockOut, Stride: gp.nb, View: st.Idx, ViewCols: g.N}
 		switch st.Kind {
-		case opVector:
-			rows = 1
+		case opVector: // one row of N values per entry
+			img.Rows = 1
+		case opRow: // Mb entries, each row's value repeated: a column of M values
+			img.Cols, img.Stride, img.ViewCols = 1, 1, 1
 		case opTile:
 		default:
 			continue
 		}
-		images[f.Params[st.Param].Name()] = tirImage{Mem: isa.MemAcc, DType: st.Elem, Base: gp.stepOff[i], Bytes: gp.operandEntry(st),
-			Rows: rows, Cols: c.BlockOut, Stride: gp.nb, View: st.Idx, ViewCols: g.N}
+		images[f.Params[st.Param].Name()] = img
 	}
 	return images
 }
