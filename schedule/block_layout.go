@@ -63,15 +63,7 @@ func (s *Schedule) TransformBlockLayout(b BlockRV, m IndexMap) error {
 	if err := s.install(prim, &b, nil, body); err != nil {
 		return err
 	}
-	names := make([]any, len(m.Params))
-	for i, v := range m.Params {
-		names[i] = v.Name
-	}
-	results := make([]any, len(m.Results))
-	for i, e := range m.Results {
-		results[i] = imExprString(e, 0)
-	}
-	s.Record(prim, []any{b}, map[string]any{"map_params": names, "map_results": results}, nil, nil)
+	s.Record(prim, []any{b}, indexMapAttrs(m), nil, nil)
 	return nil
 }
 
@@ -267,15 +259,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		params, err := attrStrings(attrs, "map_params")
-		if err != nil {
-			return nil, err
-		}
-		results, err := attrStrings(attrs, "map_results")
-		if err != nil {
-			return nil, err
-		}
-		m, err := ParseIndexMap("(" + strings.Join(params, ", ") + ") -> (" + strings.Join(results, ", ") + ")")
+		m, err := indexMapOf(attrs)
 		if err != nil {
 			return nil, err
 		}

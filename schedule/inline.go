@@ -303,32 +303,12 @@ func (s *Schedule) ReverseComputeInline(b BlockRV) error {
 
 // replaceLoad replaces every load of buf in e by value.
 func replaceLoad(e tir.Expr, buf *tir.Buffer, value tir.Expr) tir.Expr {
-	switch x := e.(type) {
-	case *tir.BufferLoad:
-		if x.Buffer == buf {
-			return value
+	return rewriteExpr(e, func(x tir.Expr) (tir.Expr, bool) {
+		if l, ok := x.(*tir.BufferLoad); ok && l.Buffer == buf {
+			return value, true
 		}
-		idx := make([]tir.Expr, len(x.Indices))
-		for i, a := range x.Indices {
-			idx[i] = replaceLoad(a, buf, value)
-		}
-		return &tir.BufferLoad{Buffer: x.Buffer, Indices: idx}
-	case *tir.Binary:
-		return &tir.Binary{Op: x.Op, A: replaceLoad(x.A, buf, value), B: replaceLoad(x.B, buf, value)}
-	case *tir.Not:
-		return &tir.Not{X: replaceLoad(x.X, buf, value)}
-	case *tir.Select:
-		return &tir.Select{Cond: replaceLoad(x.Cond, buf, value), T: replaceLoad(x.T, buf, value), F: replaceLoad(x.F, buf, value)}
-	case *tir.Cast:
-		return &tir.Cast{Type: x.Type, X: replaceLoad(x.X, buf, value)}
-	case *tir.Call:
-		args := make([]tir.Expr, len(x.Args))
-		for i, a := range x.Args {
-			args[i] = replaceLoad(a, buf, value)
-		}
-		return &tir.Call{Name: x.Name, Args: args}
-	}
-	return e
+		return nil, false
+	})
 }
 
 func substRegion(r tir.BufferRegion, m map[*tir.Var]tir.Expr) tir.BufferRegion {

@@ -484,6 +484,16 @@ func (s *Schedule) TransformLayout(b BlockRV, bufferIndex int, bufferType string
 	if err := s.install(prim, &b, nil, body); err != nil {
 		return err
 	}
+	attrs := indexMapAttrs(m)
+	attrs["buffer_index"], attrs["buffer_type"] = int64(bufferIndex), bufferType
+	s.Record(prim, []any{b}, attrs, nil, nil)
+	return nil
+}
+
+// indexMapAttrs are a trace instruction's attributes for index map m: its
+// parameter names and its results' text, two string lists ("map_params",
+// "map_results"), editable in a trace file.
+func indexMapAttrs(m IndexMap) map[string]any {
 	names := make([]any, len(m.Params))
 	for i, v := range m.Params {
 		names[i] = v.Name
@@ -492,8 +502,20 @@ func (s *Schedule) TransformLayout(b BlockRV, bufferIndex int, bufferType string
 	for i, e := range m.Results {
 		results[i] = imExprString(e, 0)
 	}
-	s.Record(prim, []any{b}, map[string]any{"buffer_index": int64(bufferIndex), "buffer_type": bufferType, "map_params": names, "map_results": results}, nil, nil)
-	return nil
+	return map[string]any{"map_params": names, "map_results": results}
+}
+
+// indexMapOf reads the index map indexMapAttrs wrote.
+func indexMapOf(attrs map[string]any) (IndexMap, error) {
+	params, err := attrStrings(attrs, "map_params")
+	if err != nil {
+		return IndexMap{}, err
+	}
+	results, err := attrStrings(attrs, "map_results")
+	if err != nil {
+		return IndexMap{}, err
+	}
+	return ParseIndexMap("(" + strings.Join(params, ", ") + ") -> (" + strings.Join(results, ", ") + ")")
 }
 
 // imageShape is the bounding box of m's image of the domain shape, or why
@@ -713,15 +735,7 @@ func init() {
 		if err != nil {
 			return nil, err
 		}
-		params, err := attrStrings(attrs, "map_params")
-		if err != nil {
-			return nil, err
-		}
-		results, err := attrStrings(attrs, "map_results")
-		if err != nil {
-			return nil, err
-		}
-		m, err := ParseIndexMap("(" + strings.Join(params, ", ") + ") -> (" + strings.Join(results, ", ") + ")")
+		m, err := indexMapOf(attrs)
 		if err != nil {
 			return nil, err
 		}

@@ -337,24 +337,12 @@ func swapRegion(rs []tir.BufferRegion, old *tir.Buffer, region tir.BufferRegion)
 // replaceExpr replaces every occurrence of target (structurally equal) in
 // e by with.
 func replaceExpr(e, target, with tir.Expr) tir.Expr {
-	if tir.Equal(e, target) {
-		return with
-	}
-	switch x := e.(type) {
-	case *tir.BufferLoad:
-		return &tir.BufferLoad{Buffer: x.Buffer, Indices: replaceExprs(x.Indices, target, with)}
-	case *tir.Binary:
-		return &tir.Binary{Op: x.Op, A: replaceExpr(x.A, target, with), B: replaceExpr(x.B, target, with)}
-	case *tir.Not:
-		return &tir.Not{X: replaceExpr(x.X, target, with)}
-	case *tir.Select:
-		return &tir.Select{Cond: replaceExpr(x.Cond, target, with), T: replaceExpr(x.T, target, with), F: replaceExpr(x.F, target, with)}
-	case *tir.Cast:
-		return &tir.Cast{Type: x.Type, X: replaceExpr(x.X, target, with)}
-	case *tir.Call:
-		return &tir.Call{Name: x.Name, Args: replaceExprs(x.Args, target, with)}
-	}
-	return e
+	return rewriteExpr(e, func(x tir.Expr) (tir.Expr, bool) {
+		if tir.Equal(x, target) {
+			return with, true
+		}
+		return nil, false
+	})
 }
 
 func replaceExprs(es []tir.Expr, target, with tir.Expr) []tir.Expr {
@@ -363,6 +351,36 @@ func replaceExprs(es []tir.Expr, target, with tir.Expr) []tir.Expr {
 		out[i] = replaceExpr(e, target, with)
 	}
 	return out
+}
+
+// rewriteExpr is e with every outermost subexpression fn replaces (fn
+// returns the replacement and true) replaced, the rest rebuilt.
+func rewriteExpr(e tir.Expr, fn func(tir.Expr) (tir.Expr, bool)) tir.Expr {
+	if r, ok := fn(e); ok {
+		return r
+	}
+	all := func(es []tir.Expr) []tir.Expr {
+		out := make([]tir.Expr, len(es))
+		for i, a := range es {
+			out[i] = rewriteExpr(a, fn)
+		}
+		return out
+	}
+	switch x := e.(type) {
+	case *tir.BufferLoad:
+		return &tir.BufferLoad{Buffer: x.Buffer, Indices: all(x.Indices)}
+	case *tir.Binary:
+		return &tir.Binary{Op: x.Op, A: rewriteExpr(x.A, fn), B: rewriteExpr(x.B, fn)}
+	case *tir.Not:
+		return &tir.Not{X: rewriteExpr(x.X, fn)}
+	case *tir.Select:
+		return &tir.Select{Cond: rewriteExpr(x.Cond, fn), T: rewriteExpr(x.T, fn), F: rewriteExpr(x.F, fn)}
+	case *tir.Cast:
+		return &tir.Cast{Type: x.Type, X: rewriteExpr(x.X, fn)}
+	case *tir.Call:
+		return &tir.Call{Name: x.Name, Args: all(x.Args)}
+	}
+	return e
 }
 
 // reindexAnchor is the statement the copy goes next to: the outermost one

@@ -1,7 +1,6 @@
 package npu
 
 import (
-	"math"
 	"math/rand"
 	"os"
 	"testing"
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tessera-ml/tessera/targets/npu/isa"
+	"github.com/tessera-ml/tessera/targets/npu/sim"
 	tir "github.com/tessera-ml/tessera/tensorir"
 )
 
@@ -30,8 +30,8 @@ func TestCompileTIR(t *testing.T) {
 		"conv_bias_relu": parseKernel(t, "testdata/conv_bias_relu.tir"),
 		"matmul":         matmulKernel(t, 40, 72, 40),
 		"matmul_whole":   matmulKernel(t, 32, 48, 32), // whole blocks: nothing to pad
-		"conv_strided":   conv{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1}.kernel(),
-		"conv_two":       conv{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1}.kernel(),
+		"conv_two":       gemmConvs[0].kernel(),
+		"conv_strided":   gemmConvs[1].kernel(),
 	}
 	for name, f := range kernels {
 		g, err := analyzeGEMM(cfg, f)
@@ -39,26 +39,11 @@ func TestCompileTIR(t *testing.T) {
 		_, args := bf16Args(f, rand.New(rand.NewSource(31)))
 		for _, tl := range []Tiling{{Mt: 4, Nt: 1, Kt: 2, Threads: 2}, {Mt: 3, Nt: 2, Kt: 1, Threads: 1, NOuter: true},
 			{Mt: 8, Nt: 1, Kt: 3, Threads: 2, Resident: true}} {
-			gp, err := compileGEMM(cfg, g, tl)
-			require.NoError(t, err)
-			clear(args[g.Out])
-			genStats, _, err := gp.run(f32Args(args), false)
-			require.NoError(t, err)
-			want := append([]float32(nil), args[g.Out]...)
-			tp, err := compileTIR(cfg, f, g, tl)
-			require.NoError(t, err, "%s, tiling %v", name, tl)
-			clear(args[g.Out])
-			stats, _, err := tp.run(f32Args(args), false)
-			require.NoError(t, err)
+			want, got, genStats, stats := viaTIR(t, cfg, f, g, tl, args)
 			if len(g.Epilogue) == 0 {
-				require.Equal(t, want, args[g.Out], "%s, tiling %v", name, tl)
+				require.Equal(t, want, got, "%s, tiling %v", name, tl)
 			}
-			var d, top float64
-			for i := range want {
-				d = math.Max(d, math.Abs(float64(want[i]-args[g.Out][i])))
-				top = math.Max(top, math.Abs(float64(want[i])))
-			}
-			require.LessOrEqual(t, d, 2e-6*top, "%s, tiling %v", name, tl)
+			require.LessOrEqual(t, relDiff(want, got), 2e-6, "%s, tiling %v", name, tl)
 			require.LessOrEqual(t, float64(stats.Cycles), 1.2*float64(genStats.Cycles), "%s, tiling %v", name, tl)
 		}
 	}
@@ -114,23 +99,9 @@ func TestCompileTIRLeNet(t *testing.T) {
 		tl, ok, err := tilingOf(f, g)
 		require.NoError(t, err)
 		require.True(t, ok, f.Name)
-		gp, err := compileGEMM(cfg, g, tl)
-		require.NoError(t, err)
 		_, args := bf16Args(f, rand.New(rand.NewSource(37)))
-		genStats, _, err := gp.run(f32Args(args), false)
-		require.NoError(t, err)
-		want := append([]float32(nil), args[g.Out]...)
-		tp, err := compileTIR(cfg, f, g, tl)
-		require.NoError(t, err, f.Name)
-		clear(args[g.Out])
-		stats, _, err := tp.run(f32Args(args), false)
-		require.NoError(t, err)
-		var d, top float64
-		for i := range want {
-			d = math.Max(d, math.Abs(float64(want[i]-args[g.Out][i])))
-			top = math.Max(top, math.Abs(float64(want[i])))
-		}
-		require.LessOrEqual(t, d, 1e-6*top, f.Name)
+		want, got, genStats, stats := viaTIR(t, cfg, f, g, tl, args)
+		require.LessOrEqual(t, relDiff(want, got), 1e-6, f.Name)
 		require.LessOrEqual(t, float64(stats.Cycles), 1.4*float64(genStats.Cycles), f.Name)
 		t.Logf("@%s %v: %d cycles, the generator's %d (%.3f×)", f.Name, tl, stats.Cycles, genStats.Cycles, float64(stats.Cycles)/float64(genStats.Cycles))
 	}
@@ -166,26 +137,24 @@ func TestCompileTIRResNet18(t *testing.T) {
 				best, tl = cy, c
 			}
 		}
-		gp, err := compileGEMM(cfg, g, tl)
-		require.NoError(t, err)
 		_, args := bf16Args(f, rand.New(rand.NewSource(41)))
-		genStats, _, err := gp.run(f32Args(args), false)
-		require.NoError(t, err)
-		want := append([]float32(nil), args[g.Out]...)
-		tp, err := compileTIR(cfg, f, g, tl)
-		require.NoError(t, err, f.Name)
-		clear(args[g.Out])
-		stats, _, err := tp.run(f32Args(args), false)
-		require.NoError(t, err)
-		var d, top float64
-		for i := range want {
-			d = math.Max(d, math.Abs(float64(want[i]-args[g.Out][i])))
-			top = math.Max(top, math.Abs(float64(want[i])))
-		}
-		require.LessOrEqual(t, d, 1e-6*top, f.Name)
+		want, got, genStats, stats := viaTIR(t, cfg, f, g, tl, args)
+		require.LessOrEqual(t, relDiff(want, got), 1e-6, f.Name)
 		require.LessOrEqual(t, float64(stats.Cycles), 1.2*float64(genStats.Cycles), f.Name)
 		total, genTotal, kernels = total+stats.Cycles, genTotal+genStats.Cycles, kernels+1
 	}
 	require.Equal(t, 21, kernels)
 	t.Logf("ResNet-18's %d NPU kernels on gather tilings: %d cycles through tensor IR, the generator's %d (%.3f×)", kernels, total, genTotal, float64(total)/float64(genTotal))
+}
+
+// viaTIR runs kernel f (analysed as g) under tiling tl compiled by the
+// generator and through tensor IR (compileTIR) on the same inputs args:
+// both outputs and statistics.
+func viaTIR(t *testing.T, cfg isa.Config, f *tir.PrimFunc, g *gemmKernel, tl Tiling, args [][]float32) (want, got []float32, gen, st *sim.Stats) {
+	t.Helper()
+	gp, err := compileGEMM(cfg, g, tl)
+	require.NoError(t, err)
+	tp, err := compileTIR(cfg, f, g, tl)
+	require.NoError(t, err, "@%s, tiling %v", f.Name, tl)
+	return runBoth(t, gp, tp.prog, args)
 }

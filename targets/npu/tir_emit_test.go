@@ -2,6 +2,7 @@ package npu
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"sort"
 	"testing"
@@ -81,17 +82,8 @@ func TestEmitFromTensorIR(t *testing.T) {
 		prog, err := emitTensorIR(cfg, g.DP, s.Func(), gemmImages(gp))
 		require.NoError(t, err, "tiling %v", tl)
 
-		clear(args[g.Out])
-		genStats, _, err := gp.run(f32Args(args), false)
-		require.NoError(t, err)
-		want := append([]float32(nil), args[g.Out]...)
-		dram := make([]byte, gp.dramBytes)
-		clear(args[g.Out])
-		require.NoError(t, gp.pack(dram, f32Args(args)))
-		stats, err := sim.Run(cfg, prog, dram)
-		require.NoError(t, err, "tiling %v", tl)
-		gp.unpack(dram, f32Args(args)[g.Out])
-		require.Equal(t, want, args[g.Out], "tiling %v", tl)
+		want, got, genStats, stats := runBoth(t, gp, prog, args)
+		require.Equal(t, want, got, "tiling %v", tl)
 		if !tl.Resident { // the generator issues a resident operand's next LOAD early
 			// the same cycles, or (a micro-op table folded smaller, its LOAD
 			// shorter) a few fewer
@@ -128,17 +120,8 @@ func TestEmitEpilogueFromTensorIR(t *testing.T) {
 		prog, err := emitTensorIR(cfg, g.DP, epilogueForEmit(t, cfg, f, tl), epilogueImages(gp))
 		require.NoError(t, err, "tiling %v", tl)
 
-		clear(args[g.Out])
-		_, _, err = gp.run(f32Args(args), false)
-		require.NoError(t, err)
-		want := append([]float32(nil), args[g.Out]...)
-		dram := make([]byte, gp.dramBytes)
-		clear(args[g.Out])
-		require.NoError(t, gp.pack(dram, f32Args(args)))
-		_, err = sim.Run(cfg, prog, dram)
-		require.NoError(t, err, "tiling %v", tl)
-		gp.unpack(dram, f32Args(args)[g.Out])
-		require.Equal(t, want, args[g.Out], "tiling %v", tl)
+		want, got, _, _ := runBoth(t, gp, prog, args)
+		require.Equal(t, want, got, "tiling %v", tl)
 		ops := map[isa.Opcode]int{}
 		for _, in := range prog.Insts {
 			ops[in.Op]++
@@ -219,16 +202,8 @@ func checkEmitted(t *testing.T, cfg isa.Config, f, tf *tir.PrimFunc, g *gemmKern
 	prog, err := emitTensorIR(cfg, g.DP, tf, viewImages(gp, f))
 	require.NoError(t, err, "tiling %v", tl)
 	_, args := bf16Args(f, rand.New(rand.NewSource(seed)))
-	_, _, err = gp.run(f32Args(args), false)
-	require.NoError(t, err)
-	want := append([]float32(nil), args[g.Out]...)
-	dram := make([]byte, gp.dramBytes)
-	clear(args[g.Out])
-	require.NoError(t, gp.pack(dram, f32Args(args)))
-	_, err = sim.Run(cfg, prog, dram)
-	require.NoError(t, err, "tiling %v", tl)
-	gp.unpack(dram, f32Args(args)[g.Out])
-	require.Equal(t, want, args[g.Out], "tiling %v", tl)
+	want, got, _, _ := runBoth(t, gp, prog, args)
+	require.Equal(t, want, got, "tiling %v", tl)
 	require.Equal(t, dmas(gp.prog), dmas(prog), "tiling %v", tl)
 }
 
@@ -250,10 +225,7 @@ func TestEmitGatherFromTensorIR(t *testing.T) {
 		inlineCopies(t, s, "a_reindex", "a_reindex_pad", "b_pad")
 		checkEmitted(t, cfg, dense, s.Func(), g, tl, 23)
 	}
-	for _, c := range []conv{
-		{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1},
-		{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1},
-	} {
+	for _, c := range gemmConvs {
 		f := c.kernel()
 		g, err := analyzeGEMM(cfg, f)
 		require.NoError(t, err)
@@ -270,4 +242,33 @@ func TestEmitGatherFromTensorIR(t *testing.T) {
 			checkEmitted(t, cfg, f, s.Func(), g, tl, 29)
 		}
 	}
+}
+
+// runBoth runs the generator's program gp and program prog on gp's DRAM
+// image of the same inputs args (prog nil: gp's own program again) and
+// returns both outputs and statistics.
+func runBoth(t *testing.T, gp *gemmProgram, prog *isa.Program, args [][]float32) (want, got []float32, gen, st *sim.Stats) {
+	t.Helper()
+	out := gp.g.Out
+	clear(args[out])
+	gen, _, err := gp.run(f32Args(args), false)
+	require.NoError(t, err)
+	want = append([]float32(nil), args[out]...)
+	dram := make([]byte, gp.dramBytes)
+	clear(args[out])
+	require.NoError(t, gp.pack(dram, f32Args(args)))
+	st, err = sim.Run(gp.cfg, prog, dram)
+	require.NoError(t, err)
+	gp.unpack(dram, f32Args(args)[out])
+	return want, append([]float32(nil), args[out]...), gen, st
+}
+
+// relDiff is max |want − got| / max |want|.
+func relDiff(want, got []float32) float64 {
+	var d, top float64
+	for i := range want {
+		d = math.Max(d, math.Abs(float64(want[i]-got[i])))
+		top = math.Max(top, math.Abs(float64(want[i])))
+	}
+	return d / top
 }

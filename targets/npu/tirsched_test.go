@@ -69,11 +69,7 @@ func TestTilingInTensorIR(t *testing.T) {
 		f, st := tileInTensorIR(t, cfg, mm, tl, tir.DF32, tir.DF32)
 		in := map[string]*tir.Array{"a": arrays["a"], "b": arrays["b"], "c": tir.NewArray(tir.DF32, m, n)}
 		require.NoError(t, tir.Run(f, in))
-		gp, err := compileGEMM(cfg, g, tl)
-		require.NoError(t, err)
-		clear(args[g.Out])
-		_, _, err = gp.run(f32Args(args), false)
-		require.NoError(t, err)
+		gp := runGenerator(t, cfg, g, tl, args)
 		for e, want := range in["c"].Floats { // bf16 products are exact in f32: no FMA question
 			require.Equal(t, float32(want), args[g.Out][e], "tiling %v: element %d", tl, e)
 		}
@@ -188,11 +184,7 @@ func TestGatherTilingInTensorIR(t *testing.T) {
 		require.NoError(t, tir.VerifyFunc(f))
 		in := map[string]*tir.Array{"a": arrays["a"], "b": arrays["b"], "c": tir.NewArray(tir.DF32, m, n)}
 		require.NoError(t, tir.Run(f, in))
-		gp, err := compileGEMM(cfg, g, tl)
-		require.NoError(t, err)
-		clear(args[g.Out])
-		_, _, err = gp.run(f32Args(args), false)
-		require.NoError(t, err)
+		gp := runGenerator(t, cfg, g, tl, args)
 		for e, want := range in["c"].Floats {
 			require.Equal(t, float32(want), args[g.Out][e], "tiling %v: element %d", tl, e)
 		}
@@ -207,6 +199,14 @@ func TestGatherTilingInTensorIR(t *testing.T) {
 	}
 }
 
+// gemmConvs are convolutions the tensor-IR tests lay out as implicit
+// GEMMs: two images with padding 1, and a strided, dilated one with
+// asymmetric padding and a 3×2 kernel.
+var gemmConvs = []conv{
+	{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1},
+	{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1},
+}
+
 // TestConvTilingInTensorIR: a convolution (padding, stride, dilation,
 // more than one image) on the gather layout is an implicit GEMM in
 // tensor IR: transform_block_layout fuses (n, co, oh, ow, ci, kh, kw)
@@ -218,10 +218,7 @@ func TestGatherTilingInTensorIR(t *testing.T) {
 // input LOAD.
 func TestConvTilingInTensorIR(t *testing.T) {
 	cfg := isa.DefaultConfig()
-	for _, c := range []conv{
-		{n: 2, c: 5, h: 6, w: 5, co: 20, kh: 3, kw: 3, sh: 1, sw: 1, dh: 1, dw: 1, pt: 1, pb: 1, pl: 1, pr: 1},
-		{n: 1, c: 3, h: 7, w: 7, co: 18, kh: 3, kw: 2, sh: 2, sw: 1, dh: 1, dw: 2, pt: 1, pb: 0, pl: 0, pr: 1},
-	} {
+	for _, c := range gemmConvs {
 		f := c.kernel()
 		g, err := analyzeGEMM(cfg, f)
 		require.NoError(t, err)
@@ -244,11 +241,7 @@ func TestConvTilingInTensorIR(t *testing.T) {
 			require.NoError(t, tir.VerifyFunc(tf))
 			in := map[string]*tir.Array{"x": arrays["x"], "w": arrays["w"], "y": tir.NewArray(tir.DF32, int64(c.n), int64(c.co), int64(oh), int64(ow))}
 			require.NoError(t, tir.Run(tf, in))
-			gp, err := compileGEMM(cfg, g, tl)
-			require.NoError(t, err)
-			clear(args[g.Out])
-			_, _, err = gp.run(f32Args(args), false)
-			require.NoError(t, err)
+			gp := runGenerator(t, cfg, g, tl, args)
 			for e, want := range in["y"].Floats {
 				require.Equal(t, float32(want), args[g.Out][e], "%+v tiling %v: element %d", c, tl, e)
 			}
@@ -314,11 +307,7 @@ func TestEpilogueInTensorIR(t *testing.T) {
 		}
 		in["out0"] = tir.NewArray(tir.DF32, 19, 21)
 		require.NoError(t, tir.Run(tf, in))
-		gp, err := compileGEMM(cfg, g, tl)
-		require.NoError(t, err)
-		clear(args[g.Out])
-		_, _, err = gp.run(f32Args(args), false)
-		require.NoError(t, err)
+		gp := runGenerator(t, cfg, g, tl, args)
 		for e, want := range in["out0"].Floats {
 			require.Equal(t, float32(want), args[g.Out][e], "tiling %v: element %d", tl, e)
 		}
@@ -380,4 +369,16 @@ func readIndex(t *testing.T, s *schedule.Schedule, b schedule.BlockRV, name stri
 	}
 	require.Failf(t, "no read", "block %s reads no %%%s", b.Name, name)
 	return -1
+}
+
+// runGenerator compiles g under tiling tl with the generator and runs it
+// on args (the output cleared first); the output is left in args.
+func runGenerator(t *testing.T, cfg isa.Config, g *gemmKernel, tl Tiling, args [][]float32) *gemmProgram {
+	t.Helper()
+	gp, err := compileGEMM(cfg, g, tl)
+	require.NoError(t, err)
+	clear(args[g.Out])
+	_, _, err = gp.run(f32Args(args), false)
+	require.NoError(t, err)
+	return gp
 }
