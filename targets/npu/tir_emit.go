@@ -15,8 +15,9 @@ import (
 // kernels, CoProcSync — here isa.InsertDeps on the instruction stream).
 //
 // emitTensorIR reads a contraction scheduled onto the NPU's scopes — the
-// form the tests' tileBlock builds with standard primitives — and emits
-// its program by walking the function with the loop variables bound:
+// form scheduleTIR builds with standard primitives (tir_schedule.go) —
+// and emits its program by walking the function with the loop variables
+// bound:
 //
 //   - a cache stage copying a kernel parameter into npu.inp, npu.wgt or
 //     npu.acc (an epilogue's operand) — the value a load of the
@@ -24,10 +25,13 @@ import (
 //     the DRAM image holds — is one LOAD of the blocks its instance
 //     writes, from the parameter's DRAM image; the buffer then holds
 //     that region in its scratchpad, at entries of its own after the
-//     scope's other buffers (one part: no virtual threads);
+//     scope's other buffers, in the next of the parts its
+//     AttrVirtualThreads splits the scratchpad into (an epilogue
+//     operand: in the accumulator's part);
 //   - a block writing zero into npu.acc (decompose_reduction's init) is
 //     a GEMM reset of the accumulator entries one run of its instances
-//     writes, which become the accumulator's region;
+//     writes, which become the accumulator's region (in the next of its
+//     AttrVirtualThreads parts);
 //   - a block tensorized with the matrix unit's intrinsic is a micro-op
 //     (the accumulator, input and weight entries its implementation's
 //     first iteration accesses); consecutive ones form one GEMM;
@@ -487,9 +491,13 @@ func (e *tirEmitter) gemm(r *tir.BlockRealize) error {
 		if bad != nil {
 			return
 		}
+		if len(idx) != 2 {
+			bad = fmt.Errorf("block %q: an access of %%%s of rank %d (want 2)", r.Block.Name, b.Name, len(idx))
+			return
+		}
 		i, ok1 := e.evalAtOrigin(idx[0])
-		j, ok2 := e.evalAtOrigin(idx[len(idx)-1])
-		if len(idx) != 2 || !ok1 || !ok2 {
+		j, ok2 := e.evalAtOrigin(idx[1])
+		if !ok1 || !ok2 {
 			bad = fmt.Errorf("block %q: an access of %%%s the emitter cannot place", r.Block.Name, b.Name)
 			return
 		}

@@ -221,7 +221,7 @@ func operands(s *schedule.Schedule, b schedule.BlockRV) (ia, ib int, kn bool, er
 	for i, rd := range r.Block.Reads {
 		for _, idx := range blockLoads(r.Block, rd.Buffer) {
 			switch {
-			case rd.Buffer == r.Block.Writes[0].Buffer:
+			case len(idx) == 0 || rd.Buffer == r.Block.Writes[0].Buffer:
 			case tir.Equal(idx[0], ivs[0].Var):
 				ia = i
 			case tir.Equal(idx[0], ivs[1].Var):
@@ -565,8 +565,12 @@ func fuseEpilogue(s *schedule.Schedule, epi schedule.BlockRV) error {
 	if err != nil {
 		return err
 	}
+	st, ok := r.Block.Body.(*tir.BufferStore)
+	if !ok {
+		return refuse("block %q is not a single store", epi.Name)
+	}
 	var acc *tir.BufferLoad
-	tir.VisitExpr(r.Block.Body.(*tir.BufferStore).Value, func(x tir.Expr) bool {
+	tir.VisitExpr(st.Value, func(x tir.Expr) bool {
 		if l, ok := x.(*tir.BufferLoad); ok && l.Buffer.Scope == ScopeAcc && acc == nil {
 			acc = l
 		}
