@@ -88,11 +88,18 @@ vet:
 # tests, the example and coverage models). Its only concurrent code is the
 # tuner's (tune.go), so its tune tests run under the race detector and the
 # rest without it (the detector slows the single-goroutine compiler several
-# times over); every other package runs under -race.
+# times over); every other package runs under -race, but for the tests
+# below.
 RACE_PKGS = $(shell $(GO) list ./... | grep -v '/cmd/tessera$$')
 
+# targets/npu's tensor-IR tests (TestCompileTIR*, *TensorIR) schedule and
+# emit whole kernels (LeNet-5's, ResNet-18's) in one goroutine, checking
+# every staged element: they too run without the race detector.
+NPU_TIR_TESTS = ^TestCompileTIR|TensorIR$$
+
 gotest:
-	$(GO) test -race -timeout 20m $(RACE_PKGS)
+	$(GO) test -race -timeout 20m -skip '$(NPU_TIR_TESTS)' $(RACE_PKGS)
+	$(GO) test -timeout 10m -run '$(NPU_TIR_TESTS)' ./targets/npu
 	$(GO) test -race -timeout 10m -run 'Tune' ./cmd/tessera
 	$(GO) test -timeout 20m ./cmd/tessera
 

@@ -246,6 +246,74 @@ func castFloatToInt(t DType, v float64) int64 {
 	return int64(v)
 }
 
+// IntFn is an integer expression compiled by CompileInt: its value for
+// the variable values vals (indexed by the slots CompileInt assigned),
+// ok as EvalInt's.
+type IntFn func(vals []int64, known []bool) (int64, bool)
+
+// CompileInt compiles integer (or i1) expression e for repeated
+// evaluation with EvalInt's semantics: slot gives each variable its index
+// in the vals and known slices the function is called with (a variable
+// whose known entry is false makes ok false, as EvalInt's env does). The
+// dtypes are resolved once, not per evaluation, so a loop evaluating the
+// same indices for every element runs several times faster.
+func CompileInt(e Expr, slot func(*Var) int) IntFn {
+	fail := func([]int64, []bool) (int64, bool) { return 0, false }
+	switch x := e.(type) {
+	case *IntImm:
+		v := x.Value
+		return func([]int64, []bool) (int64, bool) { return v, true }
+	case *Var:
+		i := slot(x)
+		return func(vals []int64, known []bool) (int64, bool) { return vals[i], known[i] }
+	case *Cast:
+		if !x.Type.IsInt() || !x.X.DType().IsInt() {
+			return fail
+		}
+		t, a := x.Type, CompileInt(x.X, slot)
+		return func(vals []int64, known []bool) (int64, bool) {
+			v, ok := a(vals, known)
+			return WrapInt(t, v), ok
+		}
+	case *Not:
+		a := CompileInt(x.X, slot)
+		return func(vals []int64, known []bool) (int64, bool) {
+			v, ok := a(vals, known)
+			return b2i(v == 0), ok
+		}
+	case *Select:
+		c, t, f := CompileInt(x.Cond, slot), CompileInt(x.T, slot), CompileInt(x.F, slot)
+		return func(vals []int64, known []bool) (int64, bool) {
+			v, ok := c(vals, known)
+			if !ok {
+				return 0, false
+			}
+			if v != 0 {
+				return t(vals, known)
+			}
+			return f(vals, known)
+		}
+	case *Binary:
+		if !x.A.DType().IsInt() {
+			return fail
+		}
+		op, t, a, b := x.Op, x.A.DType(), CompileInt(x.A, slot), CompileInt(x.B, slot)
+		return func(vals []int64, known []bool) (int64, bool) {
+			va, ok := a(vals, known)
+			if !ok {
+				return 0, false
+			}
+			vb, ok := b(vals, known)
+			if !ok {
+				return 0, false
+			}
+			v, err := evalIntBinary(op, t, va, vb)
+			return v, err == nil
+		}
+	}
+	return fail
+}
+
 // EvalInt evaluates an integer (or i1) expression with the interpreter's
 // semantics, taking variables from env; ok is false when e reads a
 // buffer, involves floats or calls, names a variable env does not know,

@@ -80,9 +80,7 @@ func TestCompileTIRRefusals(t *testing.T) {
 // two convolutions and three dense layers, two of them with the batch as
 // N and the bias a row operand) compile through tensor IR under their
 // default tilings to the generator's results, within 1e-6 of the largest
-// output, in at most 1.4× its cycles. Under the race detector only the
-// dense layers run (the convolutions' element-by-element checks take
-// 5-7 s each without it).
+// output, in at most 1.4× its cycles.
 func TestCompileTIRLeNet(t *testing.T) {
 	cfg := isa.DefaultConfig()
 	data, err := os.ReadFile("testdata/lenet5_kernels.tir")
@@ -91,9 +89,6 @@ func TestCompileTIRLeNet(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, m.Funcs, 5)
 	for _, f := range m.Funcs {
-		if raceDetector && (f.Name == "fused_0" || f.Name == "fused_2") {
-			continue // the convolutions: 5-7 s each without the race detector
-		}
 		g, err := analyzeGEMM(cfg, f)
 		require.NoError(t, err, f.Name)
 		tl, ok, err := tilingOf(f, g)
@@ -113,12 +108,9 @@ func TestCompileTIRLeNet(t *testing.T) {
 // compiles through tensor IR under the generator's best gather-layout
 // tiling (the tensor IR does not express the window layout yet) to the
 // generator's results, within 1e-6 of the largest output, in at most
-// 1.2× its cycles. About a minute; skipped under the race detector
-// (go test ./targets/npu -run TestCompileTIRResNet18 runs it).
+// 1.2× its cycles. make test runs it without the race detector (its
+// NPU_TIR_TESTS).
 func TestCompileTIRResNet18(t *testing.T) {
-	if raceDetector || testing.Short() {
-		t.Skip("a minute of emission and simulation; run without -race and -short")
-	}
 	cfg := isa.DefaultConfig()
 	data, err := os.ReadFile("testdata/resnet18_kernels.tir")
 	require.NoError(t, err)

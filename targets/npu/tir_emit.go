@@ -99,7 +99,7 @@ type tirEmitter struct {
 	cfg    isa.Config
 	prog   *isa.Program
 	images map[*tir.Buffer]tirImage
-	env    map[*tir.Var]int64
+	env    *bindings
 	held   map[*tir.Buffer]region // a scratchpad buffer's region now in its scratchpad
 	base   map[*tir.Buffer]int64  // its first entry there now
 	off    map[*tir.Buffer]int64  // its offset in a part, and its entries
@@ -123,7 +123,7 @@ type tirEmitter struct {
 // the emitter cannot map.
 func emitTensorIR(cfg isa.Config, dp isa.Datapath, f *tir.PrimFunc, images map[string]tirImage) (*isa.Program, error) {
 	e := &tirEmitter{cfg: cfg, prog: &isa.Program{Datapath: dp}, images: map[*tir.Buffer]tirImage{},
-		env: map[*tir.Var]int64{}, held: map[*tir.Buffer]region{}, base: map[*tir.Buffer]int64{}, off: map[*tir.Buffer]int64{},
+		env: newBindings(), held: map[*tir.Buffer]region{}, base: map[*tir.Buffer]int64{}, off: map[*tir.Buffer]int64{},
 		size: map[*tir.Buffer]int64{}, next: map[string]int64{}, staged: map[*tir.Buffer]int{}, column: map[*tir.Buffer]bool{},
 		chains: map[*tir.Block]*aluChain{}, uopAt: map[string]int{}}
 	for _, p := range f.Params {
@@ -180,20 +180,71 @@ func (e *tirEmitter) loop(x *tir.For, body func() error) error {
 		return fmt.Errorf("loop %%%s: bounds %s, %s are not known", x.Var.Name, tir.ExprString(x.Min), tir.ExprString(x.Extent))
 	}
 	for i := lo; i < lo+n; i++ {
-		e.env[x.Var] = i
+		e.env.set(x.Var, i)
 		if err := body(); err != nil {
 			return err
 		}
 	}
-	delete(e.env, x.Var)
+	e.env.unset(x.Var)
 	return nil
 }
 
-func (e *tirEmitter) eval(x tir.Expr) (int64, bool) {
-	return tir.EvalInt(x, func(v *tir.Var) (int64, bool) {
-		c, ok := e.env[v]
-		return c, ok
-	})
+func (e *tirEmitter) eval(x tir.Expr) (int64, bool) { return e.env.eval(x, false) }
+
+// bindings are the values of the loop and iteration variables the walk
+// is inside, and the integer expressions it evaluates, each compiled once
+// (tir.CompileInt): a stage evaluates the same indices for every element.
+type bindings struct {
+	slot  map[*tir.Var]int
+	vals  []int64
+	known []bool
+	all   []bool // every slot known: unbound variables read 0
+	fns   map[tir.Expr]tir.IntFn
+}
+
+func newBindings() *bindings {
+	return &bindings{slot: map[*tir.Var]int{}, fns: map[tir.Expr]tir.IntFn{}}
+}
+
+func (b *bindings) slotOf(v *tir.Var) int {
+	i, ok := b.slot[v]
+	if !ok {
+		i = len(b.vals)
+		b.slot[v] = i
+		b.vals, b.known, b.all = append(b.vals, 0), append(b.known, false), append(b.all, true)
+	}
+	return i
+}
+
+// fn is x compiled against the bindings' slots.
+func (b *bindings) fn(x tir.Expr) tir.IntFn {
+	f, ok := b.fns[x]
+	if !ok {
+		f = tir.CompileInt(x, b.slotOf)
+		b.fns[x] = f
+	}
+	return f
+}
+
+func (b *bindings) set(v *tir.Var, x int64) {
+	i := b.slotOf(v)
+	b.vals[i], b.known[i] = x, true
+}
+
+func (b *bindings) unset(v *tir.Var) {
+	i := b.slotOf(v)
+	b.vals[i], b.known[i] = 0, false
+}
+
+// eval is x's value; ok is false when x reads a variable not bound,
+// unless zero is set: then such a variable reads 0 (the intrinsic
+// implementation's loops at their first iteration).
+func (b *bindings) eval(x tir.Expr, zero bool) (int64, bool) {
+	f := b.fn(x)
+	if zero {
+		return f(b.vals, b.all)
+	}
+	return f(b.vals, b.known)
 }
 
 // bind binds r's iteration variables and reports whether its predicate
@@ -204,7 +255,7 @@ func (e *tirEmitter) bind(r *tir.BlockRealize) (bool, error) {
 		if !ok {
 			return false, fmt.Errorf("block %q: binding %s is not known", r.Block.Name, tir.ExprString(r.Values[i]))
 		}
-		e.env[iv.Var] = v
+		e.env.set(iv.Var, v)
 	}
 	if r.Predicate == nil {
 		return true, nil
@@ -217,18 +268,20 @@ func (e *tirEmitter) bind(r *tir.BlockRealize) (bool, error) {
 // a vector's: a row of N values (row 0), or a column of M values (column
 // 0) when b holds a row operand (one value per row).
 func (e *tirEmitter) point(b *tir.Buffer, idx []tir.Expr) (i, j int64, err error) {
-	if len(idx) == 1 && e.column[b] {
-		idx = []tir.Expr{idx[0], tir.Int(0)}
-	} else if len(idx) == 1 {
-		idx = []tir.Expr{tir.Int(0), idx[0]}
-	}
-	if len(idx) != 2 {
+	ok1, ok2 := true, true
+	switch {
+	case len(idx) == 1 && e.column[b]:
+		i, ok1 = e.eval(idx[0])
+	case len(idx) == 1:
+		j, ok2 = e.eval(idx[0])
+	case len(idx) == 2:
+		i, ok1 = e.eval(idx[0])
+		j, ok2 = e.eval(idx[1])
+	default:
 		return 0, 0, fmt.Errorf("a scratchpad access of rank %d (want 1 or 2)", len(idx))
 	}
-	i, ok1 := e.eval(idx[0])
-	j, ok2 := e.eval(idx[1])
 	if !ok1 || !ok2 {
-		return 0, 0, fmt.Errorf("index %s, %s is not known", tir.ExprString(idx[0]), tir.ExprString(idx[1]))
+		return 0, 0, fmt.Errorf("index %s is not known", exprList(idx))
 	}
 	return i, j, nil
 }
@@ -306,6 +359,13 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 	if img.View == nil && !sameElement(idx, pidx, img.Swap) {
 		return fmt.Errorf("stage %q does not copy %%%s element for element into %%%s (the image's layout)", r.Block.Name, param.Name, scratch.Name)
 	}
+	var view *stageView
+	if img.View != nil {
+		var err error
+		if view, err = e.newStageView(img, param, pidx, guards); err != nil {
+			return fmt.Errorf("stage %q: %v", r.Block.Name, err)
+		}
+	}
 	box := region{r0: 1 << 62, c0: 1 << 62}
 	var count int64
 	var walk func(s tir.Stmt) error
@@ -317,13 +377,11 @@ func (e *tirEmitter) stage(x *tir.For, r *tir.BlockRealize) error {
 			return err
 		}
 		i, j, err := e.point(scratch, idx)
+		if err == nil && view != nil {
+			err = view.check(e.env, i, j)
+		}
 		if err != nil {
 			return fmt.Errorf("stage %q: %v", r.Block.Name, err)
-		}
-		if img.View != nil {
-			if err := e.checkView(img, param, pidx, guards, i, j); err != nil {
-				return fmt.Errorf("stage %q: %v", r.Block.Name, err)
-			}
 		}
 		box, count = box.grow(i, j), count+1
 		return nil
@@ -530,7 +588,7 @@ func (e *tirEmitter) gemm(r *tir.BlockRealize) error {
 		case *tir.BlockRealize:
 			for i, iv := range x.Block.IterVars {
 				if v, ok := e.evalAtOrigin(x.Values[i]); ok {
-					e.env[iv.Var] = v
+					e.env.set(iv.Var, v)
 				}
 			}
 		}
@@ -545,10 +603,15 @@ func (e *tirEmitter) gemm(r *tir.BlockRealize) error {
 
 // evalAtOrigin evaluates x with the loops not bound (the intrinsic
 // implementation's) at 0.
-func (e *tirEmitter) evalAtOrigin(x tir.Expr) (int64, bool) {
-	return tir.EvalInt(x, func(v *tir.Var) (int64, bool) {
-		return e.env[v], true
-	})
+func (e *tirEmitter) evalAtOrigin(x tir.Expr) (int64, bool) { return e.env.eval(x, true) }
+
+// exprList is idx as text, comma-separated.
+func exprList(idx []tir.Expr) string {
+	parts := make([]string, len(idx))
+	for i, x := range idx {
+		parts[i] = tir.ExprString(x)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // entry is the scratchpad entry whose first element is (i, j) of
@@ -716,35 +779,57 @@ func sameElement(idx, pidx []tir.Expr, swap bool) bool {
 	return tir.Equal(idx[0], a) && tir.Equal(idx[1], b)
 }
 
-// checkView checks that the staged element (i, j), param[pidx] where all
-// guards hold and zero elsewhere, is the one img's table puts there.
-func (e *tirEmitter) checkView(img tirImage, param *tir.Buffer, pidx, guards []tir.Expr, i, j int64) error {
+// stageView is a gathered stage's check against its image's table: the
+// parameter's shape, its index and the stage's guards, compiled once.
+type stageView struct {
+	img    tirImage
+	param  *tir.Buffer
+	shape  []int64
+	pidx   []tir.IntFn
+	guards []tir.IntFn
+}
+
+func (e *tirEmitter) newStageView(img tirImage, param *tir.Buffer, pidx, guards []tir.Expr) (*stageView, error) {
+	shape, ok := param.ConstShape()
+	if !ok || len(shape) != len(pidx) {
+		return nil, fmt.Errorf("%%%s has no constant shape", param.Name)
+	}
+	v := &stageView{img: img, param: param, shape: shape}
+	for _, x := range pidx {
+		v.pidx = append(v.pidx, e.env.fn(x))
+	}
+	for _, g := range guards {
+		v.guards = append(v.guards, e.env.fn(g))
+	}
+	return v, nil
+}
+
+// check checks that the staged element (i, j), param[pidx] where all
+// guards hold and zero elsewhere, is the one the image's table puts
+// there.
+func (v *stageView) check(b *bindings, i, j int64) error {
 	want := int64(-1)
-	if at := i*int64(img.ViewCols) + j; j < int64(img.ViewCols) && at < int64(len(img.View)) {
-		want = int64(img.View[at])
+	if at := i*int64(v.img.ViewCols) + j; j < int64(v.img.ViewCols) && at < int64(len(v.img.View)) {
+		want = int64(v.img.View[at])
 	}
 	got := int64(-1)
 	on := true
-	for _, g := range guards {
-		v, ok := e.eval(g)
-		on = on && ok && v != 0
+	for _, g := range v.guards {
+		c, ok := g(b.vals, b.known)
+		on = on && ok && c != 0
 	}
 	if on {
-		shape, ok := param.ConstShape()
-		if !ok || len(shape) != len(pidx) {
-			return fmt.Errorf("%%%s has no constant shape", param.Name)
-		}
 		got = 0
-		for d, x := range pidx {
-			v, ok := e.eval(x)
+		for d, f := range v.pidx {
+			x, ok := f(b.vals, b.known)
 			if !ok {
-				return fmt.Errorf("index %s is not known", tir.ExprString(x))
+				return fmt.Errorf("an index of %%%s is not known", v.param.Name)
 			}
-			got = got*shape[d] + v
+			got = got*v.shape[d] + x
 		}
 	}
 	if got != want {
-		return fmt.Errorf("[%d, %d] is %%%s's element %d, the image holds %d there", i, j, param.Name, got, want)
+		return fmt.Errorf("[%d, %d] is %%%s's element %d, the image holds %d there", i, j, v.param.Name, got, want)
 	}
 	return nil
 }
